@@ -1,0 +1,66 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/google/uuid"
+)
+
+// Artifact is generated content waiting to be saved (the seeds'
+// pending_artifacts): it lives from generation through promotion until the
+// turn that promoted it ends.
+type Artifact struct {
+	ent.Schema
+}
+
+// Fields of the Artifact.
+func (Artifact) Fields() []ent.Field {
+	return []ent.Field{
+		field.UUID("id", uuid.UUID{}).Default(newID).Immutable(),
+		field.UUID("session_id", uuid.UUID{}).Immutable(),
+		field.UUID("ref_id", uuid.UUID{}).Immutable(),
+		field.String("entity_type").NotEmpty().MaxLen(200).Immutable(),
+		field.Text("label").Default(""),
+		field.JSON("content", map[string]any{}).
+			Annotations(entgql.Type("Map")),
+		field.Enum("status").NamedValues("Pending", "PENDING", "Promoted", "PROMOTED", "Cleared", "CLEARED").Default("PENDING").
+			Annotations(entgql.OrderField("STATUS")),
+		field.Int("revision").Default(1).Positive(),
+		field.Int("created_turn").NonNegative().Immutable().
+			Annotations(entgql.OrderField("CREATED_TURN")),
+		field.Int("promoted_turn").Optional().Nillable(),
+		field.Int("source_step").Optional().Nillable(),
+		field.Time("created_at").Default(time.Now).Immutable().
+			Annotations(entgql.OrderField("CREATED_AT")),
+		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+	}
+}
+
+// Edges of the Artifact.
+func (Artifact) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("session", Session.Type).Ref("artifacts").Field("session_id").Unique().Required().Immutable(),
+		edge.From("ref", Ref.Type).Ref("artifact").Field("ref_id").Unique().Required().Immutable(),
+	}
+}
+
+// Indexes of the Artifact.
+func (Artifact) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("session_id", "status"),
+	}
+}
+
+// Annotations of the Artifact.
+func (Artifact) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.MultiOrder(),
+	}
+}

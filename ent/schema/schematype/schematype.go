@@ -1,0 +1,62 @@
+// Package schematype holds the typed shapes stored in JSON columns. They are
+// plain structs so that ent stores them as jsonb and gqlgen exposes them as
+// GraphQL object and input types.
+package schematype
+
+// Focus is what the conversation is currently about (seed 002): an entity
+// type, the ref or id the runtime uses for it, and free-form context.
+type Focus struct {
+	Type    string         `json:"type"`
+	ID      string         `json:"id,omitempty"`
+	Context map[string]any `json:"context,omitempty"`
+}
+
+// ExecutionSummary is seed 000's TurnExecutionSummary: what Think decided,
+// which steps ran, what Understand curated, and how the user is steering.
+type ExecutionSummary struct {
+	Decision      string        `json:"decision,omitempty"`
+	Goal          string        `json:"goal,omitempty"`
+	Steps         []StepSummary `json:"steps,omitempty"`
+	Curation      *Curation     `json:"curation,omitempty"`
+	Phase         string        `json:"phase,omitempty"`
+	UserExpressed string        `json:"userExpressed,omitempty"`
+	BlockedReason *string       `json:"blockedReason,omitempty"`
+}
+
+// StepSummary is one executed step of a turn (seed 000's StepExecutionSummary).
+type StepSummary struct {
+	Step        int      `json:"step"`
+	Kind        string   `json:"kind,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Outcome     string   `json:"outcome,omitempty"`
+	Refs        []string `json:"refs,omitempty"`
+}
+
+// Curation is what Understand retained or demoted in a turn.
+type Curation struct {
+	Retained []RetainedRef `json:"retained,omitempty"`
+	Demoted  []string      `json:"demoted,omitempty"`
+}
+
+// RetainedRef is a ref Understand kept active past the window, with its reason.
+type RetainedRef struct {
+	Ref    string `json:"ref"`
+	Reason string `json:"reason"`
+}
+
+// FKField describes a foreign-key field of an entity type: the records of the
+// type carry a UUID in Field that points at TargetType rows of Table, whose
+// human label lives in NameColumn (seed 000's FK lazy registration).
+type FKField struct {
+	Field      string `json:"field"`
+	TargetType string `json:"targetType"`
+	Table      string `json:"table"`
+	NameColumn string `json:"nameColumn"`
+}
+
+// NestedRelation is a list of child records carried inside a parent record,
+// such as recipe_ingredients inside a recipe read.
+type NestedRelation struct {
+	Field      string `json:"field"`
+	EntityType string `json:"entityType"`
+}

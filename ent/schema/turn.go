@@ -1,0 +1,66 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/google/uuid"
+
+	"sessiongraph/ent/schema/schematype"
+)
+
+// Turn is one exchange of a session: the user's message, the assistant's
+// answer and what the pipeline did in between.
+type Turn struct {
+	ent.Schema
+}
+
+// Fields of the Turn.
+func (Turn) Fields() []ent.Field {
+	return []ent.Field{
+		field.UUID("id", uuid.UUID{}).Default(newID).Immutable(),
+		field.UUID("session_id", uuid.UUID{}).Immutable(),
+		field.Int("number").Positive().Immutable().
+			Annotations(entgql.OrderField("NUMBER")),
+		field.Text("user_message").Default(""),
+		field.Text("assistant_message").Default(""),
+		field.Text("assistant_summary").Default("").
+			Comment("The assistant message compressed by seed 000's three rules."),
+		field.Int("user_tokens").Default(0).NonNegative(),
+		field.Int("assistant_tokens").Default(0).NonNegative(),
+		field.Enum("status").NamedValues("Open", "OPEN", "Completed", "COMPLETED", "Failed", "FAILED").Default("OPEN").
+			Annotations(entgql.OrderField("STATUS")),
+		field.JSON("execution_summary", &schematype.ExecutionSummary{}).Optional().
+			Annotations(entgql.Type("ExecutionSummary")),
+		field.Time("started_at").Default(time.Now).Immutable().
+			Annotations(entgql.OrderField("STARTED_AT")),
+		field.Time("completed_at").Optional().Nillable(),
+	}
+}
+
+// Edges of the Turn.
+func (Turn) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("session", Session.Type).Ref("turns").Field("session_id").Unique().Required().Immutable(),
+	}
+}
+
+// Indexes of the Turn.
+func (Turn) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("session_id", "number").Unique(),
+	}
+}
+
+// Annotations of the Turn.
+func (Turn) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.MultiOrder(),
+	}
+}

@@ -1,0 +1,68 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"sessiongraph/ent"
+	"sessiongraph/internal/apperr"
+)
+
+// presentError gives every error a stable extensions.code. Errors of our own
+// keep their message; gqlgen's parse and validation errors keep theirs; ent
+// errors are translated; anything else is logged and reported as INTERNAL
+// without its details, which may name tables or SQL.
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		var ae *apperr.Error
+		switch {
+		case errors.As(err, &ae):
+			gqlErr.Message = ae.Message
+			setCode(gqlErr, string(ae.Code))
+			if ae.Field != "" {
+				gqlErr.Extensions["field"] = ae.Field
+			}
+		case ent.IsValidationError(err):
+			var ve *ent.ValidationError
+			errors.As(err, &ve)
+			gqlErr.Message = "invalid value for " + ve.Name + ": " + ve.Unwrap().Error()
+			setCode(gqlErr, string(apperr.BadUserInput))
+		case ent.IsNotFound(err):
+			setCode(gqlErr, string(apperr.NotFound))
+		case errors.Is(err, context.DeadlineExceeded):
+			gqlErr.Message = "the request took too long and was cancelled"
+			setCode(gqlErr, "TIMEOUT")
+		case gqlErr.Extensions["code"] != nil:
+			// gqlgen's own errors (parse, validation) already carry a code.
+		case gqlErr.Err == nil:
+			// An error gqlgen made itself, such as a bad variable type.
+			setCode(gqlErr, string(apperr.BadUserInput))
+		default:
+			log.ErrorContext(ctx, "internal error", "error", err, "path", gqlErr.Path.String())
+			gqlErr.Message = "internal error"
+			setCode(gqlErr, string(apperr.Internal))
+		}
+		return gqlErr
+	}
+}
+
+// recoverPanic turns a resolver panic into an INTERNAL error; the panic value
+// goes to the log, never to the client.
+func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "resolver panic", "panic", p)
+		return apperr.New(apperr.Internal, "internal error")
+	}
+}
+
+func setCode(e *gqlerror.Error, code string) {
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions["code"] = code
+}

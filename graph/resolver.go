@@ -1,0 +1,15 @@
+// Package graph holds the GraphQL resolvers. They stay thin: reads go to the
+// ent client (the generated Relay pagination and filters), everything else to
+// the engine.
+package graph
+
+import (
+	"sessiongraph/ent"
+	"sessiongraph/internal/engine"
+)
+
+// Resolver is the root resolver; gqlgen's generated code calls into it.
+type Resolver struct {
+	Client *ent.Client
+	Engine *engine.Engine
+}

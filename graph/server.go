@@ -1,0 +1,56 @@
+package graph
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"sessiongraph/graph/generated"
+)
+
+// ServerConfig configures the GraphQL endpoint.
+type ServerConfig struct {
+	Resolver *Resolver
+	Logger   *slog.Logger
+	// Introspection enables __schema and __type queries (off in production).
+	Introspection bool
+	// AllowedOrigins are host patterns (path.Match syntax, such as
+	// "*.example.com") of other origins whose pages may open a WebSocket;
+	// the server's own origin is always allowed.
+	AllowedOrigins []string
+	Pages       PageLimits
+}
+
+// NewServer returns the GraphQL handler with explicit transports: SSE and
+// WebSocket for subscriptions, GET for queries only, POST for everything.
+func NewServer(cfg ServerConfig) *handler.Server {
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: cfg.Resolver}))
+	srv.AddTransport(transport.Websocket{
+		KeepAlivePingInterval: 10 * time.Second,
+		Implementation: transport.CoderWebsocketImplementation{
+			AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
+		},
+	})
+	// SSE before POST: both accept POST, and SSE claims only event streams.
+	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+
+	srv.SetQueryCache(pageDefaultsCache{Cache: lru.New[*ast.QueryDocument](1000), first: cfg.Pages.Default})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	if cfg.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.SetDisableSuggestion(!cfg.Introspection)
+	srv.Use(cfg.Pages)
+	srv.SetErrorPresenter(presentError(cfg.Logger))
+	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
+	return srv
+}

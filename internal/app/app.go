@@ -1,0 +1,101 @@
+// Package app assembles sessiongraph: the database pool, the migrations, the
+// ent client, the engine and the HTTP handler that serves them.
+package app
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect"
+	_ "github.com/lib/pq" // the postgres driver
+
+	"sessiongraph/ent"
+	"sessiongraph/graph"
+	"sessiongraph/internal/engine"
+	"sessiongraph/internal/store"
+	"sessiongraph/migrations"
+)
+
+// Config is everything the server can be told; server.go fills it from flags
+// and environment variables.
+type Config struct {
+	DatabaseURL    string
+	DefaultTTL     time.Duration
+	DefaultDomain  string
+	AllowedOrigins []string
+	Introspection  bool
+	MaxOpenConns   int
+	PageDefault    int
+	PageMax        int
+	Logger         *slog.Logger
+}
+
+// App is a running sessiongraph: open connections and a handler.
+type App struct {
+	DB      *sql.DB
+	Client  *ent.Client
+	Engine  *engine.Engine
+	log     *slog.Logger
+	handler http.Handler
+}
+
+// New migrates the database at cfg.DatabaseURL and assembles the server.
+func New(ctx context.Context, cfg Config) (*App, error) {
+	cfg = withDefaults(cfg)
+	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("postgres", cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(cfg.MaxOpenConns)
+	db.SetMaxIdleConns(cfg.MaxOpenConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database unreachable: %w", err)
+	}
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
+	eng := engine.New(client, store.New(client, nil), engine.Config{
+		DefaultTTL:    cfg.DefaultTTL,
+		DefaultDomain: cfg.DefaultDomain,
+	})
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger}
+	gql := graph.NewServer(graph.ServerConfig{
+		Resolver:       &graph.Resolver{Client: client, Engine: eng},
+		Logger:         cfg.Logger,
+		Introspection:  cfg.Introspection,
+		AllowedOrigins: cfg.AllowedOrigins,
+		Pages:          graph.PageLimits{Default: cfg.PageDefault, Max: cfg.PageMax},
+	})
+	a.handler = a.routes(gql)
+	return a, nil
+}
+
+// Handler serves every route of the server.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Close releases the database connections.
+func (a *App) Close() error { return a.Client.Close() }
+
+func withDefaults(cfg Config) Config {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxOpenConns <= 0 {
+		cfg.MaxOpenConns = 20
+	}
+	if cfg.PageDefault <= 0 {
+		cfg.PageDefault = 20
+	}
+	if cfg.PageMax <= 0 {
+		cfg.PageMax = 100
+	}
+	return cfg
+}

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/playground"
+
+	"sessiongraph/migrations"
+)
+
+func (a *App) routes(gql http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", gql)
+	mux.Handle("GET /graphiql", playground.Handler("sessiongraph", "/graphql"))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", a.ready)
+	return a.logRequests(mux)
+}
+
+// ready answers 200 when the database answers and carries the newest
+// migration, so that a load balancer sends nothing to a replica that cannot
+// serve yet.
+func (a *App) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	want, err := migrations.Latest()
+	if err != nil {
+		http.Error(w, "migrations unreadable: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	have, dirty, err := migrations.Status(ctx, a.DB)
+	switch {
+	case err != nil:
+		http.Error(w, "database not ready: "+err.Error(), http.StatusServiceUnavailable)
+	case dirty || have != want:
+		http.Error(w, "database schema not at the latest migration", http.StatusServiceUnavailable)
+	default:
+		w.Write([]byte("ready\n"))
+	}
+}
+
+type requestIDKey struct{}
+
+// RequestID returns the id the server gave the request, for log lines.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// logRequests gives each request an id (echoed as X-Request-Id) and logs it
+// once it is done.
+func (a *App) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 64 {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush and Hijack,
+// which SSE and WebSocket need.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush lets the SSE transport stream through the recorder.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

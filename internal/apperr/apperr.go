@@ -1,0 +1,51 @@
+// Package apperr defines the errors a client can act on: each has a stable
+// code (sent as extensions.code) and a message meant for a person.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error code.
+type Code string
+
+// The codes clients can switch on. They never change meaning once shipped.
+const (
+	BadUserInput    Code = "BAD_USER_INPUT"
+	InvalidID       Code = "INVALID_ID"
+	NotFound        Code = "NOT_FOUND"
+	SessionExpired  Code = "SESSION_EXPIRED"
+	PaginationLimit Code = "PAGINATION_LIMIT"
+	Conflict        Code = "CONFLICT"
+	Internal        Code = "INTERNAL"
+)
+
+// Error is an error with a code and a message a person can act on.
+type Error struct {
+	Code    Code
+	Message string
+	// Field names the input field at fault, when there is one.
+	Field string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// New returns an error with the code and a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns a BAD_USER_INPUT error about one input field.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{Code: BadUserInput, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the code of err, or "" when err carries none.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}

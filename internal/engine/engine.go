@@ -1,0 +1,38 @@
+// Package engine is sessiongraph's domain logic: the operations agent
+// runtimes, frontends and admins perform on sessions. It knows nothing of
+// GraphQL or HTTP; every write goes through the store.
+package engine
+
+import (
+	"time"
+
+	"sessiongraph/ent"
+	"sessiongraph/internal/store"
+)
+
+// Config holds the engine's defaults.
+type Config struct {
+	// DefaultTTL is the inactivity after which a session expires when its
+	// opener gives no TTL (seed 003: 24 hours).
+	DefaultTTL time.Duration
+	// DefaultDomain is the domain of a session whose opener names none.
+	DefaultDomain string
+}
+
+// Engine performs session operations.
+type Engine struct {
+	client *ent.Client
+	store  *store.Store
+	cfg    Config
+}
+
+// New returns an Engine that reads through client and writes through st.
+func New(client *ent.Client, st *store.Store, cfg Config) *Engine {
+	if cfg.DefaultTTL <= 0 {
+		cfg.DefaultTTL = 24 * time.Hour
+	}
+	if cfg.DefaultDomain == "" {
+		cfg.DefaultDomain = "kitchen"
+	}
+	return &Engine{client: client, store: st, cfg: cfg}
+}

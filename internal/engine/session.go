@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/ent/session"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/store"
+)
+
+// Limits on session input; each is checked with a message naming the field.
+const (
+	maxTenantLen      = 200
+	maxExternalKeyLen = 500
+	maxTTL            = 365 * 24 * time.Hour
+	maxMetadataKeys   = 100
+	maxMetadataValue  = 4000
+)
+
+// KindSessionUpdated is the event of UpdateSession.
+const KindSessionUpdated = "session.updated"
+
+// OpenSessionInput opens a session, or finds the live one of its key.
+type OpenSessionInput struct {
+	Tenant       string
+	ExternalKey  string
+	Domain       *string
+	UserID       *string
+	SystemPrompt *string
+	TTLSeconds   *int
+	Metadata     map[string]string
+}
+
+// OpenSessionResult is the session opened or found.
+type OpenSessionResult struct {
+	Session *ent.Session
+	// Created is false when a live session with the key already existed.
+	Created bool
+	// ReplacedSessionID names the expired session whose key the new one took.
+	ReplacedSessionID *uuid.UUID
+}
+
+// OpenSession gets or creates the live session of a tenant's external key.
+// Opening an existing session changes nothing, so it is not activity.
+func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSessionResult, error) {
+	if err := requireText("tenant", in.Tenant, maxTenantLen); err != nil {
+		return nil, err
+	}
+	if err := requireText("externalKey", in.ExternalKey, maxExternalKeyLen); err != nil {
+		return nil, err
+	}
+	ttl, err := e.ttl(in.TTLSeconds)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMetadata(in.Metadata); err != nil {
+		return nil, err
+	}
+	domain := e.cfg.DefaultDomain
+	if in.Domain != nil {
+		if err := requireText("domain", *in.Domain, 200); err != nil {
+			return nil, err
+		}
+		domain = *in.Domain
+	}
+	opened, err := e.store.Open(ctx, in.Tenant, in.ExternalKey, func(c *ent.SessionCreate) {
+		c.SetDomain(domain).SetTTLSeconds(ttl).
+			SetNillableUserID(in.UserID).SetNillableSystemPrompt(in.SystemPrompt)
+		if in.Metadata != nil {
+			c.SetMetadata(in.Metadata)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &OpenSessionResult{Session: opened.Session, Created: opened.Created, ReplacedSessionID: opened.Replaced}, nil
+}
+
+// UpdateSessionInput changes a session's state; nil fields stay as they are.
+type UpdateSessionInput struct {
+	ID                        uuid.UUID
+	Focus                     *schematype.Focus
+	ClearFocus                *bool
+	EngagementSummary         *string
+	HistorySummary            *string
+	ReasoningSummary          *string
+	PendingClarification      map[string]any
+	ClearPendingClarification *bool
+	SystemPrompt              *string
+	UserID                    *string
+	TTLSeconds                *int
+	Metadata                  map[string]string
+	RemoveMetadata            []string
+}
+
+// UpdateSession applies every given field in one commit. Metadata is merged
+// into what the session has, under the session lock, so that concurrent
+// merges never lose a key.
+func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent.Session, error) {
+	if err := checkMetadata(in.Metadata); err != nil {
+		return nil, err
+	}
+	var ttl *int
+	if in.TTLSeconds != nil {
+		v, err := e.ttl(in.TTLSeconds)
+		if err != nil {
+			return nil, err
+		}
+		ttl = &v
+	}
+	if in.Focus != nil && in.Focus.Type == "" {
+		return nil, apperr.Invalid("focus.type", "focus.type must name an entity type")
+	}
+	return e.store.Write(ctx, in.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+		u := w.Update()
+		var changed []string
+		set := func(name string, given bool) {
+			if given {
+				changed = append(changed, name)
+			}
+		}
+		if in.Focus != nil {
+			u.SetFocus(in.Focus)
+		} else if isTrue(in.ClearFocus) {
+			u.ClearFocus()
+		}
+		set("focus", in.Focus != nil || isTrue(in.ClearFocus))
+		u.SetNillableEngagementSummary(in.EngagementSummary)
+		set("engagementSummary", in.EngagementSummary != nil)
+		u.SetNillableHistorySummary(in.HistorySummary)
+		set("historySummary", in.HistorySummary != nil)
+		u.SetNillableReasoningSummary(in.ReasoningSummary)
+		set("reasoningSummary", in.ReasoningSummary != nil)
+		if in.PendingClarification != nil {
+			u.SetPendingClarification(in.PendingClarification)
+		} else if isTrue(in.ClearPendingClarification) {
+			u.ClearPendingClarification()
+		}
+		set("pendingClarification", in.PendingClarification != nil || isTrue(in.ClearPendingClarification))
+		u.SetNillableSystemPrompt(in.SystemPrompt)
+		set("systemPrompt", in.SystemPrompt != nil)
+		u.SetNillableUserID(in.UserID)
+		set("userId", in.UserID != nil)
+		u.SetNillableTTLSeconds(ttl)
+		set("ttlSeconds", ttl != nil)
+		if in.Metadata != nil || len(in.RemoveMetadata) > 0 {
+			merged := maps.Clone(w.Session.Metadata)
+			if merged == nil {
+				merged = map[string]string{}
+			}
+			maps.Copy(merged, in.Metadata)
+			for _, k := range in.RemoveMetadata {
+				delete(merged, k)
+			}
+			if len(merged) > maxMetadataKeys {
+				return store.Event{}, apperr.Invalid("metadata", "metadata would hold %d keys; at most %d are allowed", len(merged), maxMetadataKeys)
+			}
+			u.SetMetadata(merged)
+			changed = append(changed, "metadata")
+		}
+		if len(changed) == 0 {
+			return store.Event{}, apperr.Invalid("input", "nothing to update: give at least one field besides id")
+		}
+		return store.Event{Kind: KindSessionUpdated, Payload: map[string]any{"fields": changed}}, nil
+	})
+}
+
+// Session returns a session by id, or a NOT_FOUND error.
+func (e *Engine) Session(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
+	s, err := e.client.Session.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "session %s not found", id)
+	}
+	return s, err
+}
+
+// SessionByKey returns the live session of a tenant's external key, or nil.
+func (e *Engine) SessionByKey(ctx context.Context, tenant, key string) (*ent.Session, error) {
+	s, err := e.client.Session.Query().Where(
+		session.Tenant(tenant), session.ExternalKey(key), session.StatusEQ(session.StatusActive)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	return s, err
+}
+
+func (e *Engine) ttl(seconds *int) (int, error) {
+	if seconds == nil {
+		return int(e.cfg.DefaultTTL / time.Second), nil
+	}
+	if *seconds <= 0 || time.Duration(*seconds)*time.Second > maxTTL {
+		return 0, apperr.Invalid("ttlSeconds", "ttlSeconds must be between 1 and %d (one year), got %d", int(maxTTL/time.Second), *seconds)
+	}
+	return *seconds, nil
+}
+
+func requireText(field, v string, maxLen int) error {
+	if v == "" {
+		return apperr.Invalid(field, "%s must not be empty", field)
+	}
+	if len(v) > maxLen {
+		return apperr.Invalid(field, "%s is %d bytes long; at most %d are allowed", field, len(v), maxLen)
+	}
+	return nil
+}
+
+func checkMetadata(m map[string]string) error {
+	if len(m) > maxMetadataKeys {
+		return apperr.Invalid("metadata", "metadata has %d keys; at most %d are allowed", len(m), maxMetadataKeys)
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if k == "" {
+			return apperr.Invalid("metadata", "metadata keys must not be empty")
+		}
+		if len(m[k]) > maxMetadataValue {
+			return apperr.Invalid("metadata", "metadata value of %q is %d bytes; at most %d are allowed", k, len(m[k]), maxMetadataValue)
+		}
+	}
+	return nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }

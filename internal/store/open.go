@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	stdsql "database/sql"
+	"errors"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/session"
+)
+
+// Event kinds recorded by Open.
+const (
+	KindSessionOpened  = "session.opened"
+	KindSessionExpired = "session.expired"
+)
+
+// Opened is the result of Open.
+type Opened struct {
+	Session *ent.Session
+	// Created is false when a live session with the key already existed.
+	Created bool
+	// Replaced is the session whose TTL had run out and that the new session
+	// takes the key from, if any.
+	Replaced *uuid.UUID
+}
+
+// Open gets the live session of a tenant's external key, or creates it with
+// the fields set by fill. It is safe under any number of concurrent callers:
+// they all get the same single session.
+func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.SessionCreate)) (Opened, error) {
+	var out Opened
+	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+		out = Opened{}
+		live := tx.Session.Query().Where(
+			session.Tenant(tenant), session.ExternalKey(key), session.StatusEQ(session.StatusActive))
+		current, err := live.Clone().ForUpdate().Only(ctx)
+		switch {
+		case ent.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case !expired(current, now):
+			out.Session = current
+			return nil, nil
+		}
+		var events []sessionEvent
+		if current != nil {
+			// The reaper has not reached it yet, but its TTL has run out: it
+			// expires now and the key passes to a fresh session.
+			old, err := tx.Session.UpdateOne(current).
+				SetStatus(session.StatusExpired).SetExpiredAt(now).Save(ctx)
+			if err != nil {
+				return nil, err
+			}
+			events = append(events, sessionEvent{old, Event{Kind: KindSessionExpired,
+				Payload: map[string]any{"reason": "ttl", "replacedBy": "open"}}})
+			out.Replaced = &old.ID
+		}
+		create := tx.Session.Create().SetTenant(tenant).SetExternalKey(key).
+			SetCreatedAt(now).SetUpdatedAt(now).SetLastActiveAt(now)
+		fill(create)
+		ttl, _ := create.Mutation().TTLSeconds()
+		create.SetExpiresAt(now.Add(time.Duration(ttl) * time.Second))
+		id, err := create.
+			OnConflict(sql.ConflictColumns(session.FieldTenant, session.FieldExternalKey),
+				sql.ConflictWhere(sql.EQ(session.FieldStatus, session.StatusActive.String()))).
+			DoNothing().ID(ctx)
+		if errors.Is(err, stdsql.ErrNoRows) {
+			// A concurrent caller created it first and has committed.
+			out.Session, err = live.Only(ctx)
+			return nil, err
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out.Session, err = tx.Session.Get(ctx, id); err != nil {
+			return nil, err
+		}
+		out.Created = true
+		payload := map[string]any{"tenant": tenant, "externalKey": key}
+		if out.Replaced != nil {
+			payload["replaced"] = out.Replaced.String()
+		}
+		return append(events, sessionEvent{out.Session, Event{Kind: KindSessionOpened, Payload: payload}}), nil
+	})
+	return out, err
+}

@@ -1,0 +1,184 @@
+// Package store is the one mutation point (seed 003's golden rule): every
+// write to a session runs through Write or Open, which own the transaction,
+// the session row lock, the activity timestamps, the event and its doorbell.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/session"
+	"sessiongraph/internal/apperr"
+)
+
+// NotifyChannel is the PostgreSQL channel that rings after each commit. Its
+// payload is only the event sequence: listeners read the events table.
+const NotifyChannel = "sessiongraph_events"
+
+// eventOrderLock is the key of the transaction-scoped advisory lock that
+// serializes event sequence numbers, so that sequences commit in order and a
+// reader resuming after sequence N can never miss a later-committed N-1.
+const eventOrderLock = 0x5e5510_0001
+
+// Event is what a change records about itself: its kind and a small payload.
+type Event struct {
+	Kind    string
+	Payload map[string]any
+}
+
+// Work is what a change sees inside its transaction.
+type Work struct {
+	Tx *ent.Tx
+	// Session is the session row as locked at the start of the transaction.
+	Session *ent.Session
+	// Now is the single timestamp of this commit.
+	Now time.Time
+
+	update *ent.SessionUpdateOne
+}
+
+// Update returns the pending update of the session row, saved once together
+// with the activity stamps, so that a change costs no extra statement.
+func (w *Work) Update() *ent.SessionUpdateOne { return w.update }
+
+// Change applies one write inside the session's transaction and says which
+// event it yields. Returning an error rolls everything back.
+type Change func(ctx context.Context, w *Work) (Event, error)
+
+// Store writes sessions.
+type Store struct {
+	client *ent.Client
+	now    func() time.Time
+}
+
+// New returns a Store over client. now may be nil (time.Now).
+func New(client *ent.Client, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{client: client, now: now}
+}
+
+// Write runs change against a live session: lock the row, refuse an expired
+// session, apply the change, stamp lastActiveAt and expiresAt, append the
+// event, ring the doorbell, commit. It returns the session as committed.
+func (s *Store) Write(ctx context.Context, sessionID uuid.UUID, change Change) (*ent.Session, error) {
+	var out *ent.Session
+	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+		locked, err := tx.Session.Query().Where(session.ID(sessionID)).ForUpdate().Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil, apperr.New(apperr.NotFound, "session %s not found", sessionID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if expired(locked, now) {
+			return nil, apperr.New(apperr.SessionExpired,
+				"session %s expired at %s; open a new session with the same external key to continue",
+				sessionID, locked.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		w := &Work{Tx: tx, Session: locked, Now: now, update: tx.Session.UpdateOne(locked)}
+		ev, err := change(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = stamp(ctx, w); err != nil {
+			return nil, err
+		}
+		return []sessionEvent{{locked, ev}}, nil
+	})
+	return out, err
+}
+
+// stamp saves the change's session update together with the activity
+// timestamps; the TTL is read back from the update so a new TTL counts now.
+func stamp(ctx context.Context, w *Work) (*ent.Session, error) {
+	ttl := w.Session.TTLSeconds
+	if v, ok := w.update.Mutation().TTLSeconds(); ok {
+		ttl = v
+	}
+	return w.update.
+		SetLastActiveAt(w.Now).
+		SetExpiresAt(w.Now.Add(time.Duration(ttl) * time.Second)).
+		Save(ctx)
+}
+
+func expired(s *ent.Session, now time.Time) bool {
+	return s.Status == session.StatusExpired || !now.Before(s.ExpiresAt)
+}
+
+// sessionEvent is an event and the session it belongs to.
+type sessionEvent struct {
+	session *ent.Session
+	Event
+}
+
+// txBody does a write's work and returns the events it produced: one per
+// session it changed.
+type txBody func(tx *ent.Tx, now time.Time) ([]sessionEvent, error)
+
+// inTx runs body in a transaction, then appends its event and commits.
+func (s *Store) inTx(ctx context.Context, body txBody) (err error) {
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	now := s.now().UTC()
+	events, err := body(tx, now)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		if err := appendEvent(ctx, tx, ev.session, ev.Event, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// appendEvent writes the change's event with the next global sequence and
+// rings the doorbell. Both statements run at the end of the transaction so
+// the order lock is held only for the commit itself.
+func appendEvent(ctx context.Context, tx *ent.Tx, s *ent.Session, ev Event, now time.Time) error {
+	if ev.Kind == "" {
+		return errors.New("store: a change must name its event")
+	}
+	if ev.Payload == nil {
+		ev.Payload = map[string]any{}
+	}
+	payload, err := json.Marshal(ev.Payload)
+	if err != nil {
+		return fmt.Errorf("event payload: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, eventOrderLock); err != nil {
+		return fmt.Errorf("event order lock: %w", err)
+	}
+	// The sequence is read after the lock is granted, in its own statement,
+	// so that it sees the previous holder's committed event.
+	_, err = tx.ExecContext(ctx, `
+		WITH appended AS (
+			INSERT INTO events (id, sequence, session_id, tenant, kind, payload, created_at)
+			SELECT $1, COALESCE(MAX(sequence), 0) + 1, $2, $3, $4, $5, $6 FROM events
+			RETURNING sequence
+		)
+		SELECT pg_notify($7, sequence::text) FROM appended`,
+		uuid.Must(uuid.NewV7()), s.ID, s.Tenant, ev.Kind, payload, now, NotifyChannel)
+	if err != nil {
+		return fmt.Errorf("append event: %w", err)
+	}
+	return nil
+}

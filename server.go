@@ -1,0 +1,173 @@
+// Command sessiongraph serves the working memory of LLM-agent conversations:
+// a GraphQL API over PostgreSQL, with subscriptions and an admin dashboard.
+//
+// Every setting is a flag with an environment variable of the same meaning;
+// the flag wins. `sessiongraph -h` lists them; README.md has the table.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"sessiongraph/internal/app"
+	"sessiongraph/internal/devdb"
+)
+
+type options struct {
+	listen          string
+	databaseURL     string
+	dataDir         string
+	logLevel        string
+	logFormat       string
+	allowedOrigins  string
+	introspection   bool
+	sessionTTL      time.Duration
+	defaultDomain   string
+	shutdownTimeout time.Duration
+}
+
+func main() {
+	opts := parseOptions(os.Args[1:])
+	log, err := newLogger(opts.logLevel, opts.logFormat)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sessiongraph:", err)
+		os.Exit(2)
+	}
+	if err := run(opts, log); err != nil {
+		log.Error("sessiongraph stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+func parseOptions(args []string) options {
+	var o options
+	fs := flag.NewFlagSet("sessiongraph", flag.ExitOnError)
+	fs.StringVar(&o.listen, "listen", env("LISTEN_ADDR", "127.0.0.1:8080"), "address to serve HTTP on (LISTEN_ADDR)")
+	fs.StringVar(&o.databaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty uses the embedded default (DATABASE_URL)")
+	fs.StringVar(&o.dataDir, "data-dir", env("DATA_DIR", ".data/postgres"), "where the embedded default keeps its private cluster (DATA_DIR)")
+	fs.StringVar(&o.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	fs.StringVar(&o.logFormat, "log-format", env("LOG_FORMAT", "json"), "json or text (LOG_FORMAT)")
+	fs.StringVar(&o.allowedOrigins, "allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated host patterns of other origins allowed to open WebSockets (ALLOWED_ORIGINS)")
+	fs.BoolVar(&o.introspection, "introspection", envBool("INTROSPECTION", false), "allow schema introspection and field suggestions (INTROSPECTION)")
+	fs.DurationVar(&o.sessionTTL, "session-ttl", envDuration("SESSION_TTL", 24*time.Hour), "default inactivity before a session expires (SESSION_TTL)")
+	fs.StringVar(&o.defaultDomain, "default-domain", env("DEFAULT_DOMAIN", "kitchen"), "domain of sessions opened without one (DEFAULT_DOMAIN)")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may take to finish on shutdown (SHUTDOWN_TIMEOUT)")
+	_ = fs.Parse(args)
+	return o
+}
+
+func run(opts options, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	dsn := opts.databaseURL
+	if dsn == "" {
+		cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: opts.dataDir, Database: "sessiongraph", Logger: log})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := cluster.Stop(context.Background()); err != nil {
+				log.Error("stopping private PostgreSQL", "error", err)
+			}
+		}()
+		dsn = cluster.DSN
+	}
+
+	a, err := app.New(ctx, app.Config{
+		DatabaseURL:    dsn,
+		DefaultTTL:     opts.sessionTTL,
+		DefaultDomain:  opts.defaultDomain,
+		AllowedOrigins: splitList(opts.allowedOrigins),
+		Introspection:  opts.introspection,
+		Logger:         log,
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	ln, err := net.Listen("tcp", opts.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           a.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	url := "http://" + ln.Addr().String()
+	fmt.Printf("sessiongraph is serving at %s/ (GraphQL %s/graphql, GraphiQL %s/graphiql)\n", url, url, url)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "timeout", opts.shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), opts.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
+	}
+	ho := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, ho)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, ho)), nil
+	}
+	return nil, fmt.Errorf("log format %q: use json or text", format)
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func envBool(key string, def bool) bool {
+	if b, err := strconv.ParseBool(os.Getenv(key)); err == nil {
+		return b
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
+	}
+	return def
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
