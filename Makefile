@@ -1,0 +1,40 @@
+# sessiongraph: `make run` serves, `make test` proves it. Both find or start
+# PostgreSQL by themselves (see README.md).
+GO ?= go
+export PATH := $(PATH):/usr/local/go/bin
+
+.PHONY: run test generate check-generated migration lint bench
+
+## run: serve on 127.0.0.1:8080 with the embedded default database
+run:
+	$(GO) run . -introspection -log-format text
+
+## test: the whole suite against a real PostgreSQL
+test:
+	$(GO) test -race -count=1 ./...
+
+## generate: ent (and graph/schema/ent.graphql), then gqlgen
+generate:
+	$(GO) run -mod=mod ./ent/entc.go
+	$(GO) tool gqlgen generate
+
+## check-generated: fail when committed generated code differs from a fresh run
+check-generated: generate
+	@git diff --exit-code --stat -- ent graph go.mod go.sum || \
+		(echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1)
+	@test -z "$$(git status --porcelain --untracked-files=all -- ent graph)" || \
+		(git status --porcelain -- ent graph; echo "generate made untracked files: commit them" >&2; exit 1)
+
+## migration: write the next migration from the ent schema (NAME=what_changed)
+migration:
+	@test -n "$(NAME)" || (echo "usage: make migration NAME=what_changed" >&2; exit 2)
+	$(GO) run -mod=mod ./ent/migrate/main.go $(NAME)
+
+## lint: formatting and vet
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed" >&2; exit 1)
+	$(GO) vet ./...
+
+## bench: every benchmark, against a real PostgreSQL
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
