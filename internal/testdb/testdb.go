@@ -1,0 +1,58 @@
+// Package testdb gives each test its own PostgreSQL database, cloned from a
+// template that was migrated once, so tests run in parallel and never see
+// each other's rows.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Migrator applies the schema to an empty database given its DSN.
+type Migrator func(ctx context.Context, dsn string) error
+
+// cleanupTimeout bounds dropping a test database after the test's own context is gone.
+const cleanupTimeout = 30 * time.Second
+
+// New returns the DSN of a fresh database cloned from a migrated template, dropped in t.Cleanup.
+// The template is named after fingerprint, so changed migrations get a new one.
+func New(t testing.TB, migrate Migrator, fingerprint string) string {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := shared()
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	tmpl, err := srv.template(ctx, migrate, fingerprint)
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	name := "sg_test_" + strings.ToLower(rand.Text()[:16])
+	if _, err := srv.admin.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE "+pq.QuoteIdentifier(tmpl)); err != nil {
+		t.Fatalf("testdb: clone %s: %v", tmpl, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if err := dropDatabase(ctx, srv.admin, name); err != nil {
+			t.Errorf("testdb: %v", err)
+		}
+	})
+	return withDatabase(srv.adminDSN, name)
+}
+
+// dropDatabase terminates whatever the test left connected, then drops the
+// database; FORCE does both on PostgreSQL 13+.
+func dropDatabase(ctx context.Context, admin *sql.DB, name string) error {
+	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	return nil
+}
