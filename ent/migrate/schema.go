@@ -218,7 +218,7 @@ var (
 				Unique:  true,
 				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[2]},
 				Annotation: &entsql.IndexAnnotation{
-					Where: "status = 'ACTIVE'",
+					Where: "((status)::text = 'ACTIVE'::text)",
 				},
 			},
 			{

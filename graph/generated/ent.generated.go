@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/turn"
+	"sessiongraph/graph/scalar"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -12411,13 +12412,19 @@ func (ec *executionContext) unmarshalNArtifactWhereInput2ᚖsessiongraphᚋent�
 }
 
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[uuid.UUID], error) {
-	var res entgql.Cursor[uuid.UUID]
-	err := res.UnmarshalGQL(v)
+	res, err := scalar.UnmarshalCursor(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[uuid.UUID]) graphql.Marshaler {
-	return v
+	_ = sel
+	res := scalar.MarshalCursor(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNEntityTypeOrderField2ᚖsessiongraphᚋentᚐEntityTypeOrderField(ctx context.Context, v any) (*ent.EntityTypeOrderField, error) {
@@ -12463,7 +12470,7 @@ func (ec *executionContext) unmarshalNEventWhereInput2ᚖsessiongraphᚋentᚐEv
 }
 
 func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
-	res, err := graphql.UnmarshalMap(v)
+	res, err := scalar.UnmarshalMap(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -12475,7 +12482,7 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 	_ = sel
-	res := graphql.MarshalMap(v)
+	res := scalar.MarshalMap(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -12621,13 +12628,13 @@ func (ec *executionContext) unmarshalNSessionWhereInput2ᚖsessiongraphᚋentᚐ
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
-	res, err := graphql.UnmarshalTime(v)
+	res, err := scalar.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalTime(v)
+	res := scalar.MarshalTime(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -12911,16 +12918,18 @@ func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐ
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(entgql.Cursor[uuid.UUID])
-	err := res.UnmarshalGQL(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+	res, err := scalar.UnmarshalCursor(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v *entgql.Cursor[uuid.UUID]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return v
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalCursor(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOEntityTypeWhereInput2ᚕᚖsessiongraphᚋentᚐEntityTypeWhereInputᚄ(ctx context.Context, v any) ([]*ent.EntityTypeWhereInput, error) {
@@ -13004,7 +13013,7 @@ func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[s
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalMap(v)
+	res, err := scalar.UnmarshalMap(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -13014,7 +13023,7 @@ func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.Selecti
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalMap(v)
+	res := scalar.MarshalMap(v)
 	return res
 }
 
@@ -13306,7 +13315,7 @@ func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalTime(v)
+	res, err := scalar.UnmarshalTime(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -13316,7 +13325,7 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalTime(*v)
+	res := scalar.MarshalTime(*v)
 	return res
 }
 

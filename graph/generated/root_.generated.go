@@ -821,7 +821,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OpenSessionPayload.Created(childComplexity), true
-	case "OpenSessionPayload.replacedSessionId":
+	case "OpenSessionPayload.replacedSessionID":
 		if e.ComplexityRoot.OpenSessionPayload.ReplacedSessionID == nil {
 			break
 		}
@@ -3448,7 +3448,7 @@ input OpenSessionInput {
   externalKey: String!
   "Defaults to the server's default domain."
   domain: String
-  userId: String
+  userID: String
   systemPrompt: String
   "Inactivity after which the session expires; defaults to the server's session TTL."
   ttlSeconds: Int
@@ -3460,7 +3460,7 @@ type OpenSessionPayload {
   "False when a live session with this key already existed and was returned as it is."
   created: Boolean!
   "The expired session whose key this new session took over, if any."
-  replacedSessionId: ID
+  replacedSessionID: ID
 }
 
 input UpdateSessionInput {
@@ -3473,7 +3473,7 @@ input UpdateSessionInput {
   pendingClarification: Map
   clearPendingClarification: Boolean
   systemPrompt: String
-  userId: String
+  userID: String
   ttlSeconds: Int
   "Merged into the session's metadata: keys given here replace, others stay."
   metadata: StringMap
@@ -3745,8 +3745,8 @@ func (ec *executionContext) childFields_OpenSessionPayload(ctx context.Context, 
 		return ec.fieldContext_OpenSessionPayload_session(ctx, field)
 	case "created":
 		return ec.fieldContext_OpenSessionPayload_created(ctx, field)
-	case "replacedSessionId":
-		return ec.fieldContext_OpenSessionPayload_replacedSessionId(ctx, field)
+	case "replacedSessionID":
+		return ec.fieldContext_OpenSessionPayload_replacedSessionID(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OpenSessionPayload", field.Name)
 }

@@ -81,13 +81,13 @@ func (ec *executionContext) fieldContext_OpenSessionPayload_created(_ context.Co
 	return graphql.NewScalarFieldContext("OpenSessionPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _OpenSessionPayload_replacedSessionId(ctx context.Context, field graphql.CollectedField, obj *engine.OpenSessionResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenSessionPayload_replacedSessionID(ctx context.Context, field graphql.CollectedField, obj *engine.OpenSessionResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OpenSessionPayload_replacedSessionId(ctx, field)
+			return ec.fieldContext_OpenSessionPayload_replacedSessionID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ReplacedSessionID, nil
@@ -100,7 +100,7 @@ func (ec *executionContext) _OpenSessionPayload_replacedSessionId(ctx context.Co
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_OpenSessionPayload_replacedSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_OpenSessionPayload_replacedSessionID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OpenSessionPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -119,7 +119,7 @@ func (ec *executionContext) unmarshalInputOpenSessionInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"tenant", "externalKey", "domain", "userId", "systemPrompt", "ttlSeconds", "metadata"}
+	fieldsInOrder := [...]string{"tenant", "externalKey", "domain", "userID", "systemPrompt", "ttlSeconds", "metadata"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -147,8 +147,8 @@ func (ec *executionContext) unmarshalInputOpenSessionInput(ctx context.Context, 
 				return it, err
 			}
 			it.Domain = data
-		case "userId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userId"))
+		case "userID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userID"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
@@ -191,7 +191,7 @@ func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "focus", "clearFocus", "engagementSummary", "historySummary", "reasoningSummary", "pendingClarification", "clearPendingClarification", "systemPrompt", "userId", "ttlSeconds", "metadata", "removeMetadata"}
+	fieldsInOrder := [...]string{"id", "focus", "clearFocus", "engagementSummary", "historySummary", "reasoningSummary", "pendingClarification", "clearPendingClarification", "systemPrompt", "userID", "ttlSeconds", "metadata", "removeMetadata"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -261,8 +261,8 @@ func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.SystemPrompt = data
-		case "userId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userId"))
+		case "userID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userID"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
@@ -324,8 +324,8 @@ func (ec *executionContext) _OpenSessionPayload(ctx context.Context, sel ast.Sel
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "replacedSessionId":
-			out.Values[i] = ec._OpenSessionPayload_replacedSessionId(ctx, field, obj)
+		case "replacedSessionID":
+			out.Values[i] = ec._OpenSessionPayload_replacedSessionID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -1,14 +1,19 @@
-// Package scalar marshals the custom GraphQL scalars: IDs and UUIDs as
-// uuid.UUID, and StringMap as map[string]string.
+// Package scalar marshals the GraphQL scalars whose input can be wrong, so
+// that each bad value fails with a stable code instead of an internal error:
+// ID and UUID as uuid.UUID, Map, StringMap, Time and Cursor.
 package scalar
 
 import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
+	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+
+	"sessiongraph/internal/apperr"
 )
 
 // MarshalUUID writes a UUID as its canonical string.
@@ -22,46 +27,93 @@ func MarshalUUID(u uuid.UUID) graphql.Marshaler {
 func UnmarshalUUID(v any) (uuid.UUID, error) {
 	s, ok := v.(string)
 	if !ok {
-		return uuid.Nil, fmt.Errorf("expected a UUID string, got %T", v)
+		return uuid.Nil, apperr.New(apperr.InvalidID, "an id must be a UUID string, got %T", v)
 	}
 	u, err := uuid.Parse(s)
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("%q is not a UUID", s)
+	if err != nil || len(s) != 36 {
+		return uuid.Nil, apperr.New(apperr.InvalidID, "%q is not a UUID (want 8-4-4-4-12 hex digits)", s)
 	}
 	return u, nil
 }
 
+// MarshalMap writes a JSON object.
+func MarshalMap(m map[string]any) graphql.Marshaler { return graphql.MarshalMap(m) }
+
+// UnmarshalMap reads a JSON object.
+func UnmarshalMap(v any) (map[string]any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, apperr.New(apperr.BadUserInput, "expected a JSON object, got %s", jsonKind(v))
+	}
+	return m, nil
+}
+
 // MarshalStringMap writes a map of strings as a JSON object.
 func MarshalStringMap(m map[string]string) graphql.Marshaler {
-	return graphql.WriterFunc(func(w io.Writer) {
-		if m == nil {
-			m = map[string]string{}
-		}
-		graphql.MarshalMap(toAny(m)).MarshalGQL(w)
-	})
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return graphql.MarshalMap(out)
 }
 
 // UnmarshalStringMap reads a JSON object whose values are all strings.
 func UnmarshalStringMap(v any) (map[string]string, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("expected an object of strings, got %T", v)
+		return nil, apperr.New(apperr.BadUserInput, "expected a JSON object of strings, got %s", jsonKind(v))
 	}
 	out := make(map[string]string, len(obj))
 	for k, val := range obj {
 		s, ok := val.(string)
 		if !ok {
-			return nil, fmt.Errorf("value of %q must be a string, got %T", k, val)
+			return nil, apperr.New(apperr.BadUserInput, "the value of %q must be a string, got %s", k, jsonKind(val))
 		}
 		out[k] = s
 	}
 	return out, nil
 }
 
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
+// MarshalTime writes an RFC 3339 timestamp with nanoseconds.
+func MarshalTime(t time.Time) graphql.Marshaler { return graphql.MarshalTime(t) }
+
+// UnmarshalTime reads an RFC 3339 timestamp.
+func UnmarshalTime(v any) (time.Time, error) {
+	t, err := graphql.UnmarshalTime(v)
+	if err != nil {
+		return time.Time{}, apperr.New(apperr.BadUserInput, "%v is not an RFC 3339 time such as 2026-01-02T15:04:05Z", v)
 	}
-	return out
+	return t, nil
+}
+
+// Cursor is a Relay cursor over UUID-keyed rows.
+type Cursor = entgql.Cursor[uuid.UUID]
+
+// MarshalCursor writes an opaque cursor.
+func MarshalCursor(c Cursor) graphql.Marshaler { return c }
+
+// UnmarshalCursor reads a cursor this server handed out.
+func UnmarshalCursor(v any) (Cursor, error) {
+	var c Cursor
+	if err := c.UnmarshalGQL(v); err != nil {
+		return c, apperr.New(apperr.InvalidCursor, "%v is not a cursor from this API: pass endCursor or startCursor back unchanged", v)
+	}
+	return c, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	default:
+		return fmt.Sprintf("a %T", v)
+	}
 }

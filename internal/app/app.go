@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"time"
 
-	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/lib/pq" // the postgres driver
 
 	"sessiongraph/ent"
@@ -33,6 +33,9 @@ type Config struct {
 	PageDefault    int
 	PageMax        int
 	Logger         *slog.Logger
+	// WrapDriver, when set, wraps the ent driver; tests use it to count the
+	// statements an operation issues.
+	WrapDriver func(dialect.Driver) dialect.Driver
 }
 
 // App is a running sessiongraph: open connections and a handler.
@@ -61,7 +64,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		db.Close()
 		return nil, fmt.Errorf("database unreachable: %w", err)
 	}
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
+	var drv dialect.Driver = entsql.OpenDB(dialect.Postgres, db)
+	if cfg.WrapDriver != nil {
+		drv = cfg.WrapDriver(drv)
+	}
+	client := ent.NewClient(ent.Driver(drv))
 	eng := engine.New(client, store.New(client, nil), engine.Config{
 		DefaultTTL:    cfg.DefaultTTL,
 		DefaultDomain: cfg.DefaultDomain,

@@ -17,6 +17,7 @@ const (
 	NotFound        Code = "NOT_FOUND"
 	SessionExpired  Code = "SESSION_EXPIRED"
 	PaginationLimit Code = "PAGINATION_LIMIT"
+	InvalidCursor   Code = "INVALID_CURSOR"
 	Conflict        Code = "CONFLICT"
 	Internal        Code = "INTERNAL"
 )

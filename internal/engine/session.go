@@ -147,7 +147,7 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 		u.SetNillableSystemPrompt(in.SystemPrompt)
 		set("systemPrompt", in.SystemPrompt != nil)
 		u.SetNillableUserID(in.UserID)
-		set("userId", in.UserID != nil)
+		set("userID", in.UserID != nil)
 		u.SetNillableTTLSeconds(ttl)
 		set("ttlSeconds", ttl != nil)
 		if in.Metadata != nil || len(in.RemoveMetadata) > 0 {
