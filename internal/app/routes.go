@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/playground"
 
+	"sessiongraph/dashboard"
 	"sessiongraph/migrations"
 )
 
@@ -21,6 +22,7 @@ func (a *App) routes(gql http.Handler) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
+	mux.Handle("/", dashboard.Handler())
 	return a.logRequests(mux)
 }
 

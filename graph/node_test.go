@@ -1,0 +1,105 @@
+package graph_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/ent/apikey"
+	"sessiongraph/internal/apitest"
+)
+
+func TestNodeResolvesEveryType(t *testing.T) {
+	s := apitest.New(t)
+	ctx := context.Background()
+	se := seedSessions(t, s, "acme", 1)[0]
+	addTurns(t, s, se.ID, 1)
+	c := s.Client
+	turn := c.Turn.Query().OnlyX(ctx)
+	ref := c.Ref.Create().SetSessionID(se.ID).SetRef("gen_recipe_1").SetEntityType("recipe").
+		SetAction("generated").SetTurnCreated(1).SetTurnLastReferenced(1).SaveX(ctx)
+	art := c.Artifact.Create().SetSessionID(se.ID).SetRefID(ref.ID).SetEntityType("recipe").
+		SetContent(map[string]any{"name": "Dal"}).SetCreatedTurn(1).SaveX(ctx)
+	et := c.EntityType.Create().SetDomain("kitchen").SetName("recipe").SetTableName("recipes").SaveX(ctx)
+	key := c.APIKey.Create().SetName("ci").SetHash("h").SetPrefix("sg_abc").SetRole(apikey.RoleReader).SetTenant("acme").SaveX(ctx)
+	ev := c.Event.Query().OnlyX(ctx)
+
+	want := map[uuid.UUID]string{
+		se.ID: "Session", turn.ID: "Turn", ref.ID: "Ref", art.ID: "Artifact",
+		et.ID: "EntityType", ev.ID: "Event", key.ID: "APIKey",
+	}
+	for id, typename := range want {
+		var out struct {
+			Node struct {
+				Typename string `json:"__typename"`
+				ID       string `json:"id"`
+			} `json:"node"`
+		}
+		s.MustDo(t, `query($id: ID!) { node(id: $id) { __typename id } }`, map[string]any{"id": id}, &out)
+		assert.Equal(t, typename, out.Node.Typename)
+		assert.Equal(t, id.String(), out.Node.ID)
+	}
+
+	// Fields specific to each type come through fragments.
+	var typed struct {
+		Node struct {
+			Content map[string]any `json:"content"`
+			Ref     struct{ Ref string } `json:"ref"`
+		} `json:"node"`
+	}
+	s.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Artifact { content ref { ref } } } }`, map[string]any{"id": art.ID}, &typed)
+	assert.Equal(t, map[string]any{"name": "Dal"}, typed.Node.Content)
+	assert.Equal(t, "gen_recipe_1", typed.Node.Ref.Ref)
+
+	// nodes keeps order, and an unknown id is null with a NOT_FOUND error at its index.
+	missing := uuid.New()
+	before := s.Statements()
+	res := s.Do(t, `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`,
+		map[string]any{"ids": []string{turn.ID.String(), missing.String(), se.ID.String(), ref.ID.String()}})
+	assert.Equal(t, int64(4), s.Statements()-before, "one statement to find the tables, then one per table")
+	require.Len(t, res.Errors, 1)
+	assert.Equal(t, "NOT_FOUND", res.Errors[0].Code())
+	assert.Equal(t, []any{"nodes", float64(1)}, res.Errors[0].Path)
+	assert.JSONEq(t, `{"nodes": [
+		{"__typename": "Turn", "id": "`+turn.ID.String()+`"},
+		null,
+		{"__typename": "Session", "id": "`+se.ID.String()+`"},
+		{"__typename": "Ref", "id": "`+ref.ID.String()+`"}]}`, string(res.Data))
+
+	assert.Equal(t, "NOT_FOUND", s.ErrorCode(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": missing}))
+	assert.Equal(t, "INVALID_ID", s.ErrorCode(t, `{ node(id: "recipe_1") { id } }`, nil))
+}
+
+func TestSessionGraphQueryCostsAFixedNumberOfStatements(t *testing.T) {
+	const query = `{ sessions(first: 20) { edges { node { id turns(first: 5) { edges { node { number } } } } } } }`
+	statementsFor := func(sessions int) int64 {
+		s := apitest.New(t)
+		for _, se := range seedSessions(t, s, "acme", sessions) {
+			addTurns(t, s, se.ID, 7)
+		}
+		before := s.Statements()
+		var out struct {
+			Sessions struct {
+				Edges []struct {
+					Node struct {
+						Turns struct {
+							Edges []struct{ Node struct{ Number int } } `json:"edges"`
+						} `json:"turns"`
+					} `json:"node"`
+				} `json:"edges"`
+			} `json:"sessions"`
+		}
+		s.MustDo(t, query, nil, &out)
+		require.Len(t, out.Sessions.Edges, min(sessions, 20))
+		for _, e := range out.Sessions.Edges {
+			require.Len(t, e.Node.Turns.Edges, 5)
+		}
+		return s.Statements() - before
+	}
+	few, many := statementsFor(2), statementsFor(25)
+	assert.Equal(t, int64(2), few, "one statement for the sessions, one for all their turns")
+	assert.Equal(t, few, many, "the count does not grow with the number of sessions")
+}

@@ -1,0 +1,133 @@
+// Package apitest runs sessiongraph for tests: a fresh database cloned from
+// the migrated template, the real HTTP handler behind httptest, and a client
+// that sends GraphQL operations the way any client does.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/app"
+	"sessiongraph/internal/testdb"
+	"sessiongraph/migrations"
+)
+
+// Server is a running sessiongraph on its own database.
+type Server struct {
+	*app.App
+	URL string
+	DSN string
+
+	statements atomic.Int64
+}
+
+// New starts a server on a fresh database. configure may adjust the config.
+func New(t testing.TB, configure ...func(*app.Config)) *Server {
+	t.Helper()
+	s := &Server{DSN: testdb.New(t, migrations.Apply, migrations.Fingerprint())}
+	cfg := app.Config{
+		DatabaseURL: s.DSN,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		WrapDriver: func(d dialect.Driver) dialect.Driver {
+			return dialect.DebugWithContext(d, func(context.Context, ...any) { s.statements.Add(1) })
+		},
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	a, err := app.New(context.Background(), cfg)
+	require.NoError(t, err)
+	s.App = a
+	hs := httptest.NewServer(a.Handler())
+	s.URL = hs.URL
+	t.Cleanup(func() {
+		hs.Close()
+		a.Close()
+	})
+	return s
+}
+
+// Statements returns how many statements (and transaction calls) the ent
+// driver has issued so far.
+func (s *Server) Statements() int64 { return s.statements.Load() }
+
+// Response is a GraphQL response.
+type Response struct {
+	Status int
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// Error is one GraphQL error.
+type Error struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code returns the error's extensions.code.
+func (e Error) Code() string {
+	c, _ := e.Extensions["code"].(string)
+	return c
+}
+
+// Do posts an operation and returns the response, whatever it holds.
+func (s *Server) Do(t testing.TB, query string, vars map[string]any) *Response {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	return s.send(t, req)
+}
+
+// Get sends an operation as a GET request.
+func (s *Server) Get(t testing.TB, query string) *Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URL+"/graphql?query="+url.QueryEscape(query), nil)
+	require.NoError(t, err)
+	return s.send(t, req)
+}
+
+func (s *Server) send(t testing.TB, req *http.Request) *Response {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	out := &Response{Status: res.StatusCode}
+	require.NoError(t, json.Unmarshal(raw, out), "response body: %s", raw)
+	return out
+}
+
+// MustDo posts an operation, requires that it succeeded, and decodes its data
+// into out (when out is not nil).
+func (s *Server) MustDo(t testing.TB, query string, vars map[string]any, out any) {
+	t.Helper()
+	res := s.Do(t, query, vars)
+	require.Empty(t, res.Errors, "operation failed")
+	if out != nil {
+		require.NoError(t, json.Unmarshal(res.Data, out))
+	}
+}
+
+// ErrorCode posts an operation that must fail and returns its one error code.
+func (s *Server) ErrorCode(t testing.TB, query string, vars map[string]any) string {
+	t.Helper()
+	res := s.Do(t, query, vars)
+	require.Len(t, res.Errors, 1, "want exactly one error, data: %s", res.Data)
+	return res.Errors[0].Code()
+}
