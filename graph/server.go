@@ -24,7 +24,7 @@ type ServerConfig struct {
 	// "*.example.com") of other origins whose pages may open a WebSocket;
 	// the server's own origin is always allowed.
 	AllowedOrigins []string
-	Pages       PageLimits
+	Pages          PageLimits
 }
 
 // NewServer returns the GraphQL handler with explicit transports: SSE and
