@@ -46,7 +46,7 @@ func TestNodeResolvesEveryType(t *testing.T) {
 	// Fields specific to each type come through fragments.
 	var typed struct {
 		Node struct {
-			Content map[string]any `json:"content"`
+			Content map[string]any       `json:"content"`
 			Ref     struct{ Ref string } `json:"ref"`
 		} `json:"node"`
 	}

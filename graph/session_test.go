@@ -140,7 +140,7 @@ func TestUpdateSessionMergesMetadataAndStampsActivity(t *testing.T) {
 	}
 	s.MustDo(t, updateSession, map[string]any{"in": map[string]any{
 		"id": id, "metadata": map[string]any{"b": "two", "c": "3"}, "removeMetadata": []string{"a"},
-		"focus": map[string]any{"type": "recipe", "id": "recipe_1", "context": map[string]any{"step": 2}},
+		"focus":          map[string]any{"type": "recipe", "id": "recipe_1", "context": map[string]any{"step": 2}},
 		"historySummary": "User plans dinners.", "ttlSeconds": 120,
 	}}, &out)
 	u := out.UpdateSession
@@ -227,8 +227,8 @@ func TestSessionAndSessionByKey(t *testing.T) {
 	s := apitest.New(t)
 	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "k"}).OpenSession.Session.ID
 	var out struct {
-		Session      struct{ ID string } `json:"session"`
-		SessionByKey struct{ ID string } `json:"sessionByKey"`
+		Session      struct{ ID string }  `json:"session"`
+		SessionByKey struct{ ID string }  `json:"sessionByKey"`
 		Missing      *struct{ ID string } `json:"missing"`
 	}
 	s.MustDo(t, `query($id: ID!) {
