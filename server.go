@@ -34,6 +34,7 @@ type options struct {
 	introspection   bool
 	sessionTTL      time.Duration
 	defaultDomain   string
+	domainFile      string
 	shutdownTimeout time.Duration
 }
 
@@ -62,6 +63,7 @@ func parseOptions(args []string) options {
 	fs.BoolVar(&o.introspection, "introspection", envBool("INTROSPECTION", false), "allow schema introspection and field suggestions (INTROSPECTION)")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", envDuration("SESSION_TTL", 24*time.Hour), "default inactivity before a session expires (SESSION_TTL)")
 	fs.StringVar(&o.defaultDomain, "default-domain", env("DEFAULT_DOMAIN", "kitchen"), "domain of sessions opened without one (DEFAULT_DOMAIN)")
+	fs.StringVar(&o.domainFile, "domain-file", env("DOMAIN_FILE", ""), "YAML file of a domain's entity types, loaded at start besides the embedded kitchen domain (DOMAIN_FILE)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may take to finish on shutdown (SHUTDOWN_TIMEOUT)")
 	_ = fs.Parse(args)
 	return o
@@ -89,6 +91,7 @@ func run(opts options, log *slog.Logger) error {
 		DatabaseURL:    dsn,
 		DefaultTTL:     opts.sessionTTL,
 		DefaultDomain:  opts.defaultDomain,
+		DomainFile:     opts.domainFile,
 		AllowedOrigins: splitList(opts.allowedOrigins),
 		Introspection:  opts.introspection,
 		Logger:         log,

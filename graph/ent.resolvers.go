@@ -33,4 +33,10 @@ func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
-type queryResolver struct{ *Resolver }
+// Session returns generated.SessionResolver implementation.
+func (r *Resolver) Session() generated.SessionResolver { return &sessionResolver{r} }
+
+type (
+	queryResolver   struct{ *Resolver }
+	sessionResolver struct{ *Resolver }
+)

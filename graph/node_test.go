@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/ent/apikey"
+	"sessiongraph/ent/entitytype"
 	"sessiongraph/internal/apitest"
 )
 
@@ -23,7 +24,7 @@ func TestNodeResolvesEveryType(t *testing.T) {
 		SetAction("generated").SetTurnCreated(1).SetTurnLastReferenced(1).SaveX(ctx)
 	art := c.Artifact.Create().SetSessionID(se.ID).SetRefID(ref.ID).SetEntityType("recipe").
 		SetContent(map[string]any{"name": "Dal"}).SetCreatedTurn(1).SaveX(ctx)
-	et := c.EntityType.Create().SetDomain("kitchen").SetName("recipe").SetTableName("recipes").SaveX(ctx)
+	et := c.EntityType.Query().Where(entitytype.Domain("kitchen"), entitytype.Name("recipe")).OnlyX(ctx)
 	key := c.APIKey.Create().SetName("ci").SetHash("h").SetPrefix("sg_abc").SetRole(apikey.RoleReader).SetTenant("acme").SaveX(ctx)
 	ev := c.Event.Query().OnlyX(ctx)
 

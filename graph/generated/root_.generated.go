@@ -27,6 +27,10 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
+	RecordsPayload() RecordsPayloadResolver
+	RefPayload() RefPayloadResolver
+	RefsPayload() RefsPayloadResolver
+	Session() SessionResolver
 }
 
 type DirectiveRoot struct {
@@ -53,6 +57,12 @@ type ComplexityRoot struct {
 	APIKeyEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ActiveEntities struct {
+		Active    func(childComplexity int) int
+		Generated func(childComplexity int) int
+		Retained  func(childComplexity int) int
 	}
 
 	Artifact struct {
@@ -87,6 +97,14 @@ type ComplexityRoot struct {
 	Curation struct {
 		Demoted  func(childComplexity int) int
 		Retained func(childComplexity int) int
+	}
+
+	EnrichmentRequest struct {
+		EntityID   func(childComplexity int) int
+		EntityType func(childComplexity int) int
+		NameColumn func(childComplexity int) int
+		Ref        func(childComplexity int) int
+		Table      func(childComplexity int) int
 	}
 
 	EntityType struct {
@@ -145,6 +163,12 @@ type ComplexityRoot struct {
 		TargetType func(childComplexity int) int
 	}
 
+	Filter struct {
+		Field func(childComplexity int) int
+		Op    func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
 	Focus struct {
 		Context func(childComplexity int) int
 		ID      func(childComplexity int) int
@@ -152,8 +176,23 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		OpenSession   func(childComplexity int, input engine.OpenSessionInput) int
-		UpdateSession func(childComplexity int, input engine.UpdateSessionInput) int
+		ApplyEnrichment  func(childComplexity int, sessionID uuid.UUID, labels []*engine.EnrichmentLabel) int
+		BeginTurn        func(childComplexity int, sessionID uuid.UUID, userMessage string) int
+		EndTurn          func(childComplexity int, input engine.EndTurnInput) int
+		FailTurn         func(childComplexity int, sessionID uuid.UUID, reason string) int
+		MentionEntity    func(childComplexity int, sessionID uuid.UUID, refs []string) int
+		OpenSession      func(childComplexity int, input engine.OpenSessionInput) int
+		RecordCreated    func(childComplexity int, input engine.RecordCreatedInput) int
+		RecordDeleted    func(childComplexity int, input engine.RecordDeletedInput) int
+		RecordGenerated  func(childComplexity int, input engine.RecordGeneratedInput) int
+		RecordRead       func(childComplexity int, input engine.RecordReadInput) int
+		RecordUpdated    func(childComplexity int, input engine.RecordReadInput) int
+		RecordUserAction func(childComplexity int, input engine.RecordUserActionInput) int
+		ReleaseRef       func(childComplexity int, sessionID uuid.UUID, ref string) int
+		RetainRef        func(childComplexity int, sessionID uuid.UUID, ref string, reason string) int
+		UpdateArtifact   func(childComplexity int, input engine.UpdateArtifactInput) int
+		UpdateSession    func(childComplexity int, input engine.UpdateSessionInput) int
+		UpsertEntityType func(childComplexity int, input engine.UpsertEntityTypeInput) int
 	}
 
 	NestedRelation struct {
@@ -175,11 +214,23 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		EntityTypes  func(childComplexity int, domain string) int
 		Node         func(childComplexity int, id uuid.UUID) int
 		Nodes        func(childComplexity int, ids []uuid.UUID) int
 		Session      func(childComplexity int, id uuid.UUID) int
 		SessionByKey func(childComplexity int, tenant string, externalKey string) int
 		Sessions     func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) int
+	}
+
+	ReadRefsResult struct {
+		FromDatabase func(childComplexity int) int
+		Records      func(childComplexity int) int
+	}
+
+	RecordsPayload struct {
+		EnrichmentQueue func(childComplexity int) int
+		Records         func(childComplexity int) int
+		Refs            func(childComplexity int) int
 	}
 
 	Ref struct {
@@ -216,17 +267,35 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	RefPayload struct {
+		Promoted func(childComplexity int) int
+		Ref      func(childComplexity int) int
+	}
+
+	RefsPayload struct {
+		Refs func(childComplexity int) int
+	}
+
+	ResolvedRef struct {
+		EntityID   func(childComplexity int) int
+		EntityType func(childComplexity int) int
+		Pending    func(childComplexity int) int
+		Ref        func(childComplexity int) int
+	}
+
 	RetainedRef struct {
 		Reason func(childComplexity int) int
 		Ref    func(childComplexity int) int
 	}
 
 	Session struct {
+		ActiveEntities       func(childComplexity int, turnsWindow *int) int
 		Artifacts            func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder, where *ent.ArtifactWhereInput) int
 		CreatedAt            func(childComplexity int) int
 		CurrentTurn          func(childComplexity int) int
 		Domain               func(childComplexity int) int
 		EngagementSummary    func(childComplexity int) int
+		EnrichmentQueue      func(childComplexity int) int
 		ExpiredAt            func(childComplexity int) int
 		ExpiresAt            func(childComplexity int) int
 		ExternalKey          func(childComplexity int) int
@@ -236,13 +305,17 @@ type ComplexityRoot struct {
 		LastActiveAt         func(childComplexity int) int
 		Metadata             func(childComplexity int) int
 		PendingClarification func(childComplexity int) int
+		ReadRefs             func(childComplexity int, refs []string) int
 		ReasoningSummary     func(childComplexity int) int
 		Refs                 func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.RefOrder, where *ent.RefWhereInput) int
+		ResolveRefs          func(childComplexity int, refs []string) int
 		Status               func(childComplexity int) int
 		SystemPrompt         func(childComplexity int) int
 		TTLSeconds           func(childComplexity int) int
 		Tenant               func(childComplexity int) int
 		TokenCount           func(childComplexity int) int
+		TranslateFilters     func(childComplexity int, table string, filters []*engine.FilterInput) int
+		TranslatePayload     func(childComplexity int, entityType string, data map[string]any) int
 		Turns                func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.TurnOrder, where *ent.TurnWhereInput) int
 		UpdatedAt            func(childComplexity int) int
 		UserID               func(childComplexity int) int
@@ -265,6 +338,16 @@ type ComplexityRoot struct {
 		Outcome     func(childComplexity int) int
 		Refs        func(childComplexity int) int
 		Step        func(childComplexity int) int
+	}
+
+	TranslatedFilters struct {
+		Filters     func(childComplexity int) int
+		PendingRefs func(childComplexity int) int
+	}
+
+	TranslatedPayload struct {
+		Data  func(childComplexity int) int
+		Saves func(childComplexity int) int
 	}
 
 	Turn struct {
@@ -389,6 +472,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIKeyEdge.Node(childComplexity), true
+
+	case "ActiveEntities.active":
+		if e.ComplexityRoot.ActiveEntities.Active == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActiveEntities.Active(childComplexity), true
+	case "ActiveEntities.generated":
+		if e.ComplexityRoot.ActiveEntities.Generated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActiveEntities.Generated(childComplexity), true
+	case "ActiveEntities.retained":
+		if e.ComplexityRoot.ActiveEntities.Retained == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActiveEntities.Retained(childComplexity), true
 
 	case "Artifact.content":
 		if e.ComplexityRoot.Artifact.Content == nil {
@@ -525,6 +627,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Curation.Retained(childComplexity), true
+
+	case "EnrichmentRequest.entityID":
+		if e.ComplexityRoot.EnrichmentRequest.EntityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnrichmentRequest.EntityID(childComplexity), true
+	case "EnrichmentRequest.entityType":
+		if e.ComplexityRoot.EnrichmentRequest.EntityType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnrichmentRequest.EntityType(childComplexity), true
+	case "EnrichmentRequest.nameColumn":
+		if e.ComplexityRoot.EnrichmentRequest.NameColumn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnrichmentRequest.NameColumn(childComplexity), true
+	case "EnrichmentRequest.ref":
+		if e.ComplexityRoot.EnrichmentRequest.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnrichmentRequest.Ref(childComplexity), true
+	case "EnrichmentRequest.table":
+		if e.ComplexityRoot.EnrichmentRequest.Table == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnrichmentRequest.Table(childComplexity), true
 
 	case "EntityType.condensed":
 		if e.ComplexityRoot.EntityType.Condensed == nil {
@@ -760,6 +893,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FKField.TargetType(childComplexity), true
 
+	case "Filter.field":
+		if e.ComplexityRoot.Filter.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Field(childComplexity), true
+	case "Filter.op":
+		if e.ComplexityRoot.Filter.Op == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Op(childComplexity), true
+	case "Filter.value":
+		if e.ComplexityRoot.Filter.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Value(childComplexity), true
+
 	case "Focus.context":
 		if e.ComplexityRoot.Focus.Context == nil {
 			break
@@ -779,6 +931,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Focus.Type(childComplexity), true
 
+	case "Mutation.applyEnrichment":
+		if e.ComplexityRoot.Mutation.ApplyEnrichment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_applyEnrichment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApplyEnrichment(childComplexity, args["sessionID"].(uuid.UUID), args["labels"].([]*engine.EnrichmentLabel)), true
+	case "Mutation.beginTurn":
+		if e.ComplexityRoot.Mutation.BeginTurn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_beginTurn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BeginTurn(childComplexity, args["sessionID"].(uuid.UUID), args["userMessage"].(string)), true
+	case "Mutation.endTurn":
+		if e.ComplexityRoot.Mutation.EndTurn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_endTurn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EndTurn(childComplexity, args["input"].(engine.EndTurnInput)), true
+	case "Mutation.failTurn":
+		if e.ComplexityRoot.Mutation.FailTurn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_failTurn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FailTurn(childComplexity, args["sessionID"].(uuid.UUID), args["reason"].(string)), true
+	case "Mutation.mentionEntity":
+		if e.ComplexityRoot.Mutation.MentionEntity == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_mentionEntity_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MentionEntity(childComplexity, args["sessionID"].(uuid.UUID), args["refs"].([]string)), true
 	case "Mutation.openSession":
 		if e.ComplexityRoot.Mutation.OpenSession == nil {
 			break
@@ -790,6 +997,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.OpenSession(childComplexity, args["input"].(engine.OpenSessionInput)), true
+	case "Mutation.recordCreated":
+		if e.ComplexityRoot.Mutation.RecordCreated == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordCreated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordCreated(childComplexity, args["input"].(engine.RecordCreatedInput)), true
+	case "Mutation.recordDeleted":
+		if e.ComplexityRoot.Mutation.RecordDeleted == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordDeleted_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordDeleted(childComplexity, args["input"].(engine.RecordDeletedInput)), true
+	case "Mutation.recordGenerated":
+		if e.ComplexityRoot.Mutation.RecordGenerated == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordGenerated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordGenerated(childComplexity, args["input"].(engine.RecordGeneratedInput)), true
+	case "Mutation.recordRead":
+		if e.ComplexityRoot.Mutation.RecordRead == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordRead_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordRead(childComplexity, args["input"].(engine.RecordReadInput)), true
+	case "Mutation.recordUpdated":
+		if e.ComplexityRoot.Mutation.RecordUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordUpdated(childComplexity, args["input"].(engine.RecordReadInput)), true
+	case "Mutation.recordUserAction":
+		if e.ComplexityRoot.Mutation.RecordUserAction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordUserAction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordUserAction(childComplexity, args["input"].(engine.RecordUserActionInput)), true
+	case "Mutation.releaseRef":
+		if e.ComplexityRoot.Mutation.ReleaseRef == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_releaseRef_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReleaseRef(childComplexity, args["sessionID"].(uuid.UUID), args["ref"].(string)), true
+	case "Mutation.retainRef":
+		if e.ComplexityRoot.Mutation.RetainRef == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retainRef_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetainRef(childComplexity, args["sessionID"].(uuid.UUID), args["ref"].(string), args["reason"].(string)), true
+	case "Mutation.updateArtifact":
+		if e.ComplexityRoot.Mutation.UpdateArtifact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateArtifact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateArtifact(childComplexity, args["input"].(engine.UpdateArtifactInput)), true
 	case "Mutation.updateSession":
 		if e.ComplexityRoot.Mutation.UpdateSession == nil {
 			break
@@ -801,6 +1107,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSession(childComplexity, args["input"].(engine.UpdateSessionInput)), true
+	case "Mutation.upsertEntityType":
+		if e.ComplexityRoot.Mutation.UpsertEntityType == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_upsertEntityType_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpsertEntityType(childComplexity, args["input"].(engine.UpsertEntityTypeInput)), true
 
 	case "NestedRelation.entityType":
 		if e.ComplexityRoot.NestedRelation.EntityType == nil {
@@ -859,6 +1176,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Query.entityTypes":
+		if e.ComplexityRoot.Query.EntityTypes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_entityTypes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EntityTypes(childComplexity, args["domain"].(string)), true
+
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -914,6 +1243,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.SessionOrder), args["where"].(*ent.SessionWhereInput)), true
+
+	case "ReadRefsResult.fromDatabase":
+		if e.ComplexityRoot.ReadRefsResult.FromDatabase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadRefsResult.FromDatabase(childComplexity), true
+	case "ReadRefsResult.records":
+		if e.ComplexityRoot.ReadRefsResult.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReadRefsResult.Records(childComplexity), true
+
+	case "RecordsPayload.enrichmentQueue":
+		if e.ComplexityRoot.RecordsPayload.EnrichmentQueue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordsPayload.EnrichmentQueue(childComplexity), true
+	case "RecordsPayload.records":
+		if e.ComplexityRoot.RecordsPayload.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordsPayload.Records(childComplexity), true
+	case "RecordsPayload.refs":
+		if e.ComplexityRoot.RecordsPayload.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordsPayload.Refs(childComplexity), true
 
 	case "Ref.action":
 		if e.ComplexityRoot.Ref.Action == nil {
@@ -1068,6 +1429,51 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RefEdge.Node(childComplexity), true
 
+	case "RefPayload.promoted":
+		if e.ComplexityRoot.RefPayload.Promoted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefPayload.Promoted(childComplexity), true
+	case "RefPayload.ref":
+		if e.ComplexityRoot.RefPayload.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefPayload.Ref(childComplexity), true
+
+	case "RefsPayload.refs":
+		if e.ComplexityRoot.RefsPayload.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefsPayload.Refs(childComplexity), true
+
+	case "ResolvedRef.entityID":
+		if e.ComplexityRoot.ResolvedRef.EntityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedRef.EntityID(childComplexity), true
+	case "ResolvedRef.entityType":
+		if e.ComplexityRoot.ResolvedRef.EntityType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedRef.EntityType(childComplexity), true
+	case "ResolvedRef.pending":
+		if e.ComplexityRoot.ResolvedRef.Pending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedRef.Pending(childComplexity), true
+	case "ResolvedRef.ref":
+		if e.ComplexityRoot.ResolvedRef.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolvedRef.Ref(childComplexity), true
+
 	case "RetainedRef.reason":
 		if e.ComplexityRoot.RetainedRef.Reason == nil {
 			break
@@ -1081,6 +1487,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RetainedRef.Ref(childComplexity), true
 
+	case "Session.activeEntities":
+		if e.ComplexityRoot.Session.ActiveEntities == nil {
+			break
+		}
+
+		args, err := ec.field_Session_activeEntities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.ActiveEntities(childComplexity, args["turnsWindow"].(*int)), true
 	case "Session.artifacts":
 		if e.ComplexityRoot.Session.Artifacts == nil {
 			break
@@ -1116,6 +1533,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.EngagementSummary(childComplexity), true
+	case "Session.enrichmentQueue":
+		if e.ComplexityRoot.Session.EnrichmentQueue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.EnrichmentQueue(childComplexity), true
 	case "Session.expiredAt":
 		if e.ComplexityRoot.Session.ExpiredAt == nil {
 			break
@@ -1170,6 +1593,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.PendingClarification(childComplexity), true
+	case "Session.readRefs":
+		if e.ComplexityRoot.Session.ReadRefs == nil {
+			break
+		}
+
+		args, err := ec.field_Session_readRefs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.ReadRefs(childComplexity, args["refs"].([]string)), true
 	case "Session.reasoningSummary":
 		if e.ComplexityRoot.Session.ReasoningSummary == nil {
 			break
@@ -1187,6 +1621,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Refs(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.RefOrder), args["where"].(*ent.RefWhereInput)), true
+	case "Session.resolveRefs":
+		if e.ComplexityRoot.Session.ResolveRefs == nil {
+			break
+		}
+
+		args, err := ec.field_Session_resolveRefs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.ResolveRefs(childComplexity, args["refs"].([]string)), true
 	case "Session.status":
 		if e.ComplexityRoot.Session.Status == nil {
 			break
@@ -1217,6 +1662,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.TokenCount(childComplexity), true
+	case "Session.translateFilters":
+		if e.ComplexityRoot.Session.TranslateFilters == nil {
+			break
+		}
+
+		args, err := ec.field_Session_translateFilters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.TranslateFilters(childComplexity, args["table"].(string), args["filters"].([]*engine.FilterInput)), true
+	case "Session.translatePayload":
+		if e.ComplexityRoot.Session.TranslatePayload == nil {
+			break
+		}
+
+		args, err := ec.field_Session_translatePayload_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.TranslatePayload(childComplexity, args["entityType"].(string), args["data"].(map[string]any)), true
 	case "Session.turns":
 		if e.ComplexityRoot.Session.Turns == nil {
 			break
@@ -1303,6 +1770,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StepSummary.Step(childComplexity), true
+
+	case "TranslatedFilters.filters":
+		if e.ComplexityRoot.TranslatedFilters.Filters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslatedFilters.Filters(childComplexity), true
+	case "TranslatedFilters.pendingRefs":
+		if e.ComplexityRoot.TranslatedFilters.PendingRefs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslatedFilters.PendingRefs(childComplexity), true
+
+	case "TranslatedPayload.data":
+		if e.ComplexityRoot.TranslatedPayload.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslatedPayload.Data(childComplexity), true
+	case "TranslatedPayload.saves":
+		if e.ComplexityRoot.TranslatedPayload.Saves == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslatedPayload.Saves(childComplexity), true
 
 	case "Turn.assistantMessage":
 		if e.ComplexityRoot.Turn.AssistantMessage == nil {
@@ -1427,19 +1920,35 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAPIKeyWhereInput,
 		ec.unmarshalInputArtifactOrder,
 		ec.unmarshalInputArtifactWhereInput,
+		ec.unmarshalInputCurationInput,
+		ec.unmarshalInputEndTurnInput,
+		ec.unmarshalInputEnrichmentLabel,
 		ec.unmarshalInputEntityTypeOrder,
 		ec.unmarshalInputEntityTypeWhereInput,
 		ec.unmarshalInputEventOrder,
 		ec.unmarshalInputEventWhereInput,
+		ec.unmarshalInputExecutionSummaryInput,
+		ec.unmarshalInputFKFieldInput,
+		ec.unmarshalInputFilterInput,
 		ec.unmarshalInputFocusInput,
+		ec.unmarshalInputNestedRelationInput,
 		ec.unmarshalInputOpenSessionInput,
+		ec.unmarshalInputRecordCreatedInput,
+		ec.unmarshalInputRecordDeletedInput,
+		ec.unmarshalInputRecordGeneratedInput,
+		ec.unmarshalInputRecordReadInput,
+		ec.unmarshalInputRecordUserActionInput,
 		ec.unmarshalInputRefOrder,
 		ec.unmarshalInputRefWhereInput,
+		ec.unmarshalInputRetainedRefInput,
 		ec.unmarshalInputSessionOrder,
 		ec.unmarshalInputSessionWhereInput,
+		ec.unmarshalInputStepSummaryInput,
 		ec.unmarshalInputTurnOrder,
 		ec.unmarshalInputTurnWhereInput,
+		ec.unmarshalInputUpdateArtifactInput,
 		ec.unmarshalInputUpdateSessionInput,
+		ec.unmarshalInputUpsertEntityTypeInput,
 	)
 	first := true
 
@@ -1515,6 +2024,46 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/domain.graphql", Input: `input FKFieldInput {
+  field: String!
+  targetType: String!
+  table: String!
+  nameColumn: String!
+}
+
+input NestedRelationInput {
+  field: String!
+  entityType: String!
+}
+
+input UpsertEntityTypeInput {
+  domain: String!
+  name: String!
+  table: String!
+  idField: String! = "id"
+  labelField: String! = ""
+  "Such as {date} {meal_type}; wins over labelField."
+  labelTemplate: String! = ""
+  fkFields: [FKFieldInput!]! = []
+  nestedRelations: [NestedRelationInput!]! = []
+  "Fields whose presence makes a read full rather than summary."
+  detailFields: [String!]! = []
+  dataLegend: String! = ""
+  contentMarkers: [String!]! = []
+  "Whether the type is relevant in condensed (Think) context."
+  condensed: Boolean! = true
+}
+
+extend type Query {
+  "The entity types of a domain."
+  entityTypes(domain: String!): [EntityType!]!
+}
+
+extend type Mutation {
+  "Define or redefine an entity type of a domain."
+  upsertEntityType(input: UpsertEntityTypeInput!): EntityType!
+}
+`, BuiltIn: false},
 	{Name: "../schema/ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
 type APIKey implements Node {
@@ -3427,6 +3976,198 @@ input TurnWhereInput {
   hasSessionWith: [SessionWhereInput!]
 }
 `, BuiltIn: false},
+	{Name: "../schema/registry.graphql", Input: `# The ref registry: how entities enter, change and leave a session's memory
+# (seeds 000 and 001). Every mutation here is one commit of the session.
+
+"Any JSON value: a filter's value may be a string, a number or a list."
+scalar JSON
+
+input RecordReadInput {
+  sessionID: ID!
+  "The table the records came from; it names the entity type."
+  table: String!
+  "The records as the database returned them (at most 1,000)."
+  records: [Map!]!
+  "The pipeline step that read them."
+  step: Int
+}
+
+"A ref waiting for its label: SELECT nameColumn FROM table WHERE id = entityID, then applyEnrichment."
+type EnrichmentRequest {
+  ref: String!
+  entityType: String!
+  entityID: UUID!
+  table: String!
+  nameColumn: String!
+}
+
+type RecordsPayload {
+  "The records as the LLM should see them: ids and FKs are refs, FK labels added, no UUID left."
+  records: [Map!]!
+  "The refs this call registered or touched."
+  refs: [Ref!]!
+  "Refs registered from FK fields that still need a label."
+  enrichmentQueue: [EnrichmentRequest!]!
+}
+
+input RecordGeneratedInput {
+  sessionID: ID!
+  entityType: String!
+  "The generated content; it becomes a PENDING artifact."
+  content: Map!
+  "Computed from the content by the type's label rule when not given."
+  label: String
+  step: Int
+}
+
+type RefPayload {
+  ref: Ref!
+  "True when recordCreated promoted a generated ref."
+  promoted: Boolean!
+}
+
+type RefsPayload {
+  refs: [Ref!]!
+}
+
+input RecordCreatedInput {
+  sessionID: ID!
+  entityType: String!
+  "The new entity's id in the runtime's database."
+  entityID: UUID!
+  label: String
+  "The generated ref this entity saves; without it a pending artifact of the same type and label is promoted, if any."
+  genRef: String
+  step: Int
+}
+
+input RecordDeletedInput {
+  sessionID: ID!
+  entityType: String!
+  entityIDs: [UUID!]!
+  step: Int
+}
+
+enum UserActionKind {
+  CREATED
+  UPDATED
+  DELETED
+  MENTIONED
+}
+
+input RecordUserActionInput {
+  sessionID: ID!
+  kind: UserActionKind!
+  entityType: String!
+  entityID: UUID!
+  label: String
+}
+
+input UpdateArtifactInput {
+  sessionID: ID!
+  ref: String!
+  content: Map!
+  "Computed from the content when not given."
+  label: String
+}
+
+input EnrichmentLabel {
+  ref: String!
+  label: String!
+}
+
+"What a ref stands for."
+type ResolvedRef {
+  ref: String!
+  entityType: String!
+  "Null while a generated entity is not saved."
+  entityID: UUID
+  pending: Boolean!
+}
+
+input FilterInput {
+  field: String!
+  op: String!
+  value: JSON
+}
+
+type Filter {
+  field: String!
+  op: String!
+  value: JSON
+}
+
+type TranslatedFilters {
+  "The filters with refs replaced by UUIDs in id and FK fields."
+  filters: [Filter!]!
+  "Generated refs that are not saved: they were taken out of the filters; answer them with readRefs."
+  pendingRefs: [String!]!
+}
+
+type TranslatedPayload {
+  "The record with refs replaced by UUIDs in id, FK and nested fields."
+  data: Map!
+  "When the id field held a generated ref, that ref: pass it to recordCreated once the row exists."
+  saves: String
+}
+
+type ReadRefsResult {
+  "Generated refs answered from their artifacts, shaped like database rows with the ref as id."
+  records: [Map!]!
+  "Refs whose data lives only in the runtime's database."
+  fromDatabase: [String!]!
+}
+
+"A session's refs by tier (seed 000): each ref is in at most one."
+type ActiveEntities {
+  "Referenced within the turn window."
+  active: [Ref!]!
+  "Generated and not saved yet."
+  generated: [Ref!]!
+  "Older than the window and kept by Understand with a reason."
+  retained: [Ref!]!
+}
+
+extend type Session {
+  "Entity ids of refs, for the runtime (never for a prompt)."
+  resolveRefs(refs: [String!]!): [ResolvedRef!]!
+  "Refs to UUIDs in the id and FK fields of filters on a table, lists included."
+  translateFilters(table: String!, filters: [FilterInput!]!): TranslatedFilters!
+  "Refs to UUIDs in a record about to be created or updated."
+  translatePayload(entityType: String!, data: Map!): TranslatedPayload!
+  "Reads of refs: generated ones answered from their artifacts."
+  readRefs(refs: [String!]!): ReadRefsResult!
+  "Refs waiting for a label."
+  enrichmentQueue: [EnrichmentRequest!]!
+  "The refs that matter now, by tier."
+  activeEntities(turnsWindow: Int = 2): ActiveEntities!
+}
+
+extend type Mutation {
+  "Register records read from the database and get them back as the LLM should see them."
+  recordRead(input: RecordReadInput!): RecordsPayload!
+  "Register records the runtime updated (action updated), translated like recordRead."
+  recordUpdated(input: RecordReadInput!): RecordsPayload!
+  "Register generated content as gen_{type}_{n} with a pending artifact."
+  recordGenerated(input: RecordGeneratedInput!): RefPayload!
+  "Register an entity the runtime created, promoting the generated ref it saves."
+  recordCreated(input: RecordCreatedInput!): RefPayload!
+  "Tag entities the runtime deleted."
+  recordDeleted(input: RecordDeletedInput!): RefsPayload!
+  "Tag an entity the user changed or mentioned in the frontend (created:user, ...)."
+  recordUserAction(input: RecordUserActionInput!): RefPayload!
+  "Mark refs as referred to this turn, keeping them in the active window."
+  mentionEntity(sessionID: ID!, refs: [String!]!): RefsPayload!
+  "Replace a generated entity's content; its revision goes up by one."
+  updateArtifact(input: UpdateArtifactInput!): RefPayload!
+  "Set the labels of refs in the enrichment queue."
+  applyEnrichment(sessionID: ID!, labels: [EnrichmentLabel!]!): RefsPayload!
+  "Keep a ref active past the turn window, with the reason."
+  retainRef(sessionID: ID!, ref: String!, reason: String!): RefPayload!
+  "Let a retained ref fall out of context."
+  releaseRef(sessionID: ID!, ref: String!): RefPayload!
+}
+`, BuiltIn: false},
 	{Name: "../schema/root.graphql", Input: `type Mutation
 `, BuiltIn: false},
 	{Name: "../schema/scalars.graphql", Input: `# Map, Time and Cursor come from ent.graphql.
@@ -3546,6 +4287,49 @@ type NestedRelation {
   entityType: String!
 }
 `, BuiltIn: false},
+	{Name: "../schema/turn.graphql", Input: `input ExecutionSummaryInput {
+  decision: String
+  goal: String
+  steps: [StepSummaryInput!]
+  curation: CurationInput
+  phase: String
+  userExpressed: String
+  blockedReason: String
+}
+
+input StepSummaryInput {
+  step: Int!
+  kind: String
+  description: String
+  outcome: String
+  refs: [String!]
+}
+
+input CurationInput {
+  retained: [RetainedRefInput!]
+  demoted: [String!]
+}
+
+input RetainedRefInput {
+  ref: String!
+  reason: String!
+}
+
+input EndTurnInput {
+  sessionID: ID!
+  assistantMessage: String!
+  summary: ExecutionSummaryInput
+}
+
+extend type Mutation {
+  "Open the session's next turn with the user's message."
+  beginTurn(sessionID: ID!, userMessage: String!): Turn!
+  "Complete the open turn; artifacts promoted during it are cleared."
+  endTurn(input: EndTurnInput!): Turn!
+  "Close the open turn as failed."
+  failTurn(sessionID: ID!, reason: String!): Turn!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3583,6 +4367,18 @@ func (ec *executionContext) childFields_APIKeyEdge(ctx context.Context, field gr
 		return ec.fieldContext_APIKeyEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type APIKeyEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ActiveEntities(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "active":
+		return ec.fieldContext_ActiveEntities_active(ctx, field)
+	case "generated":
+		return ec.fieldContext_ActiveEntities_generated(ctx, field)
+	case "retained":
+		return ec.fieldContext_ActiveEntities_retained(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActiveEntities", field.Name)
 }
 
 func (ec *executionContext) childFields_Artifact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3653,6 +4449,58 @@ func (ec *executionContext) childFields_Curation(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Curation", field.Name)
 }
 
+func (ec *executionContext) childFields_EnrichmentRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_EnrichmentRequest_ref(ctx, field)
+	case "entityType":
+		return ec.fieldContext_EnrichmentRequest_entityType(ctx, field)
+	case "entityID":
+		return ec.fieldContext_EnrichmentRequest_entityID(ctx, field)
+	case "table":
+		return ec.fieldContext_EnrichmentRequest_table(ctx, field)
+	case "nameColumn":
+		return ec.fieldContext_EnrichmentRequest_nameColumn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EnrichmentRequest", field.Name)
+}
+
+func (ec *executionContext) childFields_EntityType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_EntityType_id(ctx, field)
+	case "domain":
+		return ec.fieldContext_EntityType_domain(ctx, field)
+	case "name":
+		return ec.fieldContext_EntityType_name(ctx, field)
+	case "tableName":
+		return ec.fieldContext_EntityType_tableName(ctx, field)
+	case "idField":
+		return ec.fieldContext_EntityType_idField(ctx, field)
+	case "labelField":
+		return ec.fieldContext_EntityType_labelField(ctx, field)
+	case "labelTemplate":
+		return ec.fieldContext_EntityType_labelTemplate(ctx, field)
+	case "fkFields":
+		return ec.fieldContext_EntityType_fkFields(ctx, field)
+	case "nestedRelations":
+		return ec.fieldContext_EntityType_nestedRelations(ctx, field)
+	case "detailFields":
+		return ec.fieldContext_EntityType_detailFields(ctx, field)
+	case "dataLegend":
+		return ec.fieldContext_EntityType_dataLegend(ctx, field)
+	case "contentMarkers":
+		return ec.fieldContext_EntityType_contentMarkers(ctx, field)
+	case "condensed":
+		return ec.fieldContext_EntityType_condensed(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_EntityType_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_EntityType_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EntityType", field.Name)
+}
+
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3717,6 +4565,18 @@ func (ec *executionContext) childFields_FKField(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type FKField", field.Name)
 }
 
+func (ec *executionContext) childFields_Filter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_Filter_field(ctx, field)
+	case "op":
+		return ec.fieldContext_Filter_op(ctx, field)
+	case "value":
+		return ec.fieldContext_Filter_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Filter", field.Name)
+}
+
 func (ec *executionContext) childFields_Focus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -3763,6 +4623,28 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_ReadRefsResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "records":
+		return ec.fieldContext_ReadRefsResult_records(ctx, field)
+	case "fromDatabase":
+		return ec.fieldContext_ReadRefsResult_fromDatabase(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReadRefsResult", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "records":
+		return ec.fieldContext_RecordsPayload_records(ctx, field)
+	case "refs":
+		return ec.fieldContext_RecordsPayload_refs(ctx, field)
+	case "enrichmentQueue":
+		return ec.fieldContext_RecordsPayload_enrichmentQueue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Ref(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3833,6 +4715,38 @@ func (ec *executionContext) childFields_RefEdge(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type RefEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_RefPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_RefPayload_ref(ctx, field)
+	case "promoted":
+		return ec.fieldContext_RefPayload_promoted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RefPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RefsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refs":
+		return ec.fieldContext_RefsPayload_refs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RefsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ResolvedRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_ResolvedRef_ref(ctx, field)
+	case "entityType":
+		return ec.fieldContext_ResolvedRef_entityType(ctx, field)
+	case "entityID":
+		return ec.fieldContext_ResolvedRef_entityID(ctx, field)
+	case "pending":
+		return ec.fieldContext_ResolvedRef_pending(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResolvedRef", field.Name)
+}
+
 func (ec *executionContext) childFields_RetainedRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "ref":
@@ -3893,6 +4807,18 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_refs(ctx, field)
 	case "artifacts":
 		return ec.fieldContext_Session_artifacts(ctx, field)
+	case "resolveRefs":
+		return ec.fieldContext_Session_resolveRefs(ctx, field)
+	case "translateFilters":
+		return ec.fieldContext_Session_translateFilters(ctx, field)
+	case "translatePayload":
+		return ec.fieldContext_Session_translatePayload(ctx, field)
+	case "readRefs":
+		return ec.fieldContext_Session_readRefs(ctx, field)
+	case "enrichmentQueue":
+		return ec.fieldContext_Session_enrichmentQueue(ctx, field)
+	case "activeEntities":
+		return ec.fieldContext_Session_activeEntities(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -3933,6 +4859,26 @@ func (ec *executionContext) childFields_StepSummary(ctx context.Context, field g
 		return ec.fieldContext_StepSummary_refs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StepSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslatedFilters(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "filters":
+		return ec.fieldContext_TranslatedFilters_filters(ctx, field)
+	case "pendingRefs":
+		return ec.fieldContext_TranslatedFilters_pendingRefs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslatedFilters", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslatedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_TranslatedPayload_data(ctx, field)
+	case "saves":
+		return ec.fieldContext_TranslatedPayload_saves(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslatedPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

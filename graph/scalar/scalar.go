@@ -43,7 +43,7 @@ func MarshalMap(m map[string]any) graphql.Marshaler { return graphql.MarshalMap(
 func UnmarshalMap(v any) (map[string]any, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, apperr.New(apperr.BadUserInput, "expected a JSON object, got %s", jsonKind(v))
+		return nil, apperr.New(apperr.InvalidContent, "expected a JSON object, got %s", jsonKind(v))
 	}
 	return m, nil
 }

@@ -14,6 +14,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/lib/pq" // the postgres driver
 
+	"sessiongraph/domains"
 	"sessiongraph/ent"
 	"sessiongraph/graph"
 	"sessiongraph/internal/engine"
@@ -24,9 +25,12 @@ import (
 // Config is everything the server can be told; server.go fills it from flags
 // and environment variables.
 type Config struct {
-	DatabaseURL    string
-	DefaultTTL     time.Duration
-	DefaultDomain  string
+	DatabaseURL   string
+	DefaultTTL    time.Duration
+	DefaultDomain string
+	// DomainFile is a YAML domain file loaded at start, besides the
+	// embedded kitchen domain.
+	DomainFile     string
 	AllowedOrigins []string
 	Introspection  bool
 	MaxOpenConns   int
@@ -73,6 +77,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		DefaultTTL:    cfg.DefaultTTL,
 		DefaultDomain: cfg.DefaultDomain,
 	})
+	if err := syncDomains(ctx, eng, cfg.DomainFile); err != nil {
+		client.Close()
+		return nil, err
+	}
 	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger}
 	gql := graph.NewServer(graph.ServerConfig{
 		Resolver:       &graph.Resolver{Client: client, Engine: eng},
@@ -105,4 +113,24 @@ func withDefaults(cfg Config) Config {
 		cfg.PageMax = 100
 	}
 	return cfg
+}
+
+// syncDomains writes the embedded kitchen domain, and the domain file if one
+// is given, to the database.
+func syncDomains(ctx context.Context, eng *engine.Engine, file string) error {
+	kitchen, err := domains.Kitchen()
+	if err != nil {
+		return err
+	}
+	if err := eng.SyncDomain(ctx, kitchen); err != nil {
+		return fmt.Errorf("loading the kitchen domain: %w", err)
+	}
+	if file == "" {
+		return nil
+	}
+	d, err := domains.Load(file)
+	if err != nil {
+		return err
+	}
+	return eng.SyncDomain(ctx, d)
 }

@@ -21,9 +21,10 @@ type Config struct {
 
 // Engine performs session operations.
 type Engine struct {
-	client *ent.Client
-	store  *store.Store
-	cfg    Config
+	client  *ent.Client
+	store   *store.Store
+	cfg     Config
+	domains domainCache
 }
 
 // New returns an Engine that reads through client and writes through st.
@@ -34,5 +35,5 @@ func New(client *ent.Client, st *store.Store, cfg Config) *Engine {
 	if cfg.DefaultDomain == "" {
 		cfg.DefaultDomain = "kitchen"
 	}
-	return &Engine{client: client, store: st, cfg: cfg}
+	return &Engine{client: client, store: st, cfg: cfg, domains: domainCache{entries: map[string]cachedDomain{}}}
 }

@@ -48,15 +48,15 @@ type RetainedRef struct {
 // type carry a UUID in Field that points at TargetType rows of Table, whose
 // human label lives in NameColumn (seed 000's FK lazy registration).
 type FKField struct {
-	Field      string `json:"field"`
-	TargetType string `json:"targetType"`
-	Table      string `json:"table"`
-	NameColumn string `json:"nameColumn"`
+	Field      string `json:"field" yaml:"field"`
+	TargetType string `json:"targetType" yaml:"targetType"`
+	Table      string `json:"table" yaml:"table"`
+	NameColumn string `json:"nameColumn" yaml:"nameColumn"`
 }
 
 // NestedRelation is a list of child records carried inside a parent record,
 // such as recipe_ingredients inside a recipe read.
 type NestedRelation struct {
-	Field      string `json:"field"`
-	EntityType string `json:"entityType"`
+	Field      string `json:"field" yaml:"field"`
+	EntityType string `json:"entityType" yaml:"entityType"`
 }

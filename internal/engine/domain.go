@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/entitytype"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
+)
+
+// domainTTL bounds how long a replica may use entity types another replica
+// has since changed; this replica's own changes apply at once.
+const domainTTL = 10 * time.Second
+
+// domainCache keeps each domain's entity types in memory: every registry
+// write needs them, and they change rarely.
+type domainCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedDomain
+}
+
+type cachedDomain struct {
+	domain *registry.Domain
+	loaded time.Time
+}
+
+// Domain returns a domain's entity types, from the cache when fresh.
+func (e *Engine) Domain(ctx context.Context, name string) (*registry.Domain, error) {
+	e.domains.mu.Lock()
+	c, ok := e.domains.entries[name]
+	e.domains.mu.Unlock()
+	if ok && time.Since(c.loaded) < domainTTL {
+		return c.domain, nil
+	}
+	rows, err := e.client.EntityType.Query().Where(entitytype.Domain(name)).Order(entitytype.ByName()).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	types := make([]registry.EntityType, len(rows))
+	for i, r := range rows {
+		types[i] = toRegistryType(r)
+	}
+	d, err := registry.NewDomain(name, types)
+	if err != nil {
+		return nil, err
+	}
+	e.domains.mu.Lock()
+	e.domains.entries[name] = cachedDomain{domain: d, loaded: time.Now()}
+	e.domains.mu.Unlock()
+	return d, nil
+}
+
+func (e *Engine) forgetDomain(name string) {
+	e.domains.mu.Lock()
+	delete(e.domains.entries, name)
+	e.domains.mu.Unlock()
+}
+
+// EntityTypes lists a domain's entity types.
+func (e *Engine) EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error) {
+	return e.client.EntityType.Query().Where(entitytype.Domain(domain)).Order(entitytype.ByName()).All(ctx)
+}
+
+// UpsertEntityTypeInput defines or redefines one entity type of a domain.
+type UpsertEntityTypeInput struct {
+	Domain string
+	registry.EntityType
+}
+
+// UpsertEntityType creates or replaces an entity type, after checking that
+// the domain it leaves behind is consistent (FK targets and nested types
+// exist, names make unambiguous refs).
+func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput) (*ent.EntityType, error) {
+	if err := requireText("domain", in.Domain, 200); err != nil {
+		return nil, err
+	}
+	current, err := e.Domain(ctx, in.Domain)
+	if err != nil {
+		return nil, err
+	}
+	types := []registry.EntityType{in.EntityType}
+	for _, t := range current.Types {
+		if t.Name != in.Name && t.Table != in.Table {
+			types = append(types, t)
+		}
+	}
+	d, err := registry.NewDomain(in.Domain, types)
+	if err == nil {
+		err = d.Check()
+	}
+	if err != nil {
+		return nil, apperr.Invalid("input", "%v", err)
+	}
+	if err := e.upsertTypes(ctx, d.Name, d.Types[:1]); err != nil {
+		return nil, err
+	}
+	e.forgetDomain(in.Domain)
+	return e.client.EntityType.Query().Where(entitytype.Domain(in.Domain), entitytype.Name(in.Name)).Only(ctx)
+}
+
+// SyncDomain writes a domain file's entity types to the database at start;
+// types the file does not name are left as they are.
+func (e *Engine) SyncDomain(ctx context.Context, d *registry.Domain) error {
+	if err := e.upsertTypes(ctx, d.Name, d.Types); err != nil {
+		return err
+	}
+	e.forgetDomain(d.Name)
+	return nil
+}
+
+func (e *Engine) upsertTypes(ctx context.Context, domain string, types []registry.EntityType) error {
+	bulk := make([]*ent.EntityTypeCreate, len(types))
+	for i, t := range types {
+		bulk[i] = e.client.EntityType.Create().SetDomain(domain).SetName(t.Name).SetTableName(t.Table).
+			SetIDField(t.IDField).SetLabelField(t.LabelField).SetLabelTemplate(t.LabelTemplate).
+			SetFkFields(nonNil(t.FKFields)).SetNestedRelations(nonNil(t.NestedRelations)).
+			SetDetailFields(nonNil(t.DetailFields)).SetDataLegend(t.DataLegend).
+			SetContentMarkers(nonNil(t.ContentMarkers)).SetCondensed(t.Condensed)
+	}
+	return e.client.EntityType.CreateBulk(bulk...).
+		OnConflict(sql.ConflictColumns(entitytype.FieldDomain, entitytype.FieldName)).
+		UpdateNewValues().Exec(ctx)
+}
+
+func toRegistryType(r *ent.EntityType) registry.EntityType {
+	return registry.EntityType{
+		Name: r.Name, Table: r.TableName, IDField: r.IDField,
+		LabelField: r.LabelField, LabelTemplate: r.LabelTemplate,
+		FKFields: r.FkFields, NestedRelations: r.NestedRelations, DetailFields: r.DetailFields,
+		DataLegend: r.DataLegend, ContentMarkers: r.ContentMarkers, Condensed: r.Condensed,
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

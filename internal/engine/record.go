@@ -1,0 +1,419 @@
+package engine
+
+import (
+	"context"
+	"github.com/google/uuid"
+
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
+	"sessiongraph/internal/store"
+)
+
+// Event kinds of registry writes.
+const (
+	KindRefsRead          = "refs.read"
+	KindRefsUpdated       = "refs.updated"
+	KindRefsDeleted       = "refs.deleted"
+	KindRefsMentioned     = "refs.mentioned"
+	KindRefsEnriched      = "refs.enriched"
+	KindRefUserAction     = "ref.user_action"
+	KindRefCreated        = "ref.created"
+	KindRefPromoted       = "ref.promoted"
+	KindRefRetained       = "ref.retained"
+	KindRefReleased       = "ref.released"
+	KindArtifactGenerated = "artifact.generated"
+	KindArtifactRevised   = "artifact.revised"
+)
+
+// RecordReadInput carries records the runtime read from (or wrote to) a table.
+type RecordReadInput struct {
+	SessionID uuid.UUID
+	Table     string
+	Records   []map[string]any
+	Step      *int
+}
+
+// RecordsResult is what an agent needs after a read: the records as the LLM
+// should see them, the refs they touched, and the refs waiting for a label.
+type RecordsResult struct {
+	SessionID       uuid.UUID
+	Records         []map[string]any
+	Refs            []string
+	EnrichmentQueue []EnrichmentRequest
+}
+
+// EnrichmentRequest asks the runtime to look up a lazily registered ref's
+// label: SELECT NameColumn FROM Table WHERE id = EntityID.
+type EnrichmentRequest struct {
+	Ref        string
+	EntityType string
+	EntityID   uuid.UUID
+	Table      string
+	NameColumn string
+}
+
+// RecordRead registers records read from the database (seed 000's
+// translate_read_output) and returns them translated for the LLM.
+func (e *Engine) RecordRead(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
+	return e.recordRecords(ctx, in, registry.ActionRead, KindRefsRead)
+}
+
+// RecordUpdated registers records the runtime updated, as RecordRead does,
+// with the action updated.
+func (e *Engine) RecordUpdated(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
+	return e.recordRecords(ctx, in, registry.ActionUpdated, KindRefsUpdated)
+}
+
+func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, kind string) (*RecordsResult, error) {
+	if len(in.Records) > maxRecords {
+		return nil, apperr.Invalid("records", "%d records in one call; at most %d are allowed: split the call", len(in.Records), maxRecords)
+	}
+	out := &RecordsResult{SessionID: in.SessionID}
+	sel := selection{entityIDs: registry.UUIDsIn(in.Records)}
+	_, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		t, err := d.TypeOfTable(in.Table)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if out.Records, err = r.Read(d, t, in.Records, action, in.Step); err != nil {
+			return store.Event{}, err
+		}
+		for _, en := range r.Changed() {
+			en.Label = truncate(en.Label, maxLabelLen)
+			out.Refs = append(out.Refs, en.Ref)
+			if en.Queued() {
+				out.EnrichmentQueue = append(out.EnrichmentQueue, enrichmentRequest(en))
+			}
+		}
+		return store.Event{Kind: kind, Payload: map[string]any{"table": in.Table, "changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecordGeneratedInput carries content the LLM generated.
+type RecordGeneratedInput struct {
+	SessionID  uuid.UUID
+	EntityType string
+	Content    map[string]any
+	Label      *string
+	Step       *int
+}
+
+// RefResult names the ref a write registered or changed.
+type RefResult struct {
+	SessionID uuid.UUID
+	Ref       string
+	// Promoted is true when recordCreated saved a generated ref.
+	Promoted bool
+}
+
+// RecordGenerated registers generated content as gen_{type}_{n} with a
+// pending artifact.
+func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (*RefResult, error) {
+	label, err := optionalLabel(in.Label)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefResult{SessionID: in.SessionID}
+	_, err = e.writeRegistry(ctx, in.SessionID, selection{}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		t, err := d.Type(in.EntityType)
+		if err != nil {
+			return store.Event{}, err
+		}
+		en := r.Generate(t, in.Content, label, in.Step)
+		en.Label = truncate(en.Label, maxLabelLen)
+		en.Artifact.Label = en.Label
+		out.Ref = en.Ref
+		return store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecordCreatedInput says the runtime created an entity in the database.
+type RecordCreatedInput struct {
+	SessionID  uuid.UUID
+	EntityType string
+	EntityID   uuid.UUID
+	Label      *string
+	GenRef     *string
+	Step       *int
+}
+
+// RecordCreated promotes the named or matching generated ref to the new
+// entity, or registers the entity under the next ref of its type.
+func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*RefResult, error) {
+	label, err := optionalLabel(in.Label)
+	if err != nil {
+		return nil, err
+	}
+	sel := selection{entityIDs: []uuid.UUID{in.EntityID}, pendingOf: in.EntityType, artifacts: true}
+	if in.GenRef != nil {
+		sel.refs = []string{*in.GenRef}
+	}
+	out := &RefResult{SessionID: in.SessionID}
+	_, err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		t, err := d.Type(in.EntityType)
+		if err != nil {
+			return store.Event{}, err
+		}
+		en, err := r.Create(t, in.EntityID, label, deref(in.GenRef), in.Step)
+		if err != nil {
+			return store.Event{}, err
+		}
+		out.Ref = en.Ref
+		out.Promoted = en.Generated()
+		kind := KindRefCreated
+		if out.Promoted {
+			kind = KindRefPromoted
+		}
+		return store.Event{Kind: kind, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecordDeletedInput says the runtime deleted entities.
+type RecordDeletedInput struct {
+	SessionID  uuid.UUID
+	EntityType string
+	EntityIDs  []uuid.UUID
+	Step       *int
+}
+
+// RefsResult names the refs a write touched.
+type RefsResult struct {
+	SessionID uuid.UUID
+	Refs      []string
+}
+
+// RecordDeleted tags the entities deleted; unknown ones are registered so
+// the LLM can still say what was deleted.
+func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*RefsResult, error) {
+	if len(in.EntityIDs) > maxRecords {
+		return nil, apperr.Invalid("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), maxRecords)
+	}
+	out := &RefsResult{SessionID: in.SessionID}
+	_, err := e.writeRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		t, err := d.Type(in.EntityType)
+		if err != nil {
+			return store.Event{}, err
+		}
+		for _, id := range in.EntityIDs {
+			en, err := r.Touch(t, id, registry.ActionDeleted, "", in.Step)
+			if err != nil {
+				return store.Event{}, err
+			}
+			out.Refs = append(out.Refs, en.Ref)
+		}
+		return store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecordUserActionInput reports a change the user made in the frontend.
+type RecordUserActionInput struct {
+	SessionID  uuid.UUID
+	Kind       registry.UserKind
+	EntityType string
+	EntityID   uuid.UUID
+	Label      *string
+}
+
+// RecordUserAction tags an entity with created:user, updated:user,
+// deleted:user or mentioned:user, registering it when new.
+func (e *Engine) RecordUserAction(ctx context.Context, in RecordUserActionInput) (*RefResult, error) {
+	label, err := optionalLabel(in.Label)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefResult{SessionID: in.SessionID}
+	_, err = e.writeRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		t, err := d.Type(in.EntityType)
+		if err != nil {
+			return store.Event{}, err
+		}
+		en, err := r.Touch(t, in.EntityID, registry.UserAction(in.Kind), label, nil)
+		if err != nil {
+			return store.Event{}, err
+		}
+		out.Ref = en.Ref
+		return store.Event{Kind: KindRefUserAction, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MentionEntity records that refs were referred to this turn (Understand's
+// reference resolution), which keeps them in the active window.
+func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*RefsResult, error) {
+	if len(refs) == 0 || len(refs) > maxRecords {
+		return nil, apperr.Invalid("refs", "give between 1 and %d refs", maxRecords)
+	}
+	_, err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if err := r.Mention(refs); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindRefsMentioned, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefsResult{SessionID: sessionID, Refs: refs}, nil
+}
+
+// UpdateArtifactInput replaces a generated entity's content.
+type UpdateArtifactInput struct {
+	SessionID uuid.UUID
+	Ref       string
+	Content   map[string]any
+	Label     *string
+}
+
+// UpdateArtifact revises a generated entity's content (revision + 1).
+func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*RefResult, error) {
+	label, err := optionalLabel(in.Label)
+	if err != nil {
+		return nil, err
+	}
+	sel := selection{refs: []string{in.Ref}, artifacts: true}
+	_, err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		en, ok := r.Entry(in.Ref)
+		if !ok {
+			return store.Event{}, registry.Errorf(registry.RefNotFound, "this session has no ref %q", in.Ref)
+		}
+		t, err := d.Type(en.EntityType)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if _, err := r.UpdateArtifact(t, in.Ref, in.Content, label); err != nil {
+			return store.Event{}, err
+		}
+		en.Label = truncate(en.Label, maxLabelLen)
+		en.Artifact.Label = en.Label
+		return store.Event{Kind: KindArtifactRevised, Payload: map[string]any{
+			"ref": in.Ref, "revision": en.Artifact.Revision, "changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefResult{SessionID: in.SessionID, Ref: in.Ref}, nil
+}
+
+// EnrichmentLabel is a label the runtime looked up for a queued ref.
+type EnrichmentLabel struct {
+	Ref   string
+	Label string
+}
+
+// ApplyEnrichment sets looked-up labels and takes the refs out of the queue.
+func (e *Engine) ApplyEnrichment(ctx context.Context, sessionID uuid.UUID, labels []*EnrichmentLabel) (*RefsResult, error) {
+	if len(labels) == 0 || len(labels) > maxRecords {
+		return nil, apperr.Invalid("labels", "give between 1 and %d labels", maxRecords)
+	}
+	refs := make([]string, len(labels))
+	enrich := make([]registry.Enrichment, len(labels))
+	for i, l := range labels {
+		if len(l.Label) > maxLabelLen {
+			return nil, apperr.Invalid("labels", "the label for %s is %d bytes; at most %d are allowed", l.Ref, len(l.Label), maxLabelLen)
+		}
+		refs[i], enrich[i] = l.Ref, registry.Enrichment{Ref: l.Ref, Label: l.Label}
+	}
+	_, err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if _, err := r.ApplyEnrichment(enrich); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindRefsEnriched, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefsResult{SessionID: sessionID, Refs: refs}, nil
+}
+
+// RetainRef keeps a ref active past the turn window with Understand's reason.
+func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason string) (*RefResult, error) {
+	if len(reason) > maxLabelLen {
+		return nil, apperr.Invalid("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
+	}
+	_, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if _, err := r.Retain(ref, reason); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindRefRetained, Payload: map[string]any{"ref": ref, "reason": reason}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefResult{SessionID: sessionID, Ref: ref}, nil
+}
+
+// ReleaseRef lets a retained ref fall out of context.
+func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
+	_, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if _, err := r.Release(ref); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindRefReleased, Payload: map[string]any{"ref": ref}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefResult{SessionID: sessionID, Ref: ref}, nil
+}
+
+// changes summarizes changed refs for an event payload.
+func changes(entries []*registry.Entry) []map[string]any {
+	out := make([]map[string]any, len(entries))
+	for i, en := range entries {
+		out[i] = map[string]any{"ref": en.Ref, "entityType": en.EntityType, "action": en.Action}
+	}
+	return out
+}
+
+func enrichmentRequest(en *registry.Entry) EnrichmentRequest {
+	return EnrichmentRequest{Ref: en.Ref, EntityType: en.EntityType, EntityID: *en.EntityID,
+		Table: deref(en.EnrichTable), NameColumn: deref(en.EnrichNameColumn)}
+}
+
+func optionalLabel(label *string) (string, error) {
+	if label == nil {
+		return "", nil
+	}
+	if len(*label) > maxLabelLen {
+		return "", apperr.Invalid("label", "the label is %d bytes; at most %d are allowed", len(*label), maxLabelLen)
+	}
+	return *label, nil
+}
+
+// truncate cuts a computed label to n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	for len(string(r)) > n-len("…") {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

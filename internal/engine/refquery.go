@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/ref"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
+)
+
+// readRegistry loads the selected refs of a session for a read-only
+// operation; no lock, no transaction.
+func (e *Engine) readRegistry(ctx context.Context, s *ent.Session, sel selection) (*registry.Registry, *registry.Domain, error) {
+	d, err := e.Domain(ctx, s.Domain)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, _, err := load(ctx, e.client.Ref, s, sel)
+	return r, d, err
+}
+
+// RefsByName returns a session's refs in the order named; names it does not
+// have are skipped.
+func (e *Engine) RefsByName(ctx context.Context, sessionID uuid.UUID, names []string) ([]*ent.Ref, error) {
+	if len(names) == 0 {
+		return []*ent.Ref{}, nil
+	}
+	rows, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.RefIn(names...)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*ent.Ref, len(rows))
+	for _, r := range rows {
+		byName[r.Ref] = r
+	}
+	out := make([]*ent.Ref, 0, len(names))
+	for _, n := range names {
+		if r := byName[n]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// ResolvedRef is what a ref stands for.
+type ResolvedRef struct {
+	Ref        string
+	EntityType string
+	EntityID   *uuid.UUID
+	// Pending is true for a generated entity that is not saved yet.
+	Pending bool
+}
+
+// ResolveRefs translates refs to entity ids for the runtime.
+func (e *Engine) ResolveRefs(ctx context.Context, s *ent.Session, refs []string) ([]*ResolvedRef, error) {
+	r, _, err := e.readRegistry(ctx, s, selection{refs: refs})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ResolvedRef, len(refs))
+	for i, name := range refs {
+		en, ok := r.Entry(name)
+		if !ok {
+			return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", name)
+		}
+		out[i] = &ResolvedRef{Ref: en.Ref, EntityType: en.EntityType, EntityID: en.EntityID, Pending: en.EntityID == nil}
+	}
+	return out, nil
+}
+
+// FilterInput is one condition of a runtime query.
+type FilterInput struct {
+	Field string
+	Op    string
+	Value any
+}
+
+// TranslatedFilters are filters ready for the database, and the generated
+// refs to answer with readRefs instead.
+type TranslatedFilters struct {
+	Filters     []FilterInput
+	PendingRefs []string
+}
+
+// TranslateFilters turns refs into UUIDs in the id and FK fields of filters
+// on a table.
+func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, table string, filters []*FilterInput) (*TranslatedFilters, error) {
+	in := make([]registry.Filter, len(filters))
+	var names []string
+	for i, f := range filters {
+		in[i] = registry.Filter{Field: f.Field, Op: f.Op, Value: f.Value}
+		names = append(names, refsIn(f.Value)...)
+	}
+	r, d, err := e.readRegistry(ctx, s, selection{refs: names})
+	if err != nil {
+		return nil, err
+	}
+	t, err := d.TypeOfTable(table)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	tr, err := r.TranslateFilters(t, in)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	out := &TranslatedFilters{Filters: make([]FilterInput, len(tr.Filters)), PendingRefs: nonNil(tr.Pending)}
+	for i, f := range tr.Filters {
+		out.Filters[i] = FilterInput{Field: f.Field, Op: f.Op, Value: f.Value}
+	}
+	return out, nil
+}
+
+// TranslatePayload turns refs into UUIDs in a record about to be written.
+func (e *Engine) TranslatePayload(ctx context.Context, s *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error) {
+	r, d, err := e.readRegistry(ctx, s, selection{refs: refsIn(data)})
+	if err != nil {
+		return nil, err
+	}
+	t, err := d.Type(entityType)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	out, err := r.TranslatePayload(d, t, data)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &out, nil
+}
+
+// ReadRefsResult answers a read of refs: generated ones from their
+// artifacts, the rest left for the database.
+type ReadRefsResult struct {
+	Records      []map[string]any
+	FromDatabase []string
+}
+
+// ReadRefs answers reads of generated refs from their artifacts in db_read
+// shape (the seeds' read rerouting).
+func (e *Engine) ReadRefs(ctx context.Context, s *ent.Session, refs []string) (*ReadRefsResult, error) {
+	r, d, err := e.readRegistry(ctx, s, selection{refs: refs, artifacts: true})
+	if err != nil {
+		return nil, err
+	}
+	records, fromDB, err := r.ReadRefs(d, refs)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &ReadRefsResult{Records: nonNil(records), FromDatabase: nonNil(fromDB)}, nil
+}
+
+// EnrichmentQueue lists the session's refs still waiting for a label.
+func (e *Engine) EnrichmentQueue(ctx context.Context, s *ent.Session) ([]*EnrichmentRequest, error) {
+	rows, err := e.client.Ref.Query().
+		Where(ref.SessionID(s.ID), ref.EnrichTableNotNil()).Order(ref.ByCreatedAt(), ref.ByRef()).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*EnrichmentRequest, len(rows))
+	for i, row := range rows {
+		req := enrichmentRequest(toEntry(row))
+		out[i] = &req
+	}
+	return out, nil
+}
+
+// ActiveEntities are a session's refs by tier (seed 000).
+type ActiveEntities struct {
+	Active, Generated, Retained []*ent.Ref
+}
+
+// ActiveEntities sorts the refs that matter now into tiers, reading only
+// those: referenced within the window, retained, or pending generation.
+func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, window int) (*ActiveEntities, error) {
+	if window < 1 {
+		return nil, apperr.Invalid("turnsWindow", "turnsWindow must be at least 1, got %d", window)
+	}
+	rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.Or(
+		ref.TurnLastReferencedGTE(registry.ActiveSince(s.CurrentTurn, window)),
+		ref.ActiveReasonNotNil(),
+		ref.HasArtifactWith(artifact.StatusEQ(artifact.StatusPending)),
+	)).WithArtifact().Order(ref.ByTurnLastReferenced(), ref.ByCreatedAt()).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byRef := make(map[string]*ent.Ref, len(rows))
+	entries := make([]*registry.Entry, len(rows))
+	for i, row := range rows {
+		byRef[row.Ref], entries[i] = row, toEntry(row)
+	}
+	tiers := registry.SortTiers(entries, s.CurrentTurn, window)
+	pick := func(es []*registry.Entry) []*ent.Ref {
+		out := make([]*ent.Ref, len(es))
+		for i, en := range es {
+			out[i] = byRef[en.Ref]
+		}
+		return out
+	}
+	return &ActiveEntities{Active: pick(tiers.Active), Generated: pick(tiers.Generated), Retained: pick(tiers.Retained)}, nil
+}
+
+// refsIn collects the ref-shaped strings anywhere in v.
+func refsIn(v any) []string {
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch val := v.(type) {
+		case string:
+			if registry.IsRef(val) {
+				out = append(out, val)
+			}
+		case []any:
+			for _, item := range val {
+				walk(item)
+			}
+		case map[string]any:
+			for _, item := range val {
+				walk(item)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// RefByName returns one ref of a session.
+func (e *Engine) RefByName(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Ref, error) {
+	return e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).Only(ctx)
+}

@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/predicate"
+	"sessiongraph/ent/ref"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
+	"sessiongraph/internal/store"
+)
+
+// Limits of registry input.
+const (
+	maxRecords  = 1000
+	maxLabelLen = 1000
+)
+
+// selection says which of a session's refs an operation needs; they are
+// loaded in one statement.
+type selection struct {
+	entityIDs []uuid.UUID
+	refs      []string
+	// pendingOf loads the pending artifacts of a type, for promotion.
+	pendingOf string
+	// artifacts loads each ref's artifact too.
+	artifacts bool
+}
+
+func (s selection) predicate(sessionID uuid.UUID) predicate.Ref {
+	var any []predicate.Ref
+	if len(s.entityIDs) > 0 {
+		any = append(any, ref.EntityIDIn(s.entityIDs...))
+	}
+	if len(s.refs) > 0 {
+		any = append(any, ref.RefIn(s.refs...))
+	}
+	if s.pendingOf != "" {
+		any = append(any, ref.EntityType(s.pendingOf), ref.HasArtifactWith(artifact.StatusEQ(artifact.StatusPending)))
+		any = []predicate.Ref{ref.Or(any[:len(any)-2]...), ref.And(any[len(any)-2:]...)}
+	}
+	return ref.And(ref.SessionID(sessionID), ref.Or(any...))
+}
+
+// loaded remembers the rows behind a registry, to persist only changes.
+type loaded struct {
+	rows map[string]*ent.Ref
+}
+
+// load reads the selected refs into a registry at the session's turn.
+func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selection) (*registry.Registry, loaded, error) {
+	l := loaded{rows: map[string]*ent.Ref{}}
+	var entries []*registry.Entry
+	if len(sel.entityIDs) > 0 || len(sel.refs) > 0 || sel.pendingOf != "" {
+		q := refs.Query().Where(sel.predicate(s.ID))
+		if sel.artifacts || sel.pendingOf != "" {
+			q.WithArtifact()
+		}
+		rows, err := q.All(ctx)
+		if err != nil {
+			return nil, l, err
+		}
+		for _, row := range rows {
+			l.rows[row.Ref] = row
+			entries = append(entries, toEntry(row))
+		}
+	}
+	return registry.New(s.CurrentTurn, s.RefCounters, s.GenCounters, entries...), l, nil
+}
+
+// registryChange is an operation on the loaded registry; it returns the
+// event to record.
+type registryChange func(r *registry.Registry, d *registry.Domain) (store.Event, error)
+
+// writeRegistry runs one registry operation as a store write: load the
+// selected refs under the session lock, apply the rules, then persist the
+// changed refs and artifacts in one statement each and the counters with the
+// session's activity stamp.
+func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel selection, change registryChange) (*ent.Session, error) {
+	return e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+		d, err := e.Domain(ctx, w.Session.Domain)
+		if err != nil {
+			return store.Event{}, err
+		}
+		r, l, err := load(ctx, w.Tx.Ref, w.Session, sel)
+		if err != nil {
+			return store.Event{}, err
+		}
+		ev, err := change(r, d)
+		if err != nil {
+			return store.Event{}, apiError(err)
+		}
+		if err := persist(ctx, w.Tx, w.Session.ID, r.Changed(), l); err != nil {
+			return store.Event{}, err
+		}
+		w.Update().SetRefCounters(r.Counters).SetGenCounters(r.GenCounters)
+		return ev, nil
+	})
+}
+
+// persist upserts the changed refs, then their changed artifacts.
+func persist(ctx context.Context, tx *ent.Tx, sessionID uuid.UUID, changed []*registry.Entry, l loaded) error {
+	if len(changed) == 0 {
+		return nil
+	}
+	bulk := make([]*ent.RefCreate, len(changed))
+	ids := make([]uuid.UUID, len(changed))
+	for i, en := range changed {
+		ids[i] = uuid.Must(uuid.NewV7())
+		c := tx.Ref.Create().SetID(ids[i]).SetSessionID(sessionID).SetRef(en.Ref).SetEntityType(en.EntityType).
+			SetNillableEntityID(en.EntityID).SetLabel(en.Label).SetAction(en.Action).
+			SetNillableFullTurn(en.FullTurn).SetTurnCreated(en.TurnCreated).
+			SetTurnLastReferenced(en.TurnLastReferenced).SetNillableSourceStep(en.SourceStep).
+			SetNillableTurnPromoted(en.TurnPromoted).SetNillableActiveReason(en.ActiveReason).
+			SetNillableEnrichTable(en.EnrichTable).SetNillableEnrichNameColumn(en.EnrichNameColumn)
+		if en.DetailLevel != "" {
+			c.SetDetailLevel(ref.DetailLevel(en.DetailLevel))
+		}
+		if row := l.rows[en.Ref]; row != nil {
+			ids[i] = row.ID
+			c.SetID(row.ID).SetCreatedAt(row.CreatedAt)
+		}
+		bulk[i] = c
+	}
+	// Every column is written, so that clearing a value (a released reason,
+	// a dequeued enrichment) reaches the row too.
+	err := tx.Ref.CreateBulk(bulk...).
+		OnConflict(sql.ConflictColumns(ref.FieldSessionID, ref.FieldRef)).
+		UpdateNewValues().
+		Update(func(u *ent.RefUpsert) {
+			u.UpdateEntityID().UpdateDetailLevel().UpdateFullTurn().UpdateSourceStep().
+				UpdateTurnPromoted().UpdateActiveReason().UpdateEnrichTable().UpdateEnrichNameColumn()
+		}).
+		Exec(ctx)
+	if err != nil {
+		return conflictError(err)
+	}
+	var arts []*ent.ArtifactCreate
+	for i, en := range changed {
+		a := en.Artifact
+		if a == nil {
+			continue
+		}
+		c := tx.Artifact.Create().SetSessionID(sessionID).SetRefID(ids[i]).SetEntityType(a.EntityType).
+			SetLabel(a.Label).SetContent(a.Content).SetStatus(artifact.Status(a.Status)).SetRevision(a.Revision).
+			SetCreatedTurn(a.CreatedTurn).SetNillablePromotedTurn(a.PromotedTurn).SetNillableSourceStep(a.SourceStep)
+		if row := l.rows[en.Ref]; row != nil && row.Edges.Artifact != nil {
+			c.SetID(row.Edges.Artifact.ID).SetCreatedAt(row.Edges.Artifact.CreatedAt)
+		}
+		arts = append(arts, c)
+	}
+	if len(arts) > 0 {
+		err := tx.Artifact.CreateBulk(arts...).
+			OnConflict(sql.ConflictColumns(artifact.FieldRefID)).
+			UpdateNewValues().Update(func(u *ent.ArtifactUpsert) { u.UpdatePromotedTurn().UpdateSourceStep() }).
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func toEntry(row *ent.Ref) *registry.Entry {
+	en := &registry.Entry{
+		Ref: row.Ref, EntityType: row.EntityType, EntityID: row.EntityID, Label: row.Label,
+		Action: row.Action, FullTurn: row.FullTurn, TurnCreated: row.TurnCreated,
+		TurnLastReferenced: row.TurnLastReferenced, SourceStep: row.SourceStep,
+		TurnPromoted: row.TurnPromoted, ActiveReason: row.ActiveReason,
+		EnrichTable: row.EnrichTable, EnrichNameColumn: row.EnrichNameColumn,
+	}
+	if row.DetailLevel != nil {
+		en.DetailLevel = row.DetailLevel.String()
+	}
+	if a := row.Edges.Artifact; a != nil {
+		en.Artifact = &registry.Artifact{
+			EntityType: a.EntityType, Label: a.Label, Content: a.Content, Status: a.Status.String(),
+			Revision: a.Revision, CreatedTurn: a.CreatedTurn, PromotedTurn: a.PromotedTurn, SourceStep: a.SourceStep,
+		}
+	}
+	return en
+}
+
+// apiError gives a broken registry rule its API error code.
+func apiError(err error) error {
+	var re *registry.Error
+	if errors.As(err, &re) {
+		return apperr.New(apperr.Code(re.Code), "%s", re.Message)
+	}
+	return err
+}
+
+// conflictError reports a unique violation on (session, entity id), which
+// only a concurrent change to the same entity can cause.
+func conflictError(err error) error {
+	if ent.IsConstraintError(err) {
+		return apperr.New(apperr.Conflict, "the registry changed while this request ran; retry it")
+	}
+	return err
+}

@@ -1,0 +1,211 @@
+package registry
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Filter is one condition of a runtime query: field op value.
+type Filter struct {
+	Field string
+	Op    string
+	Value any
+}
+
+// Translated filters, ready for the database.
+type TranslatedFilters struct {
+	Filters []Filter
+	// Pending lists gen refs that have no entity yet; they were taken out of
+	// the filters and are answered from their artifacts instead (the seeds'
+	// read rerouting).
+	Pending []string
+}
+
+// TranslateFilters turns refs into UUIDs in the id and FK fields of t's
+// filters, single values and lists alike (seed 001's translate_filters).
+// UUIDs pass through; an unknown ref is REF_NOT_FOUND.
+func (r *Registry) TranslateFilters(t *EntityType, filters []Filter) (TranslatedFilters, error) {
+	var out TranslatedFilters
+	for i, f := range filters {
+		if f.Field != t.IDField && t.fk(f.Field) == nil {
+			out.Filters = append(out.Filters, f)
+			continue
+		}
+		path := fmt.Sprintf("filters[%d].value", i)
+		switch v := f.Value.(type) {
+		case string:
+			id, pending, err := r.entityID(v, path)
+			if err != nil {
+				return out, err
+			}
+			if pending {
+				out.Pending = append(out.Pending, v)
+				continue
+			}
+			f.Value = id
+		case []any:
+			ids := make([]any, 0, len(v))
+			for j, item := range v {
+				s, _ := item.(string)
+				id, pending, err := r.entityID(s, fmt.Sprintf("%s[%d]", path, j))
+				if err != nil {
+					return out, err
+				}
+				if pending {
+					out.Pending = append(out.Pending, s)
+					continue
+				}
+				ids = append(ids, id)
+			}
+			if len(ids) == 0 {
+				continue // every value was pending: nothing is left to ask the database
+			}
+			f.Value = ids
+		}
+		out.Filters = append(out.Filters, f)
+	}
+	return out, nil
+}
+
+// entityID returns the UUID a ref (or UUID) names; pending is true for a
+// generated ref that is not saved yet.
+func (r *Registry) entityID(v, path string) (id string, pending bool, err error) {
+	if u, ok := ParseUUID(v); ok {
+		return u.String(), false, nil
+	}
+	if !IsRef(v) {
+		return "", false, Errorf(InvalidInput, "%s is %q, which is neither a ref (recipe_1) nor a UUID", path, v)
+	}
+	e, err := r.lookup(v)
+	if err != nil {
+		return "", false, err
+	}
+	if e.EntityID == nil {
+		return "", true, nil
+	}
+	return e.EntityID.String(), false, nil
+}
+
+// TranslatedPayload is a record ready to write to the database.
+type TranslatedPayload struct {
+	Data map[string]any
+	// Saves names the generated ref the payload's id field held: the record
+	// being created is that artifact, so pass it to recordCreated.
+	Saves string
+}
+
+// TranslatePayload turns refs into UUIDs in the id, FK and nested fields of a
+// record the runtime is about to create or update (seed 001's
+// translate_payload). A gen ref in an FK field that is not saved yet is
+// REF_PENDING: save it first.
+func (r *Registry) TranslatePayload(d *Domain, t *EntityType, data map[string]any) (TranslatedPayload, error) {
+	var out TranslatedPayload
+	var err error
+	out.Data, err = r.payload(d, t, data, "data", &out.Saves)
+	return out, err
+}
+
+func (r *Registry) payload(d *Domain, t *EntityType, data map[string]any, path string, saves *string) (map[string]any, error) {
+	out := maps.Clone(data)
+	for _, field := range slices.Sorted(maps.Keys(data)) {
+		v := data[field]
+		switch {
+		case field == t.IDField:
+			s, _ := v.(string)
+			id, pending, err := r.entityID(s, path+"."+field)
+			if err != nil {
+				return nil, err
+			}
+			if pending {
+				if path == "data" {
+					*saves = s
+				}
+				delete(out, field) // the database assigns the new entity's id
+				continue
+			}
+			out[field] = id
+		case t.fk(field) != nil:
+			tr, err := r.payloadFK(v, path+"."+field)
+			if err != nil {
+				return nil, err
+			}
+			out[field] = tr
+		case nestedType(d, t, field) != nil:
+			list, ok := v.([]any)
+			if !ok {
+				continue
+			}
+			child := nestedType(d, t, field)
+			items := make([]any, len(list))
+			for i, item := range list {
+				m, ok := item.(map[string]any)
+				if !ok {
+					items[i] = item
+					continue
+				}
+				tr, err := r.payload(d, child, m, fmt.Sprintf("%s.%s[%d]", path, field, i), saves)
+				if err != nil {
+					return nil, err
+				}
+				items[i] = tr
+			}
+			out[field] = items
+		}
+	}
+	return out, nil
+}
+
+func (r *Registry) payloadFK(v any, path string) (any, error) {
+	one := func(s, path string) (any, error) {
+		id, pending, err := r.entityID(s, path)
+		if err != nil {
+			return nil, err
+		}
+		if pending {
+			return nil, Errorf(RefPending, "%s is %s, which is generated but not saved yet: save it (recordCreated) before records that point at it", path, s)
+		}
+		return id, nil
+	}
+	switch val := v.(type) {
+	case string:
+		return one(val, path)
+	case []any:
+		out := make([]any, len(val))
+		for i, item := range val {
+			s, _ := item.(string)
+			id, err := one(s, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = id
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// ReadRefs answers reads of generated refs from their artifacts, in the
+// shape a database read returns (the seeds' read rerouting): the content
+// with the ref in the id field. Refs whose data lives only in the database
+// come back in fromDatabase.
+func (r *Registry) ReadRefs(d *Domain, refs []string) (records []map[string]any, fromDatabase []string, err error) {
+	for _, ref := range refs {
+		e, err := r.lookup(ref)
+		if err != nil {
+			return nil, nil, err
+		}
+		if e.Artifact == nil || e.Artifact.Status == ArtifactCleared {
+			fromDatabase = append(fromDatabase, ref)
+			continue
+		}
+		t, err := d.Type(e.EntityType)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec := r.scrub(e.Artifact.Content).(map[string]any)
+		rec[t.IDField] = e.Ref
+		records = append(records, rec)
+	}
+	return records, fromDatabase, nil
+}
