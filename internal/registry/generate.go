@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"strings"
+
 	"github.com/google/uuid"
 )
 
@@ -11,6 +13,7 @@ func (r *Registry) Generate(t *EntityType, content map[string]any, label string,
 	if label == "" {
 		label = t.Label(content)
 	}
+	label = r.scrubLabel(label)
 	r.GenCounters[t.Name]++
 	e := &Entry{
 		Ref:                GenRefName(t.Name, r.GenCounters[t.Name]),
@@ -69,10 +72,10 @@ func (r *Registry) Create(t *EntityType, id uuid.UUID, label, genRef string, ste
 	gen.TurnLastReferenced = turn
 	gen.Artifact.Status = ArtifactPromoted
 	gen.Artifact.PromotedTurn = &turn
-	if label != "" {
-		gen.Artifact.Label = label
-	}
 	r.setLabel(gen, label)
+	if label != "" {
+		gen.Artifact.Label = gen.Label
+	}
 	r.index(gen)
 	r.markChanged(gen)
 	return gen, nil
@@ -102,7 +105,7 @@ func (r *Registry) promotable(t *EntityType, label, genRef string) (*Entry, erro
 	var match *Entry
 	for _, e := range r.byRef {
 		a := e.Artifact
-		if a == nil || a.Status != ArtifactPending || e.EntityType != t.Name || e.Label != label {
+		if a == nil || a.Status != ArtifactPending || e.EntityType != t.Name || !sameLabel(e.Label, label) {
 			continue
 		}
 		if p, q := refNumber(e), refNumber(match); match == nil || p < q {
@@ -148,11 +151,15 @@ func (r *Registry) UpdateArtifact(t *EntityType, ref string, content map[string]
 	a := e.Artifact
 	a.Content = content
 	a.Revision++
-	if label != "" {
-		a.Label = label
-		e.Label = label
-	}
+	r.setLabel(e, label)
+	a.Label = e.Label
 	e.TurnLastReferenced = r.Turn
 	r.markChanged(e)
 	return e, nil
+}
+
+// sameLabel compares labels the way people write them: ignoring case and
+// surrounding spaces, as the seeds' _find_matching_pending_artifact does.
+func sameLabel(a, b string) bool {
+	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
 }

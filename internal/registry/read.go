@@ -198,6 +198,24 @@ func (r *Registry) scrub(v any) any {
 			out[r.scrub(k).(string)] = r.scrub(item)
 		}
 		return out
+	case []string:
+		out := make([]any, len(val))
+		for i, item := range val {
+			out[i] = r.scrub(item)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(val))
+		for k, item := range val {
+			out[r.scrub(k).(string)] = r.scrub(item)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(val))
+		for i, item := range val {
+			out[i] = r.scrub(item)
+		}
+		return out
 	}
 	return v
 }
@@ -234,6 +252,49 @@ func UUIDsIn(v any) []uuid.UUID {
 	out := make([]uuid.UUID, 0, len(seen))
 	for id := range seen {
 		out = append(out, id)
+	}
+	return out
+}
+
+// AddEnrichedLabels adds _<field>_label to every FK field of translated
+// records whose ref now has a label, nested relations included (seed 001's
+// _add_enriched_labels, run after enrichment so the first read already shows
+// the names).
+func (r *Registry) AddEnrichedLabels(d *Domain, t *EntityType, records []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(records))
+	for i, rec := range records {
+		out[i] = r.labelRecord(d, t, rec)
+	}
+	return out
+}
+
+func (r *Registry) labelRecord(d *Domain, t *EntityType, rec map[string]any) map[string]any {
+	out := make(map[string]any, len(rec))
+	for k, v := range rec {
+		out[k] = v
+	}
+	for _, fk := range t.FKFields {
+		if ref, ok := rec[fk.Field].(string); ok {
+			if e, known := r.byRef[ref]; known && e.Label != "" {
+				out["_"+fk.Field+"_label"] = e.Label
+			}
+		}
+	}
+	for _, n := range t.NestedRelations {
+		child := nestedType(d, t, n.Field)
+		list, ok := rec[n.Field].([]any)
+		if child == nil || !ok {
+			continue
+		}
+		items := make([]any, len(list))
+		for i, item := range list {
+			if m, ok := item.(map[string]any); ok {
+				items[i] = r.labelRecord(d, child, m)
+			} else {
+				items[i] = item
+			}
+		}
+		out[n.Field] = items
 	}
 	return out
 }

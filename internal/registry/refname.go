@@ -68,7 +68,9 @@ func IsRef(s string) bool {
 
 // uuidPattern finds UUID-shaped text anywhere in a string (seed 000: 36
 // characters with 4 hyphens).
-var uuidPattern = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+// No word boundaries: a UUID glued to other text ("<uuid>_large.jpg") must
+// be found too.
+var uuidPattern = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // ParseUUID returns the UUID s holds, when s is exactly one UUID.
 func ParseUUID(s string) (uuid.UUID, bool) {

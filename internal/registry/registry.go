@@ -183,10 +183,14 @@ func (r *Registry) setLabel(e *Entry, label string) {
 	if label == "" {
 		return
 	}
-	e.Label = label
+	e.Label = r.scrubLabel(label)
 	e.EnrichTable, e.EnrichNameColumn = nil, nil
 	r.markChanged(e)
 }
+
+// scrubLabel removes UUIDs from a label: labels stand next to refs in every
+// prompt.
+func (r *Registry) scrubLabel(label string) string { return r.scrub(label).(string) }
 
 // Mention records that refs were referred to this turn, keeping their actions.
 func (r *Registry) Mention(refs []string) error {

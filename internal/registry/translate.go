@@ -24,44 +24,55 @@ type TranslatedFilters struct {
 
 // TranslateFilters turns refs into UUIDs in the id and FK fields of t's
 // filters, single values and lists alike (seed 001's translate_filters).
-// UUIDs pass through; an unknown ref is REF_NOT_FOUND.
+// UUIDs pass through; an unknown ref is REF_NOT_FOUND, a ref of another type
+// is BAD_USER_INPUT. A pending gen ref in the id field is taken out and
+// listed in Pending (read rerouting); when no id is left the filter becomes
+// `in []`, which matches no row, so running the rest is never wider than
+// asked. A pending gen ref in an FK field is REF_PENDING: nothing in the
+// database points at an unsaved entity.
 func (r *Registry) TranslateFilters(t *EntityType, filters []Filter) (TranslatedFilters, error) {
 	var out TranslatedFilters
 	for i, f := range filters {
-		if f.Field != t.IDField && t.fk(f.Field) == nil {
+		want := t.Name
+		if fk := t.fk(f.Field); fk != nil {
+			want = fk.TargetType
+		} else if f.Field != t.IDField {
 			out.Filters = append(out.Filters, f)
 			continue
 		}
+		isID := f.Field == t.IDField
 		path := fmt.Sprintf("filters[%d].value", i)
-		switch v := f.Value.(type) {
-		case string:
-			id, pending, err := r.entityID(v, path)
+		values, list := f.Value.([]any)
+		if !list {
+			values = []any{f.Value}
+		}
+		ids := make([]any, 0, len(values))
+		for j, item := range values {
+			s, _ := item.(string)
+			p := path
+			if list {
+				p = fmt.Sprintf("%s[%d]", path, j)
+			}
+			id, pending, err := r.entityID(s, p, want)
 			if err != nil {
-				return out, err
+				return TranslatedFilters{}, err
+			}
+			if pending && !isID {
+				return TranslatedFilters{}, pendingError(p, s)
 			}
 			if pending {
-				out.Pending = append(out.Pending, v)
+				out.Pending = append(out.Pending, s)
 				continue
 			}
-			f.Value = id
-		case []any:
-			ids := make([]any, 0, len(v))
-			for j, item := range v {
-				s, _ := item.(string)
-				id, pending, err := r.entityID(s, fmt.Sprintf("%s[%d]", path, j))
-				if err != nil {
-					return out, err
-				}
-				if pending {
-					out.Pending = append(out.Pending, s)
-					continue
-				}
-				ids = append(ids, id)
-			}
-			if len(ids) == 0 {
-				continue // every value was pending: nothing is left to ask the database
-			}
+			ids = append(ids, id)
+		}
+		switch {
+		case len(ids) == 0:
+			f.Op, f.Value = "in", []any{}
+		case list:
 			f.Value = ids
+		default:
+			f.Value = ids[0]
 		}
 		out.Filters = append(out.Filters, f)
 	}
@@ -69,8 +80,9 @@ func (r *Registry) TranslateFilters(t *EntityType, filters []Filter) (Translated
 }
 
 // entityID returns the UUID a ref (or UUID) names; pending is true for a
-// generated ref that is not saved yet.
-func (r *Registry) entityID(v, path string) (id string, pending bool, err error) {
+// generated ref that is not saved yet. want is the entity type the field
+// holds.
+func (r *Registry) entityID(v, path, want string) (id string, pending bool, err error) {
 	if u, ok := ParseUUID(v); ok {
 		return u.String(), false, nil
 	}
@@ -81,10 +93,17 @@ func (r *Registry) entityID(v, path string) (id string, pending bool, err error)
 	if err != nil {
 		return "", false, err
 	}
+	if e.EntityType != want {
+		return "", false, Errorf(InvalidInput, "%s is %s, a %s; this field holds a %s", path, v, e.EntityType, want)
+	}
 	if e.EntityID == nil {
 		return "", true, nil
 	}
 	return e.EntityID.String(), false, nil
+}
+
+func pendingError(path, ref string) error {
+	return Errorf(RefPending, "%s is %s, which is generated but not saved yet: save it (recordCreated) before records that point at it", path, ref)
 }
 
 // TranslatedPayload is a record ready to write to the database.
@@ -113,7 +132,7 @@ func (r *Registry) payload(d *Domain, t *EntityType, data map[string]any, path s
 		switch {
 		case field == t.IDField:
 			s, _ := v.(string)
-			id, pending, err := r.entityID(s, path+"."+field)
+			id, pending, err := r.entityID(s, path+"."+field, t.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -126,7 +145,7 @@ func (r *Registry) payload(d *Domain, t *EntityType, data map[string]any, path s
 			}
 			out[field] = id
 		case t.fk(field) != nil:
-			tr, err := r.payloadFK(v, path+"."+field)
+			tr, err := r.payloadFK(v, path+"."+field, t.fk(field).TargetType)
 			if err != nil {
 				return nil, err
 			}
@@ -156,14 +175,14 @@ func (r *Registry) payload(d *Domain, t *EntityType, data map[string]any, path s
 	return out, nil
 }
 
-func (r *Registry) payloadFK(v any, path string) (any, error) {
+func (r *Registry) payloadFK(v any, path, want string) (any, error) {
 	one := func(s, path string) (any, error) {
-		id, pending, err := r.entityID(s, path)
+		id, pending, err := r.entityID(s, path, want)
 		if err != nil {
 			return nil, err
 		}
 		if pending {
-			return nil, Errorf(RefPending, "%s is %s, which is generated but not saved yet: save it (recordCreated) before records that point at it", path, s)
+			return nil, pendingError(path, s)
 		}
 		return id, nil
 	}
