@@ -15,6 +15,11 @@ import (
 	"github.com/google/uuid"
 )
 
+// Refs is the resolver for the refs field.
+func (r *enrichmentPayloadResolver) Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error) {
+	return r.Engine.RefsByName(ctx, obj.SessionID, obj.Refs)
+}
+
 // RecordRead is the resolver for the recordRead field.
 func (r *mutationResolver) RecordRead(ctx context.Context, input engine.RecordReadInput) (*engine.RecordsResult, error) {
 	return r.Engine.RecordRead(ctx, input)
@@ -56,8 +61,8 @@ func (r *mutationResolver) UpdateArtifact(ctx context.Context, input engine.Upda
 }
 
 // ApplyEnrichment is the resolver for the applyEnrichment field.
-func (r *mutationResolver) ApplyEnrichment(ctx context.Context, sessionID uuid.UUID, labels []*engine.EnrichmentLabel) (*engine.RefsResult, error) {
-	return r.Engine.ApplyEnrichment(ctx, sessionID, labels)
+func (r *mutationResolver) ApplyEnrichment(ctx context.Context, input engine.ApplyEnrichmentInput) (*engine.EnrichmentResult, error) {
+	return r.Engine.ApplyEnrichment(ctx, input)
 }
 
 // RetainRef is the resolver for the retainRef field.
@@ -115,6 +120,11 @@ func (r *sessionResolver) ActiveEntities(ctx context.Context, obj *ent.Session, 
 	return r.Engine.ActiveEntities(ctx, obj, *turnsWindow)
 }
 
+// EnrichmentPayload returns generated.EnrichmentPayloadResolver implementation.
+func (r *Resolver) EnrichmentPayload() generated.EnrichmentPayloadResolver {
+	return &enrichmentPayloadResolver{r}
+}
+
 // RecordsPayload returns generated.RecordsPayloadResolver implementation.
 func (r *Resolver) RecordsPayload() generated.RecordsPayloadResolver {
 	return &recordsPayloadResolver{r}
@@ -127,7 +137,8 @@ func (r *Resolver) RefPayload() generated.RefPayloadResolver { return &refPayloa
 func (r *Resolver) RefsPayload() generated.RefsPayloadResolver { return &refsPayloadResolver{r} }
 
 type (
-	recordsPayloadResolver struct{ *Resolver }
-	refPayloadResolver     struct{ *Resolver }
-	refsPayloadResolver    struct{ *Resolver }
+	enrichmentPayloadResolver struct{ *Resolver }
+	recordsPayloadResolver    struct{ *Resolver }
+	refPayloadResolver        struct{ *Resolver }
+	refsPayloadResolver       struct{ *Resolver }
 )

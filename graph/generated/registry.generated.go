@@ -19,6 +19,9 @@ import (
 
 // region    ************************** generated!.gotpl **************************
 
+type EnrichmentPayloadResolver interface {
+	Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error)
+}
 type RecordsPayloadResolver interface {
 	Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error)
 }
@@ -131,6 +134,61 @@ func (ec *executionContext) fieldContext_ActiveEntities_retained(_ context.Conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _EnrichmentPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnrichmentPayload_refs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.EnrichmentPayload().Refs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚕᚖsessiongraphᚋentᚐRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnrichmentPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EnrichmentPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EnrichmentPayload_records(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnrichmentPayload_records(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Records, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2ᚕmapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnrichmentPayload_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnrichmentPayload", field, false, false, errors.New("field of type Map does not have child fields"))
 }
 
 func (ec *executionContext) _EnrichmentRequest_ref(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentRequest) (ret graphql.Marshaler) {
@@ -734,6 +792,57 @@ func (ec *executionContext) fieldContext_TranslatedPayload_saves(_ context.Conte
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputApplyEnrichmentInput(ctx context.Context, obj any) (engine.ApplyEnrichmentInput, error) {
+	var it engine.ApplyEnrichmentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "labels", "table", "records"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "labels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("labels"))
+			data, err := ec.unmarshalNEnrichmentLabel2ᚕᚖsessiongraphᚋinternalᚋengineᚐEnrichmentLabelᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Labels = data
+		case "table":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("table"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Table = data
+		case "records":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("records"))
+			data, err := ec.unmarshalOMap2ᚕmapᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Records = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputEnrichmentLabel(ctx context.Context, obj any) (engine.EnrichmentLabel, error) {
 	var it engine.EnrichmentLabel
 	if obj == nil {
@@ -1183,6 +1292,82 @@ func (ec *executionContext) _ActiveEntities(ctx context.Context, sel ast.Selecti
 			out.Values[i] = ec._ActiveEntities_retained(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var enrichmentPayloadImplementors = []string{"EnrichmentPayload"}
+
+func (ec *executionContext) _EnrichmentPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.EnrichmentResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, enrichmentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EnrichmentPayload")
+		case "refs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._EnrichmentPayload_refs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "records":
+			out.Values[i] = ec._EnrichmentPayload_records(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -1735,6 +1920,11 @@ func (ec *executionContext) marshalNActiveEntities2ᚖsessiongraphᚋinternalᚋ
 	return ec._ActiveEntities(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNApplyEnrichmentInput2sessiongraphᚋinternalᚋengineᚐApplyEnrichmentInput(ctx context.Context, v any) (engine.ApplyEnrichmentInput, error) {
+	res, err := ec.unmarshalInputApplyEnrichmentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNEnrichmentLabel2ᚕᚖsessiongraphᚋinternalᚋengineᚐEnrichmentLabelᚄ(ctx context.Context, v any) ([]*engine.EnrichmentLabel, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
@@ -1752,6 +1942,16 @@ func (ec *executionContext) unmarshalNEnrichmentLabel2ᚕᚖsessiongraphᚋinter
 func (ec *executionContext) unmarshalNEnrichmentLabel2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentLabel(ctx context.Context, v any) (*engine.EnrichmentLabel, error) {
 	res, err := ec.unmarshalInputEnrichmentLabel(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEnrichmentPayload2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentResult(ctx context.Context, sel ast.SelectionSet, v *engine.EnrichmentResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EnrichmentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEnrichmentRequest2sessiongraphᚋinternalᚋengineᚐEnrichmentRequest(ctx context.Context, sel ast.SelectionSet, v engine.EnrichmentRequest) graphql.Marshaler {

@@ -27,7 +27,7 @@ type MutationResolver interface {
 	RecordUserAction(ctx context.Context, input engine.RecordUserActionInput) (*engine.RefResult, error)
 	MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*engine.RefsResult, error)
 	UpdateArtifact(ctx context.Context, input engine.UpdateArtifactInput) (*engine.RefResult, error)
-	ApplyEnrichment(ctx context.Context, sessionID uuid.UUID, labels []*engine.EnrichmentLabel) (*engine.RefsResult, error)
+	ApplyEnrichment(ctx context.Context, input engine.ApplyEnrichmentInput) (*engine.EnrichmentResult, error)
 	RetainRef(ctx context.Context, sessionID uuid.UUID, ref string, reason string) (*engine.RefResult, error)
 	ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*engine.RefResult, error)
 	OpenSession(ctx context.Context, input engine.OpenSessionInput) (*engine.OpenSessionResult, error)
@@ -44,22 +44,14 @@ type MutationResolver interface {
 func (ec *executionContext) field_Mutation_applyEnrichment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (engine.ApplyEnrichmentInput, error) {
+			return ec.unmarshalNApplyEnrichmentInput2sessiongraphᚋinternalᚋengineᚐApplyEnrichmentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sessionID"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "labels",
-		func(ctx context.Context, v any) ([]*engine.EnrichmentLabel, error) {
-			return ec.unmarshalNEnrichmentLabel2ᚕᚖsessiongraphᚋinternalᚋengineᚐEnrichmentLabelᚄ(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["labels"] = arg1
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -745,11 +737,11 @@ func (ec *executionContext) _Mutation_applyEnrichment(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ApplyEnrichment(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["labels"].([]*engine.EnrichmentLabel))
+			return ec.Resolvers.Mutation().ApplyEnrichment(ctx, fc.Args["input"].(engine.ApplyEnrichmentInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefsResult) graphql.Marshaler {
-			return ec.marshalNRefsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.EnrichmentResult) graphql.Marshaler {
+			return ec.marshalNEnrichmentPayload2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -762,7 +754,7 @@ func (ec *executionContext) fieldContext_Mutation_applyEnrichment(ctx context.Co
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefsPayload(ctx, field)
+			return ec.childFields_EnrichmentPayload(ctx, field)
 		},
 	}
 	defer func() {

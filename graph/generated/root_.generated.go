@@ -25,6 +25,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	EnrichmentPayload() EnrichmentPayloadResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	RecordsPayload() RecordsPayloadResolver
@@ -97,6 +98,11 @@ type ComplexityRoot struct {
 	Curation struct {
 		Demoted  func(childComplexity int) int
 		Retained func(childComplexity int) int
+	}
+
+	EnrichmentPayload struct {
+		Records func(childComplexity int) int
+		Refs    func(childComplexity int) int
 	}
 
 	EnrichmentRequest struct {
@@ -176,7 +182,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		ApplyEnrichment  func(childComplexity int, sessionID uuid.UUID, labels []*engine.EnrichmentLabel) int
+		ApplyEnrichment  func(childComplexity int, input engine.ApplyEnrichmentInput) int
 		BeginTurn        func(childComplexity int, sessionID uuid.UUID, userMessage string) int
 		EndTurn          func(childComplexity int, input engine.EndTurnInput) int
 		FailTurn         func(childComplexity int, sessionID uuid.UUID, reason string) int
@@ -628,6 +634,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Curation.Retained(childComplexity), true
 
+	case "EnrichmentPayload.records":
+		if e.ComplexityRoot.EnrichmentPayload.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnrichmentPayload.Records(childComplexity), true
+	case "EnrichmentPayload.refs":
+		if e.ComplexityRoot.EnrichmentPayload.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnrichmentPayload.Refs(childComplexity), true
+
 	case "EnrichmentRequest.entityID":
 		if e.ComplexityRoot.EnrichmentRequest.EntityID == nil {
 			break
@@ -941,7 +960,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ApplyEnrichment(childComplexity, args["sessionID"].(uuid.UUID), args["labels"].([]*engine.EnrichmentLabel)), true
+		return e.ComplexityRoot.Mutation.ApplyEnrichment(childComplexity, args["input"].(engine.ApplyEnrichmentInput)), true
 	case "Mutation.beginTurn":
 		if e.ComplexityRoot.Mutation.BeginTurn == nil {
 			break
@@ -1918,6 +1937,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAPIKeyOrder,
 		ec.unmarshalInputAPIKeyWhereInput,
+		ec.unmarshalInputApplyEnrichmentInput,
 		ec.unmarshalInputArtifactOrder,
 		ec.unmarshalInputArtifactWhereInput,
 		ec.unmarshalInputCurationInput,
@@ -4076,6 +4096,21 @@ input EnrichmentLabel {
   label: String!
 }
 
+input ApplyEnrichmentInput {
+  sessionID: ID!
+  labels: [EnrichmentLabel!]!
+  "The table of records, when records are given."
+  table: String
+  "Translated records from the read that queued these refs."
+  records: [Map!]
+}
+
+type EnrichmentPayload {
+  refs: [Ref!]!
+  "The records given, with _<field>_label added where an FK ref now has a label."
+  records: [Map!]!
+}
+
 "What a ref stands for."
 type ResolvedRef {
   ref: String!
@@ -4100,7 +4135,10 @@ type Filter {
 type TranslatedFilters {
   "The filters with refs replaced by UUIDs in id and FK fields."
   filters: [Filter!]!
-  "Generated refs that are not saved: they were taken out of the filters; answer them with readRefs."
+  """
+  Generated refs that are not saved: they were taken out of the id filter (answer them with
+  readRefs). An id filter left with no ids becomes ` + "`" + `in []` + "`" + `, which matches no row.
+  """
   pendingRefs: [String!]!
 }
 
@@ -4160,8 +4198,8 @@ extend type Mutation {
   mentionEntity(sessionID: ID!, refs: [String!]!): RefsPayload!
   "Replace a generated entity's content; its revision goes up by one."
   updateArtifact(input: UpdateArtifactInput!): RefPayload!
-  "Set the labels of refs in the enrichment queue."
-  applyEnrichment(sessionID: ID!, labels: [EnrichmentLabel!]!): RefsPayload!
+  "Set the labels of refs in the enrichment queue; given the read's records and table, return them with their FK labels."
+  applyEnrichment(input: ApplyEnrichmentInput!): EnrichmentPayload!
   "Keep a ref active past the turn window, with the reason."
   retainRef(sessionID: ID!, ref: String!, reason: String!): RefPayload!
   "Let a retained ref fall out of context."
@@ -4447,6 +4485,16 @@ func (ec *executionContext) childFields_Curation(ctx context.Context, field grap
 		return ec.fieldContext_Curation_demoted(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Curation", field.Name)
+}
+
+func (ec *executionContext) childFields_EnrichmentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refs":
+		return ec.fieldContext_EnrichmentPayload_refs(ctx, field)
+	case "records":
+		return ec.fieldContext_EnrichmentPayload_records(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EnrichmentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_EnrichmentRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,10 @@ func New(t testing.TB, configure ...func(*app.Config)) *Server {
 // driver has issued so far.
 func (s *Server) Statements() int64 { return s.statements.Load() }
 
+// client bounds every request, so that a server that hangs fails the test
+// instead of the whole run.
+var client = &http.Client{Timeout: 30 * time.Second}
+
 // Response is a GraphQL response.
 type Response struct {
 	Status int
@@ -103,7 +108,7 @@ func (s *Server) Get(t testing.TB, query string) *Response {
 
 func (s *Server) send(t testing.TB, req *http.Request) *Response {
 	t.Helper()
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)

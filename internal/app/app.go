@@ -34,6 +34,7 @@ type Config struct {
 	AllowedOrigins []string
 	Introspection  bool
 	MaxOpenConns   int
+	DomainCacheTTL time.Duration
 	PageDefault    int
 	PageMax        int
 	Logger         *slog.Logger
@@ -74,8 +75,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	client := ent.NewClient(ent.Driver(drv))
 	eng := engine.New(client, store.New(client, nil), engine.Config{
-		DefaultTTL:    cfg.DefaultTTL,
-		DefaultDomain: cfg.DefaultDomain,
+		DefaultTTL:     cfg.DefaultTTL,
+		DefaultDomain:  cfg.DefaultDomain,
+		DomainCacheTTL: cfg.DomainCacheTTL,
 	})
 	if err := syncDomains(ctx, eng, cfg.DomainFile); err != nil {
 		client.Close()

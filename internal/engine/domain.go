@@ -13,10 +13,6 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// domainTTL bounds how long a replica may use entity types another replica
-// has since changed; this replica's own changes apply at once.
-const domainTTL = 10 * time.Second
-
 // domainCache keeps each domain's entity types in memory: every registry
 // write needs them, and they change rarely.
 type domainCache struct {
@@ -31,21 +27,28 @@ type cachedDomain struct {
 
 // Domain returns a domain's entity types, from the cache when fresh.
 func (e *Engine) Domain(ctx context.Context, name string) (*registry.Domain, error) {
+	return e.domain(ctx, e.client.EntityType, name)
+}
+
+// domain loads through types, which inside a write must be the
+// transaction's client: a write that waited for a second pool connection
+// while holding its first could deadlock the pool under load.
+func (e *Engine) domain(ctx context.Context, types *ent.EntityTypeClient, name string) (*registry.Domain, error) {
 	e.domains.mu.Lock()
 	c, ok := e.domains.entries[name]
 	e.domains.mu.Unlock()
-	if ok && time.Since(c.loaded) < domainTTL {
+	if ok && time.Since(c.loaded) < e.cfg.DomainCacheTTL {
 		return c.domain, nil
 	}
-	rows, err := e.client.EntityType.Query().Where(entitytype.Domain(name)).Order(entitytype.ByName()).All(ctx)
+	rows, err := types.Query().Where(entitytype.Domain(name)).Order(entitytype.ByName()).All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	types := make([]registry.EntityType, len(rows))
+	ets := make([]registry.EntityType, len(rows))
 	for i, r := range rows {
-		types[i] = toRegistryType(r)
+		ets[i] = toRegistryType(r)
 	}
-	d, err := registry.NewDomain(name, types)
+	d, err := registry.NewDomain(name, ets)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,9 @@ type Config struct {
 	DefaultTTL time.Duration
 	// DefaultDomain is the domain of a session whose opener names none.
 	DefaultDomain string
+	// DomainCacheTTL bounds how long a replica may use entity types another
+	// replica has since changed; this replica's own changes apply at once.
+	DomainCacheTTL time.Duration
 }
 
 // Engine performs session operations.
@@ -31,6 +34,9 @@ type Engine struct {
 func New(client *ent.Client, st *store.Store, cfg Config) *Engine {
 	if cfg.DefaultTTL <= 0 {
 		cfg.DefaultTTL = 24 * time.Hour
+	}
+	if cfg.DomainCacheTTL == 0 {
+		cfg.DomainCacheTTL = 10 * time.Second
 	}
 	if cfg.DefaultDomain == "" {
 		cfg.DefaultDomain = "kitchen"

@@ -318,29 +318,63 @@ type EnrichmentLabel struct {
 	Label string
 }
 
-// ApplyEnrichment sets looked-up labels and takes the refs out of the queue.
-func (e *Engine) ApplyEnrichment(ctx context.Context, sessionID uuid.UUID, labels []*EnrichmentLabel) (*RefsResult, error) {
-	if len(labels) == 0 || len(labels) > maxRecords {
+// ApplyEnrichmentInput carries looked-up labels and, optionally, the
+// translated records of the read that queued them.
+type ApplyEnrichmentInput struct {
+	SessionID uuid.UUID
+	Labels    []*EnrichmentLabel
+	Table     *string
+	Records   []map[string]any
+}
+
+// EnrichmentResult names the labelled refs and returns the records with
+// their FK labels added.
+type EnrichmentResult struct {
+	SessionID uuid.UUID
+	Refs      []string
+	Records   []map[string]any
+}
+
+// ApplyEnrichment sets looked-up labels and takes the refs out of the queue;
+// given the records of the read that queued them, it returns those records
+// with _<field>_label added, as the LLM should see them.
+func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (*EnrichmentResult, error) {
+	if len(in.Labels) == 0 || len(in.Labels) > maxRecords {
 		return nil, apperr.Invalid("labels", "give between 1 and %d labels", maxRecords)
 	}
-	refs := make([]string, len(labels))
-	enrich := make([]registry.Enrichment, len(labels))
-	for i, l := range labels {
+	if len(in.Records) > maxRecords {
+		return nil, apperr.Invalid("records", "%d records in one call; at most %d are allowed", len(in.Records), maxRecords)
+	}
+	if len(in.Records) > 0 && in.Table == nil {
+		return nil, apperr.Invalid("table", "records need their table, to know their FK fields")
+	}
+	out := &EnrichmentResult{SessionID: in.SessionID, Records: []map[string]any{}}
+	enrich := make([]registry.Enrichment, len(in.Labels))
+	for i, l := range in.Labels {
 		if len(l.Label) > maxLabelLen {
 			return nil, apperr.Invalid("labels", "the label for %s is %d bytes; at most %d are allowed", l.Ref, len(l.Label), maxLabelLen)
 		}
-		refs[i], enrich[i] = l.Ref, registry.Enrichment{Ref: l.Ref, Label: l.Label}
+		out.Refs = append(out.Refs, l.Ref)
+		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
 	}
-	_, err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+	sel := selection{refs: append(refsIn(in.Records), out.Refs...)}
+	_, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		if _, err := r.ApplyEnrichment(enrich); err != nil {
 			return store.Event{}, err
+		}
+		if len(in.Records) > 0 {
+			t, err := d.TypeOfTable(*in.Table)
+			if err != nil {
+				return store.Event{}, err
+			}
+			out.Records = r.AddEnrichedLabels(d, t, in.Records)
 		}
 		return store.Event{Kind: KindRefsEnriched, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &RefsResult{SessionID: sessionID, Refs: refs}, nil
+	return out, nil
 }
 
 // RetainRef keeps a ref active past the turn window with Understand's reason.

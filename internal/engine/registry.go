@@ -84,7 +84,7 @@ type registryChange func(r *registry.Registry, d *registry.Domain) (store.Event,
 // session's activity stamp.
 func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel selection, change registryChange) (*ent.Session, error) {
 	return e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		d, err := e.Domain(ctx, w.Session.Domain)
+		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
 		if err != nil {
 			return store.Event{}, err
 		}

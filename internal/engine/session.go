@@ -20,7 +20,7 @@ const (
 	maxTenantLen      = 200
 	maxExternalKeyLen = 500
 	maxTTL            = 365 * 24 * time.Hour
-	maxMetadataKeys   = 100
+	maxMetadataKeys   = 256
 	maxMetadataValue  = 4000
 )
 

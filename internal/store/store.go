@@ -32,7 +32,10 @@ type Event struct {
 	Payload map[string]any
 }
 
-// Work is what a change sees inside its transaction.
+// Work is what a change sees inside its transaction. A change reads and
+// writes only through Tx: waiting for a second pool connection while holding
+// the transaction's can deadlock the pool when every connection is held by a
+// write doing the same.
 type Work struct {
 	Tx *ent.Tx
 	// Session is the session row as locked at the start of the transaction.
