@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test generate check-generated migration lint bench
+.PHONY: run test generate check-generated migration migration-hash lint bench
 
 ## run: serve on 127.0.0.1:8080 with the embedded default database
 run:
@@ -29,6 +29,10 @@ check-generated: generate
 migration:
 	@test -n "$(NAME)" || (echo "usage: make migration NAME=what_changed" >&2; exit 2)
 	$(GO) run -mod=mod ./ent/migrate/main.go $(NAME)
+
+## migration-hash: rewrite migrations/atlas.sum after writing SQL by hand
+migration-hash:
+	$(GO) run -mod=mod ./ent/migrate/main.go --hash
 
 ## lint: formatting and vet
 lint:

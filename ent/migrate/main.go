@@ -7,6 +7,9 @@
 // Atlas replays the existing migrations into a scratch database to learn the
 // current state, so it needs a PostgreSQL: DATABASE_URL's server, or the one
 // the embedded default finds or starts.
+//
+// With --hash it only rewrites atlas.sum, after a migration was written or
+// edited by hand (`make migration-hash`).
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"net/url"
 	"os"
 
+	atlas "ariga.io/atlas/sql/migrate"
 	"ariga.io/atlas/sql/sqltool"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql/schema"
@@ -30,7 +34,13 @@ const scratch = "sessiongraph_migration_scratch"
 
 func main() {
 	if len(os.Args) != 2 || os.Args[1] == "" {
-		log.Fatal("usage: go run -mod=mod ent/migrate/main.go <name>   (or: make migration NAME=<name>)")
+		log.Fatal("usage: go run -mod=mod ent/migrate/main.go <name>|--hash   (or: make migration NAME=<name>)")
+	}
+	if os.Args[1] == "--hash" {
+		if err := rehash(); err != nil {
+			log.Fatalf("hashing migrations: %v", err)
+		}
+		return
 	}
 	ctx := context.Background()
 	devURL, err := scratchDatabase(ctx)
@@ -84,4 +94,17 @@ func scratchDatabase(ctx context.Context) (string, error) {
 	}
 	u.Path = "/" + scratch
 	return u.String(), nil
+}
+
+// rehash rewrites atlas.sum for the files now in migrations/.
+func rehash() error {
+	dir, err := sqltool.NewGolangMigrateDir("migrations")
+	if err != nil {
+		return err
+	}
+	sum, err := dir.Checksum()
+	if err != nil {
+		return err
+	}
+	return atlas.WriteSumFile(dir, sum)
 }

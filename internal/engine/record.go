@@ -70,7 +70,7 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 	}
 	out := &RecordsResult{SessionID: in.SessionID}
 	sel := selection{entityIDs: registry.UUIDsIn(in.Records)}
-	_, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.TypeOfTable(in.Table)
 		if err != nil {
 			return store.Event{}, err
@@ -118,7 +118,7 @@ func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (
 		return nil, err
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	_, err = e.writeRegistry(ctx, in.SessionID, selection{}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	err = e.writeRegistry(ctx, in.SessionID, selection{}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err
@@ -157,7 +157,7 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 		sel.refs = []string{*in.GenRef}
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	_, err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err
@@ -201,7 +201,7 @@ func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*Ref
 		return nil, apperr.Invalid("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), maxRecords)
 	}
 	out := &RefsResult{SessionID: in.SessionID}
-	_, err := e.writeRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	err := e.writeRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err
@@ -238,7 +238,7 @@ func (e *Engine) RecordUserAction(ctx context.Context, in RecordUserActionInput)
 		return nil, err
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	_, err = e.writeRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	err = e.writeRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err
@@ -262,7 +262,7 @@ func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []
 	if len(refs) == 0 || len(refs) > maxRecords {
 		return nil, apperr.Invalid("refs", "give between 1 and %d refs", maxRecords)
 	}
-	_, err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+	err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if err := r.Mention(refs); err != nil {
 			return store.Event{}, err
 		}
@@ -289,7 +289,7 @@ func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*R
 		return nil, err
 	}
 	sel := selection{refs: []string{in.Ref}, artifacts: true}
-	_, err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		en, ok := r.Entry(in.Ref)
 		if !ok {
 			return store.Event{}, registry.Errorf(registry.RefNotFound, "this session has no ref %q", in.Ref)
@@ -358,7 +358,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
 	}
 	sel := selection{refs: append(refsIn(in.Records), out.Refs...)}
-	_, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		if _, err := r.ApplyEnrichment(enrich); err != nil {
 			return store.Event{}, err
 		}
@@ -382,7 +382,7 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 	if len(reason) > maxLabelLen {
 		return nil, apperr.Invalid("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
 	}
-	_, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+	err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if _, err := r.Retain(ref, reason); err != nil {
 			return store.Event{}, err
 		}
@@ -396,7 +396,7 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 
 // ReleaseRef lets a retained ref fall out of context.
 func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
-	_, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+	err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if _, err := r.Release(ref); err != nil {
 			return store.Event{}, err
 		}

@@ -82,7 +82,7 @@ type registryChange func(r *registry.Registry, d *registry.Domain) (store.Event,
 // selected refs under the session lock, apply the rules, then persist the
 // changed refs and artifacts in one statement each and the counters with the
 // session's activity stamp.
-func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel selection, change registryChange) (*ent.Session, error) {
+func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel selection, change registryChange) error {
 	return e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
 		if err != nil {

@@ -118,7 +118,7 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 	if in.Focus != nil && in.Focus.Type == "" {
 		return nil, apperr.Invalid("focus.type", "focus.type must name an entity type")
 	}
-	return e.store.Write(ctx, in.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+	return e.store.Update(ctx, in.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		u := w.Update()
 		var changed []string
 		set := func(name string, given bool) {

@@ -23,7 +23,7 @@ const (
 // BeginTurn opens the session's next turn with the user's message.
 func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage string) (*ent.Turn, error) {
 	var out *ent.Turn
-	_, err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		if open, err := openTurn(ctx, w); err != nil || open != nil {
 			if err == nil {
 				err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", open.Number)
@@ -89,7 +89,7 @@ type turnCloser func(ctx context.Context, w *store.Work, open *ent.Turn) (*ent.T
 
 func (e *Engine) closeTurn(ctx context.Context, sessionID uuid.UUID, close turnCloser) (*ent.Turn, error) {
 	var out *ent.Turn
-	_, err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		open, err := openTurn(ctx, w)
 		if err != nil {
 			return store.Event{}, err

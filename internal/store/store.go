@@ -22,8 +22,9 @@ import (
 const NotifyChannel = "sessiongraph_events"
 
 // eventOrderLock is the key of the transaction-scoped advisory lock that
-// serializes event sequence numbers, so that sequences commit in order and a
-// reader resuming after sequence N can never miss a later-committed N-1.
+// serializes event sequence numbers: a transaction takes the next number
+// only while holding it and keeps it until commit, so sequences commit in
+// order and a reader resuming after N can never miss a later-committed N-1.
 const eventOrderLock = 0x5e5510_0001
 
 // Event is what a change records about itself: its kind and a small payload.
@@ -43,12 +44,13 @@ type Work struct {
 	// Now is the single timestamp of this commit.
 	Now time.Time
 
-	update *ent.SessionUpdateOne
+	update *ent.SessionUpdate
 }
 
 // Update returns the pending update of the session row, saved once together
-// with the activity stamps, so that a change costs no extra statement.
-func (w *Work) Update() *ent.SessionUpdateOne { return w.update }
+// with the activity stamps, so that a change costs no extra statement. (It is
+// ent's update-by-predicate builder: UpdateOne would read the row back.)
+func (w *Work) Update() *ent.SessionUpdate { return w.update }
 
 // Change applies one write inside the session's transaction and says which
 // event it yields. Returning an error rolls everything back.
@@ -70,8 +72,19 @@ func New(client *ent.Client, now func() time.Time) *Store {
 
 // Write runs change against a live session: lock the row, refuse an expired
 // session, apply the change, stamp lastActiveAt and expiresAt, append the
-// event, ring the doorbell, commit. It returns the session as committed.
-func (s *Store) Write(ctx context.Context, sessionID uuid.UUID, change Change) (*ent.Session, error) {
+// event, ring the doorbell, commit.
+func (s *Store) Write(ctx context.Context, sessionID uuid.UUID, change Change) error {
+	_, err := s.write(ctx, sessionID, change, false)
+	return err
+}
+
+// Update is Write for a caller that needs the session as committed; reading
+// it back costs one more statement.
+func (s *Store) Update(ctx context.Context, sessionID uuid.UUID, change Change) (*ent.Session, error) {
+	return s.write(ctx, sessionID, change, true)
+}
+
+func (s *Store) write(ctx context.Context, sessionID uuid.UUID, change Change, readBack bool) (*ent.Session, error) {
 	var out *ent.Session
 	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		locked, err := tx.Session.Query().Where(session.ID(sessionID)).ForUpdate().Only(ctx)
@@ -86,12 +99,12 @@ func (s *Store) Write(ctx context.Context, sessionID uuid.UUID, change Change) (
 				"session %s expired at %s; open a new session with the same external key to continue",
 				sessionID, locked.ExpiresAt.UTC().Format(time.RFC3339))
 		}
-		w := &Work{Tx: tx, Session: locked, Now: now, update: tx.Session.UpdateOne(locked)}
+		w := &Work{Tx: tx, Session: locked, Now: now, update: tx.Session.Update().Where(session.ID(locked.ID))}
 		ev, err := change(ctx, w)
 		if err != nil {
 			return nil, err
 		}
-		if out, err = stamp(ctx, w); err != nil {
+		if out, err = stamp(ctx, w, readBack); err != nil {
 			return nil, err
 		}
 		return []sessionEvent{{locked, ev}}, nil
@@ -101,15 +114,16 @@ func (s *Store) Write(ctx context.Context, sessionID uuid.UUID, change Change) (
 
 // stamp saves the change's session update together with the activity
 // timestamps; the TTL is read back from the update so a new TTL counts now.
-func stamp(ctx context.Context, w *Work) (*ent.Session, error) {
+func stamp(ctx context.Context, w *Work, readBack bool) (*ent.Session, error) {
 	ttl := w.Session.TTLSeconds
 	if v, ok := w.update.Mutation().TTLSeconds(); ok {
 		ttl = v
 	}
-	return w.update.
-		SetLastActiveAt(w.Now).
-		SetExpiresAt(w.Now.Add(time.Duration(ttl) * time.Second)).
-		Save(ctx)
+	err := w.update.SetLastActiveAt(w.Now).SetExpiresAt(w.Now.Add(time.Duration(ttl) * time.Second)).Exec(ctx)
+	if err != nil || !readBack {
+		return nil, err
+	}
+	return w.Tx.Session.Get(ctx, w.Session.ID)
 }
 
 func expired(s *ent.Session, now time.Time) bool {
@@ -154,8 +168,10 @@ func (s *Store) inTx(ctx context.Context, body txBody) (err error) {
 }
 
 // appendEvent writes the change's event with the next global sequence and
-// rings the doorbell. Both statements run at the end of the transaction so
-// the order lock is held only for the commit itself.
+// rings the doorbell, in one statement at the end of the transaction, so the
+// order lock is held only for the commit itself. The lock is taken in a
+// materialized CTE that the INSERT reads from, so nextval runs only once the
+// lock is held.
 func appendEvent(ctx context.Context, tx *ent.Tx, s *ent.Session, ev Event, now time.Time) error {
 	if ev.Kind == "" {
 		return errors.New("store: a change must name its event")
@@ -167,19 +183,15 @@ func appendEvent(ctx context.Context, tx *ent.Tx, s *ent.Session, ev Event, now 
 	if err != nil {
 		return fmt.Errorf("event payload: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, eventOrderLock); err != nil {
-		return fmt.Errorf("event order lock: %w", err)
-	}
-	// The sequence is read after the lock is granted, in its own statement,
-	// so that it sees the previous holder's committed event.
 	_, err = tx.ExecContext(ctx, `
-		WITH appended AS (
+		WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)),
+		appended AS (
 			INSERT INTO events (id, sequence, session_id, tenant, kind, payload, created_at)
-			SELECT $1, COALESCE(MAX(sequence), 0) + 1, $2, $3, $4, $5, $6 FROM events
+			SELECT $2, nextval('events_sequence_seq'), $3, $4, $5, $6, $7 FROM ordered
 			RETURNING sequence
 		)
-		SELECT pg_notify($7, sequence::text) FROM appended`,
-		uuid.Must(uuid.NewV7()), s.ID, s.Tenant, ev.Kind, payload, now, NotifyChannel)
+		SELECT pg_notify($8, sequence::text) FROM appended`,
+		eventOrderLock, uuid.Must(uuid.NewV7()), s.ID, s.Tenant, ev.Kind, payload, now, NotifyChannel)
 	if err != nil {
 		return fmt.Errorf("append event: %w", err)
 	}

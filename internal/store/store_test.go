@@ -53,7 +53,7 @@ func TestWriteAppendsOneEventAndRingsTheDoorbell(t *testing.T) {
 	t.Cleanup(func() { listener.Close() })
 
 	s := openOne(t, st, "k")
-	got, err := st.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+	got, err := st.Update(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		w.Update().SetHistorySummary("summary")
 		return store.Event{Kind: "test.changed", Payload: map[string]any{"n": 1}}, nil
 	})
@@ -85,7 +85,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	s := openOne(t, st, "k")
 
 	boom := errors.New("boom")
-	_, err := st.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+	err := st.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		w.Update().SetHistorySummary("half-done")
 		_, err := w.Tx.Turn.Create().SetSessionID(s.ID).SetNumber(1).Save(ctx)
 		require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	})
 	require.ErrorIs(t, err, boom)
 
-	_, err = st.Write(ctx, s.ID, func(context.Context, *store.Work) (store.Event, error) {
+	err = st.Write(ctx, s.ID, func(context.Context, *store.Work) (store.Event, error) {
 		return store.Event{}, nil // names no event
 	})
 	require.Error(t, err)
@@ -104,7 +104,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	assert.Equal(t, 0, client.Turn.Query().CountX(ctx))
 	assert.Equal(t, 1, client.Event.Query().CountX(ctx))
 
-	_, err = st.Write(ctx, uuid.New(), func(context.Context, *store.Work) (store.Event, error) {
+	err = st.Write(ctx, uuid.New(), func(context.Context, *store.Work) (store.Event, error) {
 		t.Fatal("the change must not run for a missing session")
 		return store.Event{}, nil
 	})
@@ -127,7 +127,7 @@ func TestSequencesCommitInOrder(t *testing.T) {
 	for i := range writers {
 		wg.Go(func() {
 			for range writes {
-				_, err := st.Write(ctx, sessions[i].ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+				err := st.Write(ctx, sessions[i].ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 					return store.Event{Kind: "test.tick"}, nil
 				})
 				assert.NoError(t, err)

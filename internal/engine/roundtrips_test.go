@@ -1,0 +1,79 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"entgo.io/ent/dialect"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/app"
+	"sessiongraph/internal/engine"
+)
+
+// statementLog records what the ent driver sends, one line per round trip.
+type statementLog struct {
+	mu    sync.Mutex
+	lines []string
+	on    bool
+}
+
+func (l *statementLog) wrap(c *app.Config) {
+	c.WrapDriver = func(d dialect.Driver) dialect.Driver {
+		return dialect.DebugWithContext(d, func(_ context.Context, args ...any) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.on {
+				s, _ := args[0].(string)
+				l.lines = append(l.lines, s)
+			}
+		})
+	}
+}
+
+func (l *statementLog) record(f func()) []string {
+	l.mu.Lock()
+	l.lines, l.on = nil, true
+	l.mu.Unlock()
+	f()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.on = false
+	return l.lines
+}
+
+// TestRecordReadOfTwentyRecordsIsBatched proves a read costs the same
+// handful of round trips whatever the number of records and FKs: no
+// statement per record.
+func TestRecordReadOfTwentyRecordsIsBatched(t *testing.T) {
+	var log statementLog
+	s := apitest.New(t, log.wrap)
+	ctx := context.Background()
+	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "batch"})
+	require.NoError(t, err)
+	id := opened.Session.ID
+	_, err = s.Engine.BeginTurn(ctx, id, "plan my week")
+	require.NoError(t, err)
+
+	read := func(n int) []string {
+		records := make([]map[string]any, n)
+		for i := range records {
+			records[i] = map[string]any{"id": uuid.NewString(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": uuid.NewString()}
+		}
+		return log.record(func() {
+			_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: "meal_plans", Records: records})
+			require.NoError(t, err)
+		})
+	}
+	read(1) // warm the domain cache
+	twenty := read(20)
+	hundred := read(100)
+	t.Logf("recordRead of 20 records with 20 new FK targets:\n%s", strings.Join(twenty, "\n"))
+	assert.Less(t, len(twenty), 8, "round trips for 20 records")
+	assert.Equal(t, len(twenty), len(hundred), "the count does not grow with the records")
+}

@@ -1,0 +1,1 @@
+DROP SEQUENCE IF EXISTS "events_sequence_seq";
