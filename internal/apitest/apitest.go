@@ -41,7 +41,7 @@ func New(t testing.TB, configure ...func(*app.Config)) *Server {
 		DatabaseURL: s.DSN,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		WrapDriver: func(d dialect.Driver) dialect.Driver {
-			return dialect.DebugWithContext(d, func(context.Context, ...any) { s.statements.Add(1) })
+			return CountingDriver{Driver: d, n: &s.statements}
 		},
 	}
 	for _, f := range configure {
@@ -59,8 +59,8 @@ func New(t testing.TB, configure ...func(*app.Config)) *Server {
 	return s
 }
 
-// Statements returns how many statements (and transaction calls) the ent
-// driver has issued so far.
+// Statements returns how many round trips (statements, BEGIN, COMMIT) the
+// ent driver has issued so far.
 func (s *Server) Statements() int64 { return s.statements.Load() }
 
 // client bounds every request, so that a server that hangs fails the test

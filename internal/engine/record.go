@@ -152,7 +152,7 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 	if err != nil {
 		return nil, err
 	}
-	sel := selection{entityIDs: []uuid.UUID{in.EntityID}, pendingOf: in.EntityType, artifacts: true}
+	sel := selection{entityIDs: []uuid.UUID{in.EntityID}, pendingOf: in.EntityType, pendingLabel: label, artifacts: true}
 	if in.GenRef != nil {
 		sel.refs = []string{*in.GenRef}
 	}

@@ -27,8 +27,9 @@ const (
 type selection struct {
 	entityIDs []uuid.UUID
 	refs      []string
-	// pendingOf loads the pending artifacts of a type, for promotion.
-	pendingOf string
+	// pendingOf and pendingLabel load the pending artifacts of a type whose
+	// label matches (ignoring case and surrounding spaces), for promotion.
+	pendingOf, pendingLabel string
 	// artifacts loads each ref's artifact too.
 	artifacts bool
 }
@@ -41,11 +42,24 @@ func (s selection) predicate(sessionID uuid.UUID) predicate.Ref {
 	if len(s.refs) > 0 {
 		any = append(any, ref.RefIn(s.refs...))
 	}
-	if s.pendingOf != "" {
-		any = append(any, ref.EntityType(s.pendingOf), ref.HasArtifactWith(artifact.StatusEQ(artifact.StatusPending)))
-		any = []predicate.Ref{ref.Or(any[:len(any)-2]...), ref.And(any[len(any)-2:]...)}
+	if s.pendingOf != "" && s.pendingLabel != "" {
+		any = append(any, ref.And(
+			ref.EntityType(s.pendingOf),
+			sameLabel(s.pendingLabel),
+			ref.HasArtifactWith(artifact.StatusEQ(artifact.StatusPending)),
+		))
 	}
 	return ref.And(ref.SessionID(sessionID), ref.Or(any...))
+}
+
+// sameLabel matches refs whose label equals label ignoring case and
+// surrounding spaces, as registry promotion does.
+func sameLabel(label string) predicate.Ref {
+	return predicate.Ref(func(s *sql.Selector) {
+		s.Where(sql.P(func(b *sql.Builder) {
+			b.WriteString("lower(btrim(" + s.C(ref.FieldLabel) + ")) = lower(btrim(").Arg(label).WriteString("))")
+		}))
+	})
 }
 
 // loaded remembers the rows behind a registry, to persist only changes.
@@ -57,9 +71,9 @@ type loaded struct {
 func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selection) (*registry.Registry, loaded, error) {
 	l := loaded{rows: map[string]*ent.Ref{}}
 	var entries []*registry.Entry
-	if len(sel.entityIDs) > 0 || len(sel.refs) > 0 || sel.pendingOf != "" {
+	if len(sel.entityIDs) > 0 || len(sel.refs) > 0 || sel.pendingLabel != "" {
 		q := refs.Query().Where(sel.predicate(s.ID))
-		if sel.artifacts || sel.pendingOf != "" {
+		if sel.artifacts {
 			q.WithArtifact()
 		}
 		rows, err := q.All(ctx)
