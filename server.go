@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,7 +46,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sessiongraph:", err)
 		os.Exit(2)
 	}
-	if err := run(opts, log); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, log, os.Stdout); err != nil {
 		log.Error("sessiongraph stopped", "error", err)
 		os.Exit(1)
 	}
@@ -69,10 +72,9 @@ func parseOptions(args []string) options {
 	return o
 }
 
-func run(opts options, log *slog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
+// run serves until ctx ends, then drains in-flight requests. It prints the
+// URL to out once it listens.
+func run(ctx context.Context, opts options, log *slog.Logger, out io.Writer) error {
 	dsn := opts.databaseURL
 	if dsn == "" {
 		cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: opts.dataDir, Database: "sessiongraph", Logger: log})
@@ -111,7 +113,7 @@ func run(opts options, log *slog.Logger) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	url := "http://" + ln.Addr().String()
-	fmt.Printf("sessiongraph is serving at %s/ (GraphQL %s/graphql, GraphiQL %s/graphiql)\n", url, url, url)
+	fmt.Fprintf(out, "sessiongraph is serving at %s/ (GraphQL %s/graphql, GraphiQL %s/graphiql)\n", url, url, url)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

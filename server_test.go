@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/testdb"
+	"sessiongraph/migrations"
+)
+
+// TestServeThenShutDownGracefully runs the server as make run does, asks it
+// a query, and stops it the way SIGTERM does.
+func TestServeThenShutDownGracefully(t *testing.T) {
+	domain := t.TempDir() + "/garden.yaml"
+	require.NoError(t, os.WriteFile(domain, []byte("domain: garden\nentityTypes:\n  - {name: plant, table: plants, labelField: name}\n"), 0o600))
+	opts := parseOptions([]string{"-listen", "127.0.0.1:0", "-introspection", "-domain-file", domain})
+	opts.databaseURL = testdb.New(t, migrations.Apply, migrations.Fingerprint())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out, printed := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, opts, slog.New(slog.NewTextHandler(io.Discard, nil)), printed) }()
+
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	require.NotEmpty(t, url, line)
+	go io.Copy(io.Discard, out)
+
+	res, err := http.Post(url+"/graphql", "application/json",
+		strings.NewReader(`{"query":"{ __typename sessions(first: 5) { totalCount } entityTypes(domain: \"garden\") { name tableName } }"}`))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.JSONEq(t, `{"data":{"__typename":"Query","sessions":{"totalCount":0},"entityTypes":[{"name":"plant","tableName":"plants"}]}}`, string(body),
+		"the domain file was loaded at start")
+
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "shutdown is clean")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	_, err = http.Get(url + "/healthz")
+	assert.Error(t, err, "nothing listens after shutdown")
+}
