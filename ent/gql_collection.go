@@ -1148,6 +1148,11 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, session.FieldCurrentTurn)
 				fieldSeen[session.FieldCurrentTurn] = struct{}{}
 			}
+		case "tokenizer":
+			if _, ok := fieldSeen[session.FieldTokenizer]; !ok {
+				selectedFields = append(selectedFields, session.FieldTokenizer)
+				fieldSeen[session.FieldTokenizer] = struct{}{}
+			}
 		case "tokenCount":
 			if _, ok := fieldSeen[session.FieldTokenCount]; !ok {
 				selectedFields = append(selectedFields, session.FieldTokenCount)

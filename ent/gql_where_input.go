@@ -2975,6 +2975,21 @@ type SessionWhereInput struct {
 	CurrentTurnLT    *int  `json:"currentTurnLT,omitempty"`
 	CurrentTurnLTE   *int  `json:"currentTurnLTE,omitempty"`
 
+	// "tokenizer" field predicates.
+	Tokenizer             *string  `json:"tokenizer,omitempty"`
+	TokenizerNEQ          *string  `json:"tokenizerNEQ,omitempty"`
+	TokenizerIn           []string `json:"tokenizerIn,omitempty"`
+	TokenizerNotIn        []string `json:"tokenizerNotIn,omitempty"`
+	TokenizerGT           *string  `json:"tokenizerGT,omitempty"`
+	TokenizerGTE          *string  `json:"tokenizerGTE,omitempty"`
+	TokenizerLT           *string  `json:"tokenizerLT,omitempty"`
+	TokenizerLTE          *string  `json:"tokenizerLTE,omitempty"`
+	TokenizerContains     *string  `json:"tokenizerContains,omitempty"`
+	TokenizerHasPrefix    *string  `json:"tokenizerHasPrefix,omitempty"`
+	TokenizerHasSuffix    *string  `json:"tokenizerHasSuffix,omitempty"`
+	TokenizerEqualFold    *string  `json:"tokenizerEqualFold,omitempty"`
+	TokenizerContainsFold *string  `json:"tokenizerContainsFold,omitempty"`
+
 	// "token_count" field predicates.
 	TokenCount      *int  `json:"tokenCount,omitempty"`
 	TokenCountNEQ   *int  `json:"tokenCountNEQ,omitempty"`
@@ -3502,6 +3517,45 @@ func (i *SessionWhereInput) P() (predicate.Session, error) {
 	}
 	if i.CurrentTurnLTE != nil {
 		predicates = append(predicates, session.CurrentTurnLTE(*i.CurrentTurnLTE))
+	}
+	if i.Tokenizer != nil {
+		predicates = append(predicates, session.TokenizerEQ(*i.Tokenizer))
+	}
+	if i.TokenizerNEQ != nil {
+		predicates = append(predicates, session.TokenizerNEQ(*i.TokenizerNEQ))
+	}
+	if len(i.TokenizerIn) > 0 {
+		predicates = append(predicates, session.TokenizerIn(i.TokenizerIn...))
+	}
+	if len(i.TokenizerNotIn) > 0 {
+		predicates = append(predicates, session.TokenizerNotIn(i.TokenizerNotIn...))
+	}
+	if i.TokenizerGT != nil {
+		predicates = append(predicates, session.TokenizerGT(*i.TokenizerGT))
+	}
+	if i.TokenizerGTE != nil {
+		predicates = append(predicates, session.TokenizerGTE(*i.TokenizerGTE))
+	}
+	if i.TokenizerLT != nil {
+		predicates = append(predicates, session.TokenizerLT(*i.TokenizerLT))
+	}
+	if i.TokenizerLTE != nil {
+		predicates = append(predicates, session.TokenizerLTE(*i.TokenizerLTE))
+	}
+	if i.TokenizerContains != nil {
+		predicates = append(predicates, session.TokenizerContains(*i.TokenizerContains))
+	}
+	if i.TokenizerHasPrefix != nil {
+		predicates = append(predicates, session.TokenizerHasPrefix(*i.TokenizerHasPrefix))
+	}
+	if i.TokenizerHasSuffix != nil {
+		predicates = append(predicates, session.TokenizerHasSuffix(*i.TokenizerHasSuffix))
+	}
+	if i.TokenizerEqualFold != nil {
+		predicates = append(predicates, session.TokenizerEqualFold(*i.TokenizerEqualFold))
+	}
+	if i.TokenizerContainsFold != nil {
+		predicates = append(predicates, session.TokenizerContainsFold(*i.TokenizerContainsFold))
 	}
 	if i.TokenCount != nil {
 		predicates = append(predicates, session.TokenCountEQ(*i.TokenCount))

@@ -5386,6 +5386,7 @@ type SessionMutation struct {
 	pending_clarification *map[string]interface{}
 	current_turn          *int
 	addcurrent_turn       *int
+	tokenizer             *string
 	token_count           *int
 	addtoken_count        *int
 	ref_counters          *map[string]int
@@ -5993,6 +5994,42 @@ func (m *SessionMutation) AddedCurrentTurn() (r int, exists bool) {
 func (m *SessionMutation) ResetCurrentTurn() {
 	m.current_turn = nil
 	m.addcurrent_turn = nil
+}
+
+// SetTokenizer sets the "tokenizer" field.
+func (m *SessionMutation) SetTokenizer(s string) {
+	m.tokenizer = &s
+}
+
+// Tokenizer returns the value of the "tokenizer" field in the mutation.
+func (m *SessionMutation) Tokenizer() (r string, exists bool) {
+	v := m.tokenizer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenizer returns the old "tokenizer" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldTokenizer(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenizer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenizer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenizer: %w", err)
+	}
+	return oldValue.Tokenizer, nil
+}
+
+// ResetTokenizer resets all changes to the "tokenizer" field.
+func (m *SessionMutation) ResetTokenizer() {
+	m.tokenizer = nil
 }
 
 // SetTokenCount sets the "token_count" field.
@@ -6604,7 +6641,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.tenant != nil {
 		fields = append(fields, session.FieldTenant)
 	}
@@ -6640,6 +6677,9 @@ func (m *SessionMutation) Fields() []string {
 	}
 	if m.current_turn != nil {
 		fields = append(fields, session.FieldCurrentTurn)
+	}
+	if m.tokenizer != nil {
+		fields = append(fields, session.FieldTokenizer)
 	}
 	if m.token_count != nil {
 		fields = append(fields, session.FieldTokenCount)
@@ -6703,6 +6743,8 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.PendingClarification()
 	case session.FieldCurrentTurn:
 		return m.CurrentTurn()
+	case session.FieldTokenizer:
+		return m.Tokenizer()
 	case session.FieldTokenCount:
 		return m.TokenCount()
 	case session.FieldRefCounters:
@@ -6756,6 +6798,8 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldPendingClarification(ctx)
 	case session.FieldCurrentTurn:
 		return m.OldCurrentTurn(ctx)
+	case session.FieldTokenizer:
+		return m.OldTokenizer(ctx)
 	case session.FieldTokenCount:
 		return m.OldTokenCount(ctx)
 	case session.FieldRefCounters:
@@ -6868,6 +6912,13 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCurrentTurn(v)
+		return nil
+	case session.FieldTokenizer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenizer(v)
 		return nil
 	case session.FieldTokenCount:
 		v, ok := value.(int)
@@ -7083,6 +7134,9 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldCurrentTurn:
 		m.ResetCurrentTurn()
+		return nil
+	case session.FieldTokenizer:
+		m.ResetTokenizer()
 		return nil
 	case session.FieldTokenCount:
 		m.ResetTokenCount()

@@ -413,40 +413,44 @@ func init() {
 	session.DefaultCurrentTurn = sessionDescCurrentTurn.Default.(int)
 	// session.CurrentTurnValidator is a validator for the "current_turn" field. It is called by the builders before save.
 	session.CurrentTurnValidator = sessionDescCurrentTurn.Validators[0].(func(int) error)
+	// sessionDescTokenizer is the schema descriptor for tokenizer field.
+	sessionDescTokenizer := sessionFields[13].Descriptor()
+	// session.DefaultTokenizer holds the default value on creation for the tokenizer field.
+	session.DefaultTokenizer = sessionDescTokenizer.Default.(string)
 	// sessionDescTokenCount is the schema descriptor for token_count field.
-	sessionDescTokenCount := sessionFields[13].Descriptor()
+	sessionDescTokenCount := sessionFields[14].Descriptor()
 	// session.DefaultTokenCount holds the default value on creation for the token_count field.
 	session.DefaultTokenCount = sessionDescTokenCount.Default.(int)
 	// session.TokenCountValidator is a validator for the "token_count" field. It is called by the builders before save.
 	session.TokenCountValidator = sessionDescTokenCount.Validators[0].(func(int) error)
 	// sessionDescRefCounters is the schema descriptor for ref_counters field.
-	sessionDescRefCounters := sessionFields[14].Descriptor()
+	sessionDescRefCounters := sessionFields[15].Descriptor()
 	// session.DefaultRefCounters holds the default value on creation for the ref_counters field.
 	session.DefaultRefCounters = sessionDescRefCounters.Default.(map[string]int)
 	// sessionDescGenCounters is the schema descriptor for gen_counters field.
-	sessionDescGenCounters := sessionFields[15].Descriptor()
+	sessionDescGenCounters := sessionFields[16].Descriptor()
 	// session.DefaultGenCounters holds the default value on creation for the gen_counters field.
 	session.DefaultGenCounters = sessionDescGenCounters.Default.(map[string]int)
 	// sessionDescMetadata is the schema descriptor for metadata field.
-	sessionDescMetadata := sessionFields[16].Descriptor()
+	sessionDescMetadata := sessionFields[17].Descriptor()
 	// session.DefaultMetadata holds the default value on creation for the metadata field.
 	session.DefaultMetadata = sessionDescMetadata.Default.(map[string]string)
 	// sessionDescTTLSeconds is the schema descriptor for ttl_seconds field.
-	sessionDescTTLSeconds := sessionFields[17].Descriptor()
+	sessionDescTTLSeconds := sessionFields[18].Descriptor()
 	// session.TTLSecondsValidator is a validator for the "ttl_seconds" field. It is called by the builders before save.
 	session.TTLSecondsValidator = sessionDescTTLSeconds.Validators[0].(func(int) error)
 	// sessionDescCreatedAt is the schema descriptor for created_at field.
-	sessionDescCreatedAt := sessionFields[18].Descriptor()
+	sessionDescCreatedAt := sessionFields[19].Descriptor()
 	// session.DefaultCreatedAt holds the default value on creation for the created_at field.
 	session.DefaultCreatedAt = sessionDescCreatedAt.Default.(func() time.Time)
 	// sessionDescUpdatedAt is the schema descriptor for updated_at field.
-	sessionDescUpdatedAt := sessionFields[19].Descriptor()
+	sessionDescUpdatedAt := sessionFields[20].Descriptor()
 	// session.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	session.DefaultUpdatedAt = sessionDescUpdatedAt.Default.(func() time.Time)
 	// session.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	session.UpdateDefaultUpdatedAt = sessionDescUpdatedAt.UpdateDefault.(func() time.Time)
 	// sessionDescLastActiveAt is the schema descriptor for last_active_at field.
-	sessionDescLastActiveAt := sessionFields[20].Descriptor()
+	sessionDescLastActiveAt := sessionFields[21].Descriptor()
 	// session.DefaultLastActiveAt holds the default value on creation for the last_active_at field.
 	session.DefaultLastActiveAt = sessionDescLastActiveAt.Default.(func() time.Time)
 	// sessionDescID is the schema descriptor for id field.

@@ -44,6 +44,8 @@ type Session struct {
 	PendingClarification map[string]interface{} `json:"pending_clarification,omitempty"`
 	// CurrentTurn holds the value of the "current_turn" field.
 	CurrentTurn int `json:"current_turn,omitempty"`
+	// The BPE encoding that counts this session's tokens: cl100k_base, o200k_base or chars4.
+	Tokenizer string `json:"tokenizer,omitempty"`
 	// TokenCount holds the value of the "token_count" field.
 	TokenCount int `json:"token_count,omitempty"`
 	// Last number handed out per entity type; never reset, so refs are never reused.
@@ -125,7 +127,7 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case session.FieldCurrentTurn, session.FieldTokenCount, session.FieldTTLSeconds:
 			values[i] = new(sql.NullInt64)
-		case session.FieldTenant, session.FieldExternalKey, session.FieldUserID, session.FieldDomain, session.FieldStatus, session.FieldSystemPrompt, session.FieldEngagementSummary, session.FieldHistorySummary, session.FieldReasoningSummary:
+		case session.FieldTenant, session.FieldExternalKey, session.FieldUserID, session.FieldDomain, session.FieldStatus, session.FieldSystemPrompt, session.FieldEngagementSummary, session.FieldHistorySummary, session.FieldReasoningSummary, session.FieldTokenizer:
 			values[i] = new(sql.NullString)
 		case session.FieldCreatedAt, session.FieldUpdatedAt, session.FieldLastActiveAt, session.FieldExpiresAt, session.FieldExpiredAt:
 			values[i] = new(sql.NullTime)
@@ -227,6 +229,12 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field current_turn", values[i])
 			} else if value.Valid {
 				_m.CurrentTurn = int(value.Int64)
+			}
+		case session.FieldTokenizer:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field tokenizer", values[i])
+			} else if value.Valid {
+				_m.Tokenizer = value.String
 			}
 		case session.FieldTokenCount:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -381,6 +389,9 @@ func (_m *Session) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("current_turn=")
 	builder.WriteString(fmt.Sprintf("%v", _m.CurrentTurn))
+	builder.WriteString(", ")
+	builder.WriteString("tokenizer=")
+	builder.WriteString(_m.Tokenizer)
 	builder.WriteString(", ")
 	builder.WriteString("token_count=")
 	builder.WriteString(fmt.Sprintf("%v", _m.TokenCount))

@@ -156,6 +156,20 @@ func (_c *SessionCreate) SetNillableCurrentTurn(v *int) *SessionCreate {
 	return _c
 }
 
+// SetTokenizer sets the "tokenizer" field.
+func (_c *SessionCreate) SetTokenizer(v string) *SessionCreate {
+	_c.mutation.SetTokenizer(v)
+	return _c
+}
+
+// SetNillableTokenizer sets the "tokenizer" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableTokenizer(v *string) *SessionCreate {
+	if v != nil {
+		_c.SetTokenizer(*v)
+	}
+	return _c
+}
+
 // SetTokenCount sets the "token_count" field.
 func (_c *SessionCreate) SetTokenCount(v int) *SessionCreate {
 	_c.mutation.SetTokenCount(v)
@@ -378,6 +392,10 @@ func (_c *SessionCreate) defaults() {
 		v := session.DefaultCurrentTurn
 		_c.mutation.SetCurrentTurn(v)
 	}
+	if _, ok := _c.mutation.Tokenizer(); !ok {
+		v := session.DefaultTokenizer
+		_c.mutation.SetTokenizer(v)
+	}
 	if _, ok := _c.mutation.TokenCount(); !ok {
 		v := session.DefaultTokenCount
 		_c.mutation.SetTokenCount(v)
@@ -473,6 +491,9 @@ func (_c *SessionCreate) check() error {
 		if err := session.CurrentTurnValidator(v); err != nil {
 			return &ValidationError{Name: "current_turn", err: fmt.Errorf(`ent: validator failed for field "Session.current_turn": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Tokenizer(); !ok {
+		return &ValidationError{Name: "tokenizer", err: errors.New(`ent: missing required field "Session.tokenizer"`)}
 	}
 	if _, ok := _c.mutation.TokenCount(); !ok {
 		return &ValidationError{Name: "token_count", err: errors.New(`ent: missing required field "Session.token_count"`)}
@@ -594,6 +615,10 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CurrentTurn(); ok {
 		_spec.SetField(session.FieldCurrentTurn, field.TypeInt, value)
 		_node.CurrentTurn = value
+	}
+	if value, ok := _c.mutation.Tokenizer(); ok {
+		_spec.SetField(session.FieldTokenizer, field.TypeString, value)
+		_node.Tokenizer = value
 	}
 	if value, ok := _c.mutation.TokenCount(); ok {
 		_spec.SetField(session.FieldTokenCount, field.TypeInt, value)
@@ -858,6 +883,18 @@ func (u *SessionUpsert) UpdateCurrentTurn() *SessionUpsert {
 // AddCurrentTurn adds v to the "current_turn" field.
 func (u *SessionUpsert) AddCurrentTurn(v int) *SessionUpsert {
 	u.Add(session.FieldCurrentTurn, v)
+	return u
+}
+
+// SetTokenizer sets the "tokenizer" field.
+func (u *SessionUpsert) SetTokenizer(v string) *SessionUpsert {
+	u.Set(session.FieldTokenizer, v)
+	return u
+}
+
+// UpdateTokenizer sets the "tokenizer" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateTokenizer() *SessionUpsert {
+	u.SetExcluded(session.FieldTokenizer)
 	return u
 }
 
@@ -1191,6 +1228,20 @@ func (u *SessionUpsertOne) AddCurrentTurn(v int) *SessionUpsertOne {
 func (u *SessionUpsertOne) UpdateCurrentTurn() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.UpdateCurrentTurn()
+	})
+}
+
+// SetTokenizer sets the "tokenizer" field.
+func (u *SessionUpsertOne) SetTokenizer(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetTokenizer(v)
+	})
+}
+
+// UpdateTokenizer sets the "tokenizer" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateTokenizer() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateTokenizer()
 	})
 }
 
@@ -1712,6 +1763,20 @@ func (u *SessionUpsertBulk) AddCurrentTurn(v int) *SessionUpsertBulk {
 func (u *SessionUpsertBulk) UpdateCurrentTurn() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.UpdateCurrentTurn()
+	})
+}
+
+// SetTokenizer sets the "tokenizer" field.
+func (u *SessionUpsertBulk) SetTokenizer(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetTokenizer(v)
+	})
+}
+
+// UpdateTokenizer sets the "tokenizer" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateTokenizer() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateTokenizer()
 	})
 }
 

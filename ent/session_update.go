@@ -163,6 +163,20 @@ func (_u *SessionUpdate) AddCurrentTurn(v int) *SessionUpdate {
 	return _u
 }
 
+// SetTokenizer sets the "tokenizer" field.
+func (_u *SessionUpdate) SetTokenizer(v string) *SessionUpdate {
+	_u.mutation.SetTokenizer(v)
+	return _u
+}
+
+// SetNillableTokenizer sets the "tokenizer" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableTokenizer(v *string) *SessionUpdate {
+	if v != nil {
+		_u.SetTokenizer(*v)
+	}
+	return _u
+}
+
 // SetTokenCount sets the "token_count" field.
 func (_u *SessionUpdate) SetTokenCount(v int) *SessionUpdate {
 	_u.mutation.ResetTokenCount()
@@ -510,6 +524,9 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedCurrentTurn(); ok {
 		_spec.AddField(session.FieldCurrentTurn, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.Tokenizer(); ok {
+		_spec.SetField(session.FieldTokenizer, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.TokenCount(); ok {
 		_spec.SetField(session.FieldTokenCount, field.TypeInt, value)
 	}
@@ -829,6 +846,20 @@ func (_u *SessionUpdateOne) SetNillableCurrentTurn(v *int) *SessionUpdateOne {
 // AddCurrentTurn adds value to the "current_turn" field.
 func (_u *SessionUpdateOne) AddCurrentTurn(v int) *SessionUpdateOne {
 	_u.mutation.AddCurrentTurn(v)
+	return _u
+}
+
+// SetTokenizer sets the "tokenizer" field.
+func (_u *SessionUpdateOne) SetTokenizer(v string) *SessionUpdateOne {
+	_u.mutation.SetTokenizer(v)
+	return _u
+}
+
+// SetNillableTokenizer sets the "tokenizer" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableTokenizer(v *string) *SessionUpdateOne {
+	if v != nil {
+		_u.SetTokenizer(*v)
+	}
 	return _u
 }
 
@@ -1208,6 +1239,9 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if value, ok := _u.mutation.AddedCurrentTurn(); ok {
 		_spec.AddField(session.FieldCurrentTurn, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.Tokenizer(); ok {
+		_spec.SetField(session.FieldTokenizer, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.TokenCount(); ok {
 		_spec.SetField(session.FieldTokenCount, field.TypeInt, value)

@@ -196,6 +196,7 @@ var (
 		{Name: "reasoning_summary", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "pending_clarification", Type: field.TypeJSON, Nullable: true},
 		{Name: "current_turn", Type: field.TypeInt, Default: 0},
+		{Name: "tokenizer", Type: field.TypeString, Default: "cl100k_base"},
 		{Name: "token_count", Type: field.TypeInt, Default: 0},
 		{Name: "ref_counters", Type: field.TypeJSON},
 		{Name: "gen_counters", Type: field.TypeJSON},
@@ -224,12 +225,12 @@ var (
 			{
 				Name:    "session_status_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[5], SessionsColumns[21]},
+				Columns: []*schema.Column{SessionsColumns[5], SessionsColumns[22]},
 			},
 			{
 				Name:    "session_tenant_last_active_at",
 				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[20]},
+				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[21]},
 			},
 			{
 				Name:    "session_tenant_user_id",

@@ -42,6 +42,8 @@ func (Session) Fields() []ent.Field {
 			Annotations(entgql.Type("Map")),
 		field.Int("current_turn").Default(0).NonNegative().
 			Annotations(entgql.OrderField("CURRENT_TURN")),
+		field.String("tokenizer").Default("cl100k_base").
+			Comment("The BPE encoding that counts this session's tokens: cl100k_base, o200k_base or chars4."),
 		field.Int("token_count").Default(0).NonNegative().
 			Annotations(entgql.OrderField("TOKEN_COUNT")),
 		field.JSON("ref_counters", map[string]int{}).Default(map[string]int{}).

@@ -42,6 +42,8 @@ const (
 	FieldPendingClarification = "pending_clarification"
 	// FieldCurrentTurn holds the string denoting the current_turn field in the database.
 	FieldCurrentTurn = "current_turn"
+	// FieldTokenizer holds the string denoting the tokenizer field in the database.
+	FieldTokenizer = "tokenizer"
 	// FieldTokenCount holds the string denoting the token_count field in the database.
 	FieldTokenCount = "token_count"
 	// FieldRefCounters holds the string denoting the ref_counters field in the database.
@@ -108,6 +110,7 @@ var Columns = []string{
 	FieldReasoningSummary,
 	FieldPendingClarification,
 	FieldCurrentTurn,
+	FieldTokenizer,
 	FieldTokenCount,
 	FieldRefCounters,
 	FieldGenCounters,
@@ -153,6 +156,8 @@ var (
 	DefaultCurrentTurn int
 	// CurrentTurnValidator is a validator for the "current_turn" field. It is called by the builders before save.
 	CurrentTurnValidator func(int) error
+	// DefaultTokenizer holds the default value on creation for the "tokenizer" field.
+	DefaultTokenizer string
 	// DefaultTokenCount holds the default value on creation for the "token_count" field.
 	DefaultTokenCount int
 	// TokenCountValidator is a validator for the "token_count" field. It is called by the builders before save.
@@ -259,6 +264,11 @@ func ByReasoningSummary(opts ...sql.OrderTermOption) OrderOption {
 // ByCurrentTurn orders the results by the current_turn field.
 func ByCurrentTurn(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCurrentTurn, opts...).ToFunc()
+}
+
+// ByTokenizer orders the results by the tokenizer field.
+func ByTokenizer(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTokenizer, opts...).ToFunc()
 }
 
 // ByTokenCount orders the results by the token_count field.

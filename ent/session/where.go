@@ -101,6 +101,11 @@ func CurrentTurn(v int) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldCurrentTurn, v))
 }
 
+// Tokenizer applies equality check predicate on the "tokenizer" field. It's identical to TokenizerEQ.
+func Tokenizer(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldTokenizer, v))
+}
+
 // TokenCount applies equality check predicate on the "token_count" field. It's identical to TokenCountEQ.
 func TokenCount(v int) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldTokenCount, v))
@@ -734,6 +739,71 @@ func CurrentTurnLT(v int) predicate.Session {
 // CurrentTurnLTE applies the LTE predicate on the "current_turn" field.
 func CurrentTurnLTE(v int) predicate.Session {
 	return predicate.Session(sql.FieldLTE(FieldCurrentTurn, v))
+}
+
+// TokenizerEQ applies the EQ predicate on the "tokenizer" field.
+func TokenizerEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldTokenizer, v))
+}
+
+// TokenizerNEQ applies the NEQ predicate on the "tokenizer" field.
+func TokenizerNEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldTokenizer, v))
+}
+
+// TokenizerIn applies the In predicate on the "tokenizer" field.
+func TokenizerIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldTokenizer, vs...))
+}
+
+// TokenizerNotIn applies the NotIn predicate on the "tokenizer" field.
+func TokenizerNotIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldTokenizer, vs...))
+}
+
+// TokenizerGT applies the GT predicate on the "tokenizer" field.
+func TokenizerGT(v string) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldTokenizer, v))
+}
+
+// TokenizerGTE applies the GTE predicate on the "tokenizer" field.
+func TokenizerGTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldTokenizer, v))
+}
+
+// TokenizerLT applies the LT predicate on the "tokenizer" field.
+func TokenizerLT(v string) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldTokenizer, v))
+}
+
+// TokenizerLTE applies the LTE predicate on the "tokenizer" field.
+func TokenizerLTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldTokenizer, v))
+}
+
+// TokenizerContains applies the Contains predicate on the "tokenizer" field.
+func TokenizerContains(v string) predicate.Session {
+	return predicate.Session(sql.FieldContains(FieldTokenizer, v))
+}
+
+// TokenizerHasPrefix applies the HasPrefix predicate on the "tokenizer" field.
+func TokenizerHasPrefix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasPrefix(FieldTokenizer, v))
+}
+
+// TokenizerHasSuffix applies the HasSuffix predicate on the "tokenizer" field.
+func TokenizerHasSuffix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasSuffix(FieldTokenizer, v))
+}
+
+// TokenizerEqualFold applies the EqualFold predicate on the "tokenizer" field.
+func TokenizerEqualFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldEqualFold(FieldTokenizer, v))
+}
+
+// TokenizerContainsFold applies the ContainsFold predicate on the "tokenizer" field.
+func TokenizerContainsFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldContainsFold(FieldTokenizer, v))
 }
 
 // TokenCountEQ applies the EQ predicate on the "token_count" field.

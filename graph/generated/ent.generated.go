@@ -15,6 +15,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/turn"
 	"sessiongraph/graph/scalar"
+	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/registry"
 	"strconv"
@@ -39,6 +40,8 @@ type QueryResolver interface {
 	SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error)
 }
 type SessionResolver interface {
+	Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
+	WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns *int) (*engine.WorkingMemory, error)
 	ResolveRefs(ctx context.Context, obj *ent.Session, refs []string) ([]*engine.ResolvedRef, error)
 	TranslateFilters(ctx context.Context, obj *ent.Session, table string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error)
 	TranslatePayload(ctx context.Context, obj *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error)
@@ -265,6 +268,28 @@ func (ec *executionContext) field_Session_artifacts_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Session_context_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "node",
+		func(ctx context.Context, v any) (contextbuild.Node, error) {
+			return ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["node"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "options",
+		func(ctx context.Context, v any) (*engine.ContextOptions, error) {
+			return ec.unmarshalOContextOptions2ᚖsessiongraphᚋinternalᚋengineᚐContextOptions(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["options"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Session_readRefs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -442,6 +467,20 @@ func (ec *executionContext) field_Session_turns_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Session_workingMemory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "everyNTurns",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["everyNTurns"] = arg0
 	return args, nil
 }
 
@@ -3306,6 +3345,29 @@ func (ec *executionContext) fieldContext_Session_currentTurn(_ context.Context, 
 	return graphql.NewScalarFieldContext("Session", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Session_tokenizer(ctx context.Context, field graphql.CollectedField, obj *ent.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_tokenizer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokenizer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_tokenizer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Session_tokenCount(ctx context.Context, field graphql.CollectedField, obj *ent.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3616,6 +3678,94 @@ func (ec *executionContext) fieldContext_Session_artifacts(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Session_artifacts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_context(ctx context.Context, field graphql.CollectedField, obj *ent.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_context(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Session().Context(ctx, obj, fc.Args["node"].(contextbuild.Node), fc.Args["options"].(*engine.ContextOptions))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.ContextBuild) graphql.Marshaler {
+			return ec.marshalNContextBuild2ᚖsessiongraphᚋinternalᚋengineᚐContextBuild(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_context(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextBuild(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Session_context_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_workingMemory(ctx context.Context, field graphql.CollectedField, obj *ent.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_workingMemory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Session().WorkingMemory(ctx, obj, fc.Args["everyNTurns"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.WorkingMemory) graphql.Marshaler {
+			return ec.marshalNWorkingMemory2ᚖsessiongraphᚋinternalᚋengineᚐWorkingMemory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_workingMemory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkingMemory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Session_workingMemory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8785,7 +8935,7 @@ func (ec *executionContext) unmarshalInputSessionWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "tenant", "tenantNEQ", "tenantIn", "tenantNotIn", "tenantGT", "tenantGTE", "tenantLT", "tenantLTE", "tenantContains", "tenantHasPrefix", "tenantHasSuffix", "tenantEqualFold", "tenantContainsFold", "externalKey", "externalKeyNEQ", "externalKeyIn", "externalKeyNotIn", "externalKeyGT", "externalKeyGTE", "externalKeyLT", "externalKeyLTE", "externalKeyContains", "externalKeyHasPrefix", "externalKeyHasSuffix", "externalKeyEqualFold", "externalKeyContainsFold", "userID", "userIDNEQ", "userIDIn", "userIDNotIn", "userIDGT", "userIDGTE", "userIDLT", "userIDLTE", "userIDContains", "userIDHasPrefix", "userIDHasSuffix", "userIDEqualFold", "userIDContainsFold", "domain", "domainNEQ", "domainIn", "domainNotIn", "domainGT", "domainGTE", "domainLT", "domainLTE", "domainContains", "domainHasPrefix", "domainHasSuffix", "domainEqualFold", "domainContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "systemPrompt", "systemPromptNEQ", "systemPromptIn", "systemPromptNotIn", "systemPromptGT", "systemPromptGTE", "systemPromptLT", "systemPromptLTE", "systemPromptContains", "systemPromptHasPrefix", "systemPromptHasSuffix", "systemPromptEqualFold", "systemPromptContainsFold", "engagementSummary", "engagementSummaryNEQ", "engagementSummaryIn", "engagementSummaryNotIn", "engagementSummaryGT", "engagementSummaryGTE", "engagementSummaryLT", "engagementSummaryLTE", "engagementSummaryContains", "engagementSummaryHasPrefix", "engagementSummaryHasSuffix", "engagementSummaryEqualFold", "engagementSummaryContainsFold", "historySummary", "historySummaryNEQ", "historySummaryIn", "historySummaryNotIn", "historySummaryGT", "historySummaryGTE", "historySummaryLT", "historySummaryLTE", "historySummaryContains", "historySummaryHasPrefix", "historySummaryHasSuffix", "historySummaryEqualFold", "historySummaryContainsFold", "reasoningSummary", "reasoningSummaryNEQ", "reasoningSummaryIn", "reasoningSummaryNotIn", "reasoningSummaryGT", "reasoningSummaryGTE", "reasoningSummaryLT", "reasoningSummaryLTE", "reasoningSummaryContains", "reasoningSummaryHasPrefix", "reasoningSummaryHasSuffix", "reasoningSummaryEqualFold", "reasoningSummaryContainsFold", "currentTurn", "currentTurnNEQ", "currentTurnIn", "currentTurnNotIn", "currentTurnGT", "currentTurnGTE", "currentTurnLT", "currentTurnLTE", "tokenCount", "tokenCountNEQ", "tokenCountIn", "tokenCountNotIn", "tokenCountGT", "tokenCountGTE", "tokenCountLT", "tokenCountLTE", "ttlSeconds", "ttlSecondsNEQ", "ttlSecondsIn", "ttlSecondsNotIn", "ttlSecondsGT", "ttlSecondsGTE", "ttlSecondsLT", "ttlSecondsLTE", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "lastActiveAt", "lastActiveAtNEQ", "lastActiveAtIn", "lastActiveAtNotIn", "lastActiveAtGT", "lastActiveAtGTE", "lastActiveAtLT", "lastActiveAtLTE", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiredAt", "expiredAtNEQ", "expiredAtIn", "expiredAtNotIn", "expiredAtGT", "expiredAtGTE", "expiredAtLT", "expiredAtLTE", "expiredAtIsNil", "expiredAtNotNil", "hasTurns", "hasTurnsWith", "hasRefs", "hasRefsWith", "hasArtifacts", "hasArtifactsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "tenant", "tenantNEQ", "tenantIn", "tenantNotIn", "tenantGT", "tenantGTE", "tenantLT", "tenantLTE", "tenantContains", "tenantHasPrefix", "tenantHasSuffix", "tenantEqualFold", "tenantContainsFold", "externalKey", "externalKeyNEQ", "externalKeyIn", "externalKeyNotIn", "externalKeyGT", "externalKeyGTE", "externalKeyLT", "externalKeyLTE", "externalKeyContains", "externalKeyHasPrefix", "externalKeyHasSuffix", "externalKeyEqualFold", "externalKeyContainsFold", "userID", "userIDNEQ", "userIDIn", "userIDNotIn", "userIDGT", "userIDGTE", "userIDLT", "userIDLTE", "userIDContains", "userIDHasPrefix", "userIDHasSuffix", "userIDEqualFold", "userIDContainsFold", "domain", "domainNEQ", "domainIn", "domainNotIn", "domainGT", "domainGTE", "domainLT", "domainLTE", "domainContains", "domainHasPrefix", "domainHasSuffix", "domainEqualFold", "domainContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "systemPrompt", "systemPromptNEQ", "systemPromptIn", "systemPromptNotIn", "systemPromptGT", "systemPromptGTE", "systemPromptLT", "systemPromptLTE", "systemPromptContains", "systemPromptHasPrefix", "systemPromptHasSuffix", "systemPromptEqualFold", "systemPromptContainsFold", "engagementSummary", "engagementSummaryNEQ", "engagementSummaryIn", "engagementSummaryNotIn", "engagementSummaryGT", "engagementSummaryGTE", "engagementSummaryLT", "engagementSummaryLTE", "engagementSummaryContains", "engagementSummaryHasPrefix", "engagementSummaryHasSuffix", "engagementSummaryEqualFold", "engagementSummaryContainsFold", "historySummary", "historySummaryNEQ", "historySummaryIn", "historySummaryNotIn", "historySummaryGT", "historySummaryGTE", "historySummaryLT", "historySummaryLTE", "historySummaryContains", "historySummaryHasPrefix", "historySummaryHasSuffix", "historySummaryEqualFold", "historySummaryContainsFold", "reasoningSummary", "reasoningSummaryNEQ", "reasoningSummaryIn", "reasoningSummaryNotIn", "reasoningSummaryGT", "reasoningSummaryGTE", "reasoningSummaryLT", "reasoningSummaryLTE", "reasoningSummaryContains", "reasoningSummaryHasPrefix", "reasoningSummaryHasSuffix", "reasoningSummaryEqualFold", "reasoningSummaryContainsFold", "currentTurn", "currentTurnNEQ", "currentTurnIn", "currentTurnNotIn", "currentTurnGT", "currentTurnGTE", "currentTurnLT", "currentTurnLTE", "tokenizer", "tokenizerNEQ", "tokenizerIn", "tokenizerNotIn", "tokenizerGT", "tokenizerGTE", "tokenizerLT", "tokenizerLTE", "tokenizerContains", "tokenizerHasPrefix", "tokenizerHasSuffix", "tokenizerEqualFold", "tokenizerContainsFold", "tokenCount", "tokenCountNEQ", "tokenCountIn", "tokenCountNotIn", "tokenCountGT", "tokenCountGTE", "tokenCountLT", "tokenCountLTE", "ttlSeconds", "ttlSecondsNEQ", "ttlSecondsIn", "ttlSecondsNotIn", "ttlSecondsGT", "ttlSecondsGTE", "ttlSecondsLT", "ttlSecondsLTE", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "lastActiveAt", "lastActiveAtNEQ", "lastActiveAtIn", "lastActiveAtNotIn", "lastActiveAtGT", "lastActiveAtGTE", "lastActiveAtLT", "lastActiveAtLTE", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiredAt", "expiredAtNEQ", "expiredAtIn", "expiredAtNotIn", "expiredAtGT", "expiredAtGTE", "expiredAtLT", "expiredAtLTE", "expiredAtIsNil", "expiredAtNotNil", "hasTurns", "hasTurnsWith", "hasRefs", "hasRefsWith", "hasArtifacts", "hasArtifactsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9681,6 +9831,97 @@ func (ec *executionContext) unmarshalInputSessionWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.CurrentTurnLTE = data
+		case "tokenizer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizer"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tokenizer = data
+		case "tokenizerNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerNEQ = data
+		case "tokenizerIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerIn = data
+		case "tokenizerNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerNotIn = data
+		case "tokenizerGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerGT = data
+		case "tokenizerGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerGTE = data
+		case "tokenizerLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerLT = data
+		case "tokenizerLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerLTE = data
+		case "tokenizerContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerContains = data
+		case "tokenizerHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerHasPrefix = data
+		case "tokenizerHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerHasSuffix = data
+		case "tokenizerEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerEqualFold = data
+		case "tokenizerContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerContainsFold = data
 		case "tokenCount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCount"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -12271,6 +12512,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "tokenizer":
+			out.Values[i] = ec._Session_tokenizer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "tokenCount":
 			out.Values[i] = ec._Session_tokenCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -12397,6 +12643,82 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Session_artifacts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "context":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Session_context(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "workingMemory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Session_workingMemory(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sessiongraph/ent"
+	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sync/atomic"
 
@@ -93,6 +94,38 @@ type ComplexityRoot struct {
 	ArtifactEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ChatMessage struct {
+		Content    func(childComplexity int) int
+		Role       func(childComplexity int) int
+		TokenCount func(childComplexity int) int
+	}
+
+	ContextBuild struct {
+		Budget         func(childComplexity int) int
+		Messages       func(childComplexity int) int
+		Node           func(childComplexity int) int
+		Notes          func(childComplexity int) int
+		Sections       func(childComplexity int) int
+		Text           func(childComplexity int) int
+		Tiers          func(childComplexity int) int
+		TokenCount     func(childComplexity int) int
+		Tokenizer      func(childComplexity int) int
+		TruncatedTurns func(childComplexity int) int
+	}
+
+	ContextSection struct {
+		Name       func(childComplexity int) int
+		Text       func(childComplexity int) int
+		TokenCount func(childComplexity int) int
+		Truncated  func(childComplexity int) int
+	}
+
+	ContextTiers struct {
+		Active    func(childComplexity int) int
+		Generated func(childComplexity int) int
+		Retained  func(childComplexity int) int
 	}
 
 	Curation struct {
@@ -182,23 +215,25 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		ApplyEnrichment  func(childComplexity int, input engine.ApplyEnrichmentInput) int
-		BeginTurn        func(childComplexity int, sessionID uuid.UUID, userMessage string) int
-		EndTurn          func(childComplexity int, input engine.EndTurnInput) int
-		FailTurn         func(childComplexity int, sessionID uuid.UUID, reason string) int
-		MentionEntity    func(childComplexity int, sessionID uuid.UUID, refs []string) int
-		OpenSession      func(childComplexity int, input engine.OpenSessionInput) int
-		RecordCreated    func(childComplexity int, input engine.RecordCreatedInput) int
-		RecordDeleted    func(childComplexity int, input engine.RecordDeletedInput) int
-		RecordGenerated  func(childComplexity int, input engine.RecordGeneratedInput) int
-		RecordRead       func(childComplexity int, input engine.RecordReadInput) int
-		RecordUpdated    func(childComplexity int, input engine.RecordReadInput) int
-		RecordUserAction func(childComplexity int, input engine.RecordUserActionInput) int
-		ReleaseRef       func(childComplexity int, sessionID uuid.UUID, ref string) int
-		RetainRef        func(childComplexity int, sessionID uuid.UUID, ref string, reason string) int
-		UpdateArtifact   func(childComplexity int, input engine.UpdateArtifactInput) int
-		UpdateSession    func(childComplexity int, input engine.UpdateSessionInput) int
-		UpsertEntityType func(childComplexity int, input engine.UpsertEntityTypeInput) int
+		ApplyEnrichment   func(childComplexity int, input engine.ApplyEnrichmentInput) int
+		BeginTurn         func(childComplexity int, sessionID uuid.UUID, userMessage string) int
+		EndTurn           func(childComplexity int, input engine.EndTurnInput) int
+		FailTurn          func(childComplexity int, sessionID uuid.UUID, reason string) int
+		MentionEntity     func(childComplexity int, sessionID uuid.UUID, refs []string) int
+		OpenSession       func(childComplexity int, input engine.OpenSessionInput) int
+		RecordCreated     func(childComplexity int, input engine.RecordCreatedInput) int
+		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
+		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
+		RecordRead        func(childComplexity int, input engine.RecordReadInput) int
+		RecordUpdated     func(childComplexity int, input engine.RecordReadInput) int
+		RecordUserAction  func(childComplexity int, input engine.RecordUserActionInput) int
+		ReleaseRef        func(childComplexity int, sessionID uuid.UUID, ref string) int
+		ResetConversation func(childComplexity int, sessionID uuid.UUID, keepSystemPrompt bool) int
+		RetainRef         func(childComplexity int, sessionID uuid.UUID, ref string, reason string) int
+		UpdateArtifact    func(childComplexity int, input engine.UpdateArtifactInput) int
+		UpdateSession     func(childComplexity int, input engine.UpdateSessionInput) int
+		UpdateTurn        func(childComplexity int, input engine.UpdateTurnInput) int
+		UpsertEntityType  func(childComplexity int, input engine.UpsertEntityTypeInput) int
 	}
 
 	NestedRelation struct {
@@ -231,6 +266,13 @@ type ComplexityRoot struct {
 	ReadRefsResult struct {
 		FromDatabase func(childComplexity int) int
 		Records      func(childComplexity int) int
+	}
+
+	RecentEntity struct {
+		EntityType func(childComplexity int) int
+		Label      func(childComplexity int) int
+		Ref        func(childComplexity int) int
+		Turn       func(childComplexity int) int
 	}
 
 	RecordsPayload struct {
@@ -297,6 +339,7 @@ type ComplexityRoot struct {
 	Session struct {
 		ActiveEntities       func(childComplexity int, turnsWindow *int) int
 		Artifacts            func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder, where *ent.ArtifactWhereInput) int
+		Context              func(childComplexity int, node contextbuild.Node, options *engine.ContextOptions) int
 		CreatedAt            func(childComplexity int) int
 		CurrentTurn          func(childComplexity int) int
 		Domain               func(childComplexity int) int
@@ -320,11 +363,13 @@ type ComplexityRoot struct {
 		TTLSeconds           func(childComplexity int) int
 		Tenant               func(childComplexity int) int
 		TokenCount           func(childComplexity int) int
+		Tokenizer            func(childComplexity int) int
 		TranslateFilters     func(childComplexity int, table string, filters []*engine.FilterInput) int
 		TranslatePayload     func(childComplexity int, entityType string, data map[string]any) int
 		Turns                func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.TurnOrder, where *ent.TurnWhereInput) int
 		UpdatedAt            func(childComplexity int) int
 		UserID               func(childComplexity int) int
+		WorkingMemory        func(childComplexity int, everyNTurns *int) int
 	}
 
 	SessionConnection struct {
@@ -381,6 +426,14 @@ type ComplexityRoot struct {
 	TurnEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	WorkingMemory struct {
+		Focus           func(childComplexity int) int
+		RecentEntities  func(childComplexity int) int
+		ShouldSummarize func(childComplexity int) int
+		Summary         func(childComplexity int) int
+		TurnCount       func(childComplexity int) int
 	}
 }
 
@@ -620,6 +673,130 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ArtifactEdge.Node(childComplexity), true
+
+	case "ChatMessage.content":
+		if e.ComplexityRoot.ChatMessage.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.Content(childComplexity), true
+	case "ChatMessage.role":
+		if e.ComplexityRoot.ChatMessage.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.Role(childComplexity), true
+	case "ChatMessage.tokenCount":
+		if e.ComplexityRoot.ChatMessage.TokenCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.TokenCount(childComplexity), true
+
+	case "ContextBuild.budget":
+		if e.ComplexityRoot.ContextBuild.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Budget(childComplexity), true
+	case "ContextBuild.messages":
+		if e.ComplexityRoot.ContextBuild.Messages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Messages(childComplexity), true
+	case "ContextBuild.node":
+		if e.ComplexityRoot.ContextBuild.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Node(childComplexity), true
+	case "ContextBuild.notes":
+		if e.ComplexityRoot.ContextBuild.Notes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Notes(childComplexity), true
+	case "ContextBuild.sections":
+		if e.ComplexityRoot.ContextBuild.Sections == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Sections(childComplexity), true
+	case "ContextBuild.text":
+		if e.ComplexityRoot.ContextBuild.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Text(childComplexity), true
+	case "ContextBuild.tiers":
+		if e.ComplexityRoot.ContextBuild.Tiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Tiers(childComplexity), true
+	case "ContextBuild.tokenCount":
+		if e.ComplexityRoot.ContextBuild.TokenCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.TokenCount(childComplexity), true
+	case "ContextBuild.tokenizer":
+		if e.ComplexityRoot.ContextBuild.Tokenizer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.Tokenizer(childComplexity), true
+	case "ContextBuild.truncatedTurns":
+		if e.ComplexityRoot.ContextBuild.TruncatedTurns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextBuild.TruncatedTurns(childComplexity), true
+
+	case "ContextSection.name":
+		if e.ComplexityRoot.ContextSection.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSection.Name(childComplexity), true
+	case "ContextSection.text":
+		if e.ComplexityRoot.ContextSection.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSection.Text(childComplexity), true
+	case "ContextSection.tokenCount":
+		if e.ComplexityRoot.ContextSection.TokenCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSection.TokenCount(childComplexity), true
+	case "ContextSection.truncated":
+		if e.ComplexityRoot.ContextSection.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSection.Truncated(childComplexity), true
+
+	case "ContextTiers.active":
+		if e.ComplexityRoot.ContextTiers.Active == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextTiers.Active(childComplexity), true
+	case "ContextTiers.generated":
+		if e.ComplexityRoot.ContextTiers.Generated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextTiers.Generated(childComplexity), true
+	case "ContextTiers.retained":
+		if e.ComplexityRoot.ContextTiers.Retained == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextTiers.Retained(childComplexity), true
 
 	case "Curation.demoted":
 		if e.ComplexityRoot.Curation.Demoted == nil {
@@ -1093,6 +1270,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReleaseRef(childComplexity, args["sessionID"].(uuid.UUID), args["ref"].(string)), true
+	case "Mutation.resetConversation":
+		if e.ComplexityRoot.Mutation.ResetConversation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resetConversation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResetConversation(childComplexity, args["sessionID"].(uuid.UUID), args["keepSystemPrompt"].(bool)), true
 	case "Mutation.retainRef":
 		if e.ComplexityRoot.Mutation.RetainRef == nil {
 			break
@@ -1126,6 +1314,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSession(childComplexity, args["input"].(engine.UpdateSessionInput)), true
+	case "Mutation.updateTurn":
+		if e.ComplexityRoot.Mutation.UpdateTurn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateTurn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateTurn(childComplexity, args["input"].(engine.UpdateTurnInput)), true
 	case "Mutation.upsertEntityType":
 		if e.ComplexityRoot.Mutation.UpsertEntityType == nil {
 			break
@@ -1275,6 +1474,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReadRefsResult.Records(childComplexity), true
+
+	case "RecentEntity.entityType":
+		if e.ComplexityRoot.RecentEntity.EntityType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecentEntity.EntityType(childComplexity), true
+	case "RecentEntity.label":
+		if e.ComplexityRoot.RecentEntity.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecentEntity.Label(childComplexity), true
+	case "RecentEntity.ref":
+		if e.ComplexityRoot.RecentEntity.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecentEntity.Ref(childComplexity), true
+	case "RecentEntity.turn":
+		if e.ComplexityRoot.RecentEntity.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecentEntity.Turn(childComplexity), true
 
 	case "RecordsPayload.enrichmentQueue":
 		if e.ComplexityRoot.RecordsPayload.EnrichmentQueue == nil {
@@ -1528,6 +1752,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Artifacts(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.ArtifactOrder), args["where"].(*ent.ArtifactWhereInput)), true
+	case "Session.context":
+		if e.ComplexityRoot.Session.Context == nil {
+			break
+		}
+
+		args, err := ec.field_Session_context_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.Context(childComplexity, args["node"].(contextbuild.Node), args["options"].(*engine.ContextOptions)), true
 	case "Session.createdAt":
 		if e.ComplexityRoot.Session.CreatedAt == nil {
 			break
@@ -1681,6 +1916,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.TokenCount(childComplexity), true
+	case "Session.tokenizer":
+		if e.ComplexityRoot.Session.Tokenizer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Tokenizer(childComplexity), true
 	case "Session.translateFilters":
 		if e.ComplexityRoot.Session.TranslateFilters == nil {
 			break
@@ -1726,6 +1967,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.UserID(childComplexity), true
+	case "Session.workingMemory":
+		if e.ComplexityRoot.Session.WorkingMemory == nil {
+			break
+		}
+
+		args, err := ec.field_Session_workingMemory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.WorkingMemory(childComplexity, args["everyNTurns"].(*int)), true
 
 	case "SessionConnection.edges":
 		if e.ComplexityRoot.SessionConnection.Edges == nil {
@@ -1927,6 +2179,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
 
+	case "WorkingMemory.focus":
+		if e.ComplexityRoot.WorkingMemory.Focus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkingMemory.Focus(childComplexity), true
+	case "WorkingMemory.recentEntities":
+		if e.ComplexityRoot.WorkingMemory.RecentEntities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkingMemory.RecentEntities(childComplexity), true
+	case "WorkingMemory.shouldSummarize":
+		if e.ComplexityRoot.WorkingMemory.ShouldSummarize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkingMemory.ShouldSummarize(childComplexity), true
+	case "WorkingMemory.summary":
+		if e.ComplexityRoot.WorkingMemory.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkingMemory.Summary(childComplexity), true
+	case "WorkingMemory.turnCount":
+		if e.ComplexityRoot.WorkingMemory.TurnCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkingMemory.TurnCount(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1940,6 +2223,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputApplyEnrichmentInput,
 		ec.unmarshalInputArtifactOrder,
 		ec.unmarshalInputArtifactWhereInput,
+		ec.unmarshalInputContextOptions,
 		ec.unmarshalInputCurationInput,
 		ec.unmarshalInputEndTurnInput,
 		ec.unmarshalInputEnrichmentLabel,
@@ -1968,6 +2252,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputTurnWhereInput,
 		ec.unmarshalInputUpdateArtifactInput,
 		ec.unmarshalInputUpdateSessionInput,
+		ec.unmarshalInputUpdateTurnInput,
 		ec.unmarshalInputUpsertEntityTypeInput,
 	)
 	first := true
@@ -2044,6 +2329,118 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/context.graphql", Input: `# Context builds: what each pipeline node sees, within its budget (seeds 000
+# and 004). A build reads; it never writes.
+
+enum ContextNode {
+  UNDERSTAND
+  THINK
+  ACT
+  REPLY
+  "The system prompt and the turns as chat messages (seed 004)."
+  MESSAGES
+}
+
+"How MESSAGES fits a conversation over 80% of the model limit."
+enum ContextStrategy {
+  "Keep the system message and the newest messages that fit, with a truncation notice."
+  SLIDING_WINDOW
+  "Put the history summary in a system message in place of the cut turns."
+  SUMMARY
+}
+
+input ContextOptions {
+  "Turns a ref stays active after it was last referenced (default 2)."
+  turnsWindow: Int
+  "Defaults: 8,000 for UNDERSTAND and THINK, 25,000 for ACT and REPLY; MESSAGES uses 80% of modelLimit."
+  tokenBudget: Int
+  "cl100k_base, o200k_base or chars4; defaults to the session's."
+  tokenizer: String
+  strategy: ContextStrategy
+  "The model's context window in tokens, for MESSAGES (default 128,000)."
+  modelLimit: Int
+  "At most this many recent messages survive a MESSAGES cut (default 10)."
+  keepRecent: Int
+}
+
+type ContextSection {
+  name: String!
+  text: String!
+  tokenCount: Int!
+  "True when lines were cut to fit the budget."
+  truncated: Boolean!
+}
+
+type ChatMessage {
+  role: String!
+  content: String!
+  tokenCount: Int!
+}
+
+"The refs the build placed in each tier."
+type ContextTiers {
+  active: [String!]!
+  generated: [String!]!
+  retained: [String!]!
+}
+
+type ContextBuild {
+  node: ContextNode!
+  "What goes into the prompt."
+  text: String!
+  tokenCount: Int!
+  budget: Int!
+  tokenizer: String!
+  "In priority order; lower sections are cut first."
+  sections: [ContextSection!]!
+  "MESSAGES only: the chat messages."
+  messages: [ChatMessage!]!
+  tiers: ContextTiers!
+  "Turns older than what the build shows."
+  truncatedTurns: Int!
+  "What was cut or left out, and why."
+  notes: [String!]!
+}
+
+"Seed 002's compact working memory."
+type WorkingMemory {
+  turnCount: Int!
+  focus: Focus
+  "The 20 most recently referenced entities."
+  recentEntities: [RecentEntity!]!
+  "The conversation (history) summary."
+  summary: String!
+  "True every everyNTurns turns: time to refresh the history summary."
+  shouldSummarize: Boolean!
+}
+
+type RecentEntity {
+  entityType: String!
+  ref: String!
+  label: String!
+  "The turn it was last referenced in."
+  turn: Int!
+}
+
+input UpdateTurnInput {
+  sessionID: ID!
+  "Merged into the open turn's execution summary: given fields replace, steps are appended."
+  summary: ExecutionSummaryInput!
+}
+
+extend type Session {
+  "The prompt context of a pipeline node."
+  context(node: ContextNode!, options: ContextOptions): ContextBuild!
+  workingMemory(everyNTurns: Int = 5): WorkingMemory!
+}
+
+extend type Mutation {
+  "Add to the open turn's execution summary while it runs."
+  updateTurn(input: UpdateTurnInput!): Turn!
+  "Clear the conversation history, keeping the session, its refs and (by default) its system prompt."
+  resetConversation(sessionID: ID!, keepSystemPrompt: Boolean! = true): Session!
+}
+`, BuiltIn: false},
 	{Name: "../schema/domain.graphql", Input: `input FKFieldInput {
   field: String!
   targetType: String!
@@ -3343,6 +3740,10 @@ type Session implements Node {
   reasoningSummary: String!
   pendingClarification: Map
   currentTurn: Int!
+  """
+  The BPE encoding that counts this session's tokens: cl100k_base, o200k_base or chars4.
+  """
+  tokenizer: String!
   tokenCount: Int!
   metadata: StringMap!
   """
@@ -3675,6 +4076,22 @@ input SessionWhereInput {
   currentTurnGTE: Int
   currentTurnLT: Int
   currentTurnLTE: Int
+  """
+  tokenizer field predicates
+  """
+  tokenizer: String
+  tokenizerNEQ: String
+  tokenizerIn: [String!]
+  tokenizerNotIn: [String!]
+  tokenizerGT: String
+  tokenizerGTE: String
+  tokenizerLT: String
+  tokenizerLTE: String
+  tokenizerContains: String
+  tokenizerHasPrefix: String
+  tokenizerHasSuffix: String
+  tokenizerEqualFold: String
+  tokenizerContainsFold: String
   """
   token_count field predicates
   """
@@ -4232,6 +4649,8 @@ input OpenSessionInput {
   "Inactivity after which the session expires; defaults to the server's session TTL."
   ttlSeconds: Int
   metadata: StringMap
+  "cl100k_base (default), o200k_base or chars4: counts the session's tokens."
+  tokenizer: String
 }
 
 type OpenSessionPayload {
@@ -4477,6 +4896,70 @@ func (ec *executionContext) childFields_ArtifactEdge(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ArtifactEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ChatMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "role":
+		return ec.fieldContext_ChatMessage_role(ctx, field)
+	case "content":
+		return ec.fieldContext_ChatMessage_content(ctx, field)
+	case "tokenCount":
+		return ec.fieldContext_ChatMessage_tokenCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChatMessage", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextBuild(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_ContextBuild_node(ctx, field)
+	case "text":
+		return ec.fieldContext_ContextBuild_text(ctx, field)
+	case "tokenCount":
+		return ec.fieldContext_ContextBuild_tokenCount(ctx, field)
+	case "budget":
+		return ec.fieldContext_ContextBuild_budget(ctx, field)
+	case "tokenizer":
+		return ec.fieldContext_ContextBuild_tokenizer(ctx, field)
+	case "sections":
+		return ec.fieldContext_ContextBuild_sections(ctx, field)
+	case "messages":
+		return ec.fieldContext_ContextBuild_messages(ctx, field)
+	case "tiers":
+		return ec.fieldContext_ContextBuild_tiers(ctx, field)
+	case "truncatedTurns":
+		return ec.fieldContext_ContextBuild_truncatedTurns(ctx, field)
+	case "notes":
+		return ec.fieldContext_ContextBuild_notes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextBuild", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextSection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ContextSection_name(ctx, field)
+	case "text":
+		return ec.fieldContext_ContextSection_text(ctx, field)
+	case "tokenCount":
+		return ec.fieldContext_ContextSection_tokenCount(ctx, field)
+	case "truncated":
+		return ec.fieldContext_ContextSection_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextSection", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextTiers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "active":
+		return ec.fieldContext_ContextTiers_active(ctx, field)
+	case "generated":
+		return ec.fieldContext_ContextTiers_generated(ctx, field)
+	case "retained":
+		return ec.fieldContext_ContextTiers_retained(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextTiers", field.Name)
+}
+
 func (ec *executionContext) childFields_Curation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "retained":
@@ -4683,6 +5166,20 @@ func (ec *executionContext) childFields_ReadRefsResult(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type ReadRefsResult", field.Name)
 }
 
+func (ec *executionContext) childFields_RecentEntity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "entityType":
+		return ec.fieldContext_RecentEntity_entityType(ctx, field)
+	case "ref":
+		return ec.fieldContext_RecentEntity_ref(ctx, field)
+	case "label":
+		return ec.fieldContext_RecentEntity_label(ctx, field)
+	case "turn":
+		return ec.fieldContext_RecentEntity_turn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecentEntity", field.Name)
+}
+
 func (ec *executionContext) childFields_RecordsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "records":
@@ -4833,6 +5330,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_pendingClarification(ctx, field)
 	case "currentTurn":
 		return ec.fieldContext_Session_currentTurn(ctx, field)
+	case "tokenizer":
+		return ec.fieldContext_Session_tokenizer(ctx, field)
 	case "tokenCount":
 		return ec.fieldContext_Session_tokenCount(ctx, field)
 	case "metadata":
@@ -4855,6 +5354,10 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_refs(ctx, field)
 	case "artifacts":
 		return ec.fieldContext_Session_artifacts(ctx, field)
+	case "context":
+		return ec.fieldContext_Session_context(ctx, field)
+	case "workingMemory":
+		return ec.fieldContext_Session_workingMemory(ctx, field)
 	case "resolveRefs":
 		return ec.fieldContext_Session_resolveRefs(ctx, field)
 	case "translateFilters":
@@ -4981,6 +5484,22 @@ func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field grap
 		return ec.fieldContext_TurnEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_WorkingMemory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turnCount":
+		return ec.fieldContext_WorkingMemory_turnCount(ctx, field)
+	case "focus":
+		return ec.fieldContext_WorkingMemory_focus(ctx, field)
+	case "recentEntities":
+		return ec.fieldContext_WorkingMemory_recentEntities(ctx, field)
+	case "summary":
+		return ec.fieldContext_WorkingMemory_summary(ctx, field)
+	case "shouldSummarize":
+		return ec.fieldContext_WorkingMemory_shouldSummarize(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WorkingMemory", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -119,7 +119,7 @@ func (ec *executionContext) unmarshalInputOpenSessionInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"tenant", "externalKey", "domain", "userID", "systemPrompt", "ttlSeconds", "metadata"}
+	fieldsInOrder := [...]string{"tenant", "externalKey", "domain", "userID", "systemPrompt", "ttlSeconds", "metadata", "tokenizer"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -175,6 +175,13 @@ func (ec *executionContext) unmarshalInputOpenSessionInput(ctx context.Context, 
 				return it, err
 			}
 			it.Metadata = data
+		case "tokenizer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizer"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tokenizer = data
 		}
 	}
 	return it, nil

@@ -289,6 +289,11 @@ func (ec *executionContext) unmarshalNEndTurnInput2sessiongraphᚋinternalᚋeng
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNExecutionSummaryInput2sessiongraphᚋentᚋschemaᚋschematypeᚐExecutionSummary(ctx context.Context, v any) (schematype.ExecutionSummary, error) {
+	res, err := ec.unmarshalInputExecutionSummaryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNRetainedRefInput2sessiongraphᚋentᚋschemaᚋschematypeᚐRetainedRef(ctx context.Context, v any) (schematype.RetainedRef, error) {
 	res, err := ec.unmarshalInputRetainedRefInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)

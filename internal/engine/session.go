@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/store"
+	"sessiongraph/internal/tokenizer"
 )
 
 // Limits on session input; each is checked with a message naming the field.
@@ -36,6 +37,8 @@ type OpenSessionInput struct {
 	SystemPrompt *string
 	TTLSeconds   *int
 	Metadata     map[string]string
+	// Tokenizer counts the session's tokens; default cl100k_base.
+	Tokenizer *string
 }
 
 // OpenSessionResult is the session opened or found.
@@ -70,8 +73,14 @@ func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSes
 		}
 		domain = *in.Domain
 	}
+	counter := tokenizer.Default
+	if in.Tokenizer != nil {
+		if counter, err = tokenizer.Parse(*in.Tokenizer); err != nil {
+			return nil, apperr.Invalid("tokenizer", "%v", err)
+		}
+	}
 	opened, err := e.store.Open(ctx, in.Tenant, in.ExternalKey, func(c *ent.SessionCreate) {
-		c.SetDomain(domain).SetTTLSeconds(ttl).
+		c.SetDomain(domain).SetTTLSeconds(ttl).SetTokenizer(string(counter)).
 			SetNillableUserID(in.UserID).SetNillableSystemPrompt(in.SystemPrompt)
 		if in.Metadata != nil {
 			c.SetMetadata(in.Metadata)

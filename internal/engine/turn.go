@@ -2,26 +2,37 @@ package engine
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/store"
 )
 
 // Event kinds of turns.
 const (
-	KindTurnBegan  = "turn.began"
-	KindTurnEnded  = "turn.ended"
-	KindTurnFailed = "turn.failed"
+	KindTurnBegan          = "turn.began"
+	KindTurnUpdated        = "turn.updated"
+	KindTurnEnded          = "turn.ended"
+	KindTurnFailed         = "turn.failed"
+	KindConversationReset  = "conversation.reset"
+	maxMessageBytes        = 1 << 20
+	fullReasoningSummaries = 2
 )
 
-// BeginTurn opens the session's next turn with the user's message.
+// BeginTurn opens the session's next turn with the user's message, counting
+// its tokens once so that no build re-tokenizes it.
 func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage string) (*ent.Turn, error) {
+	if len(userMessage) > maxMessageBytes {
+		return nil, apperr.Invalid("userMessage", "the message is %d bytes; at most %d are allowed", len(userMessage), maxMessageBytes)
+	}
 	var out *ent.Turn
 	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		if open, err := openTurn(ctx, w); err != nil || open != nil {
@@ -30,17 +41,34 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 			}
 			return store.Event{}, err
 		}
+		tokens := e.counter(w.Session.Tokenizer).Count(userMessage)
 		number := w.Session.CurrentTurn + 1
 		t, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
-			SetUserMessage(userMessage).SetStartedAt(w.Now).Save(ctx)
+			SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
 		if err != nil {
 			return store.Event{}, err
 		}
 		out = t
-		w.Update().SetCurrentTurn(number)
+		w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
 		return store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}, nil
 	})
 	return out, err
+}
+
+// UpdateTurnInput adds to the open turn's execution summary while the turn
+// runs: Think's decision, Act's steps, Understand's curation.
+type UpdateTurnInput struct {
+	SessionID uuid.UUID
+	Summary   schematype.ExecutionSummary
+}
+
+// UpdateTurn merges into the open turn's execution summary: given fields
+// replace, steps are appended.
+func (e *Engine) UpdateTurn(ctx context.Context, in UpdateTurnInput) (*ent.Turn, error) {
+	return e.onOpenTurn(ctx, in.SessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
+		done, err := w.Tx.Turn.UpdateOne(t).SetExecutionSummary(merge(t.ExecutionSummary, &in.Summary)).Save(ctx)
+		return done, store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": t.Number}}, err
+	})
 }
 
 // EndTurnInput completes the open turn.
@@ -50,44 +78,149 @@ type EndTurnInput struct {
 	Summary          *schematype.ExecutionSummary
 }
 
-// EndTurn completes the open turn and clears the artifacts promoted in it:
-// their content was kept only for the records linked to them (seed 000's
-// clear_turn_promoted_artifacts).
+// EndTurn completes the open turn: it stores the assistant's message with
+// its token count and its summary by seed 000's three rules, merges the
+// execution summary, compresses the summary that is now third from last
+// into the session's reasoning summary (the last two stay in full), and
+// clears the artifacts promoted in the turn (their content was kept only
+// for linked records).
 func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error) {
-	return e.closeTurn(ctx, in.SessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
+	if len(in.AssistantMessage) > maxMessageBytes {
+		return nil, apperr.Invalid("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), maxMessageBytes)
+	}
+	return e.onOpenTurn(ctx, in.SessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
+		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
+		if err != nil {
+			return nil, store.Event{}, err
+		}
+		generated, err := generatedThisTurn(ctx, w, t.Number)
+		if err != nil {
+			return nil, store.Event{}, err
+		}
 		cleared, err := w.Tx.Artifact.Update().
 			Where(artifact.SessionID(in.SessionID), artifact.StatusEQ(artifact.StatusPromoted)).
 			SetStatus(artifact.StatusCleared).Save(ctx)
 		if err != nil {
 			return nil, store.Event{}, err
 		}
-		u := w.Tx.Turn.UpdateOne(t).SetStatus(turn.StatusCompleted).SetCompletedAt(w.Now).
-			SetAssistantMessage(in.AssistantMessage)
-		if in.Summary != nil {
-			u.SetExecutionSummary(in.Summary)
+		tokens := e.counter(w.Session.Tokenizer).Count(in.AssistantMessage)
+		done, err := w.Tx.Turn.UpdateOne(t).SetStatus(turn.StatusCompleted).SetCompletedAt(w.Now).
+			SetAssistantMessage(in.AssistantMessage).SetAssistantTokens(tokens).
+			SetAssistantSummary(contextbuild.SummarizeAssistant(in.AssistantMessage, d, generated)).
+			SetExecutionSummary(merge(t.ExecutionSummary, in.Summary)).Save(ctx)
+		if err != nil {
+			return nil, store.Event{}, err
 		}
-		done, err := u.Save(ctx)
-		return done, store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": t.Number, "clearedArtifacts": cleared}}, err
+		w.Update().AddTokenCount(tokens)
+		if err := compressReasoning(ctx, w, t.Number); err != nil {
+			return nil, store.Event{}, err
+		}
+		return done, store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": t.Number, "clearedArtifacts": cleared}}, nil
 	})
 }
 
 // FailTurn closes the open turn as failed, with the reason.
 func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
-	return e.closeTurn(ctx, sessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
-		summary := t.ExecutionSummary
-		if summary == nil {
-			summary = &schematype.ExecutionSummary{}
-		}
-		summary.BlockedReason = &reason
+	return e.onOpenTurn(ctx, sessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
 		done, err := w.Tx.Turn.UpdateOne(t).SetStatus(turn.StatusFailed).SetCompletedAt(w.Now).
-			SetExecutionSummary(summary).Save(ctx)
-		return done, store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": t.Number, "reason": reason}}, err
+			SetExecutionSummary(merge(t.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})).Save(ctx)
+		if err != nil {
+			return nil, store.Event{}, err
+		}
+		if err := compressReasoning(ctx, w, t.Number); err != nil {
+			return nil, store.Event{}, err
+		}
+		return done, store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": t.Number, "reason": reason}}, nil
 	})
 }
 
-type turnCloser func(ctx context.Context, w *store.Work, open *ent.Turn) (*ent.Turn, store.Event, error)
+// ResetConversation clears the session's history and keeps the session, its
+// registry and, if asked, its system prompt (seed 004's reset). Turn numbers
+// go on from where they were, so refs' turn marks stay meaningful.
+func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
+	return e.store.Update(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+		n, err := w.Tx.Turn.Delete().Where(turn.SessionID(sessionID)).Exec(ctx)
+		if err != nil {
+			return store.Event{}, err
+		}
+		u := w.Update().SetTokenCount(0).SetHistorySummary("").SetReasoningSummary("").
+			SetEngagementSummary("").ClearPendingClarification()
+		if !keepSystemPrompt {
+			u.SetSystemPrompt("")
+		}
+		return store.Event{Kind: KindConversationReset, Payload: map[string]any{"deletedTurns": n, "keptSystemPrompt": keepSystemPrompt}}, nil
+	})
+}
 
-func (e *Engine) closeTurn(ctx context.Context, sessionID uuid.UUID, close turnCloser) (*ent.Turn, error) {
+// compressReasoning folds the summary of the turn two before the one just
+// closed into the session's reasoning summary, once: the last two turns'
+// summaries are shown in full, older ones only as that line.
+func compressReasoning(ctx context.Context, w *store.Work, closed int) error {
+	old := closed - fullReasoningSummaries
+	if old < 1 {
+		return nil
+	}
+	t, err := w.Tx.Turn.Query().Where(turn.SessionID(w.Session.ID), turn.Number(old)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil // cleared by a reset
+	}
+	if err != nil {
+		return err
+	}
+	line := contextbuild.ReasoningLine(old, t.ExecutionSummary)
+	summary := strings.TrimSpace(w.Session.ReasoningSummary + "\n" + line)
+	w.Update().SetReasoningSummary(summary)
+	return nil
+}
+
+// generatedThisTurn returns the labels of what was generated in a turn, by
+// entity type, for the assistant summary's first rule.
+func generatedThisTurn(ctx context.Context, w *store.Work, number int) (map[string][]string, error) {
+	rows, err := w.Tx.Ref.Query().Where(ref.SessionID(w.Session.ID), ref.TurnCreated(number), ref.RefHasPrefix("gen_")).
+		Order(ref.ByCreatedAt()).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, r := range rows {
+		out[r.EntityType] = append(out[r.EntityType], r.Label)
+	}
+	return out, nil
+}
+
+// merge adds b's given fields to a's: scalars replace, steps append,
+// curation replaces.
+func merge(a, b *schematype.ExecutionSummary) *schematype.ExecutionSummary {
+	out := &schematype.ExecutionSummary{}
+	if a != nil {
+		*out = *a
+	}
+	if b == nil {
+		return out
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&out.Decision, b.Decision)
+	set(&out.Goal, b.Goal)
+	set(&out.Phase, b.Phase)
+	set(&out.UserExpressed, b.UserExpressed)
+	out.Steps = append(append([]schematype.StepSummary{}, out.Steps...), b.Steps...)
+	if b.Curation != nil {
+		out.Curation = b.Curation
+	}
+	if b.BlockedReason != nil {
+		out.BlockedReason = b.BlockedReason
+	}
+	return out
+}
+
+type turnChange func(ctx context.Context, w *store.Work, open *ent.Turn) (*ent.Turn, store.Event, error)
+
+// onOpenTurn runs a change on the session's open turn.
+func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, change turnChange) (*ent.Turn, error) {
 	var out *ent.Turn
 	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		open, err := openTurn(ctx, w)
@@ -98,7 +231,7 @@ func (e *Engine) closeTurn(ctx context.Context, sessionID uuid.UUID, close turnC
 			return store.Event{}, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (beginTurn)", sessionID)
 		}
 		var ev store.Event
-		out, ev, err = close(ctx, w, open)
+		out, ev, err = change(ctx, w, open)
 		return ev, err
 	})
 	return out, err

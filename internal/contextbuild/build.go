@@ -1,0 +1,141 @@
+// Package contextbuild formats the prompt context of each pipeline node
+// (seed 000's UnderstandContext, ThinkContext, Act's entity context and
+// ReplyContext, and seed 004's chat messages) from a bounded snapshot of a
+// session, within a token budget. It is plain Go: the engine loads the
+// snapshot, this package only formats and fits.
+package contextbuild
+
+import (
+	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/internal/registry"
+)
+
+// Node names a pipeline node whose context is built.
+type Node string
+
+// The nodes.
+const (
+	Understand Node = "UNDERSTAND"
+	Think      Node = "THINK"
+	Act        Node = "ACT"
+	Reply      Node = "REPLY"
+	Messages   Node = "MESSAGES"
+)
+
+// Seed 000's compression constants and budgets.
+const (
+	// FullDetailTurns is how many recent turns keep their full text.
+	FullDetailTurns = 3
+	// FullDetailSteps is how many recent step results keep their full data.
+	FullDetailSteps = 3
+	// CondensedBudget is the budget of Understand and Think (seed 000's
+	// ROUTER_CONTEXT_THRESHOLD).
+	CondensedBudget = 8000
+	// FullBudget is the budget of Act and Reply (ACT_CONTEXT_THRESHOLD).
+	FullBudget = 25000
+	// UnderstandTurns is how many past turns Understand sees.
+	UnderstandTurns = 5
+	// ThinkDepth is how many past turns Think's conversation shows.
+	ThinkDepth = 2
+)
+
+// Strategy is how MESSAGES fits a long conversation (seed 004).
+type Strategy string
+
+// The strategies.
+const (
+	SlidingWindow Strategy = "SLIDING_WINDOW"
+	Summary       Strategy = "SUMMARY"
+)
+
+// Turn is one past or current turn as the builds see it.
+type Turn struct {
+	Number           int
+	UserMessage      string
+	AssistantMessage string
+	AssistantSummary string
+	Open             bool
+	// UserTokens and AssistantTokens were counted when the turn was written.
+	UserTokens      int
+	AssistantTokens int
+	Summary         *schematype.ExecutionSummary
+}
+
+// Snapshot is everything a build may show: bounded by the engine to the
+// refs that matter now and the turns the node shows.
+type Snapshot struct {
+	Turn                 int // the session's current turn
+	SystemPrompt         string
+	SystemPromptTokens   int
+	EngagementSummary    string
+	HistorySummary       string
+	ReasoningSummary     string
+	PendingClarification map[string]any
+	// Turns are the most recent turns, oldest first, ending with the current one.
+	Turns []Turn
+	// TotalTurnTokens is the token count of every turn's messages (stored).
+	TotalTurnTokens int
+	// TurnCount is how many turns the session has had.
+	TurnCount int
+	// Entries are the refs in the window, retained or generated (with their
+	// artifacts), plus those referenced in the turns shown.
+	Entries []*registry.Entry
+	// OlderEntries counts refs left out of the snapshot.
+	OlderEntries int
+	Domain       *registry.Domain
+}
+
+// Options tune a build.
+type Options struct {
+	TurnsWindow int
+	Budget      int
+	Strategy    Strategy
+	ModelLimit  int
+	KeepRecent  int
+}
+
+// Section is one titled part of a build.
+type Section struct {
+	Name       string
+	Text       string
+	TokenCount int
+	Truncated  bool
+}
+
+// Message is one chat message of a MESSAGES build.
+type Message struct {
+	Role       string
+	Content    string
+	TokenCount int
+}
+
+// Tiers lists the refs of each tier that the build placed.
+type Tiers struct {
+	Active, Generated, Retained []string
+}
+
+// Build is a node's context.
+type Build struct {
+	Node           Node
+	Text           string
+	TokenCount     int
+	Budget         int
+	Sections       []Section
+	Messages       []Message
+	Tiers          Tiers
+	TruncatedTurns int
+	Notes          []string
+}
+
+// Counter counts tokens.
+type Counter interface{ Count(string) int }
+
+// DefaultBudget is a node's budget when the request names none.
+func DefaultBudget(n Node) int {
+	switch n {
+	case Understand, Think:
+		return CondensedBudget
+	default:
+		return FullBudget
+	}
+}

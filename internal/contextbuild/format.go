@@ -1,0 +1,137 @@
+package contextbuild
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sessiongraph/internal/registry"
+)
+
+// entityLine is how a ref appears in a prompt: - `recipe_1`: Butter Chicken (recipe).
+func entityLine(e *registry.Entry) string {
+	label := e.Label
+	if label == "" {
+		label = "(no label yet)"
+	}
+	return fmt.Sprintf("- `%s`: %s (%s)", e.Ref, label, e.EntityType)
+}
+
+// thinkTag is seed 000's detail tag: [read:full] T3, [read:summary] T2, or
+// the action tag and the turn last referenced.
+func thinkTag(e *registry.Entry) string {
+	switch {
+	case e.DetailLevel == registry.DetailFull && e.FullTurn != nil:
+		return fmt.Sprintf("[read:full] T%d", *e.FullTurn)
+	case e.DetailLevel == registry.DetailSummary:
+		return fmt.Sprintf("[read:summary] T%d", e.TurnLastReferenced)
+	}
+	return fmt.Sprintf("[%s] T%d", e.Action, e.TurnLastReferenced)
+}
+
+// prettyJSON renders artifact content deterministically (sorted keys).
+func prettyJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// pastTurns returns up to n turns before the current one, oldest first.
+func pastTurns(s *Snapshot, n int) []Turn {
+	var past []Turn
+	for _, t := range s.Turns {
+		if t.Number < s.Turn || (t.Number == s.Turn && !t.Open) {
+			past = append(past, t)
+		}
+	}
+	if len(past) > n {
+		past = past[len(past)-n:]
+	}
+	return past
+}
+
+// current returns the open current turn, if any.
+func current(s *Snapshot) *Turn {
+	for i := range s.Turns {
+		if t := &s.Turns[i]; t.Number == s.Turn && t.Open {
+			return t
+		}
+	}
+	return nil
+}
+
+// conversationLines renders turns: the user's words in full and the
+// assistant's summary (seed 000: recent turns keep full user messages and
+// summarized assistant messages).
+func conversationLines(turns []Turn, annotate func(Turn) string) []string {
+	var lines []string
+	for _, t := range turns {
+		lines = append(lines, fmt.Sprintf("Turn %d — User: %s", t.Number, oneLine(t.UserMessage)))
+		if t.AssistantSummary != "" {
+			lines = append(lines, fmt.Sprintf("Turn %d — Assistant: %s", t.Number, oneLine(t.AssistantSummary)))
+		}
+		if annotate != nil {
+			if a := annotate(t); a != "" {
+				lines = append(lines, "  Entities: "+a)
+			}
+		}
+	}
+	return lines
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// tiers sorts the snapshot's entries into tiers and names them.
+func tiers(s *Snapshot, window int) (registry.Tiers, Tiers) {
+	t := registry.SortTiers(s.Entries, s.Turn, window)
+	names := func(es []*registry.Entry) []string {
+		out := make([]string, len(es))
+		for i, e := range es {
+			out[i] = e.Ref
+		}
+		return out
+	}
+	return t, Tiers{Active: names(t.Active), Generated: names(t.Generated), Retained: names(t.Retained)}
+}
+
+// byRecency orders entries most recently referenced first, then by ref.
+func byRecency(es []*registry.Entry) []*registry.Entry {
+	out := slices.Clone(es)
+	slices.SortStableFunc(out, func(a, b *registry.Entry) int {
+		if a.TurnLastReferenced != b.TurnLastReferenced {
+			return b.TurnLastReferenced - a.TurnLastReferenced
+		}
+		return strings.Compare(a.Ref, b.Ref)
+	})
+	return out
+}
+
+func reasoningLines(turns []Turn) []string {
+	var lines []string
+	for _, t := range turns {
+		s := t.Summary
+		if s == nil {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("Turn %d: decision %s, goal %q, phase %s, user expressed %q",
+			t.Number, orDash(s.Decision), s.Goal, orDash(s.Phase), s.UserExpressed))
+		for _, st := range s.Steps {
+			lines = append(lines, fmt.Sprintf("  Step %d (%s): %s → %s", st.Step, orDash(st.Kind), orDash(st.Description), orDash(st.Outcome)))
+		}
+		if c := s.Curation; c != nil {
+			for _, r := range c.Retained {
+				lines = append(lines, fmt.Sprintf("  Retained %s: %s", r.Ref, r.Reason))
+			}
+			for _, d := range c.Demoted {
+				lines = append(lines, fmt.Sprintf("  Demoted %s", d))
+			}
+		}
+		if s.BlockedReason != nil {
+			lines = append(lines, "  Blocked: "+*s.BlockedReason)
+		}
+	}
+	return lines
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/ref"
+	"sessiongraph/ent/turn"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/contextbuild"
+	"sessiongraph/internal/registry"
+	"sessiongraph/internal/tokenizer"
+)
+
+// maxContextRefs bounds the refs a build reads, however busy the session.
+const maxContextRefs = 500
+
+// ContextOptions tune a context build; nil fields take the node's defaults.
+type ContextOptions struct {
+	TurnsWindow *int
+	TokenBudget *int
+	Tokenizer   *string
+	Strategy    *contextbuild.Strategy
+	ModelLimit  *int
+	KeepRecent  *int
+}
+
+// ContextBuild is a node's context and the tokenizer that counted it.
+type ContextBuild struct {
+	contextbuild.Build
+	Tokenizer string
+}
+
+// Context builds a node's prompt context. It reads a bounded slice of the
+// session in a fixed number of statements (the refs in the window, retained
+// or generated with their artifacts; only the turns the node shows) and
+// never writes.
+func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
+	if in == nil {
+		in = &ContextOptions{}
+	}
+	o, counterName, err := contextOptions(s, in)
+	if err != nil {
+		return nil, err
+	}
+	o = contextbuild.WithDefaults(node, o)
+	c := e.counter(string(counterName))
+	d, err := e.Domain(ctx, s.Domain)
+	if err != nil {
+		return nil, err
+	}
+	snap := &contextbuild.Snapshot{
+		Turn: s.CurrentTurn, SystemPrompt: s.SystemPrompt, SystemPromptTokens: c.Count(s.SystemPrompt),
+		EngagementSummary: s.EngagementSummary, HistorySummary: s.HistorySummary,
+		ReasoningSummary: s.ReasoningSummary, PendingClarification: s.PendingClarification,
+		TotalTurnTokens: s.TokenCount, TurnCount: s.CurrentTurn, Domain: d,
+	}
+	if node != contextbuild.Messages {
+		if snap.Entries, err = e.contextEntries(ctx, s, node, o); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.contextTurns(ctx, s, node, o, snap, counterName, c); err != nil {
+		return nil, err
+	}
+	b, err := contextbuild.Make(node, snap, o, c)
+	if err != nil {
+		return nil, apperr.Invalid("node", "%v", err)
+	}
+	return &ContextBuild{Build: b, Tokenizer: string(counterName)}, nil
+}
+
+// contextEntries reads the refs a build may show: referenced within the
+// window (Understand's is its five turns), retained, or with an artifact.
+func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
+	window := o.TurnsWindow
+	if node == contextbuild.Understand {
+		window = max(window, contextbuild.UnderstandTurns)
+	}
+	rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.Or(
+		ref.TurnLastReferencedGTE(registry.ActiveSince(s.CurrentTurn, window)),
+		ref.ActiveReasonNotNil(),
+		ref.HasArtifactWith(artifact.StatusIn(artifact.StatusPending, artifact.StatusPromoted)),
+	)).WithArtifact().
+		// The ref breaks ties between refs written in one bulk upsert.
+		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldCreatedAt), ent.Asc(ref.FieldRef)).
+		Limit(maxContextRefs).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]*registry.Entry, len(rows))
+	for i, r := range rows {
+		entries[i] = toEntry(r)
+	}
+	return entries, nil
+}
+
+// contextTurns reads the newest turns the node shows. MESSAGES reads every
+// turn only when all of them fit the model's window (the session's stored
+// token count says so without reading them), else only the newest it keeps.
+func (e *Engine) contextTurns(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+	snap *contextbuild.Snapshot, counterName tokenizer.Name, c tokenizer.Counter) error {
+	q := e.client.Turn.Query().Where(turn.SessionID(s.ID)).Order(ent.Desc(turn.FieldNumber))
+	fitsWhole := node == contextbuild.Messages &&
+		float64(snap.SystemPromptTokens+s.TokenCount) <= float64(o.ModelLimit)*0.8
+	if !fitsWhole {
+		q.Limit(contextbuild.TurnsNeeded(node, o))
+	}
+	rows, err := q.All(ctx)
+	if err != nil {
+		return err
+	}
+	slices.Reverse(rows)
+	recount := string(counterName) != s.Tokenizer
+	for _, t := range rows {
+		bt := contextbuild.Turn{
+			Number: t.Number, UserMessage: t.UserMessage, AssistantMessage: t.AssistantMessage,
+			AssistantSummary: t.AssistantSummary, Open: t.Status == turn.StatusOpen,
+			UserTokens: t.UserTokens, AssistantTokens: t.AssistantTokens, Summary: t.ExecutionSummary,
+		}
+		if recount { // another tokenizer than the session's: its stored counts do not apply
+			bt.UserTokens, bt.AssistantTokens = c.Count(t.UserMessage), c.Count(t.AssistantMessage)
+		}
+		snap.Turns = append(snap.Turns, bt)
+	}
+	// Turn numbers never restart, so the current one says how many turns
+	// came before the oldest shown (a reset's cleared turns count as cut).
+	snap.TurnCount = s.CurrentTurn
+	if recount && node == contextbuild.Messages {
+		snap.TotalTurnTokens = 0
+		for _, t := range snap.Turns {
+			snap.TotalTurnTokens += t.UserTokens + t.AssistantTokens
+		}
+	}
+	return nil
+}
+
+func contextOptions(s *ent.Session, in *ContextOptions) (contextbuild.Options, tokenizer.Name, error) {
+	var o contextbuild.Options
+	for _, p := range []struct {
+		name string
+		v    *int
+		dst  *int
+		min  int
+		max  int
+	}{
+		{"turnsWindow", in.TurnsWindow, &o.TurnsWindow, 1, 1000},
+		{"tokenBudget", in.TokenBudget, &o.Budget, 50, 2_000_000},
+		{"modelLimit", in.ModelLimit, &o.ModelLimit, 100, 10_000_000},
+		{"keepRecent", in.KeepRecent, &o.KeepRecent, 1, 10_000},
+	} {
+		if p.v == nil {
+			continue
+		}
+		if *p.v < p.min || *p.v > p.max {
+			return o, "", apperr.Invalid(p.name, "%s must be between %d and %d, got %d", p.name, p.min, p.max, *p.v)
+		}
+		*p.dst = *p.v
+	}
+	if in.Strategy != nil {
+		o.Strategy = *in.Strategy
+	}
+	name := tokenizer.Name(s.Tokenizer)
+	if in.Tokenizer != nil {
+		n, err := tokenizer.Parse(*in.Tokenizer)
+		if err != nil {
+			return o, "", apperr.Invalid("tokenizer", "%v", err)
+		}
+		name = n
+	}
+	return o, name, nil
+}

@@ -1,0 +1,2 @@
+-- reverse: modify "sessions" table
+ALTER TABLE "sessions" DROP COLUMN "tokenizer";
