@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/tokenizer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -140,6 +141,11 @@ func TestContextBuildsMatchTheirGoldenFiles(t *testing.T) {
 		t.Run(node, func(t *testing.T) {
 			b := a.context(node, nil)
 			assert.LessOrEqual(t, b.TokenCount, b.Budget)
+			counter, err := tokenizer.Get(tokenizer.Name(b.Tokenizer))
+			require.NoError(t, err)
+			if node != "MESSAGES" { // MESSAGES counts message contents, stored per turn
+				assert.Equal(t, counter.Count(b.Text), b.TokenCount, "the reported count is the tokenizer's count of the text")
+			}
 			golden(t, strings.ToLower(node), render(b))
 		})
 	}

@@ -179,6 +179,14 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{RefsColumns[17], RefsColumns[9]},
 			},
+			{
+				Name:    "ref_session_id_live",
+				Unique:  false,
+				Columns: []*schema.Column{RefsColumns[17]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "((entity_id IS NULL) OR (active_reason IS NOT NULL))",
+				},
+			},
 		},
 	}
 	// SessionsColumns holds the columns for the "sessions" table.

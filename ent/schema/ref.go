@@ -68,8 +68,13 @@ func (Ref) Indexes() []ent.Index {
 		// The same UUID always maps to the same ref within a session; Postgres
 		// lets any number of pending (null) entity ids coexist.
 		index.Fields("session_id", "entity_id").Unique(),
-		// Context builds read only the refs within the turn window.
+		// Context builds read only the refs within the turn window ...
 		index.Fields("session_id", "turn_last_referenced"),
+		// ... plus the pending generated and the retained ones, whatever
+		// their age: this partial index keeps that read from scanning every
+		// ref of a long session. (Written as PostgreSQL normalizes it.)
+		index.Fields("session_id").StorageKey("ref_session_id_live").
+			Annotations(entsql.IndexWhere("((entity_id IS NULL) OR (active_reason IS NOT NULL))")),
 	}
 }
 

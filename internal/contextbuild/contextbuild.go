@@ -24,8 +24,7 @@ func Make(n Node, s *Snapshot, o Options, c Counter) (Build, error) {
 		return Build{}, fmt.Errorf("unknown node %q", n)
 	}
 	b := Build{Node: n, Budget: o.Budget, Tiers: names}
-	b.Text, b.Sections, b.Notes = fit(drafts, o.Budget, c)
-	b.TokenCount = c.Count(b.Text)
+	b.Text, b.TokenCount, b.Sections, b.Notes = fit(drafts, o.Budget, c)
 	b.TruncatedTurns = max(0, s.TurnCount-shown(n, s))
 	if s.OlderEntries > 0 {
 		b.Notes = append(b.Notes, fmt.Sprintf("%d older refs outside the window are not shown", s.OlderEntries))

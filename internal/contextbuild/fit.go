@@ -5,8 +5,18 @@ import (
 	"strings"
 )
 
-// separator joins sections.
+// separator ends every section: the text is the sections, each followed by
+// a blank line.
 const separator = "\n\n"
+
+// Additive is implemented by counters whose counts add up across a blank
+// line followed by "##": cl100k_base and o200k_base end a pre-token at a run
+// of newlines before "#", so no token spans two sections, and the count of
+// the whole text is the sum of the sections' counts. Such texts are
+// tokenized once; others are recounted whole.
+type Additive interface {
+	AddsUpAcrossSections() bool
+}
 
 // draft is a section before fitting: a title and its lines.
 type draft struct {
@@ -20,56 +30,54 @@ func section(name, title string, lines ...string) draft {
 }
 
 func (d draft) text(n int) string {
-	return "## " + d.title + "\n" + strings.Join(d.lines[:n], "\n")
+	return "## " + d.title + "\n" + strings.Join(d.lines[:n], "\n") + separator
 }
 
 // fit lays out drafts in priority order within budget tokens: a section that
 // does not fit whole keeps as many of its first lines as fit, with a note of
-// what was cut; one whose title alone does not fit is dropped. The result is
-// within budget by the counter's count of the joined text.
-func fit(drafts []draft, budget int, c Counter) (text string, sections []Section, notes []string) {
-	used := 0
+// what was cut; one whose title alone does not fit is dropped. It returns
+// the text, its exact token count, and the sections.
+func fit(drafts []draft, budget int, c Counter) (text string, total int, sections []Section, notes []string) {
 	var parts []string
 	for _, d := range drafts {
 		if len(d.lines) == 0 {
 			continue
 		}
-		sep := 0
-		if len(parts) > 0 {
-			sep = c.Count(separator)
-		}
-		room := budget - used - sep
+		room := budget - total
 		n := len(d.lines)
-		cost := c.Count(d.text(n))
+		body := d.text(n)
+		cost := c.Count(body)
 		truncated := false
 		for cost > room && n > 0 {
 			n = shrink(d, n, room, c)
 			truncated = true
-			cost = c.Count(d.text(n) + cutNote(len(d.lines)-n))
+			body = withCutNote(d, n)
+			cost = c.Count(body)
 		}
 		if n == 0 || cost > room {
 			notes = append(notes, fmt.Sprintf("section %s dropped: the budget of %d tokens was used up", d.name, budget))
 			continue
 		}
-		body := d.text(n)
 		if truncated {
-			body += cutNote(len(d.lines) - n)
 			notes = append(notes, fmt.Sprintf("section %s cut to %d of %d lines to fit the budget", d.name, n, len(d.lines)))
 		}
 		parts = append(parts, body)
-		used += sep + cost
-		sections = append(sections, Section{Name: d.name, Text: body, TokenCount: cost, Truncated: truncated})
+		total += cost
+		sections = append(sections, Section{Name: d.name, Text: strings.TrimSuffix(body, separator), TokenCount: cost, Truncated: truncated})
 	}
-	text = strings.Join(parts, separator)
-	// BPE can merge across a join; trim the last section until the whole fits.
-	for c.Count(text) > budget && len(sections) > 0 {
-		last := len(sections) - 1
-		sections = sections[:last]
-		parts = parts[:last]
-		text = strings.Join(parts, separator)
-		notes = append(notes, "last section dropped to keep the joined text within budget")
+	text = strings.Join(parts, "")
+	if a, ok := c.(Additive); !ok || !a.AddsUpAcrossSections() {
+		total = c.Count(text)
+		// A counter that does not add up may exceed by a token at a join.
+		for total > budget && len(sections) > 0 {
+			last := len(sections) - 1
+			sections, parts = sections[:last], parts[:last]
+			text = strings.Join(parts, "")
+			total = c.Count(text)
+			notes = append(notes, "last section dropped to keep the joined text within budget")
+		}
 	}
-	return text, sections, notes
+	return text, total, sections, notes
 }
 
 // shrink returns the next smaller line count to try: a proportional guess
@@ -86,9 +94,8 @@ func shrink(d draft, n, room int, c Counter) int {
 	return n - 1
 }
 
-func cutNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("\n[%d more lines cut to fit the token budget]", n)
+// withCutNote is a section cut to its first n lines, saying what was cut.
+func withCutNote(d draft, n int) string {
+	return strings.TrimSuffix(d.text(n), separator) +
+		fmt.Sprintf("\n[%d more lines cut to fit the token budget]", len(d.lines)-n) + separator
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"sessiongraph/ent"
-	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
@@ -73,19 +73,16 @@ func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.
 }
 
 // contextEntries reads the refs a build may show: referenced within the
-// window (Understand's is its five turns), retained, or with an artifact.
+// window (Understand's is its five turns), retained, or generated and not
+// saved (artifacts promoted in the current turn are inside the window).
 func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
 	window := o.TurnsWindow
 	if node == contextbuild.Understand {
 		window = max(window, contextbuild.UnderstandTurns)
 	}
-	rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.Or(
-		ref.TurnLastReferencedGTE(registry.ActiveSince(s.CurrentTurn, window)),
-		ref.ActiveReasonNotNil(),
-		ref.HasArtifactWith(artifact.StatusIn(artifact.StatusPending, artifact.StatusPromoted)),
-	)).WithArtifact().
-		// The ref breaks ties between refs written in one bulk upsert.
-		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldCreatedAt), ent.Asc(ref.FieldRef)).
+	rows, err := e.client.Ref.Query().Where(liveRefs(s, window)).WithArtifact().
+		// Only stable fields order a build, so the same session builds the same text.
+		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).
 		Limit(maxContextRefs).All(ctx)
 	if err != nil {
 		return nil, err
@@ -171,4 +168,16 @@ func contextOptions(s *ent.Session, in *ContextOptions) (contextbuild.Options, t
 		name = n
 	}
 	return o, name, nil
+}
+
+// liveRefs selects a session's refs that matter now: referenced within the
+// window, retained, or generated and not saved yet. Each arm is served by an
+// index (ref_session_id_turn_last_referenced, ref_session_id_live), so the
+// read does not grow with the session's history.
+func liveRefs(s *ent.Session, window int) predicate.Ref {
+	return ref.And(ref.SessionID(s.ID), ref.Or(
+		ref.TurnLastReferencedGTE(registry.ActiveSince(s.CurrentTurn, window)),
+		ref.EntityIDIsNil(),
+		ref.ActiveReasonNotNil(),
+	))
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
-	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/ref"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
@@ -178,11 +177,8 @@ func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, window int)
 	if window < 1 {
 		return nil, apperr.Invalid("turnsWindow", "turnsWindow must be at least 1, got %d", window)
 	}
-	rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.Or(
-		ref.TurnLastReferencedGTE(registry.ActiveSince(s.CurrentTurn, window)),
-		ref.ActiveReasonNotNil(),
-		ref.HasArtifactWith(artifact.StatusEQ(artifact.StatusPending)),
-	)).WithArtifact().Order(ref.ByTurnLastReferenced(), ref.ByCreatedAt()).All(ctx)
+	rows, err := e.client.Ref.Query().Where(liveRefs(s, window)).WithArtifact().
+		Order(ent.Asc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).All(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel sel
 		if err != nil {
 			return store.Event{}, apiError(err)
 		}
-		if err := persist(ctx, w.Tx, w.Session.ID, r.Changed(), l); err != nil {
+		if err := persist(ctx, w, r.Changed(), l); err != nil {
 			return store.Event{}, err
 		}
 		w.Update().SetRefCounters(r.Counters).SetGenCounters(r.GenCounters)
@@ -118,16 +118,18 @@ func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel sel
 	})
 }
 
-// persist upserts the changed refs, then their changed artifacts.
-func persist(ctx context.Context, tx *ent.Tx, sessionID uuid.UUID, changed []*registry.Entry, l loaded) error {
+// persist upserts the changed refs, then their changed artifacts. New rows
+// carry the commit's single timestamp.
+func persist(ctx context.Context, w *store.Work, changed []*registry.Entry, l loaded) error {
 	if len(changed) == 0 {
 		return nil
 	}
+	tx, sessionID := w.Tx, w.Session.ID
 	bulk := make([]*ent.RefCreate, len(changed))
 	ids := make([]uuid.UUID, len(changed))
 	for i, en := range changed {
 		ids[i] = uuid.Must(uuid.NewV7())
-		c := tx.Ref.Create().SetID(ids[i]).SetSessionID(sessionID).SetRef(en.Ref).SetEntityType(en.EntityType).
+		c := tx.Ref.Create().SetID(ids[i]).SetSessionID(sessionID).SetCreatedAt(w.Now).SetUpdatedAt(w.Now).SetRef(en.Ref).SetEntityType(en.EntityType).
 			SetNillableEntityID(en.EntityID).SetLabel(en.Label).SetAction(en.Action).
 			SetNillableFullTurn(en.FullTurn).SetTurnCreated(en.TurnCreated).
 			SetTurnLastReferenced(en.TurnLastReferenced).SetNillableSourceStep(en.SourceStep).
@@ -161,7 +163,7 @@ func persist(ctx context.Context, tx *ent.Tx, sessionID uuid.UUID, changed []*re
 		if a == nil {
 			continue
 		}
-		c := tx.Artifact.Create().SetSessionID(sessionID).SetRefID(ids[i]).SetEntityType(a.EntityType).
+		c := tx.Artifact.Create().SetSessionID(sessionID).SetRefID(ids[i]).SetCreatedAt(w.Now).SetUpdatedAt(w.Now).SetEntityType(a.EntityType).
 			SetLabel(a.Label).SetContent(a.Content).SetStatus(artifact.Status(a.Status)).SetRevision(a.Revision).
 			SetCreatedTurn(a.CreatedTurn).SetNillablePromotedTurn(a.PromotedTurn).SetNillableSourceStep(a.SourceStep)
 		if row := l.rows[en.Ref]; row != nil && row.Edges.Artifact != nil {

@@ -46,3 +46,8 @@ func loadBPE(name Name) (Counter, error) {
 	}
 	return bpeCounter{name: name, enc: enc}, nil
 }
+
+// AddsUpAcrossSections reports that BPE counts add up across a blank line
+// followed by "##": both encodings' pre-tokenizers end a piece at a run of
+// newlines before "#", so no token spans the join (see contextbuild).
+func (b bpeCounter) AddsUpAcrossSections() bool { return true }
