@@ -1328,6 +1328,13 @@ func (ec *executionContext) marshalNWorkingMemory2ᚖsessiongraphᚋinternalᚋe
 	return ec._WorkingMemory(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOContextBuild2ᚖsessiongraphᚋinternalᚋengineᚐContextBuild(ctx context.Context, sel ast.SelectionSet, v *engine.ContextBuild) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ContextBuild(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOContextOptions2ᚖsessiongraphᚋinternalᚋengineᚐContextOptions(ctx context.Context, v any) (*engine.ContextOptions, error) {
 	if v == nil {
 		return nil, nil

@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	RefPayload() RefPayloadResolver
 	RefsPayload() RefsPayloadResolver
 	Session() SessionResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -144,6 +145,14 @@ type ComplexityRoot struct {
 		NameColumn func(childComplexity int) int
 		Ref        func(childComplexity int) int
 		Table      func(childComplexity int) int
+	}
+
+	EntityChange struct {
+		Action     func(childComplexity int) int
+		EntityType func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Ref        func(childComplexity int) int
+		Sequence   func(childComplexity int) int
 	}
 
 	EntityType struct {
@@ -345,6 +354,7 @@ type ComplexityRoot struct {
 		Domain               func(childComplexity int) int
 		EngagementSummary    func(childComplexity int) int
 		EnrichmentQueue      func(childComplexity int) int
+		Events               func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.EventOrder, where *ent.EventWhereInput) int
 		ExpiredAt            func(childComplexity int) int
 		ExpiresAt            func(childComplexity int) int
 		ExternalKey          func(childComplexity int) int
@@ -383,12 +393,28 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	SessionEvent struct {
+		CreatedAt func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Payload   func(childComplexity int) int
+		Sequence  func(childComplexity int) int
+		SessionID func(childComplexity int) int
+		Tenant    func(childComplexity int) int
+	}
+
 	StepSummary struct {
 		Description func(childComplexity int) int
 		Kind        func(childComplexity int) int
 		Outcome     func(childComplexity int) int
 		Refs        func(childComplexity int) int
 		Step        func(childComplexity int) int
+	}
+
+	Subscription struct {
+		ContextUpdated  func(childComplexity int, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) int
+		EntityChanges   func(childComplexity int, sessionID uuid.UUID, entityTypes []string, after *int) int
+		SessionEvents   func(childComplexity int, sessionID uuid.UUID, after *int) int
+		SessionsChanged func(childComplexity int, after *int) int
 	}
 
 	TranslatedFilters struct {
@@ -854,6 +880,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EnrichmentRequest.Table(childComplexity), true
+
+	case "EntityChange.action":
+		if e.ComplexityRoot.EntityChange.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EntityChange.Action(childComplexity), true
+	case "EntityChange.entityType":
+		if e.ComplexityRoot.EntityChange.EntityType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EntityChange.EntityType(childComplexity), true
+	case "EntityChange.kind":
+		if e.ComplexityRoot.EntityChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EntityChange.Kind(childComplexity), true
+	case "EntityChange.ref":
+		if e.ComplexityRoot.EntityChange.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EntityChange.Ref(childComplexity), true
+	case "EntityChange.sequence":
+		if e.ComplexityRoot.EntityChange.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EntityChange.Sequence(childComplexity), true
 
 	case "EntityType.condensed":
 		if e.ComplexityRoot.EntityType.Condensed == nil {
@@ -1793,6 +1850,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.EnrichmentQueue(childComplexity), true
+	case "Session.events":
+		if e.ComplexityRoot.Session.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Session_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.Events(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.EventOrder), args["where"].(*ent.EventWhereInput)), true
 	case "Session.expiredAt":
 		if e.ComplexityRoot.Session.ExpiredAt == nil {
 			break
@@ -2011,6 +2079,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SessionEdge.Node(childComplexity), true
 
+	case "SessionEvent.createdAt":
+		if e.ComplexityRoot.SessionEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.CreatedAt(childComplexity), true
+	case "SessionEvent.kind":
+		if e.ComplexityRoot.SessionEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Kind(childComplexity), true
+	case "SessionEvent.payload":
+		if e.ComplexityRoot.SessionEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Payload(childComplexity), true
+	case "SessionEvent.sequence":
+		if e.ComplexityRoot.SessionEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Sequence(childComplexity), true
+	case "SessionEvent.sessionID":
+		if e.ComplexityRoot.SessionEvent.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.SessionID(childComplexity), true
+	case "SessionEvent.tenant":
+		if e.ComplexityRoot.SessionEvent.Tenant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Tenant(childComplexity), true
+
 	case "StepSummary.description":
 		if e.ComplexityRoot.StepSummary.Description == nil {
 			break
@@ -2041,6 +2146,51 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StepSummary.Step(childComplexity), true
+
+	case "Subscription.contextUpdated":
+		if e.ComplexityRoot.Subscription.ContextUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_contextUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ContextUpdated(childComplexity, args["sessionID"].(uuid.UUID), args["node"].(contextbuild.Node), args["options"].(*engine.ContextOptions)), true
+	case "Subscription.entityChanges":
+		if e.ComplexityRoot.Subscription.EntityChanges == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_entityChanges_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.EntityChanges(childComplexity, args["sessionID"].(uuid.UUID), args["entityTypes"].([]string), args["after"].(*int)), true
+	case "Subscription.sessionEvents":
+		if e.ComplexityRoot.Subscription.SessionEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_sessionEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.SessionEvents(childComplexity, args["sessionID"].(uuid.UUID), args["after"].(*int)), true
+	case "Subscription.sessionsChanged":
+		if e.ComplexityRoot.Subscription.SessionsChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_sessionsChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.SessionsChanged(childComplexity, args["after"].(*int)), true
 
 	case "TranslatedFilters.filters":
 		if e.ComplexityRoot.TranslatedFilters.Filters == nil {
@@ -2297,6 +2447,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -4744,6 +4911,46 @@ type NestedRelation {
   entityType: String!
 }
 `, BuiltIn: false},
+	{Name: "../schema/subscription.graphql", Input: `# Live: every committed change, once, in order, from any replica. A client
+# that reconnects passes the last sequence it received as ` + "`" + `after` + "`" + `.
+
+"A committed change of a session."
+type SessionEvent {
+  "Global and increasing: resume after it."
+  sequence: Int!
+  sessionID: ID!
+  tenant: String!
+  kind: String!
+  payload: Map!
+  createdAt: Time!
+}
+
+"A change to one ref or artifact of a session."
+type EntityChange {
+  sequence: Int!
+  "The event kind: refs.read, ref.promoted, artifact.revised, ..."
+  kind: String!
+  ref: String!
+  entityType: String!
+  action: String!
+}
+
+type Subscription {
+  "Every event of a session after ` + "`" + `after` + "`" + ` (omit it for new events only), then live."
+  sessionEvents(sessionID: ID!, after: Int): SessionEvent
+  "Ref and artifact changes of a session, optionally of some entity types."
+  entityChanges(sessionID: ID!, entityTypes: [String!], after: Int): EntityChange
+  "A fresh context build after each change (a burst of changes gives one build)."
+  contextUpdated(sessionID: ID!, node: ContextNode!, options: ContextOptions): ContextBuild
+  "Sessions opened, updated, expired or deleted, for the admin list."
+  sessionsChanged(after: Int): SessionEvent
+}
+
+extend type Session {
+  "The session's events: the audit trail (a Relay connection; order by SEQUENCE)."
+  events(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: [EventOrder!], where: EventWhereInput): EventConnection!
+}
+`, BuiltIn: false},
 	{Name: "../schema/turn.graphql", Input: `input ExecutionSummaryInput {
   decision: String
   goal: String
@@ -4996,6 +5203,22 @@ func (ec *executionContext) childFields_EnrichmentRequest(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type EnrichmentRequest", field.Name)
 }
 
+func (ec *executionContext) childFields_EntityChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sequence":
+		return ec.fieldContext_EntityChange_sequence(ctx, field)
+	case "kind":
+		return ec.fieldContext_EntityChange_kind(ctx, field)
+	case "ref":
+		return ec.fieldContext_EntityChange_ref(ctx, field)
+	case "entityType":
+		return ec.fieldContext_EntityChange_entityType(ctx, field)
+	case "action":
+		return ec.fieldContext_EntityChange_action(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EntityChange", field.Name)
+}
+
 func (ec *executionContext) childFields_EntityType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5050,6 +5273,18 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
+}
+
+func (ec *executionContext) childFields_EventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_EventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_EventConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_EventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5370,6 +5605,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_enrichmentQueue(ctx, field)
 	case "activeEntities":
 		return ec.fieldContext_Session_activeEntities(ctx, field)
+	case "events":
+		return ec.fieldContext_Session_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -5394,6 +5631,24 @@ func (ec *executionContext) childFields_SessionEdge(ctx context.Context, field g
 		return ec.fieldContext_SessionEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sequence":
+		return ec.fieldContext_SessionEvent_sequence(ctx, field)
+	case "sessionID":
+		return ec.fieldContext_SessionEvent_sessionID(ctx, field)
+	case "tenant":
+		return ec.fieldContext_SessionEvent_tenant(ctx, field)
+	case "kind":
+		return ec.fieldContext_SessionEvent_kind(ctx, field)
+	case "payload":
+		return ec.fieldContext_SessionEvent_payload(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SessionEvent_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_StepSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

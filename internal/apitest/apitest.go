@@ -36,7 +36,14 @@ type Server struct {
 // New starts a server on a fresh database. configure may adjust the config.
 func New(t testing.TB, configure ...func(*app.Config)) *Server {
 	t.Helper()
-	s := &Server{DSN: testdb.New(t, migrations.Apply, migrations.Fingerprint())}
+	return Replica(t, testdb.New(t, migrations.Apply, migrations.Fingerprint()), configure...)
+}
+
+// Replica starts another server on the database at dsn, as a second
+// replica behind a load balancer would run.
+func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
+	t.Helper()
+	s := &Server{DSN: dsn}
 	cfg := app.Config{
 		DatabaseURL: s.DSN,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -18,6 +18,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/graph"
 	"sessiongraph/internal/engine"
+	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
 	"sessiongraph/migrations"
 )
@@ -48,8 +49,10 @@ type App struct {
 	DB      *sql.DB
 	Client  *ent.Client
 	Engine  *engine.Engine
+	Hub     *events.Hub
 	log     *slog.Logger
 	handler http.Handler
+	stopHub func()
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
@@ -84,6 +87,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger}
+	a.startHub(cfg)
 	gql := graph.NewServer(graph.ServerConfig{
 		Resolver:       &graph.Resolver{Client: client, Engine: eng},
 		Logger:         cfg.Logger,
@@ -98,8 +102,29 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 // Handler serves every route of the server.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// Close releases the database connections.
-func (a *App) Close() error { return a.Client.Close() }
+// Close stops the event hub and releases the database connections.
+func (a *App) Close() error {
+	a.stopHub()
+	return a.Client.Close()
+}
+
+// startHub runs this replica's event hub until Close.
+func (a *App) startHub(cfg Config) {
+	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
+	a.Engine.SetHub(a.Hub)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := a.Hub.Run(ctx); err != nil {
+			a.log.Error("event hub stopped", "error", err)
+		}
+	}()
+	a.stopHub = func() {
+		cancel()
+		<-done
+	}
+}
 
 func withDefaults(cfg Config) Config {
 	if cfg.Logger == nil {

@@ -12,18 +12,19 @@ type Code string
 
 // The codes clients can switch on. They never change meaning once shipped.
 const (
-	BadUserInput    Code = "BAD_USER_INPUT"
-	InvalidContent  Code = "INVALID_CONTENT"
-	InvalidID       Code = "INVALID_ID"
-	NotFound        Code = "NOT_FOUND"
-	SessionExpired  Code = "SESSION_EXPIRED"
-	PaginationLimit Code = "PAGINATION_LIMIT"
-	InvalidCursor   Code = "INVALID_CURSOR"
-	Conflict        Code = "CONFLICT"
-	RefNotFound     Code = "REF_NOT_FOUND"
-	TurnInProgress  Code = "TURN_IN_PROGRESS"
-	NoOpenTurn      Code = "NO_OPEN_TURN"
-	Internal        Code = "INTERNAL"
+	BadUserInput      Code = "BAD_USER_INPUT"
+	InvalidContent    Code = "INVALID_CONTENT"
+	InvalidID         Code = "INVALID_ID"
+	NotFound          Code = "NOT_FOUND"
+	SessionExpired    Code = "SESSION_EXPIRED"
+	PaginationLimit   Code = "PAGINATION_LIMIT"
+	InvalidCursor     Code = "INVALID_CURSOR"
+	Conflict          Code = "CONFLICT"
+	RefNotFound       Code = "REF_NOT_FOUND"
+	TurnInProgress    Code = "TURN_IN_PROGRESS"
+	NoOpenTurn        Code = "NO_OPEN_TURN"
+	SubscriberTooSlow Code = "SUBSCRIBER_TOO_SLOW"
+	Internal          Code = "INTERNAL"
 )
 
 // Error is an error with a code and a message a person can act on.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sessiongraph/ent"
+	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
 )
 
@@ -28,6 +29,7 @@ type Engine struct {
 	store   *store.Store
 	cfg     Config
 	domains domainCache
+	hub     *events.Hub
 }
 
 // New returns an Engine that reads through client and writes through st.

@@ -1,0 +1,5 @@
+package graph_test
+
+import "runtime"
+
+func runtimeGoroutines() int { return runtime.NumGoroutine() }

@@ -1,0 +1,98 @@
+package apitest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"github.com/stretchr/testify/require"
+)
+
+// WS is a graphql-transport-ws client connection.
+type WS struct {
+	t    testing.TB
+	conn *websocket.Conn
+	ctx  context.Context
+	next int
+}
+
+// Message is one server message of the protocol.
+type Message struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// DialWS opens a connection and completes connection_init with payload.
+func (s *Server) DialWS(t testing.TB, payload map[string]any) *WS {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", &websocket.DialOptions{
+		Subprotocols: []string{"graphql-transport-ws"},
+		HTTPHeader:   http.Header{},
+	})
+	require.NoError(t, err)
+	conn.SetReadLimit(16 << 20)
+	w := &WS{t: t, conn: conn, ctx: ctx}
+	t.Cleanup(func() { conn.CloseNow() })
+	w.Send(Message{Type: "connection_init", Payload: mustJSON(payload)})
+	ack := w.Read(10 * time.Second)
+	require.Equal(t, "connection_ack", ack.Type)
+	return w
+}
+
+// Send writes a message.
+func (w *WS) Send(m Message) {
+	w.t.Helper()
+	require.NoError(w.t, wsjson.Write(w.ctx, w.conn, m))
+}
+
+// Subscribe starts an operation and returns its id.
+func (w *WS) Subscribe(query string, vars map[string]any) string {
+	w.t.Helper()
+	w.next++
+	id := fmt.Sprint(w.next)
+	w.Send(Message{ID: id, Type: "subscribe", Payload: mustJSON(map[string]any{"query": query, "variables": vars})})
+	return id
+}
+
+// Read returns the next message that is not a keep-alive.
+func (w *WS) Read(timeout time.Duration) Message {
+	w.t.Helper()
+	for {
+		ctx, cancel := context.WithTimeout(w.ctx, timeout)
+		var m Message
+		err := wsjson.Read(ctx, w.conn, &m)
+		cancel()
+		require.NoError(w.t, err)
+		switch m.Type {
+		case "ping":
+			w.Send(Message{Type: "pong"})
+			continue
+		case "pong", "ka":
+			continue
+		}
+		return m
+	}
+}
+
+// Close closes the connection normally.
+func (w *WS) Close() { w.conn.Close(websocket.StatusNormalClosure, "bye") }
+
+func mustJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/contextbuild"
+	"sessiongraph/internal/events"
+)
+
+// SetHub connects the engine to this replica's event hub.
+func (e *Engine) SetHub(h *events.Hub) { e.hub = h }
+
+func cursor(after *int) int64 {
+	if after == nil {
+		return events.FromNow
+	}
+	return int64(*after)
+}
+
+// liveSession checks that a session exists before a subscription starts.
+func (e *Engine) liveSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
+	if e.hub == nil {
+		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
+	}
+	return e.Session(ctx, id)
+}
+
+// SessionEvents streams a session's events after a cursor, then live.
+func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (*events.Stream, error) {
+	if _, err := e.liveSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return e.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, cursor(after)), nil
+}
+
+// Kinds of session lifecycle events, for the admin feed.
+var sessionKinds = map[string]bool{
+	"session.opened": true, KindSessionUpdated: true, "session.expired": true, "session.deleted": true,
+}
+
+// SessionsChanged streams session lifecycle events of every session.
+func (e *Engine) SessionsChanged(ctx context.Context, after *int) (*events.Stream, error) {
+	if e.hub == nil {
+		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
+	}
+	return e.hub.Subscribe(ctx, events.Filter{Kinds: sessionKinds}, cursor(after)), nil
+}
+
+// EntityChange is one ref or artifact change carried by an event.
+type EntityChange struct {
+	Sequence   int64
+	Kind       string
+	Ref        string
+	EntityType string
+	Action     string
+}
+
+// EntityChanges streams a session's events; EntityChangesOf splits each
+// into its ref and artifact changes.
+func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, after *int) (*events.Stream, error) {
+	return e.SessionEvents(ctx, sessionID, after)
+}
+
+// EntityChangesOf lists the ref and artifact changes an event carries, of
+// the given entity types (all when none are given).
+func EntityChangesOf(ev *events.Event, types []string) []*EntityChange {
+	var out []*EntityChange
+	list, _ := ev.Payload["changes"].([]any)
+	for _, item := range list {
+		c, _ := item.(map[string]any)
+		ch := &EntityChange{Sequence: ev.Sequence, Kind: ev.Kind}
+		ch.Ref, _ = c["ref"].(string)
+		ch.EntityType, _ = c["entityType"].(string)
+		ch.Action, _ = c["action"].(string)
+		if len(types) == 0 || slices.Contains(types, ch.EntityType) {
+			out = append(out, ch)
+		}
+	}
+	if ref, ok := ev.Payload["ref"].(string); ok && len(list) == 0 && len(types) == 0 { // retained, released
+		out = append(out, &EntityChange{Sequence: ev.Sequence, Kind: ev.Kind, Ref: ref})
+	}
+	return out
+}
+
+// ContextUpdated streams a fresh build of a node's context now and after
+// each change; changes that arrive while a build runs give one build.
+func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, opts *ContextOptions) (<-chan *ContextBuild, error) {
+	if _, err := e.liveSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	st := e.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, events.FromNow)
+	out := make(chan *ContextBuild, 1)
+	go func() {
+		defer close(out)
+		for {
+			s, err := e.Session(ctx, sessionID)
+			if err != nil {
+				return
+			}
+			b, err := e.Context(ctx, s, node, opts)
+			if err != nil {
+				slog.WarnContext(ctx, "context build for a subscription", "error", err)
+				return
+			}
+			select {
+			case out <- b:
+			case <-ctx.Done():
+				return
+			}
+			if _, ok := <-st.C; !ok {
+				return
+			}
+			for drained := false; !drained; { // coalesce a burst into one build
+				select {
+				case _, ok := <-st.C:
+					if !ok {
+						return
+					}
+				default:
+					drained = true
+				}
+			}
+		}
+	}()
+	return out, nil
+}
