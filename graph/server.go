@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"sessiongraph/graph/generated"
+	"sessiongraph/graph/wsproto"
 )
 
 // ServerConfig configures the GraphQL endpoint.
@@ -28,14 +29,16 @@ type ServerConfig struct {
 }
 
 // NewServer returns the GraphQL handler with explicit transports: SSE and
-// WebSocket for subscriptions, GET for queries only, POST for everything.
+// WebSocket (graphql-transport-ws) for subscriptions, GET for queries only,
+// POST for everything.
 func NewServer(cfg ServerConfig) *handler.Server {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: cfg.Resolver}))
-	srv.AddTransport(transport.Websocket{
-		KeepAlivePingInterval: 10 * time.Second,
-		Implementation: transport.CoderWebsocketImplementation{
-			AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
-		},
+	// graphql-transport-ws with the protocol's close codes (gqlgen's own
+	// transport does not use them).
+	srv.AddTransport(&wsproto.Transport{
+		InitTimeout:   3 * time.Second,
+		PingInterval:  10 * time.Second,
+		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
 	})
 	// SSE before POST: both accept POST, and SSE claims only event streams.
 	srv.AddTransport(transport.SSE{})

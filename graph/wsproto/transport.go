@@ -1,0 +1,137 @@
+// Package wsproto serves GraphQL over WebSocket with the graphql-transport-ws
+// protocol (the one the npm graphql-ws library speaks), as a gqlgen transport.
+//
+// gqlgen's own transport.Websocket speaks the protocol's messages but not its
+// close codes (4400, 4401, 4403, 4408, 4409, 4429), which graphql-ws clients
+// rely on to tell a fatal error from a reconnectable one.
+//
+// Protocol: https://github.com/enisdenjo/graphql-ws/blob/master/PROTOCOL.md
+package wsproto
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/coder/websocket"
+)
+
+// Subprotocol is the WebSocket subprotocol this transport speaks.
+const Subprotocol = "graphql-transport-ws"
+
+// Close codes the protocol defines for a server that kicks a client off.
+const (
+	CloseBadRequest          = 4400 // an invalid message
+	CloseUnauthorized        = 4401 // subscribe before connection_ack
+	CloseForbidden           = 4403 // Init rejected the connection
+	CloseInitTimeout         = 4408 // no connection_init within InitTimeout
+	CloseSubscriberExists    = 4409 // subscribe with an id that is still active
+	CloseTooManyInitRequests = 4429 // a second connection_init
+)
+
+const (
+	defaultInitTimeout  = 3 * time.Second
+	defaultReadLimit    = 1 << 20
+	defaultWriteTimeout = 10 * time.Second
+)
+
+// Transport serves graphql-transport-ws connections; add it with (*handler.Server).AddTransport.
+type Transport struct {
+	// InitTimeout is how long a client has to send connection_init (default 3s);
+	// on expiry the socket closes with 4408 "Connection initialisation timeout".
+	InitTimeout time.Duration
+
+	// PingInterval is how often the server sends {"type":"ping"} once the
+	// connection is acknowledged; 0 sends none. A client's ping is always answered with pong.
+	PingInterval time.Duration
+
+	// Init authorizes a connection from its connection_init payload (nil when
+	// the client sent none). It returns the context every operation of the
+	// connection runs in, derived from ctx, or an error: the socket then closes
+	// with 4403 "Forbidden", or with the code and reason of a *CloseError.
+	// A nil Init accepts every connection.
+	Init func(ctx context.Context, payload map[string]any) (context.Context, error)
+
+	// AcceptOptions configures the WebSocket handshake (origin patterns,
+	// compression). Its Subprotocols are ignored: the transport offers only Subprotocol.
+	AcceptOptions websocket.AcceptOptions
+
+	// ReadLimit is the largest message, in bytes, a client may send (default 1 MB);
+	// a larger one closes the socket with 1009.
+	ReadLimit int64
+
+	// WriteTimeout bounds one message write (default 10s). A client that does
+	// not take a message within it is disconnected, so it holds up only itself.
+	WriteTimeout time.Duration
+}
+
+// CloseError, returned by Init, closes the socket with its own code and reason
+// instead of 4403 "Forbidden".
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	return fmt.Sprintf("websocket close %d: %s", e.Code, e.Reason)
+}
+
+var _ graphql.Transport = (*Transport)(nil)
+
+// Supports reports whether r is a WebSocket upgrade that offers Subprotocol.
+func (t *Transport) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet &&
+		headerHasToken(r.Header, "Upgrade", "websocket", strings.EqualFold) &&
+		headerHasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol, func(a, b string) bool { return a == b })
+}
+
+// Do upgrades r and serves the connection until it ends; it returns only
+// after every goroutine it started has finished.
+func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	opts := t.AcceptOptions
+	opts.Subprotocols = []string{Subprotocol}
+	ws, err := websocket.Accept(w, r, &opts)
+	if err != nil {
+		return // Accept has already answered with an HTTP error.
+	}
+	if ws.Subprotocol() != Subprotocol {
+		_ = ws.Close(websocket.StatusProtocolError, "subprotocol "+Subprotocol+" required")
+		return
+	}
+	readLimit := t.ReadLimit
+	if readLimit <= 0 {
+		readLimit = defaultReadLimit
+	}
+	ws.SetReadLimit(readLimit)
+
+	newConnection(t, ws, r, exec).serve()
+}
+
+func (t *Transport) initTimeout() time.Duration {
+	if t.InitTimeout > 0 {
+		return t.InitTimeout
+	}
+	return defaultInitTimeout
+}
+
+func (t *Transport) writeTimeout() time.Duration {
+	if t.WriteTimeout > 0 {
+		return t.WriteTimeout
+	}
+	return defaultWriteTimeout
+}
+
+// headerHasToken reports whether any comma-separated value of header name equals token.
+func headerHasToken(h http.Header, name, token string, equal func(a, b string) bool) bool {
+	for _, v := range h.Values(name) {
+		for part := range strings.SplitSeq(v, ",") {
+			if equal(strings.TrimSpace(part), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
