@@ -23,6 +23,43 @@ func BenchmarkCount(b *testing.B) {
 	}
 }
 
+// BenchmarkCountWithRegex measures the same count through tiktoken-go and
+// regexp2, the path Count took before its scanners, for comparison.
+func BenchmarkCountWithRegex(b *testing.B) {
+	for _, name := range []Name{CL100K, O200K} {
+		b.Run(string(name), func(b *testing.B) {
+			c, err := Get(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(paragraph)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c.(bpeCounter).countWithRegex(paragraph)
+			}
+		})
+	}
+}
+
+// BenchmarkCountPrompts measures text that needs merges: code, JSON,
+// tables and non-English words, where the merge cache earns its keep.
+func BenchmarkCountPrompts(b *testing.B) {
+	text := strings.Join(prompts, "")
+	for _, name := range []Name{CL100K, O200K} {
+		b.Run(string(name), func(b *testing.B) {
+			c, err := Get(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Count(text)
+			}
+		})
+	}
+}
+
 // BenchmarkCountLongRun measures the worst case the run guard allows: 100 KB
 // without a single space, which uncut takes about ten seconds.
 func BenchmarkCountLongRun(b *testing.B) {
