@@ -10,35 +10,40 @@ import (
 	"sessiongraph/internal/events"
 )
 
-// live maps an event stream onto a subscription's values. When the stream
-// ends because the subscriber fell behind (or the replay failed), the client
-// receives a null value with an error carrying a code, then the subscription
-// completes: it is told, never silently cut short.
-func live[T any](ctx context.Context, st *events.Stream, each func(*events.Event) []*T) <-chan *T {
+// live maps a subscription's events onto its values, on the subscriber's
+// own goroutine. When the subscription ends because the subscriber fell
+// behind (or its replay failed), the client receives a null value with an
+// error carrying a code, then the subscription completes: it is told, never
+// silently cut short.
+func live[T any](ctx context.Context, src events.Source, each func(*events.Event) []*T) <-chan *T {
 	out := make(chan *T, 1)
-	go func() {
+	send := func(v *T) bool {
+		select {
+		case out <- v:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	src(func(ev *events.Event) bool {
+		for _, v := range each(ev) {
+			if !send(v) {
+				return false
+			}
+		}
+		return true
+	}, func(err error) {
 		defer close(out)
-		for ev := range st.C {
-			for _, v := range each(ev) {
-				select {
-				case out <- v:
-				case <-ctx.Done():
-					return
-				}
-			}
+		if err == nil {
+			return
 		}
-		if err := st.Err(); err != nil {
-			code := apperr.Internal
-			if errors.Is(err, events.ErrTooSlow) {
-				code = apperr.SubscriberTooSlow
-			}
-			graphql.AddError(ctx, apperr.New(code, "%v", err))
-			select {
-			case out <- nil:
-			case <-ctx.Done():
-			}
+		code := apperr.Internal
+		if errors.Is(err, events.ErrTooSlow) {
+			code = apperr.SubscriberTooSlow
 		}
-	}()
+		graphql.AddError(ctx, apperr.New(code, "%v", err))
+		send(nil)
+	})
 	return out
 }
 

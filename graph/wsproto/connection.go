@@ -167,25 +167,30 @@ func (c *connection) init(payload json.RawMessage) bool {
 		return false
 	}
 	if c.t.PingInterval > 0 {
-		c.wg.Add(1)
-		go c.ping()
+		c.startPings()
 	}
 	return true
 }
 
-// ping sends a ping every PingInterval until the socket ends.
-func (c *connection) ping() {
-	defer c.wg.Done()
-	tick := time.NewTicker(c.t.PingInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
+// startPings sends a ping every PingInterval until the socket ends. One
+// timer per connection rather than a goroutine: idle connections are the
+// common case and a parked goroutine costs its stack.
+func (c *connection) startPings() {
+	c.wg.Add(1)
+	var once sync.Once
+	done := func() { once.Do(c.wg.Done) }
+	var timer *time.Timer
+	timer = time.AfterFunc(c.t.PingInterval, func() {
+		if c.ctx.Err() != nil || !c.send(c.ctx, message{Type: typePing}) {
+			done()
 			return
-		case <-tick.C:
-			c.send(c.ctx, message{Type: typePing})
 		}
-	}
+		timer.Reset(c.t.PingInterval)
+	})
+	context.AfterFunc(c.ctx, func() {
+		timer.Stop()
+		done()
+	})
 }
 
 // subscribe registers operation id and runs it in its own goroutine.

@@ -32,11 +32,11 @@ func (e *Engine) liveSession(ctx context.Context, id uuid.UUID) (*ent.Session, e
 }
 
 // SessionEvents streams a session's events after a cursor, then live.
-func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (*events.Stream, error) {
+func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (events.Source, error) {
 	if _, err := e.liveSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	return e.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, cursor(after)), nil
+	return e.hub.Source(ctx, events.Filter{SessionID: &sessionID}, cursor(after)), nil
 }
 
 // Kinds of session lifecycle events, for the admin feed.
@@ -45,11 +45,11 @@ var sessionKinds = map[string]bool{
 }
 
 // SessionsChanged streams session lifecycle events of every session.
-func (e *Engine) SessionsChanged(ctx context.Context, after *int) (*events.Stream, error) {
+func (e *Engine) SessionsChanged(ctx context.Context, after *int) (events.Source, error) {
 	if e.hub == nil {
 		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
 	}
-	return e.hub.Subscribe(ctx, events.Filter{Kinds: sessionKinds}, cursor(after)), nil
+	return e.hub.Source(ctx, events.Filter{Kinds: sessionKinds}, cursor(after)), nil
 }
 
 // EntityChange is one ref or artifact change carried by an event.
@@ -63,7 +63,7 @@ type EntityChange struct {
 
 // EntityChanges streams a session's events; EntityChangesOf splits each
 // into its ref and artifact changes.
-func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, after *int) (*events.Stream, error) {
+func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, after *int) (events.Source, error) {
 	return e.SessionEvents(ctx, sessionID, after)
 }
 

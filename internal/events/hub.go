@@ -40,8 +40,9 @@ const (
 	// pollInterval is the safety net for a doorbell that never rang.
 	pollInterval = 2 * time.Second
 	// bufferSize is how many live events a subscriber may lag behind
-	// before it is disconnected.
-	bufferSize = 1024
+	// before it is disconnected. Events are shared pointers, so an idle
+	// subscriber's buffer costs 2 KB.
+	bufferSize = 256
 )
 
 // ErrTooSlow ends a subscription that fell more than its buffer behind; the
@@ -172,12 +173,13 @@ func (h *Hub) publish(ev Event) {
 	}
 	h.last = ev.Sequence
 	h.lag = time.Since(ev.CreatedAt)
+	shared := &ev // one immutable copy for every subscriber
 	offer := func(s *sub) {
 		if !s.filter.matches(ev) {
 			return
 		}
 		select {
-		case s.live <- ev:
+		case s.live <- shared:
 		default:
 			h.dropLocked(s)
 		}

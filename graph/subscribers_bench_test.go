@@ -1,0 +1,160 @@
+package graph_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/apitest"
+)
+
+const subscriberProcessEnv = "SG_SUBSCRIBER_PROCESS"
+
+// eventsPerRun is how many events each subscriber receives in a run.
+const eventsPerRun = 20
+
+// BenchmarkSubscribers measures N idle WebSocket subscribers on one session:
+// the event-to-client latency (from the event's commit timestamp to its
+// arrival at each client) and the server's memory per idle subscription.
+// The clients run in a child process.
+func BenchmarkSubscribers(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := apitest.New(b)
+			id := open(&testing.T{}, s, map[string]any{"tenant": "bench", "externalKey": "subscribers"}).OpenSession.Session.ID
+			before := serverMemory()
+			goroutines := runtime.NumGoroutine()
+
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), subscriberProcessEnv+"=1", "SG_URL="+s.URL, "SG_SESSION="+id, fmt.Sprintf("SG_N=%d", n))
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			require.NoError(b, err)
+			require.NoError(b, cmd.Start())
+			lines := bufio.NewScanner(out)
+			lines.Buffer(make([]byte, 1<<20), 64<<20)
+			require.True(b, lines.Scan())
+			require.Equal(b, "ready", lines.Text())
+			for s.Hub.Subscribers() < n {
+				time.Sleep(20 * time.Millisecond)
+			}
+			perSub := float64(serverMemory()-before) / float64(n)
+			if path := os.Getenv("SG_HEAP_PROFILE"); path != "" {
+				f, err := os.Create(path)
+				require.NoError(b, err)
+				require.NoError(b, pprof.WriteHeapProfile(f))
+				f.Close()
+				g, err := os.Create(path + ".goroutines")
+				require.NoError(b, err)
+				require.NoError(b, pprof.Lookup("goroutine").WriteTo(g, 1))
+				g.Close()
+			}
+			b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/float64(n), "goroutines/sub")
+
+			b.ResetTimer()
+			for i := 0; i < eventsPerRun; i++ {
+				s.MustDo(&testing.T{}, updateSession, map[string]any{"in": map[string]any{"id": id, "metadata": map[string]any{"i": strconv.Itoa(i)}}}, nil)
+				time.Sleep(100 * time.Millisecond) // one event every 100 ms
+			}
+			require.True(b, lines.Scan(), "the client process reports its latencies")
+			var lat []float64
+			require.NoError(b, json.Unmarshal(lines.Bytes(), &lat))
+			require.NoError(b, cmd.Wait())
+			require.Len(b, lat, n*eventsPerRun, "every subscriber received every event")
+			slices.Sort(lat)
+			b.ReportMetric(lat[len(lat)/2], "median-ms")
+			b.ReportMetric(lat[len(lat)*99/100], "p99-ms")
+			b.ReportMetric(perSub/1024, "KB/idle-sub")
+		})
+	}
+}
+
+// serverMemory is the heap and stacks in use, after two collections (the
+// second lets the runtime shrink stacks that grew while the subscriptions
+// were set up).
+func serverMemory() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
+
+// runSubscriberProcess opens SG_N subscriptions, prints "ready", receives
+// eventsPerRun events on each, and prints every latency in milliseconds.
+func runSubscriberProcess() int {
+	url := "ws" + strings.TrimPrefix(os.Getenv("SG_URL"), "http") + "/graphql"
+	n, _ := strconv.Atoi(os.Getenv("SG_N"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var lat []float64
+	var ready, done sync.WaitGroup
+	for range n {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "dial:", err)
+				os.Exit(1)
+			}
+			defer conn.CloseNow()
+			_ = wsjson.Write(ctx, conn, map[string]any{"type": "connection_init"})
+			var ack map[string]any
+			_ = wsjson.Read(ctx, conn, &ack)
+			_ = wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+				"query":     `subscription($id: ID!) { sessionEvents(sessionID: $id) { sequence createdAt } }`,
+				"variables": map[string]any{"id": os.Getenv("SG_SESSION")}}})
+			ready.Done()
+			for got := 0; got < eventsPerRun; {
+				var m struct {
+					Type    string `json:"type"`
+					Payload struct {
+						Data struct {
+							SessionEvents struct{ CreatedAt time.Time } `json:"sessionEvents"`
+						} `json:"data"`
+					} `json:"payload"`
+				}
+				if err := wsjson.Read(ctx, conn, &m); err != nil {
+					fmt.Fprintln(os.Stderr, "read:", err)
+					os.Exit(1)
+				}
+				if m.Type == "ping" {
+					_ = wsjson.Write(ctx, conn, map[string]any{"type": "pong"})
+					continue
+				}
+				if m.Type != "next" {
+					continue
+				}
+				d := time.Since(m.Payload.Data.SessionEvents.CreatedAt)
+				mu.Lock()
+				lat = append(lat, float64(d.Microseconds())/1000)
+				mu.Unlock()
+				got++
+			}
+		}()
+	}
+	ready.Wait()
+	fmt.Println("ready")
+	done.Wait()
+	b, _ := json.Marshal(lat)
+	fmt.Println(string(b))
+	return 0
+}
