@@ -80,10 +80,14 @@ func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contex
 	if node == contextbuild.Understand {
 		window = max(window, contextbuild.UnderstandTurns)
 	}
-	rows, err := e.client.Ref.Query().Where(liveRefs(s, window)).WithArtifact().
+	q := e.client.Ref.Query().Where(liveRefs(s, window)).
 		// Only stable fields order a build, so the same session builds the same text.
 		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).
-		Limit(maxContextRefs).All(ctx)
+		Limit(maxContextRefs)
+	if node == contextbuild.Act || node == contextbuild.Reply {
+		q.WithArtifact() // only these show artifact content
+	}
+	rows, err := q.All(ctx)
 	if err != nil {
 		return nil, err
 	}

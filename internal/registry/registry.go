@@ -38,6 +38,15 @@ func (e *Entry) Generated() bool {
 	return p.Generated
 }
 
+// Pending reports whether the entry is generated and not saved yet: a
+// pending artifact, known without loading it.
+func (e *Entry) Pending() bool {
+	if e.Artifact != nil {
+		return e.Artifact.Status == ArtifactPending
+	}
+	return e.EntityID == nil && e.Generated()
+}
+
 // Queued reports whether the entry waits for its label in the enrichment queue.
 func (e *Entry) Queued() bool { return e.EnrichTable != nil }
 

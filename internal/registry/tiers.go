@@ -22,7 +22,7 @@ func SortTiers(entries []*Entry, turn, window int) Tiers {
 	since := ActiveSince(turn, window)
 	for _, e := range entries {
 		switch {
-		case e.Artifact != nil && e.Artifact.Status == ArtifactPending:
+		case e.Pending():
 			t.Generated = append(t.Generated, e)
 		case e.TurnLastReferenced >= since:
 			t.Active = append(t.Active, e)
