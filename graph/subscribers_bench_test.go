@@ -25,8 +25,12 @@ import (
 
 const subscriberProcessEnv = "SG_SUBSCRIBER_PROCESS"
 
-// eventsPerRun is how many events each subscriber receives in a run.
-const eventsPerRun = 20
+// eventsPerRun is how many events each subscriber receives in a run, one
+// every eventInterval.
+const (
+	eventsPerRun  = 20
+	eventInterval = 100 * time.Millisecond
+)
 
 // BenchmarkSubscribers measures N idle WebSocket subscribers on one session:
 // the event-to-client latency (from the event's commit timestamp to its
@@ -37,7 +41,8 @@ func BenchmarkSubscribers(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			s := apitest.New(b)
 			id := open(&testing.T{}, s, map[string]any{"tenant": "bench", "externalKey": "subscribers"}).OpenSession.Session.ID
-			before := serverMemory()
+			beforeHeap, beforeStack := serverMemorySplit()
+			before := beforeHeap + beforeStack
 			goroutines := runtime.NumGoroutine()
 
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -53,7 +58,9 @@ func BenchmarkSubscribers(b *testing.B) {
 			for s.Hub.Subscribers() < n {
 				time.Sleep(20 * time.Millisecond)
 			}
-			perSub := float64(serverMemory()-before) / float64(n)
+			heap, stack := serverMemorySplit()
+			perSub := float64(heap+stack-before) / float64(n)
+			stackPerSub := float64(stack-beforeStack) / float64(n)
 			if path := os.Getenv("SG_HEAP_PROFILE"); path != "" {
 				f, err := os.Create(path)
 				require.NoError(b, err)
@@ -69,7 +76,7 @@ func BenchmarkSubscribers(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < eventsPerRun; i++ {
 				s.MustDo(&testing.T{}, updateSession, map[string]any{"in": map[string]any{"id": id, "metadata": map[string]any{"i": strconv.Itoa(i)}}}, nil)
-				time.Sleep(100 * time.Millisecond) // one event every 100 ms
+				time.Sleep(eventInterval)
 			}
 			require.True(b, lines.Scan(), "the client process reports its latencies")
 			var lat []float64
@@ -80,19 +87,20 @@ func BenchmarkSubscribers(b *testing.B) {
 			b.ReportMetric(lat[len(lat)/2], "median-ms")
 			b.ReportMetric(lat[len(lat)*99/100], "p99-ms")
 			b.ReportMetric(perSub/1024, "KB/idle-sub")
+			b.ReportMetric(stackPerSub/1024, "stack-KB/idle-sub")
 		})
 	}
 }
 
-// serverMemory is the heap and stacks in use, after two collections (the
-// second lets the runtime shrink stacks that grew while the subscriptions
-// were set up).
-func serverMemory() uint64 {
+// serverMemorySplit is the heap and the stacks in use, after two
+// collections (the second lets the runtime shrink stacks that grew while
+// the subscriptions were set up).
+func serverMemorySplit() (heap, stack uint64) {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
+	return m.HeapInuse, m.StackInuse
 }
 
 // runSubscriberProcess opens SG_N subscriptions, prints "ready", receives

@@ -44,7 +44,9 @@ type operation struct {
 }
 
 func newConnection(t *Transport, ws *websocket.Conn, r *http.Request, exec graphql.GraphExecutor) *connection {
-	ctx, cancel := context.WithCancel(r.Context())
+	// Keep the request's values but not its cancellation: net/http cancels a
+	// request's context when its handler returns, hijacked or not.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &connection{
 		t:      t,
 		ws:     ws,

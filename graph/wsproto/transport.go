@@ -88,12 +88,12 @@ func (t *Transport) Supports(r *http.Request) bool {
 		headerHasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol, func(a, b string) bool { return a == b })
 }
 
-// Do upgrades r and serves the connection until it ends; it returns only
-// after every goroutine it started has finished.
+// Do upgrades r and serves the connection on a goroutine of its own, which
+// ends, with every goroutine it started, when the connection ends.
 func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	opts := t.AcceptOptions
 	opts.Subprotocols = []string{Subprotocol}
-	ws, err := websocket.Accept(w, r, &opts)
+	ws, err := websocket.Accept(smallBuffers{w}, r, &opts)
 	if err != nil {
 		return // Accept has already answered with an HTTP error.
 	}
@@ -107,7 +107,10 @@ func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	}
 	ws.SetReadLimit(readLimit)
 
-	newConnection(t, ws, r, exec).serve()
+	// The connection lives on its own goroutine and the handler returns: the
+	// socket is hijacked, and an idle subscriber should not keep the HTTP
+	// handler's deep stack and the request parsing state alive.
+	go newConnection(t, ws, r, exec).serve()
 }
 
 func (t *Transport) initTimeout() time.Duration {

@@ -39,10 +39,9 @@ const (
 	pageSize = 500
 	// pollInterval is the safety net for a doorbell that never rang.
 	pollInterval = 2 * time.Second
-	// bufferSize is how many live events a subscriber may lag behind
-	// before it is disconnected. Events are shared pointers, so an idle
-	// subscriber's buffer costs 2 KB.
-	bufferSize = 256
+	// BufferSize is how many events a subscriber may lag behind before it
+	// is disconnected.
+	BufferSize = 128
 )
 
 // ErrTooSlow ends a subscription that fell more than its buffer behind; the
@@ -174,22 +173,34 @@ func (h *Hub) publish(ev Event) {
 	h.last = ev.Sequence
 	h.lag = time.Since(ev.CreatedAt)
 	shared := &ev // one immutable copy for every subscriber
-	offer := func(s *sub) {
-		if !s.filter.matches(ev) {
-			return
-		}
-		select {
-		case s.live <- shared:
-		default:
-			h.dropLocked(s)
-		}
-	}
 	for s := range h.bySession[ev.SessionID] {
-		offer(s)
+		h.offerLocked(s, shared)
 	}
 	for s := range h.firehose {
-		offer(s)
+		h.offerLocked(s, shared)
 	}
+}
+
+func (h *Hub) offerLocked(s *sub, ev *Event) {
+	if !s.filter.matches(*ev) {
+		return
+	}
+	if !s.direct {
+		select {
+		case s.replayBuffer <- ev:
+		default:
+			h.dropLocked(s, ErrTooSlow)
+		}
+		return
+	}
+	if ev.Sequence <= s.cursor {
+		return
+	}
+	if !s.offer(ev) {
+		h.dropLocked(s, ErrTooSlow)
+		return
+	}
+	s.cursor = ev.Sequence
 }
 
 // Lag is how long after its commit the last event was published.
@@ -210,11 +221,13 @@ func (h *Hub) Subscribers() int {
 	return n
 }
 
-func (h *Hub) dropLocked(s *sub) {
+// dropLocked unregisters a subscriber. A live subscriber is ended here; a
+// replaying one is ended by its replay goroutine, which may be sending.
+func (h *Hub) dropLocked(s *sub, err error) {
 	if s.dropped {
 		return
 	}
-	s.dropped = true
+	s.dropped, s.err = true, err
 	if s.filter.SessionID != nil {
 		set := h.bySession[*s.filter.SessionID]
 		delete(set, s)
@@ -224,7 +237,9 @@ func (h *Hub) dropLocked(s *sub) {
 	} else {
 		delete(h.firehose, s)
 	}
-	close(s.live)
+	if s.direct {
+		s.end(err)
+	}
 }
 
 func (h *Hub) closeAll() {
@@ -232,11 +247,11 @@ func (h *Hub) closeAll() {
 	defer h.mu.Unlock()
 	for _, set := range h.bySession {
 		for s := range set {
-			h.dropLocked(s)
+			h.dropLocked(s, nil)
 		}
 	}
 	for s := range h.firehose {
-		h.dropLocked(s)
+		h.dropLocked(s, nil)
 	}
 }
 

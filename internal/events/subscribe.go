@@ -22,18 +22,27 @@ func (f Filter) matches(ev Event) bool {
 		(f.Kinds == nil || f.Kinds[ev.Kind])
 }
 
+// sub is one subscriber. While it replays the table, live events wait in
+// replayBuffer; once it is live, the hub offers events straight to it and
+// no goroutine serves it.
 type sub struct {
-	filter  Filter
-	live    chan *Event
-	dropped bool
+	filter       Filter
+	replayBuffer chan *Event
+	direct       bool
+	offer        func(*Event) bool
+	end          func(error)
+	cursor       int64 // the last sequence delivered, once direct
+	dropped      bool
+	err          error
 }
 
-// Source delivers one subscription's events: it calls emit with each event,
-// in order and once each, on the subscriber's own goroutine (emit may block
-// and returns false to stop), then end once with why it stopped: nil when
-// the context ended or emit stopped, ErrTooSlow when the subscriber fell
-// behind, or a database error during replay.
-type Source func(emit func(*Event) bool, end func(error))
+// Source delivers one subscription's events, in order and once each, then
+// ends it once with why it stopped: nil when the context ended, ErrTooSlow
+// when the subscriber fell more than BufferSize events behind, or a database
+// error during replay. wait delivers a replayed event and may block (false
+// stops the subscription); offer delivers a live event without blocking and
+// returns false when the subscriber's buffer is full; end must not block.
+type Source func(wait, offer func(*Event) bool, end func(error))
 
 // Stream is one subscription's events as a channel.
 type Stream struct {
@@ -50,13 +59,20 @@ const FromNow int64 = -1
 
 // Subscribe is Source delivered to a channel.
 func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) *Stream {
-	out := make(chan *Event)
+	out := make(chan *Event, BufferSize)
 	st := &Stream{C: out}
 	h.Source(ctx, f, after)(func(ev *Event) bool {
 		select {
 		case out <- ev:
 			return true
 		case <-ctx.Done():
+			return false
+		}
+	}, func(ev *Event) bool {
+		select {
+		case out <- ev:
+			return true
+		default:
 			return false
 		}
 	}, func(err error) {
@@ -67,20 +83,20 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) *Stream {
 }
 
 // Source subscribes to every event matching f with a sequence after `after`
-// (FromNow: only new ones): first those already in the table, then live
-// ones. The subscriber is registered with the hub when the returned Source
-// is started and before it replays, so nothing committed in between is
-// missed; live events the replay already delivered are skipped. One
-// goroutine serves the subscription.
+// (FromNow: after the newest event in the table): first those already in
+// the table, then live ones. The subscriber is registered before it
+// replays, so nothing committed in between is missed, and live events the
+// replay already delivered are skipped. A goroutine serves the replay; a
+// live subscriber costs no goroutine.
 func (h *Hub) Source(ctx context.Context, f Filter, after int64) Source {
-	return func(emit func(*Event) bool, end func(error)) {
-		s := &sub{filter: f, live: make(chan *Event, bufferSize)}
+	return func(wait, offer func(*Event) bool, end func(error)) {
 		select {
 		case <-h.ready:
 		case <-ctx.Done():
 			end(nil)
 			return
 		}
+		s := &sub{filter: f, replayBuffer: make(chan *Event, BufferSize), offer: offer, end: end}
 		h.mu.Lock()
 		joinAt := h.last
 		if f.SessionID != nil {
@@ -94,48 +110,46 @@ func (h *Hub) Source(ctx context.Context, f Filter, after int64) Source {
 			h.firehose[s] = struct{}{}
 		}
 		h.mu.Unlock()
-		go func() {
-			if after == FromNow {
-				// Now is the table's newest event, not the hub's position: the
-				// hub may not have published what another replica just
-				// committed, and that is not new to this subscriber.
-				var newest sql.NullInt64
-				if err := h.db.QueryRowContext(ctx, `SELECT MAX(sequence) FROM events`).Scan(&newest); err != nil {
-					h.mu.Lock()
-					h.dropLocked(s)
-					h.mu.Unlock()
-					if ctx.Err() != nil {
-						err = nil // the subscriber left
-					}
-					end(err)
-					return
-				}
-				after = newest.Int64
-			}
-			err := h.serve(ctx, s, f, after, joinAt, emit)
+		context.AfterFunc(ctx, func() {
 			h.mu.Lock()
-			h.dropLocked(s)
+			h.dropLocked(s, nil)
 			h.mu.Unlock()
-			end(err)
-		}()
+		})
+		go h.replay(ctx, s, after, joinAt, wait)
 	}
 }
 
-// serve replays the table from after up to joinAt (nothing when after is
-// past it), then forwards live events after the cursor.
-func (h *Hub) serve(ctx context.Context, s *sub, f Filter, after, joinAt int64, emit func(*Event) bool) error {
+// replay delivers the table's events after `after` up to joinAt, then the
+// live events buffered meanwhile, and hands the subscriber to the hub.
+func (h *Hub) replay(ctx context.Context, s *sub, after, joinAt int64, wait func(*Event) bool) {
+	finish := func(err error) {
+		h.mu.Lock()
+		h.dropLocked(s, err)
+		err = s.err
+		h.mu.Unlock()
+		s.end(err)
+	}
+	if after == FromNow {
+		// Now is the table's newest event, not the hub's position: the hub
+		// may not have published what another replica just committed.
+		var newest sql.NullInt64
+		if err := h.db.QueryRowContext(ctx, `SELECT MAX(sequence) FROM events`).Scan(&newest); err != nil {
+			finish(ctxErr(ctx, err))
+			return
+		}
+		after = newest.Int64
+	}
 	cursor := after
 	for cursor < joinAt {
-		page, err := readEvents(ctx, h.db, cursor, joinAt, f)
+		page, err := readEvents(ctx, h.db, cursor, joinAt, s.filter)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
+			finish(ctxErr(ctx, err))
+			return
 		}
 		for i := range page {
-			if f.matches(page[i]) && !emit(&page[i]) {
-				return nil
+			if s.filter.matches(page[i]) && !wait(&page[i]) {
+				finish(nil)
+				return
 			}
 		}
 		if len(page) < pageSize {
@@ -145,23 +159,40 @@ func (h *Hub) serve(ctx context.Context, s *sub, f Filter, after, joinAt int64, 
 	}
 	cursor = max(cursor, joinAt)
 	for {
+		// Deliver what arrived during the replay, blocking, until the buffer
+		// is empty; then switch to direct delivery under the lock, so no
+		// event can slip between the two.
 		select {
-		case ev, ok := <-s.live:
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
+		case ev := <-s.replayBuffer:
+			if ev.Sequence > cursor {
+				if !wait(ev) {
+					finish(nil)
+					return
 				}
-				return ErrTooSlow
+				cursor = ev.Sequence
 			}
-			if ev.Sequence <= cursor {
-				continue
-			}
-			if !emit(ev) {
-				return nil
-			}
-			cursor = ev.Sequence
-		case <-ctx.Done():
-			return nil
+			continue
+		default:
 		}
+		h.mu.Lock()
+		if s.dropped || len(s.replayBuffer) > 0 {
+			dropped := s.dropped
+			h.mu.Unlock()
+			if dropped {
+				finish(nil)
+				return
+			}
+			continue
+		}
+		s.direct, s.cursor, s.replayBuffer = true, cursor, nil
+		h.mu.Unlock()
+		return
 	}
+}
+
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil // the subscriber left
+	}
+	return err
 }
