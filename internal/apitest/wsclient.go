@@ -16,10 +16,11 @@ import (
 
 // WS is a graphql-transport-ws client connection.
 type WS struct {
-	t    testing.TB
-	conn *websocket.Conn
-	ctx  context.Context
-	next int
+	t      testing.TB
+	conn   *websocket.Conn
+	ctx    context.Context
+	cancel context.CancelFunc
+	next   int
 }
 
 // Message is one server message of the protocol.
@@ -40,7 +41,7 @@ func (s *Server) DialWS(t testing.TB, payload map[string]any) *WS {
 	})
 	require.NoError(t, err)
 	conn.SetReadLimit(16 << 20)
-	w := &WS{t: t, conn: conn, ctx: ctx}
+	w := &WS{t: t, conn: conn, ctx: ctx, cancel: cancel}
 	t.Cleanup(func() { conn.CloseNow() })
 	w.Send(Message{Type: "connection_init", Payload: mustJSON(payload)})
 	ack := w.Read(10 * time.Second)
@@ -84,7 +85,10 @@ func (w *WS) Read(timeout time.Duration) Message {
 }
 
 // Close closes the connection normally.
-func (w *WS) Close() { w.conn.Close(websocket.StatusNormalClosure, "bye") }
+func (w *WS) Close() {
+	w.conn.Close(websocket.StatusNormalClosure, "bye")
+	w.cancel()
+}
 
 func mustJSON(v any) json.RawMessage {
 	if v == nil {
@@ -95,4 +99,57 @@ func mustJSON(v any) json.RawMessage {
 		panic(err)
 	}
 	return b
+}
+
+// TryDialWS subscribes to sessionEvents(id, after) on a new connection,
+// returning an error instead of failing the test, for clients that retry.
+func (s *Server) TryDialWS(vars map[string]any) (*WS, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", &websocket.DialOptions{
+		Subprotocols: []string{"graphql-transport-ws"},
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	w := &WS{conn: conn, ctx: ctx, cancel: cancel}
+	fail := func(err error) (*WS, error) {
+		w.conn.CloseNow()
+		cancel()
+		return nil, err
+	}
+	if err := wsjson.Write(ctx, conn, Message{Type: "connection_init"}); err != nil {
+		return fail(err)
+	}
+	if m, err := w.TryRead(10 * time.Second); err != nil || m.Type != "connection_ack" {
+		return fail(fmt.Errorf("no ack: %v %v", m.Type, err))
+	}
+	err = wsjson.Write(ctx, conn, Message{ID: "1", Type: "subscribe", Payload: mustJSON(map[string]any{
+		"query":     `subscription($id: ID!, $after: Int) { sessionEvents(sessionID: $id, after: $after) { sequence sessionID kind payload } }`,
+		"variables": vars})})
+	if err != nil {
+		return fail(err)
+	}
+	return w, nil
+}
+
+// TryRead is Read returning the error instead of failing the test.
+func (w *WS) TryRead(timeout time.Duration) (Message, error) {
+	for {
+		ctx, cancel := context.WithTimeout(w.ctx, timeout)
+		var m Message
+		err := wsjson.Read(ctx, w.conn, &m)
+		cancel()
+		if err != nil {
+			return m, err
+		}
+		switch m.Type {
+		case "ping":
+			_ = wsjson.Write(w.ctx, w.conn, Message{Type: "pong"})
+			continue
+		case "pong", "ka":
+			continue
+		}
+		return m, nil
+	}
 }

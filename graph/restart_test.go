@@ -1,0 +1,95 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/devdb"
+	"sessiongraph/internal/engine"
+	"sessiongraph/migrations"
+)
+
+// PostgreSQL restarts in the middle of a run: the writes pause and retry,
+// the listener reconnects, and a subscriber that resumes with its last
+// cursor whenever its stream ends still receives every event once, in order.
+func TestSubscriberSurvivesAPostgresRestart(t *testing.T) {
+	ctx := context.Background()
+	cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: t.TempDir() + "/pg", Database: "restart", SkipShared: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
+	require.NoError(t, migrations.Apply(ctx, cluster.DSN))
+	s := apitest.Replica(t, cluster.DSN)
+
+	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "restart"})
+	require.NoError(t, err)
+	id := opened.Session.ID
+	const total = 600
+	writes := make(chan error, 1)
+	go func() {
+		for i := 1; i < total; i++ {
+			var err error
+			for attempt := 0; attempt < 200; attempt++ { // the database may be restarting
+				if _, err = s.Engine.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, HistorySummary: ptr(fmt.Sprint(i))}); err == nil {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err != nil {
+				writes <- err
+				return
+			}
+		}
+		writes <- nil
+	}()
+
+	var cursor int64
+	seen := map[int64]bool{}
+	resume := func() *apitest.WS {
+		for attempt := 0; ; attempt++ {
+			ws, err := s.TryDialWS(map[string]any{"id": id.String(), "after": cursor})
+			if err == nil {
+				return ws
+			}
+			require.Less(t, attempt, 100, "could not resubscribe: %v", err)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	ws := resume()
+	restarted := false
+	for len(seen) < total {
+		if len(seen) == total/3 && !restarted {
+			require.NoError(t, cluster.Restart(ctx))
+			restarted = true
+		}
+		m, err := ws.TryRead(30 * time.Second)
+		require.NoError(t, err)
+		var res struct {
+			Data struct {
+				SessionEvents *liveEvent `json:"sessionEvents"`
+			} `json:"data"`
+		}
+		if m.Type == "next" {
+			require.NoError(t, json.Unmarshal(m.Payload, &res))
+		}
+		if m.Type != "next" || res.Data.SessionEvents == nil {
+			ws.Close() // the stream ended (its replay failed while the database was away): resume
+			ws = resume()
+			continue
+		}
+		seq := res.Data.SessionEvents.Sequence
+		require.False(t, seen[seq], "event %d delivered twice", seq)
+		require.Greater(t, seq, cursor)
+		seen[seq] = true
+		cursor = seq
+	}
+	require.NoError(t, <-writes)
+	assert.True(t, restarted)
+	assert.Len(t, seen, total)
+}
