@@ -37,6 +37,8 @@ type options struct {
 	defaultDomain   string
 	domainFile      string
 	shutdownTimeout time.Duration
+	reapInterval    time.Duration
+	retention       time.Duration
 }
 
 func main() {
@@ -68,6 +70,8 @@ func parseOptions(args []string) options {
 	fs.StringVar(&o.defaultDomain, "default-domain", env("DEFAULT_DOMAIN", "kitchen"), "domain of sessions opened without one (DEFAULT_DOMAIN)")
 	fs.StringVar(&o.domainFile, "domain-file", env("DOMAIN_FILE", ""), "YAML file of a domain's entity types, loaded at start besides the embedded kitchen domain (DOMAIN_FILE)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may take to finish on shutdown (SHUTDOWN_TIMEOUT)")
+	fs.DurationVar(&o.reapInterval, "reap-interval", envDuration("REAP_INTERVAL", time.Minute), "how often the expiry reaper runs, on one replica at a time (REAP_INTERVAL)")
+	fs.DurationVar(&o.retention, "retention", envDuration("RETENTION", 7*24*time.Hour), "how long expired sessions stay readable before they are purged (RETENTION)")
 	_ = fs.Parse(args)
 	return o
 }
@@ -94,6 +98,8 @@ func run(ctx context.Context, opts options, log *slog.Logger, out io.Writer) err
 		DefaultTTL:     opts.sessionTTL,
 		DefaultDomain:  opts.defaultDomain,
 		DomainFile:     opts.domainFile,
+		ReapInterval:   opts.reapInterval,
+		Retention:      opts.retention,
 		AllowedOrigins: splitList(opts.allowedOrigins),
 		Introspection:  opts.introspection,
 		Logger:         log,

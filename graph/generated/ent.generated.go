@@ -13824,6 +13824,11 @@ func (ec *executionContext) marshalNSessionStatus2sessiongraphᚋentᚋsession�
 	return v
 }
 
+func (ec *executionContext) unmarshalNSessionWhereInput2sessiongraphᚋentᚐSessionWhereInput(ctx context.Context, v any) (ent.SessionWhereInput, error) {
+	res, err := ec.unmarshalInputSessionWhereInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSessionWhereInput2ᚖsessiongraphᚋentᚐSessionWhereInput(ctx context.Context, v any) (*ent.SessionWhereInput, error) {
 	res, err := ec.unmarshalInputSessionWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)

@@ -226,10 +226,14 @@ type ComplexityRoot struct {
 	Mutation struct {
 		ApplyEnrichment   func(childComplexity int, input engine.ApplyEnrichmentInput) int
 		BeginTurn         func(childComplexity int, sessionID uuid.UUID, userMessage string) int
+		DeleteSession     func(childComplexity int, id uuid.UUID) int
 		EndTurn           func(childComplexity int, input engine.EndTurnInput) int
+		ExpireSession     func(childComplexity int, id uuid.UUID) int
+		ExpireSessions    func(childComplexity int, where ent.SessionWhereInput) int
 		FailTurn          func(childComplexity int, sessionID uuid.UUID, reason string) int
 		MentionEntity     func(childComplexity int, sessionID uuid.UUID, refs []string) int
 		OpenSession       func(childComplexity int, input engine.OpenSessionInput) int
+		PurgeExpired      func(childComplexity int, olderThanSeconds *int) int
 		RecordCreated     func(childComplexity int, input engine.RecordCreatedInput) int
 		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
 		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
@@ -1206,6 +1210,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.BeginTurn(childComplexity, args["sessionID"].(uuid.UUID), args["userMessage"].(string)), true
+	case "Mutation.deleteSession":
+		if e.ComplexityRoot.Mutation.DeleteSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.endTurn":
 		if e.ComplexityRoot.Mutation.EndTurn == nil {
 			break
@@ -1217,6 +1232,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EndTurn(childComplexity, args["input"].(engine.EndTurnInput)), true
+	case "Mutation.expireSession":
+		if e.ComplexityRoot.Mutation.ExpireSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_expireSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ExpireSession(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.expireSessions":
+		if e.ComplexityRoot.Mutation.ExpireSessions == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_expireSessions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ExpireSessions(childComplexity, args["where"].(ent.SessionWhereInput)), true
 	case "Mutation.failTurn":
 		if e.ComplexityRoot.Mutation.FailTurn == nil {
 			break
@@ -1250,6 +1287,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.OpenSession(childComplexity, args["input"].(engine.OpenSessionInput)), true
+	case "Mutation.purgeExpired":
+		if e.ComplexityRoot.Mutation.PurgeExpired == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_purgeExpired_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PurgeExpired(childComplexity, args["olderThanSeconds"].(*int)), true
 	case "Mutation.recordCreated":
 		if e.ComplexityRoot.Mutation.RecordCreated == nil {
 			break
@@ -4578,6 +4626,20 @@ input TurnWhereInput {
   """
   hasSession: Boolean
   hasSessionWith: [SessionWhereInput!]
+}
+`, BuiltIn: false},
+	{Name: "../schema/lifecycle.graphql", Input: `# Session lifecycle for admins (seeds 003 and 004): expire what is idle,
+# delete what is no longer wanted.
+
+extend type Mutation {
+  "Expire a session now; it stays readable until purged, and its key opens a fresh session."
+  expireSession(id: ID!): Session!
+  "Expire every live session matching where (for example {lastActiveAtLT: ...} or {tenant: ...}); returns how many."
+  expireSessions(where: SessionWhereInput!): Int!
+  "Delete a session with all its turns, refs, artifacts and events."
+  deleteSession(id: ID!): Boolean!
+  "Delete the sessions that expired more than olderThanSeconds ago (default: the server's retention); returns how many."
+  purgeExpired(olderThanSeconds: Int): Int!
 }
 `, BuiltIn: false},
 	{Name: "../schema/registry.graphql", Input: `# The ref registry: how entities enter, change and leave a session's memory

@@ -36,9 +36,13 @@ type Config struct {
 	Introspection  bool
 	MaxOpenConns   int
 	DomainCacheTTL time.Duration
-	PageDefault    int
-	PageMax        int
-	Logger         *slog.Logger
+	ReapInterval   time.Duration
+	Retention      time.Duration
+	// NoReaper leaves expiry to another replica or to the test.
+	NoReaper    bool
+	PageDefault int
+	PageMax     int
+	Logger      *slog.Logger
 	// WrapDriver, when set, wraps the ent driver; tests use it to count the
 	// statements an operation issues.
 	WrapDriver func(dialect.Driver) dialect.Driver
@@ -81,6 +85,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		DefaultTTL:     cfg.DefaultTTL,
 		DefaultDomain:  cfg.DefaultDomain,
 		DomainCacheTTL: cfg.DomainCacheTTL,
+		ReapInterval:   cfg.ReapInterval,
+		Retention:      cfg.Retention,
 	})
 	if err := syncDomains(ctx, eng, cfg.DomainFile); err != nil {
 		client.Close()
@@ -108,7 +114,7 @@ func (a *App) Close() error {
 	return a.Client.Close()
 }
 
-// startHub runs this replica's event hub until Close.
+// startHub runs this replica's event hub and expiry reaper until Close.
 func (a *App) startHub(cfg Config) {
 	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
 	a.Engine.SetHub(a.Hub)
@@ -120,9 +126,17 @@ func (a *App) startHub(cfg Config) {
 			a.log.Error("event hub stopped", "error", err)
 		}
 	}()
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		if !cfg.NoReaper {
+			a.Engine.RunReaper(ctx, a.log)
+		}
+	}()
 	a.stopHub = func() {
 		cancel()
 		<-done
+		<-reaped
 	}
 }
 

@@ -21,6 +21,11 @@ type Config struct {
 	// DomainCacheTTL bounds how long a replica may use entity types another
 	// replica has since changed; this replica's own changes apply at once.
 	DomainCacheTTL time.Duration
+	// ReapInterval is how often the reaper runs (default one minute).
+	ReapInterval time.Duration
+	// Retention is how long an expired session stays readable before the
+	// reaper purges it (default 7 days).
+	Retention time.Duration
 }
 
 // Engine performs session operations.
@@ -36,6 +41,12 @@ type Engine struct {
 func New(client *ent.Client, st *store.Store, cfg Config) *Engine {
 	if cfg.DefaultTTL <= 0 {
 		cfg.DefaultTTL = 24 * time.Hour
+	}
+	if cfg.ReapInterval <= 0 {
+		cfg.ReapInterval = time.Minute
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = 7 * 24 * time.Hour
 	}
 	if cfg.DomainCacheTTL == 0 {
 		cfg.DomainCacheTTL = 10 * time.Second

@@ -5,8 +5,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -156,44 +154,11 @@ func (s *Store) inTx(ctx context.Context, body txBody) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, ev := range events {
-		if err := appendEvent(ctx, tx, ev.session, ev.Event, now); err != nil {
-			return err
-		}
+	if err := appendEvents(ctx, tx, events, now); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
-
-// appendEvent writes the change's event with the next global sequence and
-// rings the doorbell, in one statement at the end of the transaction, so the
-// order lock is held only for the commit itself. The lock is taken in a
-// materialized CTE that the INSERT reads from, so nextval runs only once the
-// lock is held.
-func appendEvent(ctx context.Context, tx *ent.Tx, s *ent.Session, ev Event, now time.Time) error {
-	if ev.Kind == "" {
-		return errors.New("store: a change must name its event")
-	}
-	if ev.Payload == nil {
-		ev.Payload = map[string]any{}
-	}
-	payload, err := json.Marshal(ev.Payload)
-	if err != nil {
-		return fmt.Errorf("event payload: %w", err)
-	}
-	_, err = tx.ExecContext(ctx, `
-		WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)),
-		appended AS (
-			INSERT INTO events (id, sequence, session_id, tenant, kind, payload, created_at)
-			SELECT $2, nextval('events_sequence_seq'), $3, $4, $5, $6, $7 FROM ordered
-			RETURNING sequence
-		)
-		SELECT pg_notify($8, sequence::text) FROM appended`,
-		eventOrderLock, uuid.Must(uuid.NewV7()), s.ID, s.Tenant, ev.Kind, payload, now, NotifyChannel)
-	if err != nil {
-		return fmt.Errorf("append event: %w", err)
 	}
 	return nil
 }

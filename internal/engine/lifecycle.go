@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/predicate"
+	"sessiongraph/ent/session"
+	"sessiongraph/internal/apperr"
+)
+
+// reaperLock is the key of the transaction-scoped advisory lock that lets
+// one replica at a time run the expiry reaper.
+const reaperLock = 0x5e5510_0002
+
+// ExpireSession expires one session now; expiring an expired session
+// changes nothing.
+func (e *Engine) ExpireSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
+	if _, err := e.Session(ctx, id); err != nil {
+		return nil, err
+	}
+	if _, err := e.store.ExpireWhere(ctx, "admin", session.ID(id)); err != nil {
+		return nil, err
+	}
+	return e.Session(ctx, id)
+}
+
+// ExpireSessions expires every live session matching where, in a fixed
+// number of statements, and returns how many it expired.
+func (e *Engine) ExpireSessions(ctx context.Context, where *ent.SessionWhereInput) (int, error) {
+	if where == nil {
+		return 0, apperr.Invalid("where", "give a where: expiring every session takes an explicit {}")
+	}
+	var preds []predicate.Session
+	p, err := where.P()
+	switch {
+	case errors.Is(err, ent.ErrEmptySessionWhereInput): // {}: every live session
+	case err != nil:
+		return 0, apperr.Invalid("where", "%v", err)
+	default:
+		preds = append(preds, p)
+	}
+	ids, err := e.store.ExpireWhere(ctx, "admin", preds...)
+	return len(ids), err
+}
+
+// DeleteSession deletes a session with all its rows.
+func (e *Engine) DeleteSession(ctx context.Context, id uuid.UUID) (bool, error) {
+	if _, err := e.Session(ctx, id); err != nil {
+		return false, err
+	}
+	ids, err := e.store.DeleteWhere(ctx, "admin", session.ID(id))
+	return len(ids) == 1, err
+}
+
+// PurgeExpired deletes the sessions that expired more than olderThanSeconds
+// ago (nil: the configured retention), with all their rows, and returns how
+// many.
+func (e *Engine) PurgeExpired(ctx context.Context, olderThanSeconds *int) (int, error) {
+	olderThan := e.cfg.Retention
+	if olderThanSeconds != nil {
+		if *olderThanSeconds < 0 {
+			return 0, apperr.Invalid("olderThanSeconds", "olderThanSeconds must not be negative, got %d", *olderThanSeconds)
+		}
+		olderThan = time.Duration(*olderThanSeconds) * time.Second
+	}
+	ids, err := e.store.DeleteWhere(ctx, "retention",
+		session.StatusEQ(session.StatusExpired), session.ExpiredAtLTE(time.Now().Add(-olderThan)))
+	return len(ids), err
+}
+
+// Reaped is what one round of the reaper did.
+type Reaped struct {
+	// Ran is false when another replica held the reaper lock.
+	Ran             bool
+	Expired, Purged int
+}
+
+// ReapOnce expires the sessions whose TTL has run out and purges those
+// expired longer ago than retention, on one replica at a time: it holds a
+// transaction-scoped advisory lock for the whole round, and a replica that
+// cannot take it skips the round.
+func (e *Engine) ReapOnce(ctx context.Context) (Reaped, error) {
+	tx, err := e.client.Tx(ctx)
+	if err != nil {
+		return Reaped{}, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, reaperLock)
+	if err != nil {
+		return Reaped{}, err
+	}
+	var got bool
+	if rows.Next() {
+		err = rows.Scan(&got)
+	}
+	rows.Close()
+	if err != nil || !got {
+		return Reaped{}, err
+	}
+	r := Reaped{Ran: true}
+	expired, err := e.store.ExpireWhere(ctx, "ttl", session.ExpiresAtLTE(time.Now()))
+	if err != nil {
+		return r, fmt.Errorf("expiring idle sessions: %w", err)
+	}
+	r.Expired = len(expired)
+	if r.Purged, err = e.PurgeExpired(ctx, nil); err != nil {
+		return r, fmt.Errorf("purging expired sessions: %w", err)
+	}
+	return r, tx.Commit()
+}
+
+// RunReaper reaps every ReapInterval until ctx ends.
+func (e *Engine) RunReaper(ctx context.Context, log *slog.Logger) {
+	t := time.NewTicker(e.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r, err := e.ReapOnce(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("reaper", "error", err)
+		case r.Expired+r.Purged > 0:
+			log.Info("reaper", "expired", r.Expired, "purged", r.Purged)
+		}
+	}
+}
