@@ -357,7 +357,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 		out.Refs = append(out.Refs, l.Ref)
 		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
 	}
-	sel := selection{refs: append(refsIn(in.Records), out.Refs...)}
+	sel := selection{refs: append(registry.RefsIn(in.Records), out.Refs...)}
 	err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		if _, err := r.ApplyEnrichment(enrich); err != nil {
 			return store.Event{}, err

@@ -92,7 +92,7 @@ func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, table str
 	var names []string
 	for i, f := range filters {
 		in[i] = registry.Filter{Field: f.Field, Op: f.Op, Value: f.Value}
-		names = append(names, refsIn(f.Value)...)
+		names = append(names, registry.RefsIn(f.Value)...)
 	}
 	r, d, err := e.readRegistry(ctx, s, selection{refs: names})
 	if err != nil {
@@ -115,7 +115,7 @@ func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, table str
 
 // TranslatePayload turns refs into UUIDs in a record about to be written.
 func (e *Engine) TranslatePayload(ctx context.Context, s *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error) {
-	r, d, err := e.readRegistry(ctx, s, selection{refs: refsIn(data)})
+	r, d, err := e.readRegistry(ctx, s, selection{refs: registry.RefsIn(data)})
 	if err != nil {
 		return nil, err
 	}
@@ -196,30 +196,6 @@ func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, window int)
 		return out
 	}
 	return &ActiveEntities{Active: pick(tiers.Active), Generated: pick(tiers.Generated), Retained: pick(tiers.Retained)}, nil
-}
-
-// refsIn collects the ref-shaped strings anywhere in v.
-func refsIn(v any) []string {
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch val := v.(type) {
-		case string:
-			if registry.IsRef(val) {
-				out = append(out, val)
-			}
-		case []any:
-			for _, item := range val {
-				walk(item)
-			}
-		case map[string]any:
-			for _, item := range val {
-				walk(item)
-			}
-		}
-	}
-	walk(v)
-	return out
 }
 
 // RefByName returns one ref of a session.

@@ -224,36 +224,49 @@ func (r *Registry) scrub(v any) any {
 // load the entries a read needs in one query.
 func UUIDsIn(v any) []uuid.UUID {
 	seen := map[uuid.UUID]bool{}
-	var walk func(any)
-	walk = func(v any) {
-		switch val := v.(type) {
-		case string:
-			for _, s := range uuidPattern.FindAllString(val, -1) {
-				if id, err := uuid.Parse(s); err == nil {
-					seen[id] = true
-				}
-			}
-		case []any:
-			for _, item := range val {
-				walk(item)
-			}
-		case []map[string]any:
-			for _, item := range val {
-				walk(item)
-			}
-		case map[string]any:
-			for k, item := range val {
-				walk(k)
-				walk(item)
+	var out []uuid.UUID
+	eachString(v, func(s string) {
+		for _, m := range uuidPattern.FindAllString(s, -1) {
+			if id, err := uuid.Parse(m); err == nil && !seen[id] {
+				seen[id] = true
+				out = append(out, id)
 			}
 		}
-	}
-	walk(v)
-	out := make([]uuid.UUID, 0, len(seen))
-	for id := range seen {
-		out = append(out, id)
-	}
+	})
 	return out
+}
+
+// RefsIn returns the ref-shaped strings anywhere in v.
+func RefsIn(v any) []string {
+	var out []string
+	eachString(v, func(s string) {
+		if IsRef(s) {
+			out = append(out, s)
+		}
+	})
+	return out
+}
+
+// eachString calls f with every string in a JSON-shaped value, map keys
+// included.
+func eachString(v any, f func(string)) {
+	switch val := v.(type) {
+	case string:
+		f(val)
+	case []any:
+		for _, item := range val {
+			eachString(item, f)
+		}
+	case []map[string]any:
+		for _, item := range val {
+			eachString(item, f)
+		}
+	case map[string]any:
+		for k, item := range val {
+			f(k)
+			eachString(item, f)
+		}
+	}
 }
 
 // AddEnrichedLabels adds _<field>_label to every FK field of translated

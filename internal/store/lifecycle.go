@@ -28,23 +28,14 @@ const (
 func (s *Store) ExpireWhere(ctx context.Context, reason string, where ...predicate.Session) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
-		rows, err := tx.Session.Query().
-			Where(append(where, session.StatusEQ(session.StatusActive))...).
-			Select(session.FieldID, session.FieldTenant).ForUpdate().All(ctx)
-		if err != nil || len(rows) == 0 {
+		var events []sessionEvent
+		var err error
+		ids, events, err = lockSessions(ctx, tx, KindSessionExpired, reason, append(where, session.StatusEQ(session.StatusActive)))
+		if err != nil || len(ids) == 0 {
 			return nil, err
 		}
-		ids = make([]uuid.UUID, len(rows))
-		events := make([]sessionEvent, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-			events[i] = sessionEvent{r, Event{Kind: KindSessionExpired, Payload: map[string]any{"reason": reason}}}
-		}
-		if err := tx.Session.Update().Where(session.IDIn(ids...)).
-			SetStatus(session.StatusExpired).SetExpiredAt(now).Exec(ctx); err != nil {
-			return nil, err
-		}
-		return events, nil
+		return events, tx.Session.Update().Where(session.IDIn(ids...)).
+			SetStatus(session.StatusExpired).SetExpiredAt(now).Exec(ctx)
 	})
 	return ids, err
 }
@@ -55,26 +46,36 @@ func (s *Store) ExpireWhere(ctx context.Context, reason string, where ...predica
 func (s *Store) DeleteWhere(ctx context.Context, reason string, where ...predicate.Session) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
-		rows, err := tx.Session.Query().Where(where...).
-			Select(session.FieldID, session.FieldTenant).ForUpdate().All(ctx)
-		if err != nil || len(rows) == 0 {
+		var events []sessionEvent
+		var err error
+		ids, events, err = lockSessions(ctx, tx, KindSessionDeleted, reason, where)
+		if err != nil || len(ids) == 0 {
 			return nil, err
-		}
-		ids = make([]uuid.UUID, len(rows))
-		events := make([]sessionEvent, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-			events[i] = sessionEvent{r, Event{Kind: KindSessionDeleted, Payload: map[string]any{"reason": reason}}}
 		}
 		if _, err := tx.Event.Delete().Where(event.SessionIDIn(ids...)).Exec(ctx); err != nil {
 			return nil, err
 		}
-		if _, err := tx.Session.Delete().Where(session.IDIn(ids...)).Exec(ctx); err != nil {
-			return nil, err
-		}
-		return events, nil
+		_, err = tx.Session.Delete().Where(session.IDIn(ids...)).Exec(ctx)
+		return events, err
 	})
 	return ids, err
+}
+
+// lockSessions locks the sessions matching where and prepares one event of
+// kind for each.
+func lockSessions(ctx context.Context, tx *ent.Tx, kind, reason string, where []predicate.Session) ([]uuid.UUID, []sessionEvent, error) {
+	rows, err := tx.Session.Query().Where(where...).
+		Select(session.FieldID, session.FieldTenant).ForUpdate().All(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]uuid.UUID, len(rows))
+	events := make([]sessionEvent, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+		events[i] = sessionEvent{r, Event{Kind: kind, Payload: map[string]any{"reason": reason}}}
+	}
+	return ids, events, nil
 }
 
 // appendEvents writes a commit's events with the next global sequences and
