@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"sessiongraph/graph"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/devdb"
 )
@@ -39,6 +40,13 @@ type options struct {
 	shutdownTimeout time.Duration
 	reapInterval    time.Duration
 	retention       time.Duration
+	maxBodyBytes    int64
+	requestTimeout  time.Duration
+	tokenLimit      int
+	maxDepth        int
+	maxAliases      int
+	maxRootFields   int
+	maxComplexity   int
 }
 
 func main() {
@@ -72,6 +80,13 @@ func parseOptions(args []string) options {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may take to finish on shutdown (SHUTDOWN_TIMEOUT)")
 	fs.DurationVar(&o.reapInterval, "reap-interval", envDuration("REAP_INTERVAL", time.Minute), "how often the expiry reaper runs, on one replica at a time (REAP_INTERVAL)")
 	fs.DurationVar(&o.retention, "retention", envDuration("RETENTION", 7*24*time.Hour), "how long expired sessions stay readable before they are purged (RETENTION)")
+	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", int64(envInt("MAX_BODY_BYTES", 2<<20)), "largest request body accepted; larger gets 413 (MAX_BODY_BYTES)")
+	fs.DurationVar(&o.requestTimeout, "request-timeout", envDuration("REQUEST_TIMEOUT", 30*time.Second), "a query or mutation is cancelled, with its database work, after this (REQUEST_TIMEOUT)")
+	fs.IntVar(&o.tokenLimit, "token-limit", envInt("TOKEN_LIMIT", 15000), "most tokens the parser reads from one query (TOKEN_LIMIT)")
+	fs.IntVar(&o.maxDepth, "max-depth", envInt("MAX_DEPTH", 15), "deepest selection nesting allowed (MAX_DEPTH)")
+	fs.IntVar(&o.maxAliases, "max-aliases", envInt("MAX_ALIASES", 30), "most aliases in one operation (MAX_ALIASES)")
+	fs.IntVar(&o.maxRootFields, "max-root-fields", envInt("MAX_ROOT_FIELDS", 20), "most root fields in one operation (MAX_ROOT_FIELDS)")
+	fs.IntVar(&o.maxComplexity, "max-complexity", envInt("MAX_COMPLEXITY", 50000), "highest operation cost: a field costs 1, times the page size of each connection above it (MAX_COMPLEXITY)")
 	_ = fs.Parse(args)
 	return o
 }
@@ -100,6 +115,11 @@ func run(ctx context.Context, opts options, log *slog.Logger, out io.Writer) err
 		DomainFile:     opts.domainFile,
 		ReapInterval:   opts.reapInterval,
 		Retention:      opts.retention,
+		MaxBodyBytes:   opts.maxBodyBytes,
+		RequestTimeout: opts.requestTimeout,
+		TokenLimit:     opts.tokenLimit,
+		Limits: graph.Limits{MaxDepth: opts.maxDepth, MaxAliases: opts.maxAliases,
+			MaxRootFields: opts.maxRootFields, MaxComplexity: opts.maxComplexity},
 		AllowedOrigins: splitList(opts.allowedOrigins),
 		Introspection:  opts.introspection,
 		Logger:         log,
@@ -162,6 +182,13 @@ func env(key, def string) string {
 func envBool(key string, def bool) bool {
 	if b, err := strconv.ParseBool(os.Getenv(key)); err == nil {
 		return b
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
 	}
 	return def
 }

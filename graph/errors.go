@@ -34,7 +34,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			setCode(gqlErr, string(apperr.BadUserInput))
 		case ent.IsNotFound(err):
 			setCode(gqlErr, string(apperr.NotFound))
-		case errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+			// lib/pq reports a statement cancelled by the deadline as its own
+			// error; the request's context says why.
 			gqlErr.Message = "the request took too long and was cancelled"
 			setCode(gqlErr, "TIMEOUT")
 		case gqlErr.Extensions["code"] != nil:

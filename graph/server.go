@@ -26,6 +26,9 @@ type ServerConfig struct {
 	// the server's own origin is always allowed.
 	AllowedOrigins []string
 	Pages          PageLimits
+	Limits         Limits
+	// TokenLimit bounds the tokens gqlparser reads from one query.
+	TokenLimit int
 }
 
 // NewServer returns the GraphQL handler with explicit transports: SSE and
@@ -53,6 +56,8 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.Use(cfg.Pages)
+	srv.Use(cfg.Limits)
+	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
 	return srv

@@ -46,6 +46,11 @@ type Config struct {
 	// WrapDriver, when set, wraps the ent driver; tests use it to count the
 	// statements an operation issues.
 	WrapDriver func(dialect.Driver) dialect.Driver
+	// Request limits; zero values take the defaults in withDefaults.
+	MaxBodyBytes   int64
+	RequestTimeout time.Duration
+	TokenLimit     int
+	Limits         graph.Limits
 }
 
 // App is a running sessiongraph: open connections and a handler.
@@ -57,6 +62,7 @@ type App struct {
 	log     *slog.Logger
 	handler http.Handler
 	stopHub func()
+	cfg     Config
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
@@ -92,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger}
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg}
 	a.startHub(cfg)
 	gql := graph.NewServer(graph.ServerConfig{
 		Resolver:       &graph.Resolver{Client: client, Engine: eng},
@@ -100,6 +106,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Introspection:  cfg.Introspection,
 		AllowedOrigins: cfg.AllowedOrigins,
 		Pages:          graph.PageLimits{Default: cfg.PageDefault, Max: cfg.PageMax},
+		Limits:         cfg.Limits,
+		TokenLimit:     cfg.TokenLimit,
 	})
 	a.handler = a.routes(gql)
 	return a, nil
@@ -153,6 +161,21 @@ func withDefaults(cfg Config) Config {
 	if cfg.PageMax <= 0 {
 		cfg.PageMax = 100
 	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 2 << 20
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.TokenLimit <= 0 {
+		cfg.TokenLimit = 15000
+	}
+	l := &cfg.Limits
+	l.MaxDepth = orDefault(l.MaxDepth, 15)
+	l.MaxAliases = orDefault(l.MaxAliases, 30)
+	l.MaxRootFields = orDefault(l.MaxRootFields, 20)
+	l.MaxComplexity = orDefault(l.MaxComplexity, 50000)
+	l.PageDefault = cfg.PageDefault
 	return cfg
 }
 
@@ -174,4 +197,11 @@ func syncDomains(ctx context.Context, eng *engine.Engine, file string) error {
 		return err
 	}
 	return eng.SyncDomain(ctx, d)
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }

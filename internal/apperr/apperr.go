@@ -25,6 +25,14 @@ const (
 	NoOpenTurn        Code = "NO_OPEN_TURN"
 	SubscriberTooSlow Code = "SUBSCRIBER_TOO_SLOW"
 	Internal          Code = "INTERNAL"
+	// Request limits.
+	QueryTooDeep      Code = "QUERY_TOO_DEEP"
+	TooManyAliases    Code = "TOO_MANY_ALIASES"
+	TooManyRootFields Code = "TOO_MANY_ROOT_FIELDS"
+	QueryTooComplex   Code = "QUERY_TOO_COMPLEX"
+	RequestTooLarge   Code = "REQUEST_TOO_LARGE"
+	BatchingDisabled  Code = "BATCHING_DISABLED"
+	Timeout           Code = "TIMEOUT"
 )
 
 // Error is an error with a code and a message a person can act on.

@@ -1,0 +1,63 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"sessiongraph/internal/apperr"
+)
+
+// limitRequests bounds each GraphQL request before gqlgen sees it: a body
+// over MaxBodyBytes is refused with 413, an array of operations (batching)
+// with 400, and a query or mutation is cancelled, its database work with it,
+// after RequestTimeout. Subscriptions (WebSocket and SSE) are long-lived and
+// are not timed.
+func (a *App) limitRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+			var tooLarge *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooLarge):
+				writeError(w, http.StatusRequestEntityTooLarge, apperr.RequestTooLarge,
+					fmt.Sprintf("the request body is over %d bytes; send less at once", a.cfg.MaxBodyBytes))
+				return
+			case err != nil:
+				writeError(w, http.StatusBadRequest, apperr.BadUserInput, "the request body could not be read")
+				return
+			case bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")):
+				writeError(w, http.StatusBadRequest, apperr.BatchingDisabled,
+					"batched operations (a JSON array) are not accepted: send one operation per request")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if !isStream(r) {
+			ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isStream reports a subscription request: a WebSocket upgrade or SSE.
+func isStream(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
+		strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// writeError answers with a GraphQL error response.
+func writeError(w http.ResponseWriter, status int, code apperr.Code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"errors": []map[string]any{{"message": message, "extensions": map[string]any{"code": code}}},
+	})
+}
