@@ -27,6 +27,7 @@ type ServerConfig struct {
 	AllowedOrigins []string
 	Pages          PageLimits
 	Limits         Limits
+	Metrics        *Metrics
 	// TokenLimit bounds the tokens gqlparser reads from one query.
 	TokenLimit int
 }
@@ -57,6 +58,9 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
+	if cfg.Metrics != nil {
+		srv.Use(cfg.Metrics)
+	}
 	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))

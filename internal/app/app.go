@@ -14,7 +14,9 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/lib/pq" // the postgres driver
 
+	"github.com/prometheus/client_golang/prometheus"
 	"sessiongraph/domains"
+
 	"sessiongraph/ent"
 	"sessiongraph/graph"
 	"sessiongraph/internal/engine"
@@ -63,6 +65,7 @@ type App struct {
 	handler http.Handler
 	stopHub func()
 	cfg     Config
+	metrics *prometheus.Registry
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
@@ -99,6 +102,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg}
+	a.metrics = a.newRegistry()
 	a.startHub(cfg)
 	gql := graph.NewServer(graph.ServerConfig{
 		Resolver:       &graph.Resolver{Client: client, Engine: eng},
@@ -107,6 +111,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		AllowedOrigins: cfg.AllowedOrigins,
 		Pages:          graph.PageLimits{Default: cfg.PageDefault, Max: cfg.PageMax},
 		Limits:         cfg.Limits,
+		Metrics:        graph.NewMetrics(a.metrics),
 		TokenLimit:     cfg.TokenLimit,
 	})
 	a.handler = a.routes(gql)

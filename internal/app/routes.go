@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"sessiongraph/dashboard"
 	"sessiongraph/migrations"
@@ -22,6 +23,7 @@ func (a *App) routes(gql http.Handler) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", dashboard.Handler())
 	return a.logRequests(mux)
 }

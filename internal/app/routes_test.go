@@ -61,3 +61,29 @@ func TestQueriesOverGetButNotMutations(t *testing.T) {
 	require.NoError(t, s.DB.QueryRow(`SELECT count(*) FROM sessions`).Scan(&n))
 	assert.Zero(t, n)
 }
+
+func TestMetricsCountOperationsByNameAndOutcome(t *testing.T) {
+	s := apitest.New(t)
+	s.MustDo(t, `query ListSessions { sessions(first: 5) { totalCount } }`, nil, nil)
+	s.MustDo(t, `query ListSessions { sessions(first: 5) { totalCount } }`, nil, nil)
+	res := s.Do(t, `query FindOne { session(id: "00000000-0000-4000-8000-000000000000") { id } }`, nil)
+	require.Len(t, res.Errors, 1)
+
+	resp, err := http.Get(s.URL + "/metrics")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(body)
+	for _, want := range []string{
+		`sessiongraph_graphql_requests_total{operation="ListSessions",outcome="ok",type="query"} 2`,
+		`sessiongraph_graphql_requests_total{operation="FindOne",outcome="NOT_FOUND",type="query"} 1`,
+		`sessiongraph_graphql_request_duration_seconds_count{operation="ListSessions",type="query"} 2`,
+		"sessiongraph_subscriptions_active 0",
+		"sessiongraph_event_lag_seconds",
+		"sessiongraph_notification_queue_usage_ratio 0",
+		`go_sql_max_open_connections{db_name="sessiongraph"} 20`,
+		"go_goroutines",
+	} {
+		assert.Contains(t, text, want)
+	}
+}
