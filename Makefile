@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test generate check-generated migration migration-hash lint bench
+.PHONY: run test generate check-generated migration migration-hash lint fuzz bench
 
 ## run: serve on 127.0.0.1:8080 with the embedded default database
 run:
@@ -38,6 +38,13 @@ migration-hash:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed" >&2; exit 1)
 	$(GO) vet ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 20s); seeds in testdata/fuzz run with every make test
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzReadRecords$$' -fuzztime $(FUZZTIME) ./internal/registry/
+	$(GO) test -run '^$$' -fuzz '^FuzzArtifactContent$$' -fuzztime $(FUZZTIME) ./internal/registry/
+	$(GO) test -run '^$$' -fuzz '^FuzzQueryText$$' -fuzztime $(FUZZTIME) ./graph/
 
 ## bench: every benchmark, against a real PostgreSQL
 bench:
