@@ -1,0 +1,166 @@
+package engine
+
+// This file holds what Understand and the runtime curate: mentions,
+// artifact revisions, enrichment labels, and retention.
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
+	"sessiongraph/internal/store"
+)
+
+// MentionEntity records that refs were referred to this turn (Understand's
+// reference resolution), which keeps them in the active window.
+func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*RefsResult, error) {
+	if len(refs) == 0 || len(refs) > maxRecords {
+		return nil, apperr.Invalid("refs", "give between 1 and %d refs", maxRecords)
+	}
+	err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if err := r.Mention(refs); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindRefsMentioned, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefsResult{SessionID: sessionID, Refs: refs}, nil
+}
+
+// UpdateArtifactInput replaces a generated entity's content.
+type UpdateArtifactInput struct {
+	SessionID uuid.UUID
+	Ref       string
+	Content   map[string]any
+	Label     *string
+}
+
+// UpdateArtifact revises a generated entity's content (revision + 1).
+func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*RefResult, error) {
+	label, err := optionalLabel(in.Label)
+	if err != nil {
+		return nil, err
+	}
+	sel := selection{refs: []string{in.Ref}, artifacts: true}
+	err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		en, ok := r.Entry(in.Ref)
+		if !ok {
+			return store.Event{}, registry.Errorf(registry.RefNotFound, "this session has no ref %q", in.Ref)
+		}
+		t, err := d.Type(en.EntityType)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if _, err := r.UpdateArtifact(t, in.Ref, in.Content, label); err != nil {
+			return store.Event{}, err
+		}
+		en.Label = truncate(en.Label, maxLabelLen)
+		en.Artifact.Label = en.Label
+		return store.Event{Kind: KindArtifactRevised, Payload: map[string]any{
+			"ref": in.Ref, "revision": en.Artifact.Revision, "changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefResult{SessionID: in.SessionID, Ref: in.Ref}, nil
+}
+
+// EnrichmentLabel is a label the runtime looked up for a queued ref.
+type EnrichmentLabel struct {
+	Ref   string
+	Label string
+}
+
+// ApplyEnrichmentInput carries looked-up labels and, optionally, the
+// translated records of the read that queued them.
+type ApplyEnrichmentInput struct {
+	SessionID uuid.UUID
+	Labels    []*EnrichmentLabel
+	Table     *string
+	Records   []map[string]any
+}
+
+// EnrichmentResult names the labelled refs and returns the records with
+// their FK labels added.
+type EnrichmentResult struct {
+	SessionID uuid.UUID
+	Refs      []string
+	Records   []map[string]any
+}
+
+// ApplyEnrichment sets looked-up labels and takes the refs out of the queue;
+// given the records of the read that queued them, it returns those records
+// with _<field>_label added, as the LLM should see them.
+func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (*EnrichmentResult, error) {
+	if len(in.Labels) == 0 || len(in.Labels) > maxRecords {
+		return nil, apperr.Invalid("labels", "give between 1 and %d labels", maxRecords)
+	}
+	if len(in.Records) > maxRecords {
+		return nil, apperr.Invalid("records", "%d records in one call; at most %d are allowed", len(in.Records), maxRecords)
+	}
+	if len(in.Records) > 0 && in.Table == nil {
+		return nil, apperr.Invalid("table", "records need their table, to know their FK fields")
+	}
+	out := &EnrichmentResult{SessionID: in.SessionID, Records: []map[string]any{}}
+	enrich := make([]registry.Enrichment, len(in.Labels))
+	for i, l := range in.Labels {
+		if len(l.Label) > maxLabelLen {
+			return nil, apperr.Invalid("labels", "the label for %s is %d bytes; at most %d are allowed", l.Ref, len(l.Label), maxLabelLen)
+		}
+		out.Refs = append(out.Refs, l.Ref)
+		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
+	}
+	sel := selection{refs: append(registry.RefsIn(in.Records), out.Refs...)}
+	err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+		if _, err := r.ApplyEnrichment(enrich); err != nil {
+			return store.Event{}, err
+		}
+		if len(in.Records) > 0 {
+			t, err := d.TypeOfTable(*in.Table)
+			if err != nil {
+				return store.Event{}, err
+			}
+			out.Records = r.AddEnrichedLabels(d, t, in.Records)
+		}
+		return store.Event{Kind: KindRefsEnriched, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RetainRef keeps a ref active past the turn window with Understand's reason.
+func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason string) (*RefResult, error) {
+	if len(reason) > maxLabelLen {
+		return nil, apperr.Invalid("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
+	}
+	err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if _, err := r.Retain(ref, reason); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindRefRetained, Payload: map[string]any{"ref": ref, "reason": reason}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefResult{SessionID: sessionID, Ref: ref}, nil
+}
+
+// ReleaseRef lets a retained ref fall out of context.
+func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
+	err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if _, err := r.Release(ref); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindRefReleased, Payload: map[string]any{"ref": ref}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefResult{SessionID: sessionID, Ref: ref}, nil
+}
