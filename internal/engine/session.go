@@ -129,36 +129,19 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 	}
 	return e.store.Update(ctx, in.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		u := w.Update()
-		var changed []string
-		set := func(name string, given bool) {
-			if given {
-				changed = append(changed, name)
-			}
-		}
 		if in.Focus != nil {
 			u.SetFocus(in.Focus)
 		} else if isTrue(in.ClearFocus) {
 			u.ClearFocus()
 		}
-		set("focus", in.Focus != nil || isTrue(in.ClearFocus))
-		u.SetNillableEngagementSummary(in.EngagementSummary)
-		set("engagementSummary", in.EngagementSummary != nil)
-		u.SetNillableHistorySummary(in.HistorySummary)
-		set("historySummary", in.HistorySummary != nil)
-		u.SetNillableReasoningSummary(in.ReasoningSummary)
-		set("reasoningSummary", in.ReasoningSummary != nil)
 		if in.PendingClarification != nil {
 			u.SetPendingClarification(in.PendingClarification)
 		} else if isTrue(in.ClearPendingClarification) {
 			u.ClearPendingClarification()
 		}
-		set("pendingClarification", in.PendingClarification != nil || isTrue(in.ClearPendingClarification))
-		u.SetNillableSystemPrompt(in.SystemPrompt)
-		set("systemPrompt", in.SystemPrompt != nil)
-		u.SetNillableUserID(in.UserID)
-		set("userID", in.UserID != nil)
-		u.SetNillableTTLSeconds(ttl)
-		set("ttlSeconds", ttl != nil)
+		u.SetNillableEngagementSummary(in.EngagementSummary).SetNillableHistorySummary(in.HistorySummary).
+			SetNillableReasoningSummary(in.ReasoningSummary).SetNillableSystemPrompt(in.SystemPrompt).
+			SetNillableUserID(in.UserID).SetNillableTTLSeconds(ttl)
 		if in.Metadata != nil || len(in.RemoveMetadata) > 0 {
 			merged := maps.Clone(w.Session.Metadata)
 			if merged == nil {
@@ -172,8 +155,9 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 				return store.Event{}, apperr.Invalid("metadata", "metadata would hold %d keys; at most %d are allowed", len(merged), maxMetadataKeys)
 			}
 			u.SetMetadata(merged)
-			changed = append(changed, "metadata")
 		}
+		// The mutation knows what was given; the activity stamps come later.
+		changed := append(u.Mutation().Fields(), u.Mutation().ClearedFields()...)
 		if len(changed) == 0 {
 			return store.Event{}, apperr.Invalid("input", "nothing to update: give at least one field besides id")
 		}
