@@ -2,9 +2,9 @@ package app_test
 
 import (
 	"io"
+	"net/http"
 	"regexp"
 	"strconv"
-	"net/http"
 	"strings"
 	"testing"
 
