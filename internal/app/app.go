@@ -157,6 +157,7 @@ func withDefaults(cfg Config) Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Logger = slog.New(requestIDs{cfg.Logger.Handler()})
 	if cfg.MaxOpenConns <= 0 {
 		cfg.MaxOpenConns = 20
 	}
