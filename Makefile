@@ -5,9 +5,13 @@ export PATH := $(PATH):/usr/local/go/bin
 
 .PHONY: run test generate check-generated migration migration-hash lint fuzz bench
 
-## run: serve on 127.0.0.1:8080 with the embedded default database
+# make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
+-include load.mk dashboard/vendor.mk
+
+## run: serve on 127.0.0.1:8080 with the embedded default database; the
+## first run prints an admin API key, once
 run:
-	$(GO) run . -introspection -log-format text
+	$(GO) run . -introspection -log-format text -bootstrap-admin-key
 
 ## test: the whole suite against a real PostgreSQL
 test:

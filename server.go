@@ -27,26 +27,27 @@ import (
 )
 
 type options struct {
-	listen          string
-	databaseURL     string
-	dataDir         string
-	logLevel        string
-	logFormat       string
-	allowedOrigins  string
-	introspection   bool
-	sessionTTL      time.Duration
-	defaultDomain   string
-	domainFile      string
-	shutdownTimeout time.Duration
-	reapInterval    time.Duration
-	retention       time.Duration
-	maxBodyBytes    int64
-	requestTimeout  time.Duration
-	tokenLimit      int
-	maxDepth        int
-	maxAliases      int
-	maxRootFields   int
-	maxComplexity   int
+	listen            string
+	databaseURL       string
+	dataDir           string
+	logLevel          string
+	logFormat         string
+	allowedOrigins    string
+	introspection     bool
+	bootstrapAdminKey bool
+	sessionTTL        time.Duration
+	defaultDomain     string
+	domainFile        string
+	shutdownTimeout   time.Duration
+	reapInterval      time.Duration
+	retention         time.Duration
+	maxBodyBytes      int64
+	requestTimeout    time.Duration
+	tokenLimit        int
+	maxDepth          int
+	maxAliases        int
+	maxRootFields     int
+	maxComplexity     int
 }
 
 func main() {
@@ -87,6 +88,7 @@ func parseOptions(args []string) options {
 	fs.IntVar(&o.maxAliases, "max-aliases", envInt("MAX_ALIASES", 30), "most aliases in one operation (MAX_ALIASES)")
 	fs.IntVar(&o.maxRootFields, "max-root-fields", envInt("MAX_ROOT_FIELDS", 20), "most root fields in one operation (MAX_ROOT_FIELDS)")
 	fs.IntVar(&o.maxComplexity, "max-complexity", envInt("MAX_COMPLEXITY", 50000), "highest operation cost: a field costs 1, times the page size of each connection above it (MAX_COMPLEXITY)")
+	fs.BoolVar(&o.bootstrapAdminKey, "bootstrap-admin-key", envBool("BOOTSTRAP_ADMIN_KEY", false), "when no admin API key exists, create one and print it once (BOOTSTRAP_ADMIN_KEY)")
 	_ = fs.Parse(args)
 	return o
 }
@@ -128,6 +130,15 @@ func run(ctx context.Context, opts options, log *slog.Logger, out io.Writer) err
 		return err
 	}
 	defer a.Close()
+	if opts.bootstrapAdminKey {
+		key, err := a.EnsureAdminKey(ctx)
+		if err != nil {
+			return fmt.Errorf("creating the first admin key: %w", err)
+		}
+		if key != "" {
+			fmt.Fprintf(out, "first admin API key, shown this once (send it as 'Authorization: Bearer <key>'): %s\n", key)
+		}
+	}
 
 	ln, err := net.Listen("tcp", opts.listen)
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 func TestServeThenShutDownGracefully(t *testing.T) {
 	domain := t.TempDir() + "/garden.yaml"
 	require.NoError(t, os.WriteFile(domain, []byte("domain: garden\nentityTypes:\n  - {name: plant, table: plants, labelField: name}\n"), 0o600))
-	opts := parseOptions([]string{"-listen", "127.0.0.1:0", "-introspection", "-domain-file", domain})
+	opts := parseOptions([]string{"-listen", "127.0.0.1:0", "-introspection", "-domain-file", domain, "-bootstrap-admin-key"})
 	opts.databaseURL = testdb.New(t, migrations.Apply, migrations.Fingerprint())
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -32,14 +32,23 @@ func TestServeThenShutDownGracefully(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, opts, slog.New(slog.NewTextHandler(io.Discard, nil)), printed) }()
 
-	line, err := bufio.NewReader(out).ReadString('\n')
+	lines := bufio.NewReader(out)
+	line, err := lines.ReadString('\n')
+	require.NoError(t, err)
+	key := regexp.MustCompile(`sg_[A-Za-z0-9_-]{43}`).FindString(line)
+	require.NotEmpty(t, key, "a new installation prints its first admin key: %s", line)
+	line, err = lines.ReadString('\n')
 	require.NoError(t, err)
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
 	require.NotEmpty(t, url, line)
 	go io.Copy(io.Discard, out)
 
-	res, err := http.Post(url+"/graphql", "application/json",
+	req, err := http.NewRequest(http.MethodPost, url+"/graphql",
 		strings.NewReader(`{"query":"{ __typename sessions(first: 5) { totalCount } entityTypes(domain: \"garden\") { name tableName } }"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()

@@ -43,6 +43,7 @@ func TestNpmClientsReceiveSessionEvents(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			cmd := exec.Command("node", "subscribe.mjs", kind, s.URL+"/graphql", id, "4")
 			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "SG_API_KEY="+s.Key)
 			cmd.Stderr = os.Stderr
 			stdout, err := cmd.StdoutPipe()
 			require.NoError(t, err)

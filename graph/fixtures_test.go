@@ -11,6 +11,7 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/session"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 )
 
@@ -25,7 +26,7 @@ func seedSessions(t *testing.T, s *apitest.Server, tenant string, n int) []*ent.
 			"tenant": tenant, "externalKey": fmt.Sprintf("%s-%03d", tenant, i), "userID": fmt.Sprintf("user-%d", i%3)}}, &out)
 		ids[i] = uuid.MustParse(out.OpenSession.Session.ID)
 	}
-	return s.Client.Session.Query().Where(session.IDIn(ids...)).AllX(context.Background())
+	return s.Client.Session.Query().Where(session.IDIn(ids...)).AllX(access.System(context.Background()))
 }
 
 // addTurns inserts n completed turns into a session.
@@ -36,14 +37,14 @@ func addTurns(t *testing.T, s *apitest.Server, sessionID uuid.UUID, n int) {
 		bulk[i] = s.Client.Turn.Create().SetSessionID(sessionID).SetNumber(i + 1).
 			SetUserMessage(fmt.Sprintf("message %d", i+1)).SetStartedAt(time.Now())
 	}
-	require.NoError(t, s.Client.Turn.CreateBulk(bulk...).Exec(context.Background()))
+	require.NoError(t, s.Client.Turn.CreateBulk(bulk...).Exec(access.System(context.Background())))
 }
 
 // setCreatedAt backdates sessions; created_at is immutable through ent.
 func setCreatedAt(t *testing.T, s *apitest.Server, at time.Time, sessions ...*ent.Session) {
 	t.Helper()
 	for _, se := range sessions {
-		_, err := s.DB.ExecContext(context.Background(), `UPDATE sessions SET created_at = $1 WHERE id = $2`, at, se.ID)
+		_, err := s.DB.ExecContext(access.System(context.Background()), `UPDATE sessions SET created_at = $1 WHERE id = $2`, at, se.ID)
 		require.NoError(t, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 
 	"sessiongraph/graph/generated"
+	"sessiongraph/internal/access"
 )
 
 // FuzzQueryText runs arbitrary query text through everything of ours that
@@ -39,7 +40,7 @@ func FuzzQueryText(f *testing.F) {
 		if errs := validator.Validate(schema, doc); len(errs) > 0 {
 			return
 		}
-		ctx := context.Background()
+		ctx := access.System(context.Background())
 		pageDefaultsCache{Cache: graphql.NoCache[*ast.QueryDocument]{}, first: pages.Default}.Add(ctx, query, doc)
 		for _, op := range doc.Operations {
 			rc := &graphql.OperationContext{Doc: doc, Operation: op, Variables: map[string]any{"n": int64(5)}}

@@ -12,6 +12,7 @@ import (
 
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/session"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
 )
@@ -30,7 +31,7 @@ func TestExpireSessionThenWritesFailAndTheKeyOpensAFreshSession(t *testing.T) {
 	assert.Equal(t, "EXPIRED", out.ExpireSession.Status)
 	require.NotNil(t, out.ExpireSession.ExpiredAt)
 
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	events := s.Client.Event.Query().CountX(ctx)
 	assert.Equal(t, "SESSION_EXPIRED", a.code(`mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "late"}) { number } }`, nil))
 	assert.Equal(t, events, s.Client.Event.Query().CountX(ctx), "a refused write changes nothing")
@@ -62,7 +63,7 @@ func TestExpireSessionsIsOneBatchWhateverTheCount(t *testing.T) {
 		s.MustDo(t, `mutation { expireSessions(where: {tenant: "acme"}) }`, nil, &out)
 		used := s.Statements() - before
 		assert.Equal(t, n, out.ExpireSessions)
-		ctx := context.Background()
+		ctx := access.System(context.Background())
 		assert.Equal(t, n, s.Client.Session.Query().Where(session.StatusEQ(session.StatusExpired)).CountX(ctx))
 		assert.Equal(t, 2, s.Client.Session.Query().Where(session.Tenant("globex"), session.StatusEQ(session.StatusActive)).CountX(ctx))
 		assert.Equal(t, n, s.Client.Event.Query().Where(event.Kind("session.expired")).CountX(ctx), "one event each")
@@ -73,7 +74,7 @@ func TestExpireSessionsIsOneBatchWhateverTheCount(t *testing.T) {
 
 func TestDeleteAndPurgeRemoveEveryRow(t *testing.T) {
 	s := apitest.New(t)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	a := newAgent(t, s, "delete-me")
 	a.turn("hi")
 	a.read("recipes", map[string]any{"id": newUUID(), "name": "Dal"})
@@ -108,7 +109,7 @@ func TestReaperRunsOnOneReplicaAtATime(t *testing.T) {
 	noReaper := func(c *app.Config) { c.NoReaper = true }
 	a := apitest.New(t, noReaper)
 	b := apitest.Replica(t, a.DSN, noReaper)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	idle := seedSessions(t, a, "acme", 4)
 	a.Client.Session.Update().Where(session.IDIn(idle[0].ID, idle[1].ID)).SetExpiresAt(time.Now().Add(-time.Minute)).ExecX(ctx)
 
@@ -134,7 +135,7 @@ func TestReaperRunsOnOneReplicaAtATime(t *testing.T) {
 func kindsOf(t *testing.T, s *apitest.Server, kind string) []string {
 	t.Helper()
 	out := []string{}
-	for _, e := range s.Client.Event.Query().Where(event.Kind(kind)).AllX(context.Background()) {
+	for _, e := range s.Client.Event.Query().Where(event.Kind(kind)).AllX(access.System(context.Background())) {
 		out = append(out, e.Kind)
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
 )
@@ -89,7 +90,7 @@ func TestRequestLimits(t *testing.T) {
 func TestDeadlineCancelsTheRunningQuery(t *testing.T) {
 	s := apitest.New(t, func(c *app.Config) { c.RequestTimeout = 300 * time.Millisecond })
 	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "slow"}).OpenSession.Session.ID
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	holder, err := s.DB.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer holder.Rollback()

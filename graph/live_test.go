@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/engine"
 )
@@ -20,6 +21,7 @@ const sessionEventsSub = `subscription($id: ID!, $after: Int) { sessionEvents(se
 type liveEvent struct {
 	Sequence  int64          `json:"sequence"`
 	SessionID string         `json:"sessionID"`
+	Tenant    string         `json:"tenant"`
 	Kind      string         `json:"kind"`
 	Payload   map[string]any `json:"payload"`
 }
@@ -170,7 +172,7 @@ func TestEventsReachSubscribersOnAnotherReplica(t *testing.T) {
 		require.Greater(t, ev.Sequence, last, "event %d out of order or repeated", i)
 		last = ev.Sequence
 	}
-	total := a.Client.Event.Query().CountX(context.Background())
+	total := a.Client.Event.Query().CountX(access.System(context.Background()))
 	assert.Equal(t, mutations+1, total)
 }
 
@@ -180,7 +182,7 @@ func TestEventsReachSubscribersOnAnotherReplica(t *testing.T) {
 // its last cursor. It ends with all 10,000 events, none twice.
 func TestSubscriberResumesAcrossFaultsWithoutLosingAnEvent(t *testing.T) {
 	s := apitest.New(t)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "faults"})
 	require.NoError(t, err)
 	id := opened.Session.ID

@@ -10,12 +10,13 @@ import (
 
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/entitytype"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 )
 
 func TestNodeResolvesEveryType(t *testing.T) {
 	s := apitest.New(t)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	se := seedSessions(t, s, "acme", 1)[0]
 	addTurns(t, s, se.ID, 1)
 	c := s.Client
@@ -60,7 +61,8 @@ func TestNodeResolvesEveryType(t *testing.T) {
 	before := s.Statements()
 	res := s.Do(t, `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`,
 		map[string]any{"ids": []string{turn.ID.String(), missing.String(), se.ID.String(), ref.ID.String()}})
-	assert.Equal(t, int64(4), s.Statements()-before, "one statement to find the tables, then one per table")
+	assert.Equal(t, int64(4+apitest.AuthStatements), s.Statements()-before,
+		"the key, then one statement to find the tables, then one per table")
 	require.Len(t, res.Errors, 1)
 	assert.Equal(t, "NOT_FOUND", res.Errors[0].Code())
 	assert.Equal(t, []any{"nodes", float64(1)}, res.Errors[0].Path)
@@ -101,6 +103,6 @@ func TestSessionGraphQueryCostsAFixedNumberOfStatements(t *testing.T) {
 		return s.Statements() - before
 	}
 	few, many := statementsFor(2), statementsFor(25)
-	assert.Equal(t, int64(2), few, "one statement for the sessions, one for all their turns")
+	assert.Equal(t, int64(2+apitest.AuthStatements), few, "the key, one statement for the sessions, one for all their turns")
 	assert.Equal(t, few, many, "the count does not grow with the number of sessions")
 }

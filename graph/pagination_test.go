@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/ent/session"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 )
 
@@ -102,7 +103,7 @@ func TestPaginationIsStableAcrossEqualTimestamps(t *testing.T) {
 func TestSessionsOrderByManyFields(t *testing.T) {
 	s := apitest.New(t)
 	seeded := seedSessions(t, s, "acme", 6)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	for i, se := range seeded {
 		s.Client.Session.UpdateOne(se).SetTokenCount(100 * (i % 2)).SetCurrentTurn(i).ExecX(ctx)
 	}
@@ -122,7 +123,7 @@ func TestSessionsOrderByManyFields(t *testing.T) {
 
 func TestSessionFilters(t *testing.T) {
 	s := apitest.New(t)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	acme := seedSessions(t, s, "acme", 6)
 	seedSessions(t, s, "globex", 2)
 	old := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)

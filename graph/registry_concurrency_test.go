@@ -13,6 +13,7 @@ import (
 
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 )
 
@@ -46,7 +47,7 @@ func TestConcurrentReadsKeepOneRefPerEntityAndGaplessNumbers(t *testing.T) {
 	}
 	wg.Wait()
 
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	rows := s.Client.Ref.Query().Where(ref.EntityType("recipe")).AllX(ctx)
 	seenIDs := map[uuid.UUID]string{}
 	numbers := make([]int, 0, len(rows))
@@ -82,7 +83,7 @@ func TestTwoHundredConcurrentMetadataMerges(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got := s.Client.Session.GetX(context.Background(), uuid.MustParse(id))
+	got := s.Client.Session.GetX(access.System(context.Background()), uuid.MustParse(id))
 	require.Len(t, got.Metadata, 200, "no merge lost a key")
 	for i := range 200 {
 		assert.Equal(t, "v", got.Metadata[fmt.Sprintf("k%03d", i)])

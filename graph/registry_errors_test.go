@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
 )
@@ -51,7 +52,7 @@ func TestRegistryBadInputHasCodesAndWritesNothing(t *testing.T) {
 		{"retain without a reason", `mutation($id: ID!) { retainRef(sessionID: $id, ref: "recipe_1", reason: "") { ref { ref } } }`, nil, "BAD_USER_INPUT"},
 		{"second open turn", `mutation($id: ID!) { beginTurn(sessionID: $id, userMessage: "again") { number } }`, nil, "TURN_IN_PROGRESS"},
 	}
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	refsBefore := s.Client.Ref.Query().CountX(ctx)
 	eventsBefore := s.Client.Event.Query().CountX(ctx)
 	for _, c := range cases {
@@ -75,7 +76,7 @@ func TestWritesNeverWaitForASecondConnection(t *testing.T) {
 	})
 	a := newAgent(t, s, "small-pool")
 	a.turn("go")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(access.System(context.Background()), 20*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	for range 8 {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/devdb"
 	"sessiongraph/internal/engine"
@@ -26,6 +27,7 @@ func TestSubscriberSurvivesAPostgresRestart(t *testing.T) {
 	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
 	require.NoError(t, migrations.Apply(ctx, cluster.DSN))
 	s := apitest.Replica(t, cluster.DSN)
+	ctx = access.System(ctx) // the writes below go to the engine directly
 
 	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "restart"})
 	require.NoError(t, err)

@@ -36,10 +36,14 @@ type ServerConfig struct {
 // WebSocket (graphql-transport-ws) for subscriptions, GET for queries only,
 // POST for everything.
 func NewServer(cfg ServerConfig) *handler.Server {
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: cfg.Resolver}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{
+		Resolvers:  cfg.Resolver,
+		Directives: generated.DirectiveRoot{Admin: adminOnly},
+	}))
 	// graphql-transport-ws with the protocol's close codes (gqlgen's own
 	// transport does not use them).
 	srv.AddTransport(&wsproto.Transport{
+		Init:          authenticateSocket(cfg.Resolver.Client.APIKey),
 		InitTimeout:   3 * time.Second,
 		PingInterval:  10 * time.Second,
 		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
@@ -56,6 +60,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		srv.Use(extension.Introspection{})
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
+	srv.AroundOperations(authorizeOperation)
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
 	if cfg.Metrics != nil {

@@ -12,6 +12,7 @@ import (
 
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/session"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 )
 
@@ -69,7 +70,7 @@ func TestOpenSessionCreatesThenReturnsTheSameSession(t *testing.T) {
 	other := open(t, s, map[string]any{"tenant": "globex", "externalKey": "chat-1"})
 	assert.True(t, other.OpenSession.Created, "the key is per tenant")
 
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	assert.Equal(t, 2, s.Client.Session.Query().CountX(ctx))
 	assert.Equal(t, 2, s.Client.Event.Query().Where(event.Kind("session.opened")).CountX(ctx),
 		"one event per created session, none for the repeat open")
@@ -90,7 +91,7 @@ func TestOpenSessionWithTwentyConcurrentCallersMakesOneSession(t *testing.T) {
 	}
 	wg.Wait()
 
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	assert.Equal(t, 1, s.Client.Session.Query().CountX(ctx))
 	n := 0
 	for i := range callers {
@@ -105,7 +106,7 @@ func TestOpenSessionWithTwentyConcurrentCallersMakesOneSession(t *testing.T) {
 
 func TestOpenSessionAfterTTLExpiryOpensAFreshSession(t *testing.T) {
 	s := apitest.New(t)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	old := open(t, s, map[string]any{"tenant": "acme", "externalKey": "k"}).OpenSession.Session
 	// The reaper has not run, but the TTL has passed.
 	s.Client.Session.Update().SetExpiresAt(time.Now().Add(-time.Minute)).ExecX(ctx)
@@ -164,14 +165,14 @@ func TestConcurrentMetadataMergesKeepEveryKey(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got := s.Client.Session.Query().OnlyX(context.Background())
+	got := s.Client.Session.Query().OnlyX(access.System(context.Background()))
 	assert.Len(t, got.Metadata, writers)
 	assert.Len(t, eventKinds(t, s), writers+1)
 }
 
 func TestWriteToExpiredSessionFailsAndChangesNothing(t *testing.T) {
 	s := apitest.New(t)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "k"}).OpenSession.Session.ID
 	s.Client.Session.Update().SetStatus(session.StatusExpired).SetExpiredAt(time.Now()).ExecX(ctx)
 	before := s.Client.Session.Query().OnlyX(ctx)
@@ -219,7 +220,7 @@ func TestSessionInputErrorsHaveCodesAndWriteNothing(t *testing.T) {
 			assert.NotEmpty(t, res.Errors[0].Message)
 		})
 	}
-	assert.Equal(t, 1, s.Client.Session.Query().CountX(context.Background()), "no bad request wrote anything")
+	assert.Equal(t, 1, s.Client.Session.Query().CountX(access.System(context.Background())), "no bad request wrote anything")
 	assert.Equal(t, []string{"session.opened"}, eventKinds(t, s))
 }
 
@@ -246,7 +247,7 @@ func TestSessionAndSessionByKey(t *testing.T) {
 // eventKinds lists the kinds of all events in sequence order.
 func eventKinds(t *testing.T, s *apitest.Server) []string {
 	t.Helper()
-	evs := s.Client.Event.Query().Order(event.BySequence()).AllX(context.Background())
+	evs := s.Client.Event.Query().Order(event.BySequence()).AllX(access.System(context.Background()))
 	kinds := make([]string, len(evs))
 	for i, e := range evs {
 		kinds[i] = e.Kind

@@ -47,7 +47,7 @@ func BenchmarkSubscribers(b *testing.B) {
 			goroutines := runtime.NumGoroutine()
 
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), subscriberProcessEnv+"=1", "SG_URL="+s.URL, "SG_SESSION="+id, fmt.Sprintf("SG_N=%d", n))
+			cmd.Env = append(os.Environ(), subscriberProcessEnv+"=1", "SG_URL="+s.URL, "SG_KEY="+s.AdminKey, "SG_SESSION="+id, fmt.Sprintf("SG_N=%d", n))
 			cmd.Stderr = os.Stderr
 			out, err := cmd.StdoutPipe()
 			require.NoError(b, err)
@@ -125,7 +125,8 @@ func runSubscriberProcess() int {
 				os.Exit(1)
 			}
 			defer conn.CloseNow()
-			_ = wsjson.Write(ctx, conn, map[string]any{"type": "connection_init"})
+			_ = wsjson.Write(ctx, conn, map[string]any{"type": "connection_init",
+				"payload": map[string]any{"Authorization": "Bearer " + os.Getenv("SG_KEY")}})
 			var ack map[string]any
 			_ = wsjson.Read(ctx, conn, &ack)
 			_ = wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sessiongraph/ent"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type ResolverRoot interface {
 }
 
 type DirectiveRoot struct {
+	Admin func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -127,6 +129,11 @@ type ComplexityRoot struct {
 		Active    func(childComplexity int) int
 		Generated func(childComplexity int) int
 		Retained  func(childComplexity int) int
+	}
+
+	CreateAPIKeyPayload struct {
+		APIKey func(childComplexity int) int
+		Key    func(childComplexity int) int
 	}
 
 	Curation struct {
@@ -226,6 +233,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		ApplyEnrichment   func(childComplexity int, input engine.ApplyEnrichmentInput) int
 		BeginTurn         func(childComplexity int, sessionID uuid.UUID, userMessage string) int
+		CreateAPIKey      func(childComplexity int, input access.NewKey) int
 		DeleteSession     func(childComplexity int, id uuid.UUID) int
 		EndTurn           func(childComplexity int, input engine.EndTurnInput) int
 		ExpireSession     func(childComplexity int, id uuid.UUID) int
@@ -243,6 +251,7 @@ type ComplexityRoot struct {
 		ReleaseRef        func(childComplexity int, sessionID uuid.UUID, ref string) int
 		ResetConversation func(childComplexity int, sessionID uuid.UUID, keepSystemPrompt bool) int
 		RetainRef         func(childComplexity int, sessionID uuid.UUID, ref string, reason string) int
+		RevokeAPIKey      func(childComplexity int, id uuid.UUID) int
 		UpdateArtifact    func(childComplexity int, input engine.UpdateArtifactInput) int
 		UpdateSession     func(childComplexity int, input engine.UpdateSessionInput) int
 		UpdateTurn        func(childComplexity int, input engine.UpdateTurnInput) int
@@ -268,12 +277,14 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		APIKeys      func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.APIKeyOrder, where *ent.APIKeyWhereInput) int
 		EntityTypes  func(childComplexity int, domain string) int
 		Node         func(childComplexity int, id uuid.UUID) int
 		Nodes        func(childComplexity int, ids []uuid.UUID) int
 		Session      func(childComplexity int, id uuid.UUID) int
 		SessionByKey func(childComplexity int, tenant string, externalKey string) int
 		Sessions     func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) int
+		Viewer       func(childComplexity int) int
 	}
 
 	ReadRefsResult struct {
@@ -456,6 +467,12 @@ type ComplexityRoot struct {
 	TurnEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Viewer struct {
+		Name   func(childComplexity int) int
+		Role   func(childComplexity int) int
+		Tenant func(childComplexity int) int
 	}
 
 	WorkingMemory struct {
@@ -827,6 +844,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContextTiers.Retained(childComplexity), true
+
+	case "CreateAPIKeyPayload.apiKey":
+		if e.ComplexityRoot.CreateAPIKeyPayload.APIKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateAPIKeyPayload.APIKey(childComplexity), true
+	case "CreateAPIKeyPayload.key":
+		if e.ComplexityRoot.CreateAPIKeyPayload.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateAPIKeyPayload.Key(childComplexity), true
 
 	case "Curation.demoted":
 		if e.ComplexityRoot.Curation.Demoted == nil {
@@ -1210,6 +1240,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.BeginTurn(childComplexity, args["sessionID"].(uuid.UUID), args["userMessage"].(string)), true
+	case "Mutation.createAPIKey":
+		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAPIKey(childComplexity, args["input"].(access.NewKey)), true
 	case "Mutation.deleteSession":
 		if e.ComplexityRoot.Mutation.DeleteSession == nil {
 			break
@@ -1397,6 +1438,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetainRef(childComplexity, args["sessionID"].(uuid.UUID), args["ref"].(string), args["reason"].(string)), true
+	case "Mutation.revokeAPIKey":
+		if e.ComplexityRoot.Mutation.RevokeAPIKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeAPIKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeAPIKey(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.updateArtifact":
 		if e.ComplexityRoot.Mutation.UpdateArtifact == nil {
 			break
@@ -1499,6 +1551,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Query.apiKeys":
+		if e.ComplexityRoot.Query.APIKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Query_apiKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].(*ent.APIKeyOrder), args["where"].(*ent.APIKeyWhereInput)), true
 	case "Query.entityTypes":
 		if e.ComplexityRoot.Query.EntityTypes == nil {
 			break
@@ -1566,6 +1629,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.SessionOrder), args["where"].(*ent.SessionWhereInput)), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 
 	case "ReadRefsResult.fromDatabase":
 		if e.ComplexityRoot.ReadRefsResult.FromDatabase == nil {
@@ -2377,6 +2446,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
 
+	case "Viewer.name":
+		if e.ComplexityRoot.Viewer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Name(childComplexity), true
+	case "Viewer.role":
+		if e.ComplexityRoot.Viewer.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Role(childComplexity), true
+	case "Viewer.tenant":
+		if e.ComplexityRoot.Viewer.Tenant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Tenant(childComplexity), true
+
 	case "WorkingMemory.focus":
 		if e.ComplexityRoot.WorkingMemory.Focus == nil {
 			break
@@ -2422,6 +2510,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputArtifactOrder,
 		ec.unmarshalInputArtifactWhereInput,
 		ec.unmarshalInputContextOptions,
+		ec.unmarshalInputCreateAPIKeyInput,
 		ec.unmarshalInputCurationInput,
 		ec.unmarshalInputEndTurnInput,
 		ec.unmarshalInputEnrichmentLabel,
@@ -2544,6 +2633,50 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/access.graphql", Input: `# Access (issue 6): API keys with roles. ADMIN sees and does everything in
+# every tenant; CLIENT reads and writes its tenant; READER reads its tenant.
+# Another tenant's object is simply not found.
+
+"Only an ADMIN key may use this field; any other key gets FORBIDDEN."
+directive @admin on FIELD_DEFINITION
+
+"The key a request is made with."
+type Viewer {
+  role: APIKeyRole!
+  "Empty for ADMIN keys, which see every tenant."
+  tenant: String!
+  "The name the key was created with."
+  name: String!
+}
+
+input CreateAPIKeyInput {
+  "Tells keys apart in the list, for example the runtime or person using it."
+  name: String!
+  role: APIKeyRole!
+  "Required for CLIENT and READER keys; must be empty for ADMIN keys."
+  tenant: String
+}
+
+type CreateAPIKeyPayload {
+  "The key itself: shown this once, stored only as a hash. Send it as 'Authorization: Bearer <key>'."
+  key: String!
+  apiKey: APIKey!
+}
+
+extend type Query {
+  "Who the request's key is."
+  viewer: Viewer!
+  "Every API key, newest first by default."
+  apiKeys(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: APIKeyOrder, where: APIKeyWhereInput): APIKeyConnection! @admin
+}
+
+extend type Mutation {
+  "Create an API key; the payload holds the key, shown once."
+  createAPIKey(input: CreateAPIKeyInput!): CreateAPIKeyPayload! @admin
+  "Revoke an API key: requests with it fail from now on."
+  revokeAPIKey(id: ID!): APIKey! @admin
+}
+`, BuiltIn: false},
 	{Name: "../schema/context.graphql", Input: `# Context builds: what each pipeline node sees, within its budget (seeds 000
 # and 004). A build reads; it never writes.
 
@@ -2693,7 +2826,7 @@ extend type Query {
 
 extend type Mutation {
   "Define or redefine an entity type of a domain."
-  upsertEntityType(input: UpsertEntityTypeInput!): EntityType!
+  upsertEntityType(input: UpsertEntityTypeInput!): EntityType! @admin
 }
 `, BuiltIn: false},
 	{Name: "../schema/ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
@@ -4633,13 +4766,13 @@ input TurnWhereInput {
 
 extend type Mutation {
   "Expire a session now; it stays readable until purged, and its key opens a fresh session."
-  expireSession(id: ID!): Session!
+  expireSession(id: ID!): Session! @admin
   "Expire every live session matching where (for example {lastActiveAtLT: ...} or {tenant: ...}); returns how many."
-  expireSessions(where: SessionWhereInput!): Int!
+  expireSessions(where: SessionWhereInput!): Int! @admin
   "Delete a session with all its turns, refs, artifacts and events."
-  deleteSession(id: ID!): Boolean!
+  deleteSession(id: ID!): Boolean! @admin
   "Delete the sessions that expired more than olderThanSeconds ago (default: the server's retention); returns how many."
-  purgeExpired(olderThanSeconds: Int): Int!
+  purgeExpired(olderThanSeconds: Int): Int! @admin
 }
 `, BuiltIn: false},
 	{Name: "../schema/registry.graphql", Input: `# The ref registry: how entities enter, change and leave a session's memory
@@ -5085,6 +5218,18 @@ func (ec *executionContext) childFields_APIKey(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type APIKey", field.Name)
 }
 
+func (ec *executionContext) childFields_APIKeyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_APIKeyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_APIKeyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_APIKeyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type APIKeyConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_APIKeyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "node":
@@ -5227,6 +5372,16 @@ func (ec *executionContext) childFields_ContextTiers(ctx context.Context, field 
 		return ec.fieldContext_ContextTiers_retained(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContextTiers", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateAPIKeyPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_CreateAPIKeyPayload_key(ctx, field)
+	case "apiKey":
+		return ec.fieldContext_CreateAPIKeyPayload_apiKey(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateAPIKeyPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Curation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5801,6 +5956,18 @@ func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field grap
 		return ec.fieldContext_TurnEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "role":
+		return ec.fieldContext_Viewer_role(ctx, field)
+	case "tenant":
+		return ec.fieldContext_Viewer_tenant(ctx, field)
+	case "name":
+		return ec.fieldContext_Viewer_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields_WorkingMemory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

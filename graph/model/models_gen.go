@@ -2,5 +2,15 @@
 
 package model
 
+import (
+	"sessiongraph/ent"
+)
+
+type CreateAPIKeyPayload struct {
+	// The key itself: shown this once, stored only as a hash. Send it as 'Authorization: Bearer <key>'.
+	Key    string      `json:"key"`
+	APIKey *ent.APIKey `json:"apiKey"`
+}
+
 type Subscription struct {
 }

@@ -29,8 +29,28 @@ type Server struct {
 	*app.App
 	URL string
 	DSN string
+	// AdminKey is an ADMIN API key, made at start. Requests send Key, which
+	// is AdminKey unless WithKey chose another.
+	AdminKey string
+	Key      string
 
-	statements atomic.Int64
+	statements *atomic.Int64
+}
+
+// WithKey returns the same server, sending key with every request instead
+// ("" sends no key at all).
+func (s *Server) WithKey(key string) *Server {
+	c := *s
+	c.Key = key
+	return &c
+}
+
+// NewKey creates an API key of role (ADMIN, CLIENT or READER) in tenant.
+func (s *Server) NewKey(t testing.TB, role, tenant string) string {
+	t.Helper()
+	key, err := s.CreateAPIKey(context.Background(), role+" key for "+t.Name(), role, tenant)
+	require.NoError(t, err)
+	return key
 }
 
 // New starts a server on a fresh database. configure may adjust the config.
@@ -43,12 +63,12 @@ func New(t testing.TB, configure ...func(*app.Config)) *Server {
 // replica behind a load balancer would run.
 func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 	t.Helper()
-	s := &Server{DSN: dsn}
+	s := &Server{DSN: dsn, statements: new(atomic.Int64)}
 	cfg := app.Config{
 		DatabaseURL: s.DSN,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		WrapDriver: func(d dialect.Driver) dialect.Driver {
-			return CountingDriver{Driver: d, n: &s.statements}
+			return CountingDriver{Driver: d, n: s.statements}
 		},
 	}
 	for _, f := range configure {
@@ -57,6 +77,9 @@ func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 	a, err := app.New(context.Background(), cfg)
 	require.NoError(t, err)
 	s.App = a
+	s.AdminKey, err = a.CreateAPIKey(context.Background(), "apitest admin", "ADMIN", "")
+	require.NoError(t, err)
+	s.Key = s.AdminKey
 	hs := httptest.NewServer(a.Handler())
 	s.URL = hs.URL
 	t.Cleanup(func() {
@@ -65,6 +88,10 @@ func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 	})
 	return s
 }
+
+// AuthStatements is what every HTTP request costs before its operation
+// runs: the lookup of its API key.
+const AuthStatements = 1
 
 // Statements returns how many round trips (statements, BEGIN, COMMIT) the
 // ent driver has issued so far.
@@ -113,8 +140,16 @@ func (s *Server) Get(t testing.TB, query string) *Response {
 	return s.send(t, req)
 }
 
+// Authorize sets the request's Authorization header to the server's Key.
+func (s *Server) Authorize(req *http.Request) {
+	if s.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+s.Key)
+	}
+}
+
 func (s *Server) send(t testing.TB, req *http.Request) *Response {
 	t.Helper()
+	s.Authorize(req)
 	res, err := client.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()

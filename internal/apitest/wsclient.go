@@ -43,10 +43,23 @@ func (s *Server) DialWS(t testing.TB, payload map[string]any) *WS {
 	conn.SetReadLimit(16 << 20)
 	w := &WS{t: t, conn: conn, ctx: ctx, cancel: cancel}
 	t.Cleanup(func() { conn.CloseNow() })
-	w.Send(Message{Type: "connection_init", Payload: mustJSON(payload)})
+	w.Send(Message{Type: "connection_init", Payload: mustJSON(s.initPayload(payload))})
 	ack := w.Read(10 * time.Second)
 	require.Equal(t, "connection_ack", ack.Type)
 	return w
+}
+
+// initPayload adds the server's Key to a connection_init payload, unless
+// the payload says Authorization itself.
+func (s *Server) initPayload(payload map[string]any) map[string]any {
+	if _, ok := payload["Authorization"]; ok || s.Key == "" {
+		return payload
+	}
+	out := map[string]any{"Authorization": "Bearer " + s.Key}
+	for k, v := range payload {
+		out[k] = v
+	}
+	return out
 }
 
 // Send writes a message.
@@ -118,7 +131,7 @@ func (s *Server) TryDialWS(vars map[string]any) (*WS, error) {
 		cancel()
 		return nil, err
 	}
-	if err := wsjson.Write(ctx, conn, Message{Type: "connection_init"}); err != nil {
+	if err := wsjson.Write(ctx, conn, Message{Type: "connection_init", Payload: mustJSON(s.initPayload(nil))}); err != nil {
 		return fail(err)
 	}
 	if m, err := w.TryRead(10 * time.Second); err != nil || m.Type != "connection_ack" {

@@ -19,6 +19,7 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/graph"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
@@ -90,6 +91,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		drv = cfg.WrapDriver(drv)
 	}
 	client := ent.NewClient(ent.Driver(drv))
+	access.Confine(client)
 	eng := engine.New(client, store.New(client, nil), engine.Config{
 		DefaultTTL:     cfg.DefaultTTL,
 		DefaultDomain:  cfg.DefaultDomain,
@@ -97,7 +99,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		ReapInterval:   cfg.ReapInterval,
 		Retention:      cfg.Retention,
 	})
-	if err := syncDomains(ctx, eng, cfg.DomainFile); err != nil {
+	if err := syncDomains(access.System(ctx), eng, cfg.DomainFile); err != nil {
 		client.Close()
 		return nil, err
 	}
@@ -131,7 +133,8 @@ func (a *App) Close() error {
 func (a *App) startHub(cfg Config) {
 	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
 	a.Engine.SetHub(a.Hub)
-	ctx, cancel := context.WithCancel(context.Background())
+	// The hub and the reaper are the server's own work, across tenants.
+	ctx, cancel := context.WithCancel(access.System(context.Background()))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

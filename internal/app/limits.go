@@ -49,8 +49,12 @@ func (a *App) limitRequests(next http.Handler) http.Handler {
 
 // isStream reports a subscription request: a WebSocket upgrade or SSE.
 func isStream(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
+	return isWebSocket(r) ||
 		strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // writeError answers with a GraphQL error response.

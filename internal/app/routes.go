@@ -17,7 +17,7 @@ import (
 
 func (a *App) routes(gql http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", a.limitRequests(gql))
+	mux.Handle("/graphql", a.limitRequests(a.authenticate(gql)))
 	mux.Handle("GET /graphiql", playground.Handler("sessiongraph", "/graphql"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))

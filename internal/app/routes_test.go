@@ -14,8 +14,14 @@ import (
 	"sessiongraph/internal/apitest"
 )
 
+// TestRoutes requests every route without an API key: the pages are
+// public, the data behind /graphql is not.
 func TestRoutes(t *testing.T) {
 	s := apitest.New(t)
+	res, err := http.Get(s.URL + "/graphql?query=%7B__typename%7D")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "GraphQL needs a key")
 	for _, c := range []struct {
 		path, contains, contentType string
 	}{

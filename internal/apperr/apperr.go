@@ -25,6 +25,9 @@ const (
 	NoOpenTurn        Code = "NO_OPEN_TURN"
 	SubscriberTooSlow Code = "SUBSCRIBER_TOO_SLOW"
 	Internal          Code = "INTERNAL"
+	// Access.
+	Unauthenticated Code = "UNAUTHENTICATED"
+	Forbidden       Code = "FORBIDDEN"
 	// Request limits.
 	QueryTooDeep      Code = "QUERY_TOO_DEEP"
 	TooManyAliases    Code = "TOO_MANY_ALIASES"

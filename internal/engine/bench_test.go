@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/engine"
 )
@@ -65,7 +66,7 @@ func median(n int, f func()) time.Duration {
 // benchSession opens a session in its first turn.
 func benchSession(b *testing.B) (*apitest.Server, uuid.UUID) {
 	s := apitest.New(b)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: b.Name()})
 	require.NoError(b, err)
 	_, err = s.Engine.BeginTurn(ctx, opened.Session.ID, "go")
@@ -89,7 +90,7 @@ func mealPlans(n int, known []string) []map[string]any {
 
 func benchRecordRead(b *testing.B, n int) {
 	s, id := benchSession(b)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	known := make([]string, 10)
 	seed := make([]map[string]any, len(known))
 	for i := range known {
@@ -113,7 +114,7 @@ func BenchmarkRecordRead100(b *testing.B) { benchRecordRead(b, 100) }
 
 func BenchmarkRecordGenerated(b *testing.B) {
 	s, id := benchSession(b)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	measure(b, s.DB, func(i int) {
 		_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 			Content: map[string]any{"name": fmt.Sprintf("Dish %d", i), "ingredients": []any{"rice", "dal"}, "instructions": "Simmer."}})
@@ -125,7 +126,7 @@ func BenchmarkRecordGenerated(b *testing.B) {
 // matched by type and label, among the session's other pending artifacts.
 func BenchmarkRecordCreatedPromotion(b *testing.B) {
 	s, id := benchSession(b)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	for i := 0; i < b.N; i++ {
 		_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 			Content: map[string]any{"name": fmt.Sprintf("Dish %d", i)}})
@@ -142,7 +143,7 @@ func BenchmarkRecordCreatedPromotion(b *testing.B) {
 
 func BenchmarkTranslateFilters50(b *testing.B) {
 	s, id := benchSession(b)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	records := make([]map[string]any, 50)
 	refs := make([]any, 50)
 	for i := range records {

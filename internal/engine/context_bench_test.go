@@ -10,6 +10,7 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
@@ -21,7 +22,7 @@ import (
 // because driving thousands of turns through the API would measure setup,
 // not the build.
 func contextFixture(b *testing.B, s *apitest.Server, refs, turns int) *ent.Session {
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: fmt.Sprintf("ctx-%d-%d", refs, turns)})
 	require.NoError(b, err)
 	id := opened.Session.ID
@@ -72,7 +73,7 @@ func contextFixture(b *testing.B, s *apitest.Server, refs, turns int) *ent.Sessi
 func benchContext(b *testing.B, node contextbuild.Node, refs, turns int) {
 	s := apitest.New(b)
 	sess := contextFixture(b, s, refs, turns)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	_, err := s.Engine.Context(ctx, sess, node, nil) // warm the domain cache and the tokenizer
 	require.NoError(b, err)
 	measure(b, s.DB, func(int) {

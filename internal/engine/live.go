@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/events"
@@ -44,12 +45,21 @@ var sessionKinds = map[string]bool{
 	"session.opened": true, KindSessionUpdated: true, "session.expired": true, "session.deleted": true,
 }
 
-// SessionsChanged streams session lifecycle events of every session.
+// SessionsChanged streams session lifecycle events of every session the
+// key may see: every tenant's for an admin, its own tenant's otherwise.
 func (e *Engine) SessionsChanged(ctx context.Context, after *int) (events.Source, error) {
 	if e.hub == nil {
 		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
 	}
-	return e.hub.Source(ctx, events.Filter{Kinds: sessionKinds}, cursor(after)), nil
+	tenant, err := access.TenantScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := events.Filter{Kinds: sessionKinds}
+	if tenant != "" {
+		f.Tenant = &tenant
+	}
+	return e.hub.Source(ctx, f, cursor(after)), nil
 }
 
 // EntityChange is one ref or artifact change carried by an event.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/engine"
@@ -53,7 +54,7 @@ func (l *statementLog) record(f func()) []string {
 func TestRecordReadOfTwentyRecordsIsBatched(t *testing.T) {
 	var log statementLog
 	s := apitest.New(t, log.wrap)
-	ctx := context.Background()
+	ctx := access.System(context.Background())
 	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "batch"})
 	require.NoError(t, err)
 	id := opened.Session.ID

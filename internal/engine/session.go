@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/store"
 	"sessiongraph/internal/tokenizer"
@@ -57,6 +58,9 @@ func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSes
 		return nil, err
 	}
 	if err := requireText("externalKey", in.ExternalKey, maxExternalKeyLen); err != nil {
+		return nil, err
+	}
+	if err := access.RequireTenant(ctx, in.Tenant); err != nil {
 		return nil, err
 	}
 	ttl, err := e.ttl(in.TTLSeconds)

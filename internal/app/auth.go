@@ -1,0 +1,61 @@
+package app
+
+import (
+	"context"
+	"net/http"
+
+	"sessiongraph/ent/apikey"
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/apperr"
+)
+
+// authenticate resolves the request's bearer key to the principal its
+// resolvers act for. A request without a valid key gets 401 before any
+// resolver runs, with two exceptions that carry no data: CORS preflights,
+// and WebSocket upgrades, which browsers cannot give headers and which
+// authenticate in connection_init instead.
+func (a *App) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := access.BearerKey(r.Header.Get("Authorization"))
+		if !ok {
+			if r.Method == http.MethodOptions || isWebSocket(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			writeError(w, http.StatusUnauthorized, apperr.Unauthenticated, access.ErrUnauthenticated.Message)
+			return
+		}
+		p, err := access.Authenticate(r.Context(), a.Client.APIKey, key)
+		if err != nil {
+			status, code := http.StatusUnauthorized, apperr.CodeOf(err)
+			if code == "" {
+				a.log.ErrorContext(r.Context(), "authentication failed", "error", err)
+				status, code = http.StatusServiceUnavailable, apperr.Internal
+			}
+			writeError(w, status, code, messageOf(err))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(access.WithPrincipal(r.Context(), p)))
+	})
+}
+
+func messageOf(err error) string {
+	if ae, ok := err.(*apperr.Error); ok {
+		return ae.Message
+	}
+	return "the API key could not be checked right now; try again"
+}
+
+// CreateAPIKey creates a key with role ADMIN, CLIENT or READER (tenant empty
+// for ADMIN) and returns it; only its hash is stored.
+func (a *App) CreateAPIKey(ctx context.Context, name, role, tenant string) (string, error) {
+	key, _, err := access.CreateKey(access.System(ctx), a.Client.APIKey,
+		access.NewKey{Name: name, Role: apikey.Role(role), Tenant: tenant})
+	return key, err
+}
+
+// EnsureAdminKey creates the first admin key when no usable admin key
+// exists, and returns it ("" when one existed).
+func (a *App) EnsureAdminKey(ctx context.Context) (string, error) {
+	return access.EnsureAdminKey(ctx, a.Client)
+}
