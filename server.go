@@ -21,9 +21,12 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"sessiongraph/graph"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/devdb"
+	"sessiongraph/internal/tracing"
 )
 
 type options struct {
@@ -110,6 +113,23 @@ func run(ctx context.Context, opts options, log *slog.Logger, out io.Writer) err
 		dsn = cluster.DSN
 	}
 
+	var tp trace.TracerProvider
+	if tracing.Configured() {
+		exporter, shutdown, err := tracing.Exporter(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := shutdown(flush); err != nil {
+				log.Error("flushing traces", "error", err)
+			}
+		}()
+		tp = exporter
+		log.Info("exporting traces over OTLP", "endpoint", os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")+os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+	}
+
 	a, err := app.New(ctx, app.Config{
 		DatabaseURL:    dsn,
 		DefaultTTL:     opts.sessionTTL,
@@ -125,6 +145,7 @@ func run(ctx context.Context, opts options, log *slog.Logger, out io.Writer) err
 		AllowedOrigins: splitList(opts.allowedOrigins),
 		Introspection:  opts.introspection,
 		Logger:         log,
+		TracerProvider: tp,
 	})
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
+	"go.opentelemetry.io/otel/trace"
 
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/wsproto"
@@ -30,6 +31,8 @@ type ServerConfig struct {
 	Metrics        *Metrics
 	// TokenLimit bounds the tokens gqlparser reads from one query.
 	TokenLimit int
+	// TracerProvider, when set, makes operations and root fields spans.
+	TracerProvider trace.TracerProvider
 }
 
 // NewServer returns the GraphQL handler with explicit transports: SSE and
@@ -65,6 +68,9 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.Use(cfg.Limits)
 	if cfg.Metrics != nil {
 		srv.Use(cfg.Metrics)
+	}
+	if cfg.TracerProvider != nil {
+		srv.Use(NewTracing(cfg.TracerProvider))
 	}
 	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.SetErrorPresenter(presentError(cfg.Logger))

@@ -15,6 +15,7 @@ import (
 	_ "github.com/lib/pq" // the postgres driver
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"sessiongraph/domains"
 
 	"sessiongraph/ent"
@@ -23,6 +24,7 @@ import (
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
+	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
 
@@ -54,6 +56,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	TokenLimit     int
 	Limits         graph.Limits
+	// TracerProvider, when set, traces requests, operations and statements
+	// (server.go sets it when an OTLP endpoint is configured).
+	TracerProvider trace.TracerProvider
 }
 
 // App is a running sessiongraph: open connections and a handler.
@@ -90,6 +95,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.WrapDriver != nil {
 		drv = cfg.WrapDriver(drv)
 	}
+	if cfg.TracerProvider != nil {
+		drv = tracing.Driver(drv, cfg.TracerProvider)
+	}
 	client := ent.NewClient(ent.Driver(drv))
 	access.Confine(client)
 	eng := engine.New(client, store.New(client, nil), engine.Config{
@@ -115,6 +123,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Limits:         cfg.Limits,
 		Metrics:        graph.NewMetrics(a.metrics),
 		TokenLimit:     cfg.TokenLimit,
+		TracerProvider: cfg.TracerProvider,
 	})
 	a.handler = a.routes(gql)
 	return a, nil

@@ -10,8 +10,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"sessiongraph/dashboard"
+	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
 
@@ -25,7 +27,14 @@ func (a *App) routes(gql http.Handler) http.Handler {
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", dashboard.Handler())
-	return a.logRequests(mux)
+	h := a.logRequests(mux)
+	if tp := a.cfg.TracerProvider; tp != nil {
+		// Outermost, so that the access log carries the trace id; joins the
+		// caller's trace from its traceparent header.
+		h = otelhttp.NewHandler(h, "http", otelhttp.WithTracerProvider(tp), otelhttp.WithPropagators(tracing.Propagator()),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
+	}
+	return h
 }
 
 // ready answers 200 when the database answers and carries the newest
