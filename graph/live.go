@@ -6,17 +6,26 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"sessiongraph/graph/wsproto"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/events"
 )
 
 // live maps a subscription's events onto its values. Replayed events are
 // sent as the client takes them; live ones are offered without blocking by
-// the hub itself, into a buffer that keeps one slot free, so that when the
+// the hub itself, into a buffer of events.BufferSize, so that when the
 // subscription ends because the subscriber fell behind (or its replay
 // failed) the client still receives a null value with an error carrying a
 // code before it completes: it is told, never silently cut short.
+//
+// Over WebSocket the events go through the transport's relay, which encodes
+// a live event once for every subscriber with the same operation; the
+// values of an event depend on nothing else (each is a function of the
+// event and the subscription's arguments), which is what makes that right.
 func live[T any](ctx context.Context, src events.Source, each func(*events.Event) []*T) <-chan *T {
+	if relay := wsproto.ClaimRelay(ctx, events.BufferSize); relay != nil {
+		return relayed(ctx, relay, src, each)
+	}
 	out := make(chan *T, events.BufferSize+1)
 	src(func(ev *events.Event) bool {
 		for _, v := range each(ev) {
@@ -38,20 +47,73 @@ func live[T any](ctx context.Context, src events.Source, each func(*events.Event
 		return true
 	}, func(err error) {
 		defer close(out)
-		if err == nil {
+		if err = endError(err); err == nil {
 			return
 		}
-		code := apperr.Internal
-		if errors.Is(err, events.ErrTooSlow) {
-			code = apperr.SubscriberTooSlow
-		}
-		graphql.AddError(ctx, apperr.New(code, "%v", err))
+		graphql.AddError(ctx, err)
 		select {
 		case out <- nil:
 		default:
 		}
 	})
 	return out
+}
+
+// relayed is live over the WebSocket transport's relay: the transport puts
+// an event's values on the channel as it sends them.
+func relayed[T any](ctx context.Context, relay *wsproto.Relay, src events.Source, each func(*events.Event) []*T) <-chan *T {
+	out := make(chan *T, 1)
+	src(func(ev *events.Event) bool {
+		return relay.Send(ctx, &eventValues[T]{ev: ev, vals: each(ev), out: out})
+	}, func(ev *events.Event) bool {
+		return relay.Offer(&eventValues[T]{ev: ev, vals: each(ev), out: out})
+	}, func(err error) {
+		last := &eventValues[T]{out: out, last: true}
+		if err = endError(err); err != nil {
+			last.vals = []*T{nil}
+		}
+		relay.End(last, err)
+	})
+	return out
+}
+
+// endError is why a subscription ended, for its client; nil when the client left.
+func endError(err error) error {
+	if err == nil {
+		return nil
+	}
+	code := apperr.Internal
+	if errors.Is(err, events.ErrTooSlow) {
+		code = apperr.SubscriberTooSlow
+	}
+	return apperr.New(code, "%v", err)
+}
+
+// eventValues is one event's values as relayed; the last closes the channel.
+type eventValues[T any] struct {
+	ev   *events.Event
+	vals []*T
+	out  chan<- *T
+	last bool
+}
+
+func (e *eventValues[T]) Next() bool {
+	if len(e.vals) == 0 {
+		if e.last {
+			close(e.out)
+		}
+		return false
+	}
+	e.out <- e.vals[0]
+	e.vals = e.vals[1:]
+	return true
+}
+
+func (e *eventValues[T]) Encoded(key string, encode func() (any, bool)) (any, bool) {
+	if e.ev == nil {
+		return encode()
+	}
+	return e.ev.Encoded(key, encode)
 }
 
 // same passes events through unchanged.

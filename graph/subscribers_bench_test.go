@@ -36,7 +36,9 @@ const (
 // BenchmarkSubscribers measures N idle WebSocket subscribers on one session:
 // the event-to-client latency (from the event's commit timestamp to its
 // arrival at each client) and the server's memory per idle subscription.
-// The clients run in a child process.
+// The clients run in a child process. SG_CPU_PROFILE and
+// SG_CLIENT_CPU_PROFILE name files (suffixed with N) for CPU profiles of
+// the server and of the clients while the events go out.
 func BenchmarkSubscribers(b *testing.B) {
 	for _, n := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
@@ -47,7 +49,7 @@ func BenchmarkSubscribers(b *testing.B) {
 			goroutines := runtime.NumGoroutine()
 
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), subscriberProcessEnv+"=1", "SG_URL="+s.URL, "SG_KEY="+s.AdminKey, "SG_SESSION="+id, fmt.Sprintf("SG_N=%d", n))
+			cmd.Env = append(os.Environ(), subscriberProcessEnv+"=1", "SG_URL="+s.URL, "SG_KEY="+s.Key, "SG_SESSION="+id, fmt.Sprintf("SG_N=%d", n))
 			cmd.Stderr = os.Stderr
 			out, err := cmd.StdoutPipe()
 			require.NoError(b, err)
@@ -72,13 +74,19 @@ func BenchmarkSubscribers(b *testing.B) {
 				require.NoError(b, pprof.Lookup("goroutine").WriteTo(g, 1))
 				g.Close()
 			}
-			b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/float64(n), "goroutines/sub")
+			goroutinesPerSub := float64(runtime.NumGoroutine()-goroutines) / float64(n)
 
 			b.ResetTimer()
+			if path := os.Getenv("SG_CPU_PROFILE"); path != "" {
+				f, err := os.Create(fmt.Sprintf("%s.%d", path, n))
+				require.NoError(b, err)
+				require.NoError(b, pprof.StartCPUProfile(f))
+			}
 			for i := 0; i < eventsPerRun; i++ {
 				s.MustDo(&testing.T{}, updateSession, map[string]any{"in": map[string]any{"id": id, "metadata": map[string]any{"i": strconv.Itoa(i)}}}, nil)
 				time.Sleep(eventInterval)
 			}
+			pprof.StopCPUProfile()
 			require.True(b, lines.Scan(), "the client process reports its latencies")
 			var lat []float64
 			require.NoError(b, json.Unmarshal(lines.Bytes(), &lat))
@@ -89,6 +97,7 @@ func BenchmarkSubscribers(b *testing.B) {
 			b.ReportMetric(lat[len(lat)*99/100], "p99-ms")
 			b.ReportMetric(perSub/1024, "KB/idle-sub")
 			b.ReportMetric(stackPerSub/1024, "stack-KB/idle-sub")
+			b.ReportMetric(goroutinesPerSub, "goroutines/sub")
 		})
 	}
 }
@@ -109,8 +118,15 @@ func serverMemorySplit() (heap, stack uint64) {
 func runSubscriberProcess() int {
 	url := "ws" + strings.TrimPrefix(os.Getenv("SG_URL"), "http") + "/graphql"
 	n, _ := strconv.Atoi(os.Getenv("SG_N"))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	// One watchdog for the process rather than a deadline on every read:
+	// coder/websocket arms a callback per read for a context that can end,
+	// which is a fifth of the clients' CPU, taken from the server they measure.
+	watchdog := time.AfterFunc(5*time.Minute, func() {
+		fmt.Fprintln(os.Stderr, "subscriber process timed out")
+		os.Exit(1)
+	})
+	defer watchdog.Stop()
+	ctx := context.Background()
 	var mu sync.Mutex
 	var lat []float64
 	var ready, done sync.WaitGroup
@@ -125,10 +141,12 @@ func runSubscriberProcess() int {
 				os.Exit(1)
 			}
 			defer conn.CloseNow()
-			_ = wsjson.Write(ctx, conn, map[string]any{"type": "connection_init",
-				"payload": map[string]any{"Authorization": "Bearer " + os.Getenv("SG_KEY")}})
+			_ = wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + os.Getenv("SG_KEY")}})
 			var ack map[string]any
-			_ = wsjson.Read(ctx, conn, &ack)
+			if err := wsjson.Read(ctx, conn, &ack); err != nil || ack["type"] != "connection_ack" {
+				fmt.Fprintln(os.Stderr, "connection_init:", ack, err)
+				os.Exit(1)
+			}
 			_ = wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
 				"query":     `subscription($id: ID!) { sessionEvents(sessionID: $id) { sequence createdAt } }`,
 				"variables": map[string]any{"id": os.Getenv("SG_SESSION")}}})
@@ -165,8 +183,13 @@ func runSubscriberProcess() int {
 		}()
 	}
 	ready.Wait()
+	if path := os.Getenv("SG_CLIENT_CPU_PROFILE"); path != "" {
+		f, _ := os.Create(fmt.Sprintf("%s.%d", path, n))
+		_ = pprof.StartCPUProfile(f)
+	}
 	fmt.Println("ready")
 	done.Wait()
+	pprof.StopCPUProfile()
 	b, _ := json.Marshal(lat)
 	fmt.Println(string(b))
 	return 0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -16,10 +17,11 @@ import (
 // connection is one socket: its read loop runs in Do's goroutine, and each
 // operation (and the pinger) in a goroutine of its own, counted in wg.
 type connection struct {
-	t      *Transport
-	ws     *websocket.Conn
-	exec   graphql.GraphExecutor
-	header http.Header
+	t       *Transport
+	ws      *websocket.Conn
+	netConn net.Conn // under ws; its write deadline bounds each message
+	exec    graphql.GraphExecutor
+	header  http.Header
 
 	// ctx lives as long as the socket; cancel ends every operation and the pinger.
 	ctx    context.Context
@@ -43,18 +45,19 @@ type operation struct {
 	cancel context.CancelFunc
 }
 
-func newConnection(t *Transport, ws *websocket.Conn, r *http.Request, exec graphql.GraphExecutor) *connection {
+func newConnection(t *Transport, ws *websocket.Conn, netConn net.Conn, r *http.Request, exec graphql.GraphExecutor) *connection {
 	// Keep the request's values but not its cancellation: net/http cancels a
 	// request's context when its handler returns, hijacked or not.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &connection{
-		t:      t,
-		ws:     ws,
-		exec:   exec,
-		header: r.Header,
-		ctx:    ctx,
-		cancel: cancel,
-		ops:    map[string]*operation{},
+		t:       t,
+		ws:      ws,
+		netConn: netConn,
+		exec:    exec,
+		header:  r.Header,
+		ctx:     ctx,
+		cancel:  cancel,
+		ops:     map[string]*operation{},
 	}
 }
 
@@ -228,12 +231,18 @@ func (c *connection) release(id string, op *operation) {
 }
 
 // send writes m unless ctx has ended, and reports whether it was written.
-// A client that does not take m within WriteTimeout loses its connection.
 func (c *connection) send(ctx context.Context, m message) bool {
 	b, err := json.Marshal(m)
 	if err != nil {
 		panic(fmt.Sprintf("wsproto: encode %s message: %v", m.Type, err))
 	}
+	return c.write(ctx, b)
+}
+
+// write sends one encoded message unless ctx has ended, and reports whether
+// it was written. A client that does not take it within WriteTimeout loses
+// its connection.
+func (c *connection) write(ctx context.Context, b []byte) bool {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	// Checked under the lock: after a client's complete, or once the socket
@@ -241,15 +250,22 @@ func (c *connection) send(ctx context.Context, m message) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	// Not derived from ctx: coder/websocket drops the socket when a write's
-	// context ends, and a cancelled operation must not take the socket with it.
-	wctx, cancel := context.WithTimeout(context.Background(), c.t.writeTimeout())
-	defer cancel()
-	if err := c.ws.Write(wctx, websocket.MessageText, b); err != nil {
+	// The socket's write deadline, not a context: coder/websocket drops the
+	// socket when a write's context ends (a cancelled operation must not take
+	// the socket with it), and a context with a deadline costs a timer and a
+	// callback per message, which at thousands of subscribers is a visible
+	// share of the fan-out. The deadline is cleared after the write so that
+	// the close handshake, which runs on its own context, is not cut short.
+	err := c.netConn.SetWriteDeadline(time.Now().Add(c.t.writeTimeout()))
+	if err == nil {
+		err = c.ws.Write(context.Background(), websocket.MessageText, b)
+	}
+	if err != nil {
 		c.cancel()
 		_ = c.ws.CloseNow()
 		return false
 	}
+	_ = c.netConn.SetWriteDeadline(time.Time{})
 	return true
 }
 

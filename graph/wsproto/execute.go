@@ -39,7 +39,12 @@ func (c *connection) execute(ctx context.Context, id string, op *operation, para
 		}
 	}()
 
-	responses, ctx := c.exec.DispatchOperation(ctx, opCtx)
+	relay := newRelay(opCtx)
+	responses, ctx := c.exec.DispatchOperation(context.WithValue(ctx, relayKey{}, relay), opCtx)
+	if relay.isClaimed() {
+		c.relayLoop(ctx, id, op, relay, responses)
+		return
+	}
 	for {
 		resp := responses(ctx)
 		if resp == nil {
@@ -60,11 +65,7 @@ func (c *connection) sendLast(ctx context.Context, id string, op *operation, m m
 }
 
 func (c *connection) sendNext(ctx context.Context, id string, resp *graphql.Response) bool {
-	payload, err := json.Marshal(resp)
-	if err != nil {
-		panic(fmt.Sprintf("wsproto: encode response: %v", err))
-	}
-	return c.send(ctx, message{ID: id, Type: typeNext, Payload: payload})
+	return c.write(ctx, nextMessage(id, responsePayload(resp)))
 }
 
 func errorMessage(id string, errs gqlerror.List) message {

@@ -13,13 +13,15 @@ import (
 const bufferSize = 1024
 
 // smallBuffers hands the WebSocket library a hijacked connection with small
-// buffers of its own, so that net/http's can be collected.
+// buffers of its own, so that net/http's can be collected. It keeps the
+// connection, whose write deadline bounds each message (see connection.send).
 type smallBuffers struct {
 	http.ResponseWriter
+	conn net.Conn
 }
 
 // Hijack implements http.Hijacker.
-func (s smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (s *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(s.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
@@ -36,6 +38,7 @@ func (s smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		pending, _ := brw.Reader.Peek(n)
 		conn = &pendingConn{Conn: conn, pending: bytes.NewReader(bytes.Clone(pending))}
 	}
+	s.conn = conn
 	return conn, bufio.NewReadWriter(bufio.NewReaderSize(conn, bufferSize), bufio.NewWriterSize(conn, bufferSize)), nil
 }
 
@@ -53,4 +56,4 @@ func (c *pendingConn) Read(p []byte) (int, error) {
 }
 
 // Unwrap lets http.ResponseController reach the writer underneath.
-func (s smallBuffers) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+func (s *smallBuffers) Unwrap() http.ResponseWriter { return s.ResponseWriter }

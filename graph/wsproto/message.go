@@ -30,6 +30,39 @@ type message struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
+// nextMessage encodes {"id":id,"type":"next","payload":payload} by
+// concatenation: it is the message of every event to every subscriber, and
+// encoding/json would re-validate and copy the payload each time.
+func nextMessage(id string, payload []byte) []byte {
+	quoted, err := json.Marshal(id)
+	if err != nil {
+		panic(fmt.Sprintf("wsproto: encode id: %v", err))
+	}
+	b := make([]byte, 0, len(`{"id":,"type":"next","payload":}`)+len(quoted)+len(payload))
+	b = append(b, `{"id":`...)
+	b = append(b, quoted...)
+	b = append(b, `,"type":"next","payload":`...)
+	b = append(b, payload...)
+	return append(b, '}')
+}
+
+// responsePayload encodes a response. The common one, data alone, is
+// {"data":...} with gqlgen's already encoded data; others go through encoding/json.
+func responsePayload(resp *graphql.Response) []byte {
+	if len(resp.Errors) == 0 && resp.Label == "" && resp.Path == nil && resp.HasNext == nil &&
+		len(resp.Extensions) == 0 && len(resp.Data) > 0 {
+		b := make([]byte, 0, len(`{"data":}`)+len(resp.Data))
+		b = append(b, `{"data":`...)
+		b = append(b, resp.Data...)
+		return append(b, '}')
+	}
+	payload, err := json.Marshal(resp)
+	if err != nil {
+		panic(fmt.Sprintf("wsproto: encode response: %v", err))
+	}
+	return payload
+}
+
 // parseMessage decodes a client message and checks the fields every type
 // shares; the reason of its error becomes the 4400 close reason.
 func parseMessage(data []byte) (message, error) {

@@ -93,7 +93,8 @@ func (t *Transport) Supports(r *http.Request) bool {
 func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	opts := t.AcceptOptions
 	opts.Subprotocols = []string{Subprotocol}
-	ws, err := websocket.Accept(smallBuffers{w}, r, &opts)
+	hijacked := &smallBuffers{ResponseWriter: w}
+	ws, err := websocket.Accept(hijacked, r, &opts)
 	if err != nil {
 		return // Accept has already answered with an HTTP error.
 	}
@@ -110,7 +111,7 @@ func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	// The connection lives on its own goroutine and the handler returns: the
 	// socket is hijacked, and an idle subscriber should not keep the HTTP
 	// handler's deep stack and the request parsing state alive.
-	go newConnection(t, ws, r, exec).serve()
+	go newConnection(t, ws, hijacked.conn, r, exec).serve()
 }
 
 func (t *Transport) initTimeout() time.Duration {

@@ -31,6 +31,32 @@ type Event struct {
 	Kind      string
 	Payload   map[string]any
 	CreatedAt time.Time
+
+	// encodings holds what subscribers' transports made of a published
+	// event, by their key (see Encoded); nil for a replayed one.
+	encodings *sync.Map
+}
+
+// Encoded returns what encode makes of the event for key. Subscribers of a
+// published event share it: the first that asks with a key encodes, the
+// others with the same key reuse its result, so that thousands of
+// subscribers with the same operation cost one encoding. A replayed event
+// is one subscriber's alone and is simply encoded. encode reports false for
+// a result that must not be kept.
+func (ev *Event) Encoded(key string, encode func() (any, bool)) (any, bool) {
+	if ev.encodings == nil {
+		return encode()
+	}
+	if v, ok := ev.encodings.Load(key); ok {
+		return v, true
+	}
+	// Two subscribers may encode at once; they make the same thing, and
+	// waiting for each other would cost more than the rare duplicate.
+	v, ok := encode()
+	if ok {
+		ev.encodings.Store(key, v)
+	}
+	return v, ok
 }
 
 // Defaults of a Hub.
@@ -173,6 +199,7 @@ func (h *Hub) publish(ev Event) {
 	h.last = ev.Sequence
 	h.lag = time.Since(ev.CreatedAt)
 	shared := &ev // one immutable copy for every subscriber
+	shared.encodings = &sync.Map{}
 	for s := range h.bySession[ev.SessionID] {
 		h.offerLocked(s, shared)
 	}
