@@ -4994,7 +4994,7 @@ scalar StringMap
 scalar UUID
 `, BuiltIn: false},
 	{Name: "../schema/session.graphql", Input: `extend type Query {
-  "A session by id; null when it does not exist or belongs to another tenant."
+  "A session by id; NOT_FOUND when it does not exist or belongs to another tenant than the key's."
   session(id: ID!): Session
   "The live session of a tenant's external key, or null when there is none."
   sessionByKey(tenant: String!, externalKey: String!): Session

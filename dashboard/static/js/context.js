@@ -1,0 +1,142 @@
+// Each pipeline node's context, one tab per node: token bars per section
+// against the budget, the tiers, the notes and the prompt text, refreshed by
+// the contextUpdated subscription while the tab is open.
+
+import { describe, gql, subscribe } from './api.js';
+import { empty, errorBox, h, keepOpen, loading, num, replace } from './dom.js';
+
+const nodes = ['UNDERSTAND', 'THINK', 'ACT', 'REPLY', 'MESSAGES'];
+
+const buildFields = `node text tokenCount budget tokenizer truncatedTurns notes
+  sections { name text tokenCount truncated }
+  messages { role content tokenCount }
+  tiers { active generated retained }`;
+const contextQuery = `query Context($id: ID!, $node: ContextNode!) { session(id: $id) { id context(node: $node) { ${buildFields} } } }`;
+const contextSub = `subscription ContextUpdated($id: ID!, $node: ContextNode!) { contextUpdated(sessionID: $id, node: $node) { ${buildFields} } }`;
+
+function percent(part, whole) {
+  if (!whole) return 0;
+  return Math.round((part / whole) * 1000) / 10;
+}
+
+/** bar draws tokens against the budget; the text beside it says the same in words. */
+function bar(tokens, budget, over = false) {
+  const width = Math.min(100, percent(tokens, budget));
+  return h('span', { class: `bar${over ? ' over' : ''}`, 'aria-hidden': 'true' }, h('span', { style: `width: ${width}%` }));
+}
+
+function sectionRow(s, budget) {
+  return h('li', { class: 'ctx-section', dataset: { section: s.name } },
+    h('div', { class: 'ctx-line' },
+      h('span', { class: 'ctx-name' }, s.name),
+      bar(s.tokenCount, budget),
+      h('span', { class: 'ctx-count' }, `${num(s.tokenCount)} tokens · ${percent(s.tokenCount, budget)}%`),
+      s.truncated ? h('span', { class: 'badge badge-truncated' }, 'truncated') : null),
+    h('details', { dataset: { key: `section-${s.name}` } }, h('summary', {}, `Text of ${s.name}`), h('pre', { class: 'prompt', tabindex: '0' }, s.text || '(empty)')));
+}
+
+function tierList(name, refs) {
+  return [h('dt', {}, name), h('dd', {}, refs.length ? refs.map((r) => h('code', { class: 'tier-ref' }, r)) : h('span', { class: 'hint' }, 'none'))];
+}
+
+/** renderBuild shows one context build. */
+function renderBuild(b) {
+  const over = b.tokenCount > b.budget;
+  return h('div', { class: 'ctx-build', dataset: { node: b.node } },
+    h('p', { class: 'ctx-total' },
+      h('strong', {}, `${num(b.tokenCount)} of ${num(b.budget)} tokens`),
+      ` (${percent(b.tokenCount, b.budget)}% of the budget) · ${b.tokenizer}`,
+      b.truncatedTurns ? ` · ${num(b.truncatedTurns)} older turns left out` : ''),
+    bar(b.tokenCount, b.budget, over),
+    b.sections.length
+      ? h('ol', { class: 'ctx-sections', 'aria-label': 'Sections in priority order' }, b.sections.map((s) => sectionRow(s, b.budget)))
+      : empty('This build has no sections.'),
+    b.messages.length ? h('div', {},
+      h('h3', {}, 'Messages'),
+      h('ol', { class: 'messages' }, b.messages.map((m) => h('li', { class: `msg msg-${m.role}` },
+        h('span', { class: 'msg-role' }, `${m.role} · ${num(m.tokenCount)} tokens`),
+        h('pre', {}, m.content))))) : null,
+    h('h3', {}, 'Tiers'),
+    h('dl', { class: 'tiers' }, tierList('Active', b.tiers.active), tierList('Generated', b.tiers.generated), tierList('Retained', b.tiers.retained)),
+    b.notes.length ? [h('h3', {}, 'Notes'), h('ul', { class: 'notes' }, b.notes.map((n) => h('li', {}, n)))] : null,
+    h('details', { dataset: { key: 'prompt' } }, h('summary', {}, 'Full prompt text'), h('pre', { class: 'prompt', tabindex: '0' }, b.text || '(empty)')));
+}
+
+/** contextPanel is the tabs of a session's context builds. */
+export function contextPanel(sessionID) {
+  let selected = 'UNDERSTAND';
+  let stopSub = () => {};
+  let started = false;
+  let generation = 0;
+  const status = h('p', { class: 'hint', id: 'context-status', 'aria-live': 'polite' });
+  const panel = h('div', { role: 'tabpanel', id: 'context-panel', tabindex: '0' });
+  const tabs = nodes.map((node) => h('button', {
+    type: 'button', role: 'tab', id: `tab-${node}`, 'aria-controls': 'context-panel',
+    onclick: () => select(node), onkeydown: (ev) => arrows(ev, node),
+  }, node.charAt(0) + node.slice(1).toLowerCase()));
+  const el = h('section', { class: 'card', id: 'section-context', tabindex: '-1', 'aria-labelledby': 'heading-context' },
+    h('h2', { id: 'heading-context' }, 'Context'),
+    h('div', { role: 'tablist', 'aria-label': 'Pipeline nodes', class: 'tabs' }, tabs),
+    status,
+    panel);
+
+  function arrows(ev, node) {
+    const i = nodes.indexOf(node);
+    let j = -1;
+    if (ev.key === 'ArrowRight') j = (i + 1) % nodes.length;
+    else if (ev.key === 'ArrowLeft') j = (i + nodes.length - 1) % nodes.length;
+    else if (ev.key === 'Home') j = 0;
+    else if (ev.key === 'End') j = nodes.length - 1;
+    if (j < 0) return;
+    ev.preventDefault();
+    select(nodes[j]);
+    tabs[j].focus();
+  }
+
+  function markTabs() {
+    tabs.forEach((t, i) => {
+      const on = nodes[i] === selected;
+      t.setAttribute('aria-selected', String(on));
+      t.tabIndex = on ? 0 : -1;
+    });
+    panel.setAttribute('aria-labelledby', `tab-${selected}`);
+  }
+
+  async function select(node) {
+    selected = node;
+    markTabs();
+    stopSub();
+    const mine = ++generation;
+    replace(panel, loading(`the ${node} context`));
+    status.textContent = '';
+    try {
+      const data = await gql(contextQuery, { id: sessionID, node });
+      if (mine !== generation) return;
+      if (!data.session) { replace(panel, errorBox('The session is gone.')); return; }
+      replace(panel, renderBuild(data.session.context));
+    } catch (err) {
+      if (mine !== generation) return;
+      replace(panel, errorBox(`Could not build the ${node} context: ${describe(err)}`, () => select(node)));
+      return;
+    }
+    stopSub = subscribe(contextSub, { id: sessionID, node }, {
+      next: (d) => {
+        if (mine !== generation || !d.contextUpdated) return;
+        keepOpen(panel, renderBuild(d.contextUpdated));
+        status.textContent = `Live · rebuilt ${new Date().toLocaleTimeString('en-GB')}`;
+      },
+      error: (text) => { if (mine === generation) status.textContent = text; },
+    });
+  }
+
+  return {
+    el,
+    /** live starts the first tab once the session has loaded. */
+    live() {
+      if (started) return;
+      started = true;
+      select(selected);
+    },
+    stop() { generation++; stopSub(); },
+  };
+}

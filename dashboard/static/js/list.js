@@ -1,0 +1,252 @@
+// The sessions list: search, filters, sorting, cursor pages with totals,
+// bulk expiry, and live refresh from the sessionsChanged feed.
+
+import { describe, gql, subscribe } from './api.js';
+import { badge, confirmDialog, debounce, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
+
+const pageSize = 20;
+const filtersKey = 'sessiongraph.filters';
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: SessionWhereInput, $orderBy: [SessionOrder!]) {
+  sessions(first: $first, after: $after, where: $where, orderBy: $orderBy) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt lastActiveAt expiresAt } }
+  }
+}`;
+
+const countQuery = `query LiveCount($where: SessionWhereInput) { sessions(first: 1, where: $where) { totalCount } }`;
+const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(where: $where) }`;
+const feed = `subscription SessionsChanged($after: Int) { sessionsChanged(after: $after) { sequence kind sessionID } }`;
+// The newest event of the most recently updated session: a sequence no
+// later than the newest event, where the feed starts.
+const cursorQuery = `query FeedCursor {
+  sessions(first: 1, orderBy: [{field: UPDATED_AT, direction: DESC}]) {
+    edges { node { id events(last: 1, orderBy: [{field: SEQUENCE}]) { edges { node { sequence } } } } }
+  }
+}`;
+
+const idleChoices = [
+  ['', 'any'], ['300', 'over 5 min'], ['3600', 'over 1 hour'], ['86400', 'over 1 day'], ['604800', 'over 7 days'],
+];
+const sortChoices = [
+  ['LAST_ACTIVE_AT', 'Last active'], ['CREATED_AT', 'Created'], ['CURRENT_TURN', 'Turn count'], ['TOKEN_COUNT', 'Token count'],
+];
+const kindWords = {
+  'session.opened': 'opened', 'session.updated': 'updated', 'session.expired': 'expired', 'session.deleted': 'deleted',
+};
+
+function savedFilters() {
+  const base = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC' };
+  try { return { ...base, ...JSON.parse(sessionStorage.getItem(filtersKey) || '{}') }; } catch { return base; }
+}
+
+/** sessionWhere turns the filters into a SessionWhereInput. */
+export function sessionWhere(f) {
+  const and = [];
+  const q = f.q.trim();
+  if (q) {
+    const or = [{ externalKeyContainsFold: q }, { userIDContainsFold: q }];
+    if (uuidShape.test(q)) or.push({ id: q });
+    and.push({ or });
+  }
+  if (f.tenant.trim()) and.push({ tenant: f.tenant.trim() });
+  if (f.status) and.push({ status: f.status });
+  if (f.domain.trim()) and.push({ domain: f.domain.trim() });
+  if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
+  return and.length ? { and } : {};
+}
+
+function field(id, label, control) {
+  control.id = id;
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control);
+}
+
+function select(name, choices, value) {
+  return h('select', { name }, choices.map(([v, text]) => h('option', { value: v, selected: v === value }, text)));
+}
+
+/** sessionsList renders the list into root and returns the function that stops it. */
+export function sessionsList(root) {
+  const f = savedFilters();
+  let pages = [null]; // the after-cursor of each page visited
+  let generation = 0;
+  let stopped = false;
+  let current = null;
+  const changed = new Map(); // session id → kind, for rows changed since the last look
+
+  const q = h('input', { type: 'search', name: 'q', value: f.q, placeholder: 'chat-42, user-7 or a session id', autocomplete: 'off' });
+  const tenant = h('input', { name: 'tenant', value: f.tenant, autocomplete: 'off' });
+  const domain = h('input', { name: 'domain', value: f.domain, autocomplete: 'off' });
+  const status = select('status', [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']], f.status);
+  const idle = select('idle', idleChoices, f.idle);
+  const sort = select('sort', sortChoices, f.sort);
+  const dir = select('dir', [['DESC', 'Descending'], ['ASC', 'Ascending']], f.dir);
+
+  const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Find sessions', onsubmit: (ev) => { ev.preventDefault(); apply(); } },
+    field('filter-q', 'Search external key, user id or id', q),
+    field('filter-tenant', 'Tenant', tenant),
+    field('filter-status', 'Status', status),
+    field('filter-idle', 'Idle', idle),
+    field('filter-domain', 'Domain', domain),
+    field('filter-sort', 'Sort by', sort),
+    field('filter-dir', 'Order', dir),
+    h('div', { class: 'field actions' },
+      h('button', { type: 'submit', class: 'primary', id: 'search' }, 'Search'),
+      h('button', { type: 'button', class: 'secondary', id: 'clear-filters', onclick: reset }, 'Clear')));
+
+  const summary = h('p', { id: 'list-summary', class: 'summary', 'aria-live': 'polite' });
+  const bulk = h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…');
+  const feedState = h('p', { id: 'feed-state', class: 'hint', 'aria-live': 'polite' });
+  const table = h('div', { id: 'sessions', class: 'table-wrap' }, loading('sessions'));
+  const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: () => { pages.pop(); load(); } }, '← Previous');
+  const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: () => { pages.push(current.pageInfo.endCursor); load(); } }, 'Next →');
+
+  replace(root,
+    h('div', { class: 'page-head' }, h('h1', {}, 'Sessions'), bulk),
+    form,
+    h('div', { class: 'list-bar' }, summary, feedState),
+    table,
+    h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next));
+
+  function read() {
+    Object.assign(f, { q: q.value, tenant: tenant.value, domain: domain.value, status: status.value, idle: idle.value, sort: sort.value, dir: dir.value });
+    sessionStorage.setItem(filtersKey, JSON.stringify(f));
+  }
+
+  function apply() {
+    read();
+    pages = [null];
+    changed.clear();
+    load();
+  }
+
+  function reset() {
+    q.value = tenant.value = domain.value = '';
+    status.value = idle.value = '';
+    sort.value = 'LAST_ACTIVE_AT';
+    dir.value = 'DESC';
+    apply();
+  }
+
+  async function load() {
+    const mine = ++generation;
+    table.setAttribute('aria-busy', 'true');
+    if (!current) replace(table, loading('sessions'));
+    else summary.textContent = 'Refreshing…';
+    prev.disabled = next.disabled = true;
+    try {
+      const data = await gql(sessionsQuery, {
+        first: pageSize, after: pages[pages.length - 1], where: sessionWhere(f), orderBy: [{ field: f.sort, direction: f.dir }],
+      });
+      if (mine !== generation) return;
+      current = data.sessions;
+      render();
+    } catch (err) {
+      if (mine !== generation) return;
+      current = null;
+      summary.textContent = '';
+      replace(table, errorBox(`Could not load sessions: ${describe(err)}`, load));
+    } finally {
+      if (mine === generation) table.removeAttribute('aria-busy');
+    }
+  }
+
+  function render() {
+    const start = (pages.length - 1) * pageSize;
+    const rows = current.edges.map((e) => e.node);
+    summary.textContent = current.totalCount === 0 ? 'No sessions match.'
+      : `${num(start + 1)}–${num(start + rows.length)} of ${num(current.totalCount)} sessions`;
+    prev.disabled = pages.length === 1;
+    next.disabled = !current.pageInfo.hasNextPage;
+    if (rows.length === 0) {
+      replace(table, empty(pages.length > 1 ? 'This page is empty now: go back a page.' : 'No session matches these filters.'));
+      return;
+    }
+    const focused = document.activeElement && table.contains(document.activeElement)
+      ? document.activeElement.closest('tr')?.dataset.id : null;
+    replace(table, h('table', { class: 'sessions' },
+      h('caption', { class: 'sr-only' }, 'Sessions'),
+      h('thead', {}, h('tr', {}, ['External key', 'Tenant', 'User', 'Domain', 'Status', 'Turns', 'Tokens', 'Last active', 'Created', 'Expires']
+        .map((c) => h('th', { scope: 'col', class: ['Turns', 'Tokens'].includes(c) ? 'num' : null }, c)))),
+      h('tbody', {}, rows.map(row))));
+    if (focused) table.querySelector(`tr[data-id="${CSS.escape(focused)}"] a`)?.focus();
+  }
+
+  function row(s) {
+    const kind = changed.get(s.id);
+    return h('tr', { dataset: { id: s.id, key: s.externalKey }, class: kind ? 'changed' : null },
+      h('td', {}, h('a', { href: `#/sessions/${s.id}`, title: `Session ${s.id}` }, s.externalKey),
+        kind ? h('span', { class: 'change-tag' }, ` ${kindWords[kind] || kind}`) : null),
+      h('td', {}, s.tenant),
+      h('td', {}, s.userID || '—'),
+      h('td', {}, s.domain),
+      h('td', {}, badge(s.status)),
+      h('td', { class: 'num' }, num(s.currentTurn)),
+      h('td', { class: 'num' }, num(s.tokenCount)),
+      h('td', {}, when(s.lastActiveAt)),
+      h('td', {}, when(s.createdAt)),
+      h('td', {}, s.status === 'ACTIVE' ? when(s.expiresAt) : '—'));
+  }
+
+  async function bulkExpire() {
+    read();
+    const where = { and: [sessionWhere(f), { status: 'ACTIVE' }] };
+    bulk.disabled = true;
+    try {
+      const n = (await gql(countQuery, { where })).sessions.totalCount;
+      if (n === 0) { notice('No active session matches the current filters: nothing to expire.'); return; }
+      const ok = await confirmDialog({
+        title: 'Expire sessions',
+        body: `Expire ${num(n)} active session${n === 1 ? '' : 's'} matching the current filters? They stay readable until purged; their keys open fresh sessions.`,
+        confirmLabel: `Expire ${num(n)}`, danger: true,
+      });
+      if (!ok) return;
+      const done = (await gql(expireMany, { where })).expireSessions;
+      notice(`Expired ${num(done)} session${done === 1 ? '' : 's'}.`, 'success');
+      load();
+    } catch (err) {
+      notice(`Bulk expiry failed: ${describe(err)}`, 'error');
+    } finally {
+      bulk.disabled = false;
+    }
+  }
+
+  const refresh = debounce(load, 250);
+  let stopFeed = () => {};
+
+  // follow starts the feed from a sequence read before the list, so that a
+  // change committed between the list's read and the subscription's start
+  // is replayed rather than missed.
+  async function follow() {
+    let after;
+    try {
+      const edge = (await gql(cursorQuery)).sessions.edges[0];
+      const last = edge ? edge.node.events.edges[0] : null;
+      after = last ? last.node.sequence : 0;
+    } catch {
+      after = undefined; // live from now: load() reports what went wrong
+    }
+    if (stopped) return;
+    stopFeed = subscribe(feed, after === undefined ? {} : { after }, {
+      resume: (data) => data.sessionsChanged?.sequence,
+      next: (data) => {
+        const ev = data.sessionsChanged;
+        if (!ev) return;
+        changed.set(ev.sessionID, ev.kind);
+        feedState.textContent = `Last change: session ${kindWords[ev.kind] || ev.kind} (event ${ev.sequence}).`;
+        refresh();
+      },
+      error: (text) => { feedState.textContent = text; },
+    });
+    load();
+  }
+
+  // Turns and tokens change without a lifecycle event: refresh now and then,
+  // which also keeps "last active" and "expires" current.
+  const tick = setInterval(() => { if (!document.hidden) refresh(); }, 30000);
+
+  follow();
+  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); };
+}

@@ -1,0 +1,187 @@
+// The ref registry of a session (tiers, action tags, turn marks; retain and
+// release) and its artifacts (content JSON and revision).
+
+import { describe, gql } from './api.js';
+import { badge, confirmDialog, empty, h, notice, num, replace, when } from './dom.js';
+
+/** refFields is what the ref registry table shows of each ref. */
+export const refFields = `id ref entityType label action detailLevel fullTurn turnCreated turnLastReferenced turnPromoted sourceStep activeReason enrichTable`;
+const moreRefs = `query MoreRefs($id: ID!, $after: Cursor) {
+  session(id: $id) { refs(first: 100, after: $after, orderBy: [{field: CREATED_AT}]) { pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } } }
+}`;
+const retain = `mutation RetainRef($id: ID!, $ref: String!, $reason: String!) { retainRef(sessionID: $id, ref: $ref, reason: $reason) { ref { ref activeReason } } }`;
+const release = `mutation ReleaseRef($id: ID!, $ref: String!) { releaseRef(sessionID: $id, ref: $ref) { ref { ref activeReason } } }`;
+
+function section(id, title, ...body) {
+  return h('section', { class: 'card', id: `section-${id}`, tabindex: '-1', 'aria-labelledby': `heading-${id}` },
+    h('h2', { id: `heading-${id}` }, title), ...body);
+}
+
+function filterSelect(id, label, onchange) {
+  const el = h('select', { id, onchange }, h('option', { value: '' }, 'all'));
+  return { el, field: h('div', { class: 'field inline' }, h('label', { for: id }, label), el) };
+}
+
+/** actionTag shows a ref's action; the :user suffix marks a change made in the frontend. */
+function actionTag(action) {
+  const [base, who] = action.split(':');
+  return h('span', { class: `tag tag-${base}`, title: who === 'user' ? 'changed by the user in the frontend' : null },
+    base, who ? h('span', { class: 'tag-user' }, `:${who}`) : null);
+}
+
+/** refsPanel is the ref registry table, filterable by type and action. */
+export function refsPanel(sessionID) {
+  let refs = [];
+  let more = null; // pageInfo of the last page loaded
+  let total = 0;
+  let tiers = { active: new Set(), generated: new Set(), retained: new Set() };
+  let writable = true;
+  let changed = () => {};
+
+  const type = filterSelect('ref-type', 'Type', () => draw());
+  const action = filterSelect('ref-action', 'Action', () => draw());
+  const counts = h('p', { class: 'hint', id: 'refs-count' });
+  const body = h('div', { class: 'table-wrap', id: 'refs' });
+  const moreButton = h('button', { type: 'button', class: 'secondary', hidden: true, onclick: loadMore }, 'Show 100 more refs');
+  const el = section('refs', 'Refs',
+    h('div', { class: 'panel-bar' }, type.field, action.field, counts),
+    body, moreButton);
+
+  function options(select, values) {
+    const keep = select.value;
+    replace(select, h('option', { value: '' }, 'all'), [...values].sort().map((v) => h('option', { value: v, selected: v === keep }, v)));
+    if (keep && !values.has(keep)) select.value = '';
+  }
+
+  function show(conn, active, status) {
+    refs = conn.edges.map((e) => e.node);
+    more = conn.pageInfo;
+    total = conn.totalCount;
+    writable = status === 'ACTIVE';
+    tiers = {
+      active: new Set(active.active.map((r) => r.ref)),
+      generated: new Set(active.generated.map((r) => r.ref)),
+      retained: new Set(active.retained.map((r) => r.ref)),
+    };
+    draw();
+  }
+
+  async function loadMore() {
+    moreButton.disabled = true;
+    try {
+      const data = await gql(moreRefs, { id: sessionID, after: more.endCursor });
+      const conn = data.session.refs;
+      refs = refs.concat(conn.edges.map((e) => e.node));
+      more = conn.pageInfo;
+      draw();
+    } catch (err) {
+      notice(`Could not load more refs: ${describe(err)}`, 'error');
+    } finally {
+      moreButton.disabled = false;
+    }
+  }
+
+  function draw() {
+    options(type.el, new Set(refs.map((r) => r.entityType)));
+    options(action.el, new Set(refs.map((r) => r.action)));
+    const shown = refs.filter((r) => (!type.el.value || r.entityType === type.el.value) && (!action.el.value || r.action === action.el.value));
+    counts.textContent = shown.length === refs.length
+      ? `${num(refs.length)} of ${num(total)} refs`
+      : `${num(shown.length)} shown, ${num(refs.length)} loaded of ${num(total)} refs`;
+    moreButton.hidden = !more.hasNextPage;
+    if (refs.length === 0) { replace(body, empty('No refs yet: the runtime has not recorded any entity.')); return; }
+    if (shown.length === 0) { replace(body, empty('No ref matches these filters.')); return; }
+    const focusRef = document.activeElement?.dataset?.focusRef;
+    replace(body, h('table', { class: 'refs' },
+      h('thead', {}, h('tr', {}, ['Ref', 'Type', 'Label', 'Tier', 'Action', 'Detail', 'Turns', ''].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, shown.map(row))));
+    if (focusRef) body.querySelector(`[data-focus-ref="${CSS.escape(focusRef)}"]`)?.focus();
+  }
+
+  function tierCell(r) {
+    const cells = [];
+    if (tiers.generated.has(r.ref)) cells.push(badge('generated'));
+    if (tiers.active.has(r.ref)) cells.push(badge('active'));
+    if (tiers.retained.has(r.ref)) cells.push(badge('retained'));
+    if (cells.length === 0) cells.push(h('span', { class: 'hint' }, 'out of context'));
+    if (r.activeReason) cells.push(h('span', { class: 'reason' }, ` kept: ${r.activeReason}`));
+    return cells;
+  }
+
+  function row(r) {
+    const marks = [`T${r.turnCreated} created`, `T${r.turnLastReferenced} last`];
+    if (r.turnPromoted) marks.push(`T${r.turnPromoted} saved`);
+    const level = r.detailLevel ? r.detailLevel.toLowerCase() : '';
+    let detail = level || '—';
+    if (r.fullTurn) detail = level === 'full' ? `full T${r.fullTurn}` : `${level || 'read'} (full T${r.fullTurn})`;
+    const act = r.activeReason
+      ? h('button', { type: 'button', class: 'small secondary', dataset: { focusRef: `release-${r.ref}` }, disabled: !writable, onclick: () => doRelease(r) }, 'Release')
+      : h('button', { type: 'button', class: 'small secondary', dataset: { focusRef: `retain-${r.ref}` }, disabled: !writable, onclick: () => doRetain(r) }, 'Retain…');
+    return h('tr', { dataset: { ref: r.ref } },
+      h('td', {}, h('code', {}, r.ref)),
+      h('td', {}, r.entityType),
+      h('td', {}, r.label || h('span', { class: 'hint' }, r.enrichTable ? 'waiting for its label' : '—')),
+      h('td', { class: 'tier' }, tierCell(r)),
+      h('td', {}, actionTag(r.action)),
+      h('td', {}, detail),
+      h('td', { class: 'marks' }, marks.join(' · ')),
+      h('td', {}, act));
+  }
+
+  async function doRetain(r) {
+    const reason = await confirmDialog({
+      title: `Retain ${r.ref}`,
+      body: `Keep ${r.ref} (${r.label || r.entityType}) in context past the turn window. Understand shows the reason.`,
+      reasonLabel: 'Reason', confirmLabel: 'Retain',
+    });
+    if (!reason) return;
+    try {
+      await gql(retain, { id: sessionID, ref: r.ref, reason });
+      notice(`${r.ref} is retained: ${reason}.`, 'success');
+      changed();
+    } catch (err) {
+      notice(`Could not retain ${r.ref}: ${describe(err)}`, 'error');
+    }
+  }
+
+  async function doRelease(r) {
+    try {
+      await gql(release, { id: sessionID, ref: r.ref });
+      notice(`${r.ref} is released: it leaves context once it is out of the turn window.`, 'success');
+      changed();
+    } catch (err) {
+      notice(`Could not release ${r.ref}: ${describe(err)}`, 'error');
+    }
+  }
+
+  return { el, show, onChange: (f) => { changed = f; } };
+}
+
+/** artifactsPanel lists generated content with its JSON and revision. */
+export function artifactsPanel() {
+  const body = h('div', { id: 'artifacts' });
+  const el = section('artifacts', 'Artifacts', body);
+  const open = new Set();
+
+  function show(conn) {
+    const items = conn.edges.map((e) => e.node);
+    if (items.length === 0) { replace(body, empty('No artifacts: nothing was generated in this session.')); return; }
+    replace(body,
+      conn.totalCount > items.length ? h('p', { class: 'hint' }, `The first ${num(items.length)} of ${num(conn.totalCount)} artifacts.`) : null,
+      items.map((a) => {
+        const details = h('details', { open: open.has(a.id), ontoggle: () => (details.open ? open.add(a.id) : open.delete(a.id)) },
+          h('summary', {}, 'Content JSON'),
+          h('pre', { class: 'json', tabindex: '0' }, JSON.stringify(a.content, null, 2)));
+        return h('article', { class: 'artifact', dataset: { ref: a.ref.ref } },
+          h('h3', {}, h('code', {}, a.ref.ref), ' ', a.label, ' ', badge(a.status)),
+          h('p', { class: 'hint' },
+            `${a.entityType} · revision ${a.revision} · created T${a.createdTurn}`,
+            a.promotedTurn ? ` · saved T${a.promotedTurn}` : '',
+            a.sourceStep !== null && a.sourceStep !== undefined ? ` · step ${a.sourceStep}` : '',
+            ' · updated ', when(a.updatedAt)),
+          details);
+      }));
+  }
+
+  return { el, show };
+}

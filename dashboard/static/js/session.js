@@ -1,0 +1,223 @@
+// One session: its header and actions, then the turn timeline, the ref
+// registry, the artifacts, each node's context and the event log, all kept
+// live by the sessionEvents subscription while the view is open.
+
+import { describe, gql, subscribe } from './api.js';
+import { contextPanel } from './context.js';
+import { ago, confirmDialog, debounce, errorBox, h, loading, notice, num, plural, replace, span, time, when } from './dom.js';
+import { artifactsPanel, refFields, refsPanel } from './refs.js';
+import { eventsPanel, timelinePanel } from './timeline.js';
+
+const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt
+  executionSummary { decision goal phase userExpressed blockedReason steps { step kind description outcome refs } curation { retained { ref reason } demoted } }`;
+
+const sessionQuery = `query Session($id: ID!) {
+  session(id: $id) {
+    id tenant externalKey userID domain status currentTurn tokenCount tokenizer ttlSeconds createdAt lastActiveAt expiresAt expiredAt
+    focus { type id }
+    turns(last: 50, orderBy: [{field: NUMBER}]) { totalCount edges { node { ${turnFields} } } }
+    refs(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } }
+    activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }
+    artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { id entityType label content status revision createdTurn promotedTurn sourceStep updatedAt ref { ref } } } }
+    events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount edges { node { sequence kind payload createdAt } } }
+  }
+}`;
+
+const eventsSub = `subscription SessionEvents($id: ID!, $after: Int) {
+  sessionEvents(sessionID: $id, after: $after) { sequence kind payload createdAt }
+}`;
+
+const cursorQuery = `query SessionCursor($id: ID!) { session(id: $id) { id events(last: 1, orderBy: [{field: SEQUENCE}]) { edges { node { sequence } } } } }`;
+const expireOne = `mutation ExpireSession($id: ID!) { expireSession(id: $id) { id status expiredAt } }`;
+const deleteOne = `mutation DeleteSession($id: ID!) { deleteSession(id: $id) }`;
+
+/** sessionView renders one session into root and returns the function that stops it. */
+export function sessionView(root, id) {
+  let stopped = false;
+  let generation = 0;
+  let session = null;
+  let stopEvents = () => {};
+
+  const head = h('section', { class: 'card session-head', 'aria-labelledby': 'session-title' }, loading('the session'));
+  const banner = h('div', { id: 'session-banner', 'aria-live': 'polite' });
+  const timeline = timelinePanel();
+  const refs = refsPanel(id);
+  const artifacts = artifactsPanel();
+  const context = contextPanel(id);
+  const events = eventsPanel();
+
+  replace(root,
+    h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← All sessions')),
+    head,
+    banner,
+    h('nav', { class: 'section-nav', 'aria-label': 'Session sections' },
+      [['refs', 'Refs'], ['context', 'Context'], ['artifacts', 'Artifacts'], ['turns', 'Turns'], ['events', 'Event log']]
+        .map(([target, text]) => h('a', { href: `#/sessions/${id}`, onclick: (ev) => { ev.preventDefault(); jump(target); } }, text))),
+    refs.el,
+    h('div', { class: 'session-grid' },
+      h('div', {}, context.el, artifacts.el),
+      h('div', {}, timeline.el)),
+    events.el);
+
+  function jump(target) {
+    const el = document.getElementById(`section-${target}`);
+    if (!el) return;
+    el.scrollIntoView({ block: 'start' });
+    el.focus({ preventScroll: true });
+  }
+
+  async function load() {
+    const mine = ++generation;
+    head.setAttribute('aria-busy', 'true');
+    try {
+      const data = await gql(sessionQuery, { id });
+      if (stopped || mine !== generation) return;
+      if (!data.session) {
+        gone('No session has this id: it was deleted, purged, or belongs to another tenant.');
+        return;
+      }
+      session = data.session;
+      render();
+    } catch (err) {
+      if (stopped || mine !== generation) return;
+      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') {
+        gone(`No session has this id: it was deleted, purged, or belongs to another tenant. (${err.code})`);
+        return;
+      }
+      const text = `Could not load the session: ${describe(err)}`;
+      if (!session) replace(head, errorBox(text, load));
+      else replace(banner, errorBox(text, load));
+    } finally {
+      head.removeAttribute('aria-busy');
+    }
+  }
+
+  function gone(text) {
+    stopped = true;
+    stopEvents();
+    context.stop();
+    session = null;
+    document.title = 'Session not found · sessiongraph';
+    replace(root, h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← All sessions')), errorBox(text));
+  }
+
+  function render() {
+    document.title = `${session.externalKey} · sessiongraph`;
+    replace(banner);
+    renderHead();
+    timeline.show(session.turns);
+    refs.show(session.refs, session.activeEntities, session.status);
+    artifacts.show(session.artifacts);
+    events.show(session.events);
+    context.live();
+  }
+
+  function renderHead() {
+    const s = session;
+    const expiry = s.status === 'ACTIVE'
+      ? h('span', { id: 'session-expiry' }, h('time', { datetime: s.expiresAt, title: time(s.expiresAt) }, `in ${span(new Date(s.expiresAt) - Date.now())}`))
+      : h('span', { id: 'session-expiry' }, 'expired ', when(s.expiredAt || s.expiresAt, ago));
+    const fact = (label, value, valueId) => h('div', {}, h('dt', {}, label), h('dd', { id: valueId }, value));
+    replace(head,
+      h('div', { class: 'head-row' },
+        h('div', {},
+          h('h1', { id: 'session-title' }, s.externalKey, ' ', h('span', { id: 'session-status', class: `status status-${s.status.toLowerCase()}` }, s.status)),
+          h('p', { class: 'hint' }, 'Session ', h('code', { id: 'session-id' }, s.id))),
+        h('div', { class: 'actions' },
+          h('button', { type: 'button', class: 'secondary', id: 'expire-session', disabled: s.status !== 'ACTIVE', onclick: expire },
+            s.status === 'ACTIVE' ? 'Expire' : 'Expired'),
+          h('button', { type: 'button', class: 'danger', id: 'delete-session', onclick: remove }, 'Delete…'))),
+      h('dl', { class: 'facts' },
+        fact('Tenant', s.tenant),
+        fact('User', s.userID || '—'),
+        fact('Domain', s.domain),
+        fact('Current turn', num(s.currentTurn), 'session-turn'),
+        fact('Tokens', [num(s.tokenCount), ' ', h('span', { class: 'hint' }, s.tokenizer)], 'session-tokens'),
+        fact('Created', when(s.createdAt)),
+        fact('Last active', when(s.lastActiveAt)),
+        fact(s.status === 'ACTIVE' ? 'Expires' : 'Status', expiry),
+        s.focus ? fact('Focus', `${s.focus.type}${s.focus.id ? ` ${s.focus.id}` : ''}`) : null));
+  }
+
+  async function expire() {
+    const ok = await confirmDialog({
+      title: 'Expire this session',
+      body: `Expire “${session.externalKey}” now? It stays readable until purged, writes to it fail with SESSION_EXPIRED, and its key opens a fresh session.`,
+      confirmLabel: 'Expire session', danger: true,
+    });
+    if (!ok) return;
+    const button = document.getElementById('expire-session');
+    button.disabled = true;
+    button.textContent = 'Expiring…';
+    try {
+      const out = (await gql(expireOne, { id })).expireSession;
+      notice(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
+      load();
+    } catch (err) {
+      notice(`Could not expire the session: ${describe(err)}`, 'error');
+      if (session) renderHead();
+    }
+  }
+
+  async function remove() {
+    const s = session;
+    const ok = await confirmDialog({
+      title: 'Delete this session',
+      body: `Delete “${s.externalKey}” with its ${plural(s.turns.totalCount, 'turn')}, ${plural(s.refs.totalCount, 'ref')}, ${plural(s.artifacts.totalCount, 'artifact')} and ${plural(s.events.totalCount, 'event')}? This cannot be undone.`,
+      confirmLabel: 'Delete session', danger: true,
+    });
+    if (!ok) return;
+    const button = document.getElementById('delete-session');
+    button.disabled = true;
+    button.textContent = 'Deleting…';
+    try {
+      await gql(deleteOne, { id });
+      notice(`Session “${s.externalKey}” was deleted.`, 'success');
+      location.hash = '#/';
+    } catch (err) {
+      notice(`Could not delete the session: ${describe(err)}`, 'error');
+      if (session) renderHead();
+    }
+  }
+
+  const refresh = debounce(load, 200);
+
+  // follow subscribes from the session's newest event as read before the
+  // first load, so that nothing committed in between is missed; the log
+  // drops what it has already seen, and a reconnect resumes from the last
+  // event received.
+  async function follow() {
+    let after = 0;
+    try {
+      const edges = (await gql(cursorQuery, { id })).session?.events.edges || [];
+      if (edges.length) after = edges[0].node.sequence;
+    } catch (err) {
+      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') { load(); return; } // load() says it is gone
+      // Otherwise the feed starts from the session's first event; the log drops duplicates.
+    }
+    if (stopped) return;
+    stopEvents = subscribe(eventsSub, { id, after }, {
+      resume: (data) => data.sessionEvents?.sequence,
+      next: (data) => {
+        const ev = data.sessionEvents;
+        if (!ev || stopped) return;
+        events.add(ev);
+        if (ev.kind === 'session.deleted') {
+          gone('This session was deleted while you were looking at it.');
+          return;
+        }
+        refresh();
+      },
+      error: (text) => { if (!stopped) replace(banner, errorBox(text)); },
+    });
+    load();
+  }
+
+  refs.onChange(load);
+  follow();
+  return () => {
+    stopped = true;
+    stopEvents();
+    context.stop();
+  };
+}
