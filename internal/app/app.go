@@ -12,7 +12,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/lib/pq" // the postgres driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for the pool
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
@@ -80,7 +80,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("postgres", cfg.DatabaseURL)
+	// pgx, not lib/pq, for the pool: lib/pq prepares every statement with
+	// arguments in a round trip of its own before running it, pgx caches
+	// the prepared statements per connection, so a statement is one round
+	// trip. (The event hub keeps lib/pq's Listener.)
+	db, err := sql.Open("pgx", cfg.DatabaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}

@@ -67,7 +67,10 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 		create.SetExpiresAt(now.Add(time.Duration(ttl) * time.Second))
 		id, err := create.
 			OnConflict(sql.ConflictColumns(session.FieldTenant, session.FieldExternalKey),
-				sql.ConflictWhere(sql.EQ(session.FieldStatus, session.StatusActive.String()))).
+				// A literal, not a parameter: PostgreSQL matches the partial
+				// index by its predicate, which a generic plan of a cached
+				// prepared statement cannot do with a parameter.
+				sql.ConflictWhere(sql.ExprP("status = 'ACTIVE'"))).
 			DoNothing().ID(ctx)
 		if errors.Is(err, stdsql.ErrNoRows) {
 			// A concurrent caller created it first and has committed.
