@@ -105,16 +105,19 @@ func appendEvents(ctx context.Context, tx *ent.Tx, events []sessionEvent, now ti
 		ids[i], sessions[i], tenants[i] = uuid.Must(uuid.NewV7()).String(), ev.session.ID.String(), ev.session.Tenant
 		kinds[i], payloads[i] = ev.Kind, string(p)
 	}
+	// The sequence given here is a negative placeholder: the
+	// events_sequence_at_commit trigger (migrations) numbers each event under
+	// the event order lock as the transaction commits. The doorbell rings at commit too; its payload
+	// is empty, so PostgreSQL folds a transaction's doorbells into one.
 	_, err := tx.ExecContext(ctx, `
-		WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)),
-		appended AS (
+		WITH appended AS (
 			INSERT INTO events (id, sequence, session_id, tenant, kind, payload, created_at)
-			SELECT r.id, nextval('events_sequence_seq'), r.session_id, r.tenant, r.kind, r.payload, $7
-			FROM ordered, unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[]) AS r(id, session_id, tenant, kind, payload)
-			RETURNING sequence
+			SELECT r.id, -nextval('events_placeholder_seq'), r.session_id, r.tenant, r.kind, r.payload, $6
+			FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[]) AS r(id, session_id, tenant, kind, payload)
+			RETURNING 1
 		)
-		SELECT pg_notify($8, MAX(sequence)::text) FROM appended`,
-		eventOrderLock, pq.Array(ids), pq.Array(sessions), pq.Array(tenants), pq.Array(kinds), pq.Array(payloads), now, NotifyChannel)
+		SELECT pg_notify($7, '') FROM appended LIMIT 1`,
+		pq.Array(ids), pq.Array(sessions), pq.Array(tenants), pq.Array(kinds), pq.Array(payloads), now, NotifyChannel)
 	if err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}

@@ -16,13 +16,15 @@ import (
 )
 
 // NotifyChannel is the PostgreSQL channel that rings after each commit. Its
-// payload is only the event sequence: listeners read the events table.
+// payload is empty: listeners read the events table.
 const NotifyChannel = "sessiongraph_events"
 
 // eventOrderLock is the key of the transaction-scoped advisory lock that
-// serializes event sequence numbers: a transaction takes the next number
-// only while holding it and keeps it until commit, so sequences commit in
+// serializes event sequence numbers: as a transaction commits, the
+// events_sequence_at_commit trigger (migrations) takes it, then the next
+// numbers, and keeps it until the commit is durable, so sequences commit in
 // order and a reader resuming after N can never miss a later-committed N-1.
+// The trigger spells the key out; TestEventOrderLockMatchesTheTrigger checks.
 const eventOrderLock = 0x5e5510_0001
 
 // Event is what a change records about itself: its kind and a small payload.
