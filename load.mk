@@ -1,0 +1,10 @@
+# make load: issue 8's agent load (cmd/loadgen) against the embedded default
+# database, measured against the floor in the same run. The Makefile
+# includes this file.
+GO ?= go
+
+.PHONY: load
+
+## load: agents and frontends at 1, 8 and 32 clients; latency, CPU and statements per operation vs the floor (LOADFLAGS='-cpuprofile load.pprof')
+load:
+	$(GO) run ./cmd/loadgen $(LOADFLAGS)
