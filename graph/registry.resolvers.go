@@ -17,7 +17,7 @@ import (
 
 // Refs is the resolver for the refs field.
 func (r *enrichmentPayloadResolver) Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error) {
-	return r.Engine.RefsByName(ctx, obj.SessionID, obj.Refs)
+	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // RecordRead is the resolver for the recordRead field.
@@ -77,17 +77,17 @@ func (r *mutationResolver) ReleaseRef(ctx context.Context, sessionID uuid.UUID, 
 
 // Refs is the resolver for the refs field.
 func (r *recordsPayloadResolver) Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error) {
-	return r.Engine.RefsByName(ctx, obj.SessionID, obj.Refs)
+	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // Ref is the resolver for the ref field.
 func (r *refPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.RefByName(ctx, obj.SessionID, obj.Ref)
+	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Refs is the resolver for the refs field.
 func (r *refsPayloadResolver) Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error) {
-	return r.Engine.RefsByName(ctx, obj.SessionID, obj.Refs)
+	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // ResolveRefs is the resolver for the resolveRefs field.

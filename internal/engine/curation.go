@@ -19,7 +19,7 @@ func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []
 	if len(refs) == 0 || len(refs) > maxRecords {
 		return nil, apperr.Invalid("refs", "give between 1 and %d refs", maxRecords)
 	}
-	err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if err := r.Mention(refs); err != nil {
 			return store.Event{}, err
 		}
@@ -28,7 +28,7 @@ func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []
 	if err != nil {
 		return nil, err
 	}
-	return &RefsResult{SessionID: sessionID, Refs: refs}, nil
+	return &RefsResult{SessionID: sessionID, Refs: refs, Stored: stored}, nil
 }
 
 // UpdateArtifactInput replaces a generated entity's content.
@@ -46,7 +46,7 @@ func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*R
 		return nil, err
 	}
 	sel := selection{refs: []string{in.Ref}, artifacts: true}
-	err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		en, ok := r.Entry(in.Ref)
 		if !ok {
 			return store.Event{}, registry.Errorf(registry.RefNotFound, "this session has no ref %q", in.Ref)
@@ -66,7 +66,7 @@ func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*R
 	if err != nil {
 		return nil, err
 	}
-	return &RefResult{SessionID: in.SessionID, Ref: in.Ref}, nil
+	return &RefResult{SessionID: in.SessionID, Ref: in.Ref, Stored: stored}, nil
 }
 
 // EnrichmentLabel is a label the runtime looked up for a queued ref.
@@ -90,6 +90,8 @@ type EnrichmentResult struct {
 	SessionID uuid.UUID
 	Refs      []string
 	Records   []map[string]any
+	// Stored are the refs as the write stored them.
+	Stored Stored
 }
 
 // ApplyEnrichment sets looked-up labels and takes the refs out of the queue;
@@ -115,7 +117,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
 	}
 	sel := selection{refs: append(registry.RefsIn(in.Records), out.Refs...)}
-	err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		if _, err := r.ApplyEnrichment(enrich); err != nil {
 			return store.Event{}, err
 		}
@@ -131,6 +133,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 	if err != nil {
 		return nil, err
 	}
+	out.Stored = stored
 	return out, nil
 }
 
@@ -139,7 +142,7 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 	if len(reason) > maxLabelLen {
 		return nil, apperr.Invalid("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
 	}
-	err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if _, err := r.Retain(ref, reason); err != nil {
 			return store.Event{}, err
 		}
@@ -148,12 +151,12 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 	if err != nil {
 		return nil, err
 	}
-	return &RefResult{SessionID: sessionID, Ref: ref}, nil
+	return &RefResult{SessionID: sessionID, Ref: ref, Stored: stored}, nil
 }
 
 // ReleaseRef lets a retained ref fall out of context.
 func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
-	err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if _, err := r.Release(ref); err != nil {
 			return store.Event{}, err
 		}
@@ -162,5 +165,5 @@ func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string
 	if err != nil {
 		return nil, err
 	}
-	return &RefResult{SessionID: sessionID, Ref: ref}, nil
+	return &RefResult{SessionID: sessionID, Ref: ref, Stored: stored}, nil
 }

@@ -40,6 +40,8 @@ type RecordsResult struct {
 	Records         []map[string]any
 	Refs            []string
 	EnrichmentQueue []EnrichmentRequest
+	// Stored are the refs as the write stored them.
+	Stored Stored
 }
 
 // EnrichmentRequest asks the runtime to look up a lazily registered ref's
@@ -70,7 +72,7 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 	}
 	out := &RecordsResult{SessionID: in.SessionID}
 	sel := selection{entityIDs: registry.UUIDsIn(in.Records)}
-	err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.TypeOfTable(in.Table)
 		if err != nil {
 			return store.Event{}, err
@@ -90,6 +92,7 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 	if err != nil {
 		return nil, err
 	}
+	out.Stored = stored
 	return out, nil
 }
 
@@ -108,6 +111,8 @@ type RefResult struct {
 	Ref       string
 	// Promoted is true when recordCreated saved a generated ref.
 	Promoted bool
+	// Stored are the refs as the write stored them.
+	Stored Stored
 }
 
 // RecordGenerated registers generated content as gen_{type}_{n} with a
@@ -118,7 +123,7 @@ func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (
 		return nil, err
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	err = e.writeRegistry(ctx, in.SessionID, selection{}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	out.Stored, err = e.writeRegistry(ctx, in.SessionID, selection{}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err
@@ -157,7 +162,7 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 		sel.refs = []string{*in.GenRef}
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	out.Stored, err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err
@@ -192,6 +197,8 @@ type RecordDeletedInput struct {
 type RefsResult struct {
 	SessionID uuid.UUID
 	Refs      []string
+	// Stored are the refs as the write stored them.
+	Stored Stored
 }
 
 // RecordDeleted tags the entities deleted; unknown ones are registered so
@@ -201,7 +208,7 @@ func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*Ref
 		return nil, apperr.Invalid("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), maxRecords)
 	}
 	out := &RefsResult{SessionID: in.SessionID}
-	err := e.writeRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err
@@ -218,6 +225,7 @@ func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*Ref
 	if err != nil {
 		return nil, err
 	}
+	out.Stored = stored
 	return out, nil
 }
 
@@ -238,7 +246,7 @@ func (e *Engine) RecordUserAction(ctx context.Context, in RecordUserActionInput)
 		return nil, err
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	err = e.writeRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	out.Stored, err = e.writeRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, err

@@ -45,6 +45,43 @@ func (e *Engine) RefsByName(ctx context.Context, sessionID uuid.UUID, names []st
 	return out, nil
 }
 
+// StoredRefs is RefsByName for a write's payload: the refs the write stored
+// come from stored, and only the others are read.
+func (e *Engine) StoredRefs(ctx context.Context, sessionID uuid.UUID, names []string, stored Stored) ([]*ent.Ref, error) {
+	var missing []string
+	for _, n := range names {
+		if stored[n] == nil {
+			missing = append(missing, n)
+		}
+	}
+	read, err := e.RefsByName(ctx, sessionID, missing)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*ent.Ref, len(read))
+	for _, r := range read {
+		byName[r.Ref] = r
+	}
+	out := make([]*ent.Ref, 0, len(names))
+	for _, n := range names {
+		if r := stored[n]; r != nil {
+			out = append(out, r)
+		} else if r := byName[n]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// StoredRef is RefByName for a write's payload: a ref the write stored comes
+// from stored.
+func (e *Engine) StoredRef(ctx context.Context, sessionID uuid.UUID, name string, stored Stored) (*ent.Ref, error) {
+	if r := stored[name]; r != nil {
+		return r, nil
+	}
+	return e.RefByName(ctx, sessionID, name)
+}
+
 // ResolvedRef is what a ref stands for.
 type ResolvedRef struct {
 	Ref        string

@@ -78,3 +78,30 @@ func TestRecordReadOfTwentyRecordsIsBatched(t *testing.T) {
 	assert.Less(t, len(twenty), 8, "round trips for 20 records")
 	assert.Equal(t, len(twenty), len(hundred), "the count does not grow with the records")
 }
+
+// TestEndTurnReadsEachTurnOnce proves ending a turn costs a fixed handful of
+// round trips: the turn two before (whose summary is compressed) is read
+// with the open one, and the updated turn is not read back.
+func TestEndTurnReadsEachTurnOnce(t *testing.T) {
+	var log statementLog
+	s := apitest.New(t, log.wrap)
+	ctx := access.System(context.Background())
+	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "end"})
+	require.NoError(t, err)
+	id := opened.Session.ID
+	var third []string
+	for i := 1; i <= 3; i++ {
+		_, err = s.Engine.BeginTurn(ctx, id, "plan my week")
+		require.NoError(t, err)
+		third = log.record(func() {
+			_, err := s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Done."})
+			require.NoError(t, err)
+		})
+	}
+	t.Logf("endTurn of turn 3:\n%s", strings.Join(third, "\n"))
+	// BEGIN, the session lock, the open and compressed turns, the turn's
+	// generated refs, the promoted artifacts cleared, the turn, the session,
+	// the event, COMMIT. It was 11: the turn was read back after its update,
+	// and the turn two before was read on its own.
+	assert.Len(t, third, 9, "round trips for endTurn: no read-back of the turn, one read of both turns")
+}

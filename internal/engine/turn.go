@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -35,7 +37,7 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	}
 	var out *ent.Turn
 	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		if open, err := openTurn(ctx, w); err != nil || open != nil {
+		if open, _, err := openTurn(ctx, w, 0); err != nil || open != nil {
 			if err == nil {
 				err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", open.Number)
 			}
@@ -52,7 +54,10 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 		w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
 		return store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}, nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out.Unwrap(), nil // committed: later edge reads go through the client
 }
 
 // UpdateTurnInput adds to the open turn's execution summary while the turn
@@ -65,9 +70,9 @@ type UpdateTurnInput struct {
 // UpdateTurn merges into the open turn's execution summary: given fields
 // replace, steps are appended.
 func (e *Engine) UpdateTurn(ctx context.Context, in UpdateTurnInput) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, in.SessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
-		done, err := w.Tx.Turn.UpdateOne(t).SetExecutionSummary(merge(t.ExecutionSummary, &in.Summary)).Save(ctx)
-		return done, store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": t.Number}}, err
+	return e.onOpenTurn(ctx, in.SessionID, false, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
+		done.ExecutionSummary = merge(done.ExecutionSummary, &in.Summary)
+		return store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": done.Number}}, nil
 	})
 }
 
@@ -88,49 +93,37 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 	if len(in.AssistantMessage) > maxMessageBytes {
 		return nil, apperr.Invalid("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), maxMessageBytes)
 	}
-	return e.onOpenTurn(ctx, in.SessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
+	return e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
 		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
 		if err != nil {
-			return nil, store.Event{}, err
+			return store.Event{}, err
 		}
-		generated, err := generatedThisTurn(ctx, w, t.Number)
+		generated, err := generatedThisTurn(ctx, w, done.Number)
 		if err != nil {
-			return nil, store.Event{}, err
+			return store.Event{}, err
 		}
 		cleared, err := w.Tx.Artifact.Update().
 			Where(artifact.SessionID(in.SessionID), artifact.StatusEQ(artifact.StatusPromoted)).
 			SetStatus(artifact.StatusCleared).Save(ctx)
 		if err != nil {
-			return nil, store.Event{}, err
+			return store.Event{}, err
 		}
 		tokens := e.counter(w.Session.Tokenizer).Count(in.AssistantMessage)
-		done, err := w.Tx.Turn.UpdateOne(t).SetStatus(turn.StatusCompleted).SetCompletedAt(w.Now).
-			SetAssistantMessage(in.AssistantMessage).SetAssistantTokens(tokens).
-			SetAssistantSummary(contextbuild.SummarizeAssistant(in.AssistantMessage, d, generated)).
-			SetExecutionSummary(merge(t.ExecutionSummary, in.Summary)).Save(ctx)
-		if err != nil {
-			return nil, store.Event{}, err
-		}
+		done.Status, done.CompletedAt = turn.StatusCompleted, &w.Now
+		done.AssistantMessage, done.AssistantTokens = in.AssistantMessage, tokens
+		done.AssistantSummary = contextbuild.SummarizeAssistant(in.AssistantMessage, d, generated)
+		done.ExecutionSummary = merge(done.ExecutionSummary, in.Summary)
 		w.Update().AddTokenCount(tokens)
-		if err := compressReasoning(ctx, w, t.Number); err != nil {
-			return nil, store.Event{}, err
-		}
-		return done, store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": t.Number, "clearedArtifacts": cleared}}, nil
+		return store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": done.Number, "clearedArtifacts": cleared}}, nil
 	})
 }
 
 // FailTurn closes the open turn as failed, with the reason.
 func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, sessionID, func(ctx context.Context, w *store.Work, t *ent.Turn) (*ent.Turn, store.Event, error) {
-		done, err := w.Tx.Turn.UpdateOne(t).SetStatus(turn.StatusFailed).SetCompletedAt(w.Now).
-			SetExecutionSummary(merge(t.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})).Save(ctx)
-		if err != nil {
-			return nil, store.Event{}, err
-		}
-		if err := compressReasoning(ctx, w, t.Number); err != nil {
-			return nil, store.Event{}, err
-		}
-		return done, store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": t.Number, "reason": reason}}, nil
+	return e.onOpenTurn(ctx, sessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
+		done.Status, done.CompletedAt = turn.StatusFailed, &w.Now
+		done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
+		return store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": done.Number, "reason": reason}}, nil
 	})
 }
 
@@ -152,25 +145,17 @@ func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, kee
 	})
 }
 
-// compressReasoning folds the summary of the turn two before the one just
-// closed into the session's reasoning summary, once: the last two turns'
-// summaries are shown in full, older ones only as that line.
-func compressReasoning(ctx context.Context, w *store.Work, closed int) error {
-	old := closed - fullReasoningSummaries
-	if old < 1 {
-		return nil
+// compressReasoning folds the summary of old, the turn two before the one
+// just closed, into the session's reasoning summary, once: the last two
+// turns' summaries are shown in full, older ones only as that line. old is
+// nil when there is no such turn (too early, or cleared by a reset).
+func compressReasoning(w *store.Work, old *ent.Turn) {
+	if old == nil {
+		return
 	}
-	t, err := w.Tx.Turn.Query().Where(turn.SessionID(w.Session.ID), turn.Number(old)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil // cleared by a reset
-	}
-	if err != nil {
-		return err
-	}
-	line := contextbuild.ReasoningLine(old, t.ExecutionSummary)
+	line := contextbuild.ReasoningLine(old.Number, old.ExecutionSummary)
 	summary := strings.TrimSpace(w.Session.ReasoningSummary + "\n" + line)
 	w.Update().SetReasoningSummary(summary)
-	return nil
 }
 
 // generatedThisTurn returns the labels of what was generated in a turn, by
@@ -217,37 +202,102 @@ func merge(a, b *schematype.ExecutionSummary) *schematype.ExecutionSummary {
 	return out
 }
 
-type turnChange func(ctx context.Context, w *store.Work, open *ent.Turn) (*ent.Turn, store.Event, error)
+// turnChange changes done, a copy of the session's open turn, in place;
+// onOpenTurn writes it.
+type turnChange func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error)
 
-// onOpenTurn runs a change on the session's open turn.
-func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, change turnChange) (*ent.Turn, error) {
+// onOpenTurn runs a change on the session's open turn and writes the turn
+// as changed. A change that closes the turn (closes) compresses the summary
+// of the turn two before, which is read with the open one.
+func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, closes bool, change turnChange) (*ent.Turn, error) {
 	var out *ent.Turn
 	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		open, err := openTurn(ctx, w)
+		old := 0
+		if closes {
+			old = w.Session.CurrentTurn - fullReasoningSummaries
+		}
+		open, older, err := openTurn(ctx, w, old)
 		if err != nil {
 			return store.Event{}, err
 		}
 		if open == nil {
 			return store.Event{}, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (beginTurn)", sessionID)
 		}
-		var ev store.Event
-		out, ev, err = change(ctx, w, open)
-		return ev, err
+		done := *open
+		ev, err := change(ctx, w, &done)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if out, err = saveTurn(ctx, w, &done); err != nil {
+			return store.Event{}, err
+		}
+		if closes {
+			compressReasoning(w, older)
+		}
+		return ev, nil
 	})
-	return out, err
-}
-
-// openTurn returns the session's current turn when it is still open.
-func openTurn(ctx context.Context, w *store.Work) (*ent.Turn, error) {
-	if w.Session.CurrentTurn == 0 {
-		return nil, nil
-	}
-	t, err := w.Tx.Turn.Query().Where(turn.SessionID(w.Session.ID), turn.Number(w.Session.CurrentTurn)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil || t.Status != turn.StatusOpen {
+	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return out.Unwrap(), nil // committed: later edge reads go through the client
+}
+
+// saveTurn writes the columns a turn change may set from done, by an update
+// on its id (UpdateOne would read the row back), and returns done as the row
+// now reads: timestamps in microseconds and the summary as its JSON.
+func saveTurn(ctx context.Context, w *store.Work, done *ent.Turn) (*ent.Turn, error) {
+	if done.CompletedAt != nil {
+		at := done.CompletedAt.Truncate(time.Microsecond)
+		done.CompletedAt = &at
+	}
+	summary, err := asStored(done.ExecutionSummary)
+	if err != nil {
+		return nil, err
+	}
+	done.ExecutionSummary = summary
+	err = w.Tx.Turn.Update().Where(turn.ID(done.ID)).SetStatus(done.Status).
+		SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
+		SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
+		SetExecutionSummary(done.ExecutionSummary).Exec(ctx)
+	return done, err
+}
+
+// asStored returns a summary as the jsonb column gives it back, where empty
+// lists are left out.
+func asStored(s *schematype.ExecutionSummary) (*schematype.ExecutionSummary, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var out *schematype.ExecutionSummary
+	return out, json.Unmarshal(b, &out)
+}
+
+// openTurn returns the session's current turn when it is still open, and,
+// read in the same statement, the turn numbered other when other > 0 and
+// it exists.
+func openTurn(ctx context.Context, w *store.Work, other int) (open, otherTurn *ent.Turn, err error) {
+	current := w.Session.CurrentTurn
+	if current == 0 {
+		return nil, nil, nil
+	}
+	numbers := []int{current}
+	if other > 0 {
+		numbers = append(numbers, other)
+	}
+	rows, err := w.Tx.Turn.Query().Where(turn.SessionID(w.Session.ID), turn.NumberIn(numbers...)).All(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range rows {
+		switch t.Number {
+		case current:
+			if t.Status == turn.StatusOpen {
+				open = t
+			}
+		case other:
+			otherTurn = t
+		}
+	}
+	return open, otherTurn, nil
 }
