@@ -8,7 +8,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"sessiongraph/ent"
 	"sessiongraph/graph/wsproto"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
@@ -48,7 +47,7 @@ func authorizeOperation(ctx context.Context, next graphql.OperationHandler) grap
 // authenticateSocket is connection_init's check: the payload's
 // Authorization ("Bearer <key>") names the key, or else the upgrade
 // request's header did. A bad key closes the socket with 4403.
-func authenticateSocket(keys *ent.APIKeyClient) func(context.Context, map[string]any) (context.Context, error) {
+func authenticateSocket(keys *access.Keys) func(context.Context, map[string]any) (context.Context, error) {
 	return func(ctx context.Context, payload map[string]any) (context.Context, error) {
 		raw, _ := payload["Authorization"].(string)
 		if raw == "" {
@@ -66,7 +65,7 @@ func authenticateSocket(keys *ent.APIKeyClient) func(context.Context, map[string
 			return nil, &wsproto.CloseError{Code: wsproto.CloseForbidden,
 				Reason: `Forbidden: Authorization must read "Bearer <key>"`}
 		}
-		p, err := access.Authenticate(ctx, keys, key)
+		p, err := keys.Authenticate(ctx, key)
 		if err != nil {
 			reason := "Forbidden: the API key is not valid or was revoked"
 			if !errors.As(err, new(*apperr.Error)) {

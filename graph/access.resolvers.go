@@ -26,7 +26,7 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input access.NewKey
 
 // RevokeAPIKey is the resolver for the revokeAPIKey field.
 func (r *mutationResolver) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*ent.APIKey, error) {
-	return access.RevokeKey(ctx, r.Client.APIKey, id)
+	return r.Keys.Revoke(ctx, id)
 }
 
 // Viewer is the resolver for the viewer field.

@@ -327,3 +327,65 @@ func TestCreatedKeysAreShownOnceAndStoredAsHashes(t *testing.T) {
 		assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, bad, nil), bad)
 	}
 }
+
+// keyID returns the id of the one key of role in the server's database.
+func keyID(t *testing.T, s *apitest.Server, role string) string {
+	t.Helper()
+	var keys struct {
+		APIKeys struct {
+			Edges []struct{ Node struct{ ID string } }
+		} `json:"apiKeys"`
+	}
+	s.MustDo(t, `query($role: APIKeyRole!) { apiKeys(where: {role: $role}) { edges { node { id } } } }`, map[string]any{"role": role}, &keys)
+	require.Len(t, keys.APIKeys.Edges, 1)
+	return keys.APIKeys.Edges[0].Node.ID
+}
+
+func TestARepeatRequestCostsNoStatementForItsKey(t *testing.T) {
+	s := apitest.New(t)
+	client := s.WithKey(s.NewKey(t, "CLIENT", "acme"))
+	var who struct{ Viewer struct{ Name string } }
+	client.MustDo(t, `{ viewer { name } }`, nil, &who) // looks the key up
+	before := s.Statements()
+	client.MustDo(t, `{ viewer { name } }`, nil, &who)
+	assert.Equal(t, int64(0), s.Statements()-before, "the key came from the cache, and viewer reads nothing")
+}
+
+func TestARevocationOnOneReplicaReachesEveryReplica(t *testing.T) {
+	a := apitest.New(t)
+	b := apitest.Replica(t, a.DSN)
+	key := a.NewKey(t, "CLIENT", "acme")
+	var who struct{ Viewer struct{ Name string } }
+	a.WithKey(key).MustDo(t, `{ viewer { name } }`, nil, &who)
+	b.WithKey(key).MustDo(t, `{ viewer { name } }`, nil, &who)
+	feed := a.DialWS(t, nil)
+	defer feed.Close()
+	feed.Subscribe(`subscription { sessionsChanged { kind } }`, nil)
+	// The revocation must come through even after A's hub lost its LISTEN
+	// connection (it catches up from the table when it reconnects).
+	_, err := a.DB.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
+	require.NoError(t, err)
+
+	b.MustDo(t, `mutation($id: ID!) { revokeAPIKey(id: $id) { id } }`, map[string]any{"id": keyID(t, b, "CLIENT")}, nil)
+	assert.Equal(t, http.StatusUnauthorized, b.WithKey(key).Get(t, `{ viewer { name } }`).Status, "refused at once where it was revoked")
+	require.Eventually(t, func() bool {
+		return a.WithKey(key).Get(t, `{ viewer { name } }`).Status == http.StatusUnauthorized
+	}, 10*time.Second, 10*time.Millisecond, "refused on the other replica once its hub read the revocation")
+
+	// The revocation is an event of no session: the admin feed and the
+	// sessions' events never show it.
+	opened := open(t, a, map[string]any{"tenant": "acme", "externalKey": "after-revoke"})
+	assert.Equal(t, "session.opened", nextEvent(t, feed, "sessionsChanged").Kind, "the revocation was not delivered")
+	var evs struct {
+		Session struct {
+			Events struct {
+				Edges []struct{ Node struct{ Kind string } }
+			}
+		}
+	}
+	a.MustDo(t, `query($id: ID!) { session(id: $id) { events { edges { node { kind } } } } }`,
+		map[string]any{"id": opened.OpenSession.Session.ID}, &evs)
+	require.Len(t, evs.Session.Events.Edges, 1)
+	assert.Equal(t, "session.opened", evs.Session.Events.Edges[0].Node.Kind)
+	assert.Equal(t, 1, a.Client.Event.Query().Where(event.Kind("apikey.revoked")).CountX(access.System(context.Background())))
+}

@@ -286,7 +286,7 @@ func TestSubscriptionsDoNotLeak(t *testing.T) {
 		after = settle()
 	}
 	assert.LessOrEqual(t, after, before+5, "goroutines before %d, after %d", before, after)
-	assert.Zero(t, s.Hub.Subscribers())
+	assert.Zero(t, s.ClientSubscriptions())
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -62,7 +62,7 @@ func TestNodeResolvesEveryType(t *testing.T) {
 	res := s.Do(t, `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`,
 		map[string]any{"ids": []string{turn.ID.String(), missing.String(), se.ID.String(), ref.ID.String()}})
 	assert.Equal(t, int64(4+apitest.AuthStatements), s.Statements()-before,
-		"the key, then one statement to find the tables, then one per table")
+		"the key from the cache, then one statement to find the tables, then one per table")
 	require.Len(t, res.Errors, 1)
 	assert.Equal(t, "NOT_FOUND", res.Errors[0].Code())
 	assert.Equal(t, []any{"nodes", float64(1)}, res.Errors[0].Path)
@@ -103,6 +103,6 @@ func TestSessionGraphQueryCostsAFixedNumberOfStatements(t *testing.T) {
 		return s.Statements() - before
 	}
 	few, many := statementsFor(2), statementsFor(25)
-	assert.Equal(t, int64(2+apitest.AuthStatements), few, "the key, one statement for the sessions, one for all their turns")
+	assert.Equal(t, int64(2+apitest.AuthStatements), few, "the key from the cache, one statement for the sessions, one for all their turns")
 	assert.Equal(t, few, many, "the count does not grow with the number of sessions")
 }

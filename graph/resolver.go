@@ -5,6 +5,7 @@ package graph
 
 import (
 	"sessiongraph/ent"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
 )
 
@@ -12,4 +13,6 @@ import (
 type Resolver struct {
 	Client *ent.Client
 	Engine *engine.Engine
+	// Keys authenticates WebSocket connections and revokes keys.
+	Keys *access.Keys
 }

@@ -46,7 +46,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	// graphql-transport-ws with the protocol's close codes (gqlgen's own
 	// transport does not use them).
 	srv.AddTransport(&wsproto.Transport{
-		Init:          authenticateSocket(cfg.Resolver.Client.APIKey),
+		Init:          authenticateSocket(cfg.Resolver.Keys),
 		InitTimeout:   3 * time.Second,
 		PingInterval:  10 * time.Second,
 		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},

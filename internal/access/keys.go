@@ -8,9 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/apikey"
@@ -74,47 +71,6 @@ func CreateKey(ctx context.Context, keys *ent.APIKeyClient, in NewKey) (string, 
 		return "", nil, err
 	}
 	return key, row, nil
-}
-
-// RevokeKey revokes a key for good; requests with it fail from the next one
-// on. Revoking a revoked key changes nothing.
-func RevokeKey(ctx context.Context, keys *ent.APIKeyClient, id uuid.UUID) (*ent.APIKey, error) {
-	row, err := keys.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.NotFound, "API key %s not found", id)
-	}
-	if err != nil || row.RevokedAt != nil {
-		return row, err
-	}
-	return keys.UpdateOne(row).SetRevokedAt(time.Now()).Save(ctx)
-}
-
-// touchEvery bounds how often a key's lastUsedAt is written: once a minute
-// is precise enough to find unused keys, and costs no write per request.
-const touchEvery = time.Minute
-
-// Authenticate returns the principal of a bearer key, or UNAUTHENTICATED.
-func Authenticate(ctx context.Context, keys *ent.APIKeyClient, key string) (*Principal, error) {
-	if !strings.HasPrefix(key, keyPrefix) {
-		return nil, apperr.New(apperr.Unauthenticated, "this API key is not valid: sessiongraph keys start with %q", keyPrefix)
-	}
-	sys := System(ctx)
-	row, err := keys.Query().Where(apikey.Hash(hashKey(key))).Only(sys)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.Unauthenticated, "this API key is not valid: check that it was copied whole, or ask an admin for a new one")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("looking up the API key: %w", err)
-	}
-	if row.RevokedAt != nil {
-		return nil, apperr.New(apperr.Unauthenticated, "this API key (%s…) was revoked on %s; ask an admin for a new one",
-			row.Prefix, row.RevokedAt.UTC().Format(time.RFC3339))
-	}
-	if row.LastUsedAt == nil || time.Since(*row.LastUsedAt) > touchEvery {
-		// Best effort: a failed touch must not fail the request.
-		_ = keys.UpdateOneID(row.ID).SetLastUsedAt(time.Now()).Exec(sys)
-	}
-	return &Principal{KeyID: row.ID, Name: row.Name, Role: row.Role, Tenant: row.Tenant}, nil
 }
 
 // BearerKey extracts the key from an Authorization value ("Bearer <key>");

@@ -63,10 +63,13 @@ type Config struct {
 
 // App is a running sessiongraph: open connections and a handler.
 type App struct {
-	DB      *sql.DB
-	Client  *ent.Client
-	Engine  *engine.Engine
-	Hub     *events.Hub
+	DB     *sql.DB
+	Client *ent.Client
+	Engine *engine.Engine
+	Hub    *events.Hub
+	// Keys authenticates requests' API keys, cached while it hears of
+	// every revocation through Hub.
+	Keys    *access.Keys
 	log     *slog.Logger
 	handler http.Handler
 	stopHub func()
@@ -104,7 +107,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	client := ent.NewClient(ent.Driver(drv))
 	access.Confine(client)
-	eng := engine.New(client, store.New(client, nil), engine.Config{
+	st := store.New(client, nil)
+	eng := engine.New(client, st, engine.Config{
 		DefaultTTL:     cfg.DefaultTTL,
 		DefaultDomain:  cfg.DefaultDomain,
 		DomainCacheTTL: cfg.DomainCacheTTL,
@@ -117,9 +121,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg}
 	a.metrics = a.newRegistry()
-	a.startHub(cfg)
+	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{
-		Resolver:       &graph.Resolver{Client: client, Engine: eng},
+		Resolver:       &graph.Resolver{Client: client, Engine: eng, Keys: a.Keys},
 		Logger:         cfg.Logger,
 		Introspection:  cfg.Introspection,
 		AllowedOrigins: cfg.AllowedOrigins,
@@ -133,6 +137,16 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
+// ClientSubscriptions counts the clients' subscriptions on this replica:
+// the hub's subscribers less the API key cache's own revocation feed.
+func (a *App) ClientSubscriptions() int {
+	n := a.Hub.Subscribers()
+	if a.Keys.Caching() {
+		n--
+	}
+	return max(n, 0)
+}
+
 // Handler serves every route of the server.
 func (a *App) Handler() http.Handler { return a.handler }
 
@@ -142,10 +156,12 @@ func (a *App) Close() error {
 	return a.Client.Close()
 }
 
-// startHub runs this replica's event hub and expiry reaper until Close.
-func (a *App) startHub(cfg Config) {
+// startHub runs this replica's event hub, the API key cache's subscription
+// to revocations and the expiry reaper until Close.
+func (a *App) startHub(cfg Config, st *store.Store) {
 	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
 	a.Engine.SetHub(a.Hub)
+	a.Keys = access.NewKeys(a.Client, st, cfg.Logger)
 	// The hub and the reaper are the server's own work, across tenants.
 	ctx, cancel := context.WithCancel(access.System(context.Background()))
 	done := make(chan struct{})
@@ -154,6 +170,11 @@ func (a *App) startHub(cfg Config) {
 		if err := a.Hub.Run(ctx); err != nil {
 			a.log.Error("event hub stopped", "error", err)
 		}
+	}()
+	keysDone := make(chan struct{})
+	go func() {
+		defer close(keysDone)
+		a.Keys.Run(ctx, a.Hub.Subscribe)
 	}()
 	reaped := make(chan struct{})
 	go func() {
@@ -165,6 +186,7 @@ func (a *App) startHub(cfg Config) {
 	a.stopHub = func() {
 		cancel()
 		<-done
+		<-keysDone
 		<-reaped
 	}
 }

@@ -25,7 +25,7 @@ func (a *App) authenticate(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, apperr.Unauthenticated, access.ErrUnauthenticated.Message)
 			return
 		}
-		p, err := access.Authenticate(r.Context(), a.Client.APIKey, key)
+		p, err := a.Keys.Authenticate(r.Context(), key)
 		if err != nil {
 			status, code := http.StatusUnauthorized, apperr.CodeOf(err)
 			if code == "" {

@@ -20,8 +20,8 @@ func (a *App) newRegistry() *prometheus.Registry {
 		collectors.NewDBStatsCollector(a.DB, "sessiongraph"),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sessiongraph_subscriptions_active",
-			Help: "Live subscriptions on this replica.",
-		}, func() float64 { return float64(a.Hub.Subscribers()) }),
+			Help: "Live subscriptions of clients on this replica.",
+		}, func() float64 { return float64(a.ClientSubscriptions()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sessiongraph_event_lag_seconds",
 			Help: "How long after its commit the last event was published to this replica's subscribers.",
