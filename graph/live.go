@@ -3,8 +3,10 @@ package graph
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"sessiongraph/graph/wsproto"
 	"sessiongraph/internal/apperr"
@@ -50,13 +52,64 @@ func live[T any](ctx context.Context, src events.Source, each func(*events.Event
 		if err = endError(err); err == nil {
 			return
 		}
-		graphql.AddError(ctx, err)
+		reportEnd(ctx, err)
 		select {
 		case out <- nil:
 		default:
 		}
 	})
 	return out
+}
+
+// endReason carries why a subscription ended to the response that reports
+// it. gqlgen collects a response's errors from that response's own
+// context, so an error added to the resolver's context (the first
+// response's) after the subscription started would be lost, and the client
+// would see a null value without knowing why.
+type endReason struct {
+	mu  sync.Mutex
+	err error
+}
+
+type endReasonKey struct{}
+
+// reportEnd records err for the next response of ctx's subscription.
+func reportEnd(ctx context.Context, err error) {
+	if r, ok := ctx.Value(endReasonKey{}).(*endReason); ok {
+		r.mu.Lock()
+		r.err = err
+		r.mu.Unlock()
+		return
+	}
+	graphql.AddError(ctx, err)
+}
+
+// withEndReason gives each subscription a place for why it ended.
+func withEndReason(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
+		return next(ctx)
+	}
+	return next(context.WithValue(ctx, endReasonKey{}, &endReason{}))
+}
+
+// addEndReason adds why the subscription ended to the response that
+// carries its last value, through the server's error presenter.
+func addEndReason(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	r, ok := ctx.Value(endReasonKey{}).(*endReason)
+	if !ok || resp == nil {
+		return resp
+	}
+	r.mu.Lock()
+	err := r.err
+	r.err = nil
+	r.mu.Unlock()
+	if err != nil {
+		graphql.AddError(ctx, err)
+		errs := graphql.GetErrors(ctx)
+		resp.Errors = append(resp.Errors, errs[len(errs)-1])
+	}
+	return resp
 }
 
 // relayed is live over the WebSocket transport's relay: the transport puts

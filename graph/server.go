@@ -64,6 +64,9 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.AroundOperations(authorizeOperation)
+	// Over SSE, a subscription that ends for a reason says it (live.go).
+	srv.AroundOperations(withEndReason)
+	srv.AroundResponses(addEndReason)
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
 	if cfg.Metrics != nil {
