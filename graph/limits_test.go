@@ -47,7 +47,11 @@ func TestRequestLimits(t *testing.T) {
 	s := apitest.New(t)
 	post := func(contentType string, body []byte) (*http.Response, map[string]any) {
 		t.Helper()
-		res, err := http.Post(s.URL+"/graphql", contentType, bytes.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", contentType)
+		s.Authorize(req) // with a valid key: what refuses these is the limit, not the key
+		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
 		raw, _ := io.ReadAll(res.Body)
@@ -74,6 +78,7 @@ func TestRequestLimits(t *testing.T) {
 
 	res, _ = post("application/x-www-form-urlencoded", []byte(`query=mutation{openSession(input:{tenant:"t",externalKey:"k"}){created}}`))
 	assert.GreaterOrEqual(t, res.StatusCode, 400, "no cross-site form posts")
+	assert.NotEqual(t, http.StatusUnauthorized, res.StatusCode, "refused for its content type, not its key")
 	var n int
 	require.NoError(t, s.DB.QueryRow(`SELECT count(*) FROM sessions`).Scan(&n))
 	assert.Zero(t, n)
@@ -113,4 +118,38 @@ func TestDeadlineCancelsTheRunningQuery(t *testing.T) {
 	var summary string
 	require.NoError(t, s.DB.QueryRow(`SELECT history_summary FROM sessions WHERE id = $1`, id).Scan(&summary))
 	assert.Empty(t, summary, "the cancelled write changed nothing")
+}
+
+// TestIntrospectionAndSuggestionsAreOffUnlessEnabled: by default the schema
+// cannot be listed and a misspelt field gets no "Did you mean"; with
+// -introspection both come back.
+func TestIntrospectionAndSuggestionsAreOffUnlessEnabled(t *testing.T) {
+	const schema = `{ __schema { queryType { name } } }`
+	const misspelt = `{ sesions { totalCount } }`
+
+	closed := apitest.New(t)
+	for _, q := range []string{schema, `{ __type(name: "Session") { name } }`,
+		`{ ...Q } fragment Q on Query { ... on Query { __schema { types { name } } } }`} {
+		res := closed.Do(t, q, nil)
+		require.Len(t, res.Errors, 1, q)
+		assert.Equal(t, "INTROSPECTION_DISABLED", res.Errors[0].Code(), q)
+		assert.Contains(t, res.Errors[0].Message, "-introspection")
+		assert.Equal(t, "null", string(res.Data), "nothing ran")
+	}
+	res := closed.Do(t, `{ __typename }`, nil)
+	assert.Empty(t, res.Errors, "__typename is not introspection")
+	res = closed.Do(t, misspelt, nil)
+	require.Len(t, res.Errors, 1)
+	assert.Equal(t, "GRAPHQL_VALIDATION_FAILED", res.Errors[0].Code())
+	assert.NotContains(t, res.Errors[0].Message, "Did you mean", "no suggestion names a field")
+
+	open := apitest.New(t, func(c *app.Config) { c.Introspection = true })
+	var out struct {
+		Schema struct{ QueryType struct{ Name string } } `json:"__schema"`
+	}
+	open.MustDo(t, schema, nil, &out)
+	assert.Equal(t, "Query", out.Schema.QueryType.Name)
+	res = open.Do(t, misspelt, nil)
+	require.Len(t, res.Errors, 1)
+	assert.Contains(t, res.Errors[0].Message, `Did you mean "sessions"`)
 }

@@ -61,6 +61,8 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
+	} else {
+		srv.Use(introspectionOff{})
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.AroundOperations(authorizeOperation)

@@ -36,6 +36,9 @@ const (
 	RequestTooLarge   Code = "REQUEST_TOO_LARGE"
 	BatchingDisabled  Code = "BATCHING_DISABLED"
 	Timeout           Code = "TIMEOUT"
+	// IntrospectionDisabled answers __schema and __type unless the server
+	// runs with -introspection.
+	IntrospectionDisabled Code = "INTROSPECTION_DISABLED"
 )
 
 // Error is an error with a code and a message a person can act on.
