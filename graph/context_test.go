@@ -134,19 +134,30 @@ func kitchenSession(t *testing.T, s *apitest.Server) *agent {
 	return a
 }
 
+// TestContextBuildsMatchTheirGoldenFiles scripts the kitchen session and
+// compares each build with its golden file, once with an ADMIN key and once
+// with a CLIENT key of the session's tenant: every read and write of the
+// script then also runs through the tenant interceptors, with the same result.
 func TestContextBuildsMatchTheirGoldenFiles(t *testing.T) {
-	s := apitest.New(t)
-	a := kitchenSession(t, s)
-	for _, node := range []string{"UNDERSTAND", "THINK", "ACT", "REPLY", "MESSAGES"} {
-		t.Run(node, func(t *testing.T) {
-			b := a.context(node, nil)
-			assert.LessOrEqual(t, b.TokenCount, b.Budget)
-			counter, err := tokenizer.Get(tokenizer.Name(b.Tokenizer))
-			require.NoError(t, err)
-			if node != "MESSAGES" { // MESSAGES counts message contents, stored per turn
-				assert.Equal(t, counter.Count(b.Text), b.TokenCount, "the reported count is the tokenizer's count of the text")
+	for _, role := range []string{"ADMIN", "CLIENT"} {
+		t.Run(role, func(t *testing.T) {
+			s := apitest.New(t)
+			if role == "CLIENT" {
+				s = s.WithKey(s.NewKey(t, "CLIENT", "acme"))
 			}
-			golden(t, strings.ToLower(node), render(b))
+			a := kitchenSession(t, s)
+			for _, node := range []string{"UNDERSTAND", "THINK", "ACT", "REPLY", "MESSAGES"} {
+				t.Run(node, func(t *testing.T) {
+					b := a.context(node, nil)
+					assert.LessOrEqual(t, b.TokenCount, b.Budget)
+					counter, err := tokenizer.Get(tokenizer.Name(b.Tokenizer))
+					require.NoError(t, err)
+					if node != "MESSAGES" { // MESSAGES counts message contents, stored per turn
+						assert.Equal(t, counter.Count(b.Text), b.TokenCount, "the reported count is the tokenizer's count of the text")
+					}
+					golden(t, strings.ToLower(node), render(b))
+				})
+			}
 		})
 	}
 }
