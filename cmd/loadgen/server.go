@@ -118,7 +118,7 @@ func (s *loadServer) start(ctx context.Context, dsn string) error {
 		// Logged as in production (JSON, info: a line per request), but not shown.
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		WrapDriver: func(d dialect.Driver) dialect.Driver {
-			return statementCounter{Driver: d, background: &s.background}
+			return countStatements(d, &s.background)
 		},
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+
+	"sessiongraph/internal/dbhook"
 )
 
 // statementTally counts the round trips ent sends to PostgreSQL (statements,
@@ -49,112 +50,21 @@ func withTally(ctx context.Context, t *statementTally) context.Context {
 	return context.WithValue(ctx, tallyKey{}, t)
 }
 
-// statementCounter is an ent driver that counts each round trip on the tally
-// of the request it serves (the server's middleware puts it in the request's
-// context), or on background when no request is behind it.
-type statementCounter struct {
-	dialect.Driver
-	background *statementTally
-}
-
-func (d statementCounter) tally(ctx context.Context) *statementTally {
-	if t, ok := ctx.Value(tallyKey{}).(*statementTally); ok {
-		return t
-	}
-	return d.background
-}
-
-// rawSQL is what ent's generated ExecContext and QueryContext look for.
-type rawSQL interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// Exec implements dialect.Driver.
-func (d statementCounter) Exec(ctx context.Context, query string, args, v any) error {
-	show(ctx, query)
-	defer d.tally(ctx).timed(time.Now())
-	return d.Driver.Exec(ctx, query, args, v)
-}
-
-// Query implements dialect.Driver.
-func (d statementCounter) Query(ctx context.Context, query string, args, v any) error {
-	show(ctx, query)
-	defer d.tally(ctx).timed(time.Now())
-	return d.Driver.Query(ctx, query, args, v)
-}
-
-// ExecContext serves ent's raw ExecContext.
-func (d statementCounter) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	show(ctx, query)
-	defer d.tally(ctx).timed(time.Now())
-	return d.Driver.(rawSQL).ExecContext(ctx, query, args...)
-}
-
-// QueryContext serves ent's raw QueryContext.
-func (d statementCounter) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	show(ctx, query)
-	defer d.tally(ctx).timed(time.Now())
-	return d.Driver.(rawSQL).QueryContext(ctx, query, args...)
-}
-
-// Tx implements dialect.Driver.
-func (d statementCounter) Tx(ctx context.Context) (dialect.Tx, error) { return d.BeginTx(ctx, nil) }
-
-// BeginTx starts a transaction whose statements, and COMMIT, count on the
-// tally of the context that began it.
-func (d statementCounter) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
-	t := d.tally(ctx)
-	show(ctx, "BEGIN")
-	start := time.Now()
-	tx, err := d.Driver.(interface {
-		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
-	}).BeginTx(ctx, opts)
-	t.timed(start)
-	if err != nil {
-		return nil, err
-	}
-	return countedTx{Tx: tx, t: t, ctx: ctx}, nil
-}
-
-type countedTx struct {
-	dialect.Tx
-	t   *statementTally
-	ctx context.Context // the one that began it, for COMMIT's -show-sql
-}
-
-func (tx countedTx) Exec(ctx context.Context, query string, args, v any) error {
-	show(ctx, query)
-	defer tx.t.timed(time.Now())
-	return tx.Tx.Exec(ctx, query, args, v)
-}
-
-func (tx countedTx) Query(ctx context.Context, query string, args, v any) error {
-	show(ctx, query)
-	defer tx.t.timed(time.Now())
-	return tx.Tx.Query(ctx, query, args, v)
-}
-
-func (tx countedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	show(ctx, query)
-	defer tx.t.timed(time.Now())
-	return tx.Tx.(rawSQL).ExecContext(ctx, query, args...)
-}
-
-func (tx countedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	show(ctx, query)
-	defer tx.t.timed(time.Now())
-	return tx.Tx.(rawSQL).QueryContext(ctx, query, args...)
-}
-
-func (tx countedTx) Commit() error {
-	show(tx.ctx, "COMMIT")
-	defer tx.t.timed(time.Now())
-	return tx.Tx.Commit()
-}
-
-func (tx countedTx) Rollback() error {
-	show(tx.ctx, "ROLLBACK")
-	defer tx.t.timed(time.Now())
-	return tx.Tx.Rollback()
+// countStatements wraps an ent driver so that each round trip counts, with
+// its time, on the tally of the request it serves (the server's middleware
+// puts it in the request's context), or on background when no request is
+// behind it; a transaction's COMMIT counts where its BEGIN did.
+func countStatements(d dialect.Driver, background *statementTally) dialect.Driver {
+	return dbhook.Wrap(d, func(ctx context.Context, kind dbhook.Kind, query string, run func(context.Context) error) error {
+		if query == "" {
+			query = strings.ToUpper(string(kind))
+		}
+		show(ctx, query)
+		t, ok := ctx.Value(tallyKey{}).(*statementTally)
+		if !ok {
+			t = background
+		}
+		defer t.timed(time.Now())
+		return run(ctx)
+	})
 }

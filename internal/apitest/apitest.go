@@ -68,7 +68,7 @@ func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 		DatabaseURL: s.DSN,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		WrapDriver: func(d dialect.Driver) dialect.Driver {
-			return CountingDriver{Driver: d, n: s.statements}
+			return countRoundTrips(d, s.statements)
 		},
 	}
 	for _, f := range configure {
