@@ -15,10 +15,11 @@ import (
 
 // adminOnly implements @admin: the field runs only for an ADMIN key.
 func adminOnly(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
-	if err := access.RequireAdmin(ctx, "this field"); err != nil {
-		if fc := graphql.GetFieldContext(ctx); fc != nil {
-			err = access.RequireAdmin(ctx, fc.Field.Name)
-		}
+	field := "this field"
+	if fc := graphql.GetFieldContext(ctx); fc != nil {
+		field = fc.Field.Name
+	}
+	if err := access.RequireAdmin(ctx, field); err != nil {
 		return nil, err
 	}
 	return next(ctx)

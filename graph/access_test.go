@@ -319,6 +319,13 @@ func TestCreatedKeysAreShownOnceAndStoredAsHashes(t *testing.T) {
 	s.WithKey(key).MustDo(t, `{ viewer { name } }`, nil, &who)
 	assert.Equal(t, "runtime", who.Viewer.Name)
 
+	var newest struct {
+		APIKeys struct{ Edges []struct{ Node struct{ Name string } } } `json:"apiKeys"`
+	}
+	s.MustDo(t, `{ apiKeys(first: 1) { edges { node { name } } } }`, nil, &newest)
+	require.Len(t, newest.APIKeys.Edges, 1)
+	assert.Equal(t, "runtime", newest.APIKeys.Edges[0].Node.Name, "newest first by default")
+
 	for _, bad := range []string{
 		`mutation { createAPIKey(input: {name: "x", role: CLIENT}) { key } }`,
 		`mutation { createAPIKey(input: {name: "x", role: ADMIN, tenant: "acme"}) { key } }`,

@@ -2666,8 +2666,8 @@ type CreateAPIKeyPayload {
 extend type Query {
   "Who the request's key is."
   viewer: Viewer!
-  "Every API key, newest first by default."
-  apiKeys(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: APIKeyOrder, where: APIKeyWhereInput): APIKeyConnection! @admin
+  "Every API key, newest first unless orderBy says otherwise."
+  apiKeys(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: APIKeyOrder = {field: CREATED_AT, direction: DESC}, where: APIKeyWhereInput): APIKeyConnection! @admin
 }
 
 extend type Mutation {

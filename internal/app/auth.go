@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"sessiongraph/ent/apikey"
@@ -40,7 +41,7 @@ func (a *App) authenticate(next http.Handler) http.Handler {
 }
 
 func messageOf(err error) string {
-	if ae, ok := err.(*apperr.Error); ok {
+	if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
 		return ae.Message
 	}
 	return "the API key could not be checked right now; try again"
