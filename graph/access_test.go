@@ -320,7 +320,9 @@ func TestCreatedKeysAreShownOnceAndStoredAsHashes(t *testing.T) {
 	assert.Equal(t, "runtime", who.Viewer.Name)
 
 	var newest struct {
-		APIKeys struct{ Edges []struct{ Node struct{ Name string } } } `json:"apiKeys"`
+		APIKeys struct {
+			Edges []struct{ Node struct{ Name string } }
+		} `json:"apiKeys"`
 	}
 	s.MustDo(t, `{ apiKeys(first: 1) { edges { node { name } } } }`, nil, &newest)
 	require.Len(t, newest.APIKeys.Edges, 1)
