@@ -18,27 +18,12 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/dbhook"
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
 	"sessiongraph/internal/testdb"
 	"sessiongraph/migrations"
 )
-
-// counting counts the statements ent sends.
-type counting struct {
-	dialect.Driver
-	n *atomic.Int64
-}
-
-func (d counting) Exec(ctx context.Context, query string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Exec(ctx, query, args, v)
-}
-
-func (d counting) Query(ctx context.Context, query string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Query(ctx, query, args, v)
-}
 
 // keysFixture is a Keys on a fresh database whose revocation streams the
 // test feeds by hand, standing in for the hub.
@@ -54,7 +39,13 @@ func newKeysFixture(t *testing.T) *keysFixture {
 	db, err := sql.Open("postgres", testdb.New(t, migrations.Apply, migrations.Fingerprint()))
 	require.NoError(t, err)
 	f := &keysFixture{statements: new(atomic.Int64), streams: make(chan chan *events.Event, 4)}
-	f.client = ent.NewClient(ent.Driver(counting{entsql.OpenDB(dialect.Postgres, db), f.statements}))
+	// Every round trip counts (raw statements and transactions included), so
+	// "no statement" means none on any path.
+	counted := dbhook.Wrap(entsql.OpenDB(dialect.Postgres, db), func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
+		f.statements.Add(1)
+		return run(ctx)
+	})
+	f.client = ent.NewClient(ent.Driver(counted))
 	t.Cleanup(func() { f.client.Close() })
 	f.Keys = NewKeys(f.client, store.New(f.client, nil), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
