@@ -42,12 +42,12 @@ func openSession(t *testing.T, s *apitest.Server, in map[string]any) string {
 
 func (r *agent) begin(message string) {
 	r.t.Helper()
-	r.do(`mutation($id: ID!, $m: String!) { beginTurn(sessionID: $id, userMessage: $m) { number } }`, map[string]any{"m": message})
+	r.do(`mutation($id: ID!, $m: String!) { beginTurn(input: {sessionID: $id, userMessage: $m}) { turn { number } } }`, map[string]any{"m": message})
 }
 
 func (r *agent) end(message string, summary map[string]any) {
 	r.t.Helper()
-	r.do(`mutation($id: ID!, $m: String!, $s: ExecutionSummaryInput) { endTurn(input: {sessionID: $id, assistantMessage: $m, summary: $s}) { number } }`,
+	r.do(`mutation($id: ID!, $m: String!, $s: ExecutionSummaryInput) { endTurn(input: {sessionID: $id, assistantMessage: $m, summary: $s}) { turn { number } } }`,
 		map[string]any{"m": message, "s": summary})
 }
 
@@ -65,7 +65,7 @@ func (r *agent) generate(entityType string, content map[string]any) {
 
 func (r *agent) retain(ref, reason string) {
 	r.t.Helper()
-	r.do(`mutation($id: ID!, $r: String!, $why: String!) { retainRef(sessionID: $id, ref: $r, reason: $why) { ref { ref } } }`,
+	r.do(`mutation($id: ID!, $r: String!, $why: String!) { retainRef(input: {sessionID: $id, ref: $r, reason: $why}) { ref { ref } } }`,
 		map[string]any{"r": ref, "why": reason})
 }
 
@@ -121,6 +121,6 @@ func seedKitchen(t *testing.T, s *apitest.Server) string {
 
 	r.begin("Yes, save it. And keep the butter chicken in mind for Friday.")
 	r.retain("recipe_1", "user plans it for Friday")
-	r.do(`mutation($id: ID!) { mentionEntity(sessionID: $id, refs: ["inv_1", "meal_plan_1"]) { refs { ref } } }`, nil)
+	r.do(`mutation($id: ID!) { mentionEntity(input: {sessionID: $id, refs: ["inv_1", "meal_plan_1"]}) { refs { ref } } }`, nil)
 	return r.id
 }

@@ -25,8 +25,12 @@ func (r *mutationResolver) CreateAPIKey(ctx context.Context, input access.NewKey
 }
 
 // RevokeAPIKey is the resolver for the revokeAPIKey field.
-func (r *mutationResolver) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*ent.APIKey, error) {
-	return r.Keys.Revoke(ctx, id)
+func (r *mutationResolver) RevokeAPIKey(ctx context.Context, input model.RevokeAPIKeyInput) (*model.RevokeAPIKeyPayload, error) {
+	key, err := r.Keys.Revoke(ctx, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RevokeAPIKeyPayload{APIKey: key}, nil
 }
 
 // Viewer is the resolver for the viewer field.

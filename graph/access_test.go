@@ -69,35 +69,35 @@ func (o *otherTenant) acmeEvents(t *testing.T) int {
 // adminOnly ones answer FORBIDDEN, the rest NOT_FOUND, and nothing changes.
 var crossTenantMutations = map[string]struct{ query, code string }{
 	"openSession":       {`mutation { openSession(input: {tenant: "acme", externalKey: "kitchen-6"}) { created } }`, "FORBIDDEN"},
-	"updateSession":     {`mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "x"}) { id } }`, "NOT_FOUND"},
-	"beginTurn":         {`mutation($id: ID!) { beginTurn(sessionID: $id, userMessage: "hi") { id } }`, "NOT_FOUND"},
-	"updateTurn":        {`mutation($id: ID!) { updateTurn(input: {sessionID: $id, summary: {goal: "x"}}) { id } }`, "NOT_FOUND"},
-	"endTurn":           {`mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "x"}) { id } }`, "NOT_FOUND"},
-	"failTurn":          {`mutation($id: ID!) { failTurn(sessionID: $id, reason: "x") { id } }`, "NOT_FOUND"},
-	"resetConversation": {`mutation($id: ID!) { resetConversation(sessionID: $id) { id } }`, "NOT_FOUND"},
+	"updateSession":     {`mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "x"}) { session { id } } }`, "NOT_FOUND"},
+	"beginTurn":         {`mutation($id: ID!) { beginTurn(input: {sessionID: $id, userMessage: "hi"}) { turn { id } } }`, "NOT_FOUND"},
+	"updateTurn":        {`mutation($id: ID!) { updateTurn(input: {sessionID: $id, summary: {goal: "x"}}) { turn { id } } }`, "NOT_FOUND"},
+	"endTurn":           {`mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "x"}) { turn { id } } }`, "NOT_FOUND"},
+	"failTurn":          {`mutation($id: ID!) { failTurn(input: {sessionID: $id, reason: "x"}) { turn { id } } }`, "NOT_FOUND"},
+	"resetConversation": {`mutation($id: ID!) { resetConversation(input: {sessionID: $id}) { session { id } } }`, "NOT_FOUND"},
 	"recordRead": {`mutation($id: ID!) { recordRead(input: {sessionID: $id, table: "recipes",
 		records: [{id: "0196f1c4-0000-7000-8000-000000000001", name: "x"}]}) { records } }`, "NOT_FOUND"},
-	"recordUpdated": {`mutation($id: ID!) { recordUpdated(input: {sessionID: $id, table: "recipes",
+	"recordUpdated": {`mutation($id: ID!) { recordUpdated(input: {sessionID: $id, entityType: "recipe",
 		records: [{id: "0196f1c4-0000-7000-8000-000000000001", name: "x"}]}) { records } }`, "NOT_FOUND"},
-	"recordGenerated": {`mutation($id: ID!) { recordGenerated(input: {sessionID: $id, entityType: "recipe", content: {name: "x"}}) { promoted } }`, "NOT_FOUND"},
+	"recordGenerated": {`mutation($id: ID!) { recordGenerated(input: {sessionID: $id, entityType: "recipe", content: {name: "x"}}) { ref { ref } } }`, "NOT_FOUND"},
 	"recordCreated": {`mutation($id: ID!) { recordCreated(input: {sessionID: $id, entityType: "recipe",
 		entityID: "0196f1c4-0000-7000-8000-000000000002", label: "x"}) { promoted } }`, "NOT_FOUND"},
 	"recordDeleted": {`mutation($id: ID!) { recordDeleted(input: {sessionID: $id, entityType: "recipe",
 		entityIDs: ["0196f1c4-0000-7000-8000-000000000001"]}) { refs { ref } } }`, "NOT_FOUND"},
 	"recordUserAction": {`mutation($id: ID!) { recordUserAction(input: {sessionID: $id, kind: MENTIONED, entityType: "recipe",
-		entityID: "0196f1c4-0000-7000-8000-000000000001", label: "x"}) { promoted } }`, "NOT_FOUND"},
-	"mentionEntity":    {`mutation($id: ID!) { mentionEntity(sessionID: $id, refs: ["recipe_1"]) { refs { ref } } }`, "NOT_FOUND"},
-	"updateArtifact":   {`mutation($id: ID!) { updateArtifact(input: {sessionID: $id, ref: "gen_recipe_1", content: {name: "y"}}) { promoted } }`, "NOT_FOUND"},
+		entityID: "0196f1c4-0000-7000-8000-000000000001", label: "x"}) { ref { ref } } }`, "NOT_FOUND"},
+	"mentionEntity":    {`mutation($id: ID!) { mentionEntity(input: {sessionID: $id, refs: ["recipe_1"]}) { refs { ref } } }`, "NOT_FOUND"},
+	"updateArtifact":   {`mutation($id: ID!) { updateArtifact(input: {sessionID: $id, ref: "gen_recipe_1", content: {name: "y"}}) { ref { ref } } }`, "NOT_FOUND"},
 	"applyEnrichment":  {`mutation($id: ID!) { applyEnrichment(input: {sessionID: $id, labels: [{ref: "ingredient_1", label: "x"}]}) { refs { ref } } }`, "NOT_FOUND"},
-	"retainRef":        {`mutation($id: ID!) { retainRef(sessionID: $id, ref: "recipe_1", reason: "x") { promoted } }`, "NOT_FOUND"},
-	"releaseRef":       {`mutation($id: ID!) { releaseRef(sessionID: $id, ref: "recipe_1") { promoted } }`, "NOT_FOUND"},
-	"expireSession":    {`mutation($id: ID!) { expireSession(id: $id) { id } }`, "FORBIDDEN"},
-	"expireSessions":   {`mutation { expireSessions(where: {tenant: "acme"}) }`, "FORBIDDEN"},
-	"deleteSession":    {`mutation($id: ID!) { deleteSession(id: $id) }`, "FORBIDDEN"},
-	"purgeExpired":     {`mutation { purgeExpired(olderThanSeconds: 0) }`, "FORBIDDEN"},
-	"upsertEntityType": {`mutation { upsertEntityType(input: {domain: "kitchen", name: "recipe", table: "recipes"}) { name } }`, "FORBIDDEN"},
+	"retainRef":        {`mutation($id: ID!) { retainRef(input: {sessionID: $id, ref: "recipe_1", reason: "x"}) { ref { ref } } }`, "NOT_FOUND"},
+	"releaseRef":       {`mutation($id: ID!) { releaseRef(input: {sessionID: $id, ref: "recipe_1"}) { ref { ref } } }`, "NOT_FOUND"},
+	"expireSession":    {`mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, "FORBIDDEN"},
+	"expireSessions":   {`mutation { expireSessions(input: {where: {tenant: "acme"}}) { count } }`, "FORBIDDEN"},
+	"deleteSession":    {`mutation($id: ID!) { deleteSession(input: {id: $id}) { deletedSessionID } }`, "FORBIDDEN"},
+	"purgeExpired":     {`mutation { purgeExpired(input: {olderThanSeconds: 0}) { count } }`, "FORBIDDEN"},
+	"upsertEntityType": {`mutation { upsertEntityType(input: {domain: "kitchen", name: "recipe", table: "recipes"}) { entityType { name } } }`, "FORBIDDEN"},
 	"createAPIKey":     {`mutation { createAPIKey(input: {name: "x", role: ADMIN}) { key } }`, "FORBIDDEN"},
-	"revokeAPIKey":     {`mutation($id: ID!) { revokeAPIKey(id: $id) { id } }`, "FORBIDDEN"},
+	"revokeAPIKey":     {`mutation($id: ID!) { revokeAPIKey(input: {id: $id}) { apiKey { id } } }`, "FORBIDDEN"},
 }
 
 func TestEveryMutationKeepsToTheKeysTenant(t *testing.T) {
@@ -192,7 +192,7 @@ func TestEverySubscriptionKeepsToTheKeysTenant(t *testing.T) {
 	ws.Subscribe(`subscription { sessionsChanged(after: 0) { tenant kind } }`, nil)
 	first := nextEvent(t, ws, "sessionsChanged")
 	assert.Equal(t, "session.opened", first.Kind)
-	o.s.MustDo(t, `mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "acme only"}) { id } }`,
+	o.s.MustDo(t, `mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "acme only"}) { session { id } } }`,
 		map[string]any{"id": o.session}, nil)
 	open(t, o.globex, map[string]any{"tenant": "globex", "externalKey": "second"})
 	second := nextEvent(t, ws, "sessionsChanged")
@@ -228,7 +228,7 @@ func TestRequestsWithoutAValidKeyAreRefused(t *testing.T) {
 	}
 	s.MustDo(t, `{ apiKeys(where: {role: CLIENT}) { edges { node { id name } } } }`, nil, &keys)
 	require.Len(t, keys.APIKeys.Edges, 1)
-	s.MustDo(t, `mutation($id: ID!) { revokeAPIKey(id: $id) { revokedAt } }`, map[string]any{"id": keys.APIKeys.Edges[0].Node.ID}, nil)
+	s.MustDo(t, `mutation($id: ID!) { revokeAPIKey(input: {id: $id}) { apiKey { revokedAt } } }`, map[string]any{"id": keys.APIKeys.Edges[0].Node.ID}, nil)
 
 	for name, key := range map[string]string{"no key": "", "a wrong key": "sg_notakey", "not ours": "abc", "a revoked key": revoked} {
 		t.Run(name, func(t *testing.T) {
@@ -290,9 +290,9 @@ func TestRolesDecideWhatAKeyMayDo(t *testing.T) {
 
 	opened := open(t, client, map[string]any{"tenant": "acme", "externalKey": "c"})
 	assert.True(t, opened.OpenSession.Created, "a CLIENT writes its tenant")
-	assert.Equal(t, "FORBIDDEN", client.ErrorCode(t, `mutation($id: ID!) { expireSession(id: $id) { id } }`,
+	assert.Equal(t, "FORBIDDEN", client.ErrorCode(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`,
 		map[string]any{"id": opened.OpenSession.Session.ID}), "admin mutations need an ADMIN key, even in its own tenant")
-	s.MustDo(t, `mutation($id: ID!) { expireSession(id: $id) { id } }`, map[string]any{"id": opened.OpenSession.Session.ID}, nil)
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": opened.OpenSession.Session.ID}, nil)
 }
 
 func TestCreatedKeysAreShownOnceAndStoredAsHashes(t *testing.T) {
@@ -375,7 +375,7 @@ func TestARevocationOnOneReplicaReachesEveryReplica(t *testing.T) {
 	_, err := a.DB.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
 	require.NoError(t, err)
 
-	b.MustDo(t, `mutation($id: ID!) { revokeAPIKey(id: $id) { id } }`, map[string]any{"id": keyID(t, b, "CLIENT")}, nil)
+	b.MustDo(t, `mutation($id: ID!) { revokeAPIKey(input: {id: $id}) { apiKey { id } } }`, map[string]any{"id": keyID(t, b, "CLIENT")}, nil)
 	assert.Equal(t, http.StatusUnauthorized, b.WithKey(key).Get(t, `{ viewer { name } }`).Status, "refused at once where it was revoked")
 	require.Eventually(t, func() bool {
 		return a.WithKey(key).Get(t, `{ viewer { name } }`).Status == http.StatusUnauthorized

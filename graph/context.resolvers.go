@@ -8,20 +8,19 @@ package graph
 import (
 	"context"
 	"sessiongraph/ent"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
-
-	"github.com/google/uuid"
 )
 
 // UpdateTurn is the resolver for the updateTurn field.
-func (r *mutationResolver) UpdateTurn(ctx context.Context, input engine.UpdateTurnInput) (*ent.Turn, error) {
-	return r.Engine.UpdateTurn(ctx, input)
+func (r *mutationResolver) UpdateTurn(ctx context.Context, input engine.UpdateTurnInput) (*model.TurnPayload, error) {
+	return model.Turn(r.Engine.UpdateTurn(ctx, input))
 }
 
 // ResetConversation is the resolver for the resetConversation field.
-func (r *mutationResolver) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
-	return r.Engine.ResetConversation(ctx, sessionID, keepSystemPrompt)
+func (r *mutationResolver) ResetConversation(ctx context.Context, input model.ResetConversationInput) (*model.SessionPayload, error) {
+	return model.Session(r.Engine.ResetConversation(ctx, input.SessionID, input.KeepSystemPrompt))
 }
 
 // Context is the resolver for the context field.

@@ -62,8 +62,8 @@ func TestSlidingWindowReproducesSeed004(t *testing.T) {
 		if turn > 5 {
 			size = 12000 // 3K tokens
 		}
-		a.do(`mutation($id: ID!, $m: String!) { beginTurn(sessionID: $id, userMessage: $m) { number } }`, map[string]any{"m": strings.Repeat("u", size)})
-		a.do(`mutation($id: ID!, $m: String!) { endTurn(input: {sessionID: $id, assistantMessage: $m}) { number } }`, map[string]any{"m": strings.Repeat("a", size)})
+		a.do(`mutation($id: ID!, $m: String!) { beginTurn(input: {sessionID: $id, userMessage: $m}) { turn { number } } }`, map[string]any{"m": strings.Repeat("u", size)})
+		a.do(`mutation($id: ID!, $m: String!) { endTurn(input: {sessionID: $id, assistantMessage: $m}) { turn { number } } }`, map[string]any{"m": strings.Repeat("a", size)})
 	}
 
 	b := a.context("MESSAGES", map[string]any{"modelLimit": 100000})
@@ -88,17 +88,17 @@ func TestSlidingWindowReproducesSeed004(t *testing.T) {
 	assert.Equal(t, 95000, whole.TokenCount)
 
 	// SUMMARY puts the history summary where the cut turns were.
-	a.do(`mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "The user pasted long logs."}) { id } }`, nil)
+	a.do(`mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "The user pasted long logs."}) { session { id } } }`, nil)
 	sum := a.context("MESSAGES", map[string]any{"modelLimit": 100000, "strategy": "SUMMARY"})
 	assert.Equal(t, "Previous conversation summary: The user pasted long logs.", sum.Messages[1].Content)
 	assert.Len(t, sum.Messages, 12)
 
 	// Seed 004's reset keeps the system prompt, clears the history.
-	a.do(`mutation($id: ID!) { resetConversation(sessionID: $id) { id tokenCount } }`, nil)
+	a.do(`mutation($id: ID!) { resetConversation(input: {sessionID: $id}) { session { id tokenCount } } }`, nil)
 	after := a.context("MESSAGES", map[string]any{"modelLimit": 100000})
 	require.Len(t, after.Messages, 1)
 	assert.Equal(t, 5000, after.Messages[0].TokenCount)
-	a.do(`mutation($id: ID!) { resetConversation(sessionID: $id, keepSystemPrompt: false) { id } }`, nil)
+	a.do(`mutation($id: ID!) { resetConversation(input: {sessionID: $id, keepSystemPrompt: false}) { session { id } } }`, nil)
 	assert.Empty(t, a.context("MESSAGES", nil).Messages)
 }
 

@@ -69,13 +69,13 @@ func kitchenSession(t *testing.T, s *apitest.Server) *agent {
 	a := &agent{t: t, s: s, id: opened.OpenSession.Session.ID}
 	curry, pasta, chicken, rice, coconut, riceIng := newUUID(), newUUID(), newUUID(), newUUID(), newUUID(), newUUID()
 	updateTurn := func(summary map[string]any) {
-		a.do(`mutation($id: ID!, $s: ExecutionSummaryInput!) { updateTurn(input: {sessionID: $id, summary: $s}) { number } }`, map[string]any{"s": summary})
+		a.do(`mutation($id: ID!, $s: ExecutionSummaryInput!) { updateTurn(input: {sessionID: $id, summary: $s}) { turn { number } } }`, map[string]any{"s": summary})
 	}
 	endTurn := func(message string) {
-		a.do(`mutation($id: ID!, $m: String!) { endTurn(input: {sessionID: $id, assistantMessage: $m}) { number } }`, map[string]any{"m": message})
+		a.do(`mutation($id: ID!, $m: String!) { endTurn(input: {sessionID: $id, assistantMessage: $m}) { turn { number } } }`, map[string]any{"m": message})
 	}
 	begin := func(message string) {
-		a.do(`mutation($id: ID!, $m: String!) { beginTurn(sessionID: $id, userMessage: $m) { number } }`, map[string]any{"m": message})
+		a.do(`mutation($id: ID!, $m: String!) { beginTurn(input: {sessionID: $id, userMessage: $m}) { turn { number } } }`, map[string]any{"m": message})
 	}
 
 	begin("what recipes do i have?")
@@ -100,7 +100,7 @@ func kitchenSession(t *testing.T, s *apitest.Server) *agent {
 	begin("suggest a new recipe with rice")
 	a.do(`mutation($id: ID!) { recordGenerated(input: {sessionID: $id, entityType: "recipe", step: 1, content: {
 		name: "Coconut Rice", servings: 2, ingredients: ["jasmine rice", "coconut milk", "salt"], instructions: "Rinse the rice, simmer in coconut milk for 15 minutes."}}) { ref { ref } } }`, nil)
-	a.do(`mutation($id: ID!) { retainRef(sessionID: $id, ref: "recipe_1", reason: "User compares new ideas with their Thai Curry") { ref { ref } } }`, nil)
+	a.do(`mutation($id: ID!) { retainRef(input: {sessionID: $id, ref: "recipe_1", reason: "User compares new ideas with their Thai Curry"}) { ref { ref } } }`, nil)
 	updateTurn(map[string]any{"decision": "propose", "goal": "Suggest a rice recipe", "phase": "narrowing",
 		"steps":    []any{map[string]any{"step": 1, "kind": "generate", "description": "Generate a recipe", "outcome": "gen_recipe_1"}},
 		"curation": map[string]any{"retained": []any{map[string]any{"ref": "recipe_1", "reason": "User compares new ideas with their Thai Curry"}}}})
@@ -130,7 +130,7 @@ func kitchenSession(t *testing.T, s *apitest.Server) *agent {
 		"curation": map[string]any{"retained": []any{map[string]any{"ref": "recipe_1", "reason": "User compares new ideas with their Thai Curry"}}, "demoted": []any{"inv_2"}}})
 	a.do(`mutation($id: ID!) { updateSession(input: {id: $id, engagementSummary: "Weeknight cooking from the pantry.",
 		historySummary: "The user listed recipes, checked the pantry, saved Coconut Rice and is planning dinners.",
-		pendingClarification: {question: "Do you want fish on Friday?"}}) { id } }`, nil)
+		pendingClarification: {question: "Do you want fish on Friday?"}}) { session { id } } }`, nil)
 	return a
 }
 

@@ -8,12 +8,17 @@ package graph
 import (
 	"context"
 	"sessiongraph/ent"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 )
 
 // UpsertEntityType is the resolver for the upsertEntityType field.
-func (r *mutationResolver) UpsertEntityType(ctx context.Context, input engine.UpsertEntityTypeInput) (*ent.EntityType, error) {
-	return r.Engine.UpsertEntityType(ctx, input)
+func (r *mutationResolver) UpsertEntityType(ctx context.Context, input engine.UpsertEntityTypeInput) (*model.UpsertEntityTypePayload, error) {
+	t, err := r.Engine.UpsertEntityType(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpsertEntityTypePayload{EntityType: t}, nil
 }
 
 // EntityTypes is the resolver for the entityTypes field.

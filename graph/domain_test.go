@@ -30,16 +30,16 @@ func TestEntityTypesAndUpsert(t *testing.T) {
 
 	// A new type takes effect at once for this replica's registry writes.
 	s.MustDo(t, `mutation { upsertEntityType(input: {domain: "kitchen", name: "shopping_item", table: "shopping_items",
-		labelField: "title", fkFields: [{field: "ingredient_id", targetType: "ingredient", table: "ingredients", nameColumn: "name"}]}) { name } }`, nil, nil)
+		labelField: "title", fkFields: [{field: "ingredient_id", targetType: "ingredient", table: "ingredients", nameColumn: "name"}]}) { entityType { name } } }`, nil, nil)
 	a := newAgent(t, s, "shopping")
 	a.turn("what do I need to buy?")
 	got := a.read("shopping_items", map[string]any{"id": newUUID(), "title": "Basil", "ingredient_id": newUUID()})
 	assert.Equal(t, []map[string]any{{"id": "shopping_item_1", "title": "Basil", "ingredient_id": "ingredient_1"}}, got.RecordRead.Records)
 
 	for _, bad := range []string{
-		`mutation { upsertEntityType(input: {domain: "kitchen", name: "gen_thing", table: "things"}) { name } }`,
-		`mutation { upsertEntityType(input: {domain: "kitchen", name: "thing_2", table: "things"}) { name } }`,
-		`mutation { upsertEntityType(input: {domain: "kitchen", name: "thing", table: "things", fkFields: [{field: "x_id", targetType: "nope", table: "x", nameColumn: "name"}]}) { name } }`,
+		`mutation { upsertEntityType(input: {domain: "kitchen", name: "gen_thing", table: "things"}) { entityType { name } } }`,
+		`mutation { upsertEntityType(input: {domain: "kitchen", name: "thing_2", table: "things"}) { entityType { name } } }`,
+		`mutation { upsertEntityType(input: {domain: "kitchen", name: "thing", table: "things", fkFields: [{field: "x_id", targetType: "nope", table: "x", nameColumn: "name"}]}) { entityType { name } } }`,
 	} {
 		res := s.Do(t, bad, nil)
 		require.Len(t, res.Errors, 1, bad)

@@ -7,27 +7,28 @@ package graph
 
 import (
 	"context"
-	"sessiongraph/ent"
-
-	"github.com/google/uuid"
+	"sessiongraph/graph/model"
 )
 
 // ExpireSession is the resolver for the expireSession field.
-func (r *mutationResolver) ExpireSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
-	return r.Engine.ExpireSession(ctx, id)
+func (r *mutationResolver) ExpireSession(ctx context.Context, input model.ExpireSessionInput) (*model.SessionPayload, error) {
+	return model.Session(r.Engine.ExpireSession(ctx, input.ID))
 }
 
 // ExpireSessions is the resolver for the expireSessions field.
-func (r *mutationResolver) ExpireSessions(ctx context.Context, where ent.SessionWhereInput) (int, error) {
-	return r.Engine.ExpireSessions(ctx, &where)
+func (r *mutationResolver) ExpireSessions(ctx context.Context, input model.ExpireSessionsInput) (*model.CountPayload, error) {
+	return model.Count(r.Engine.ExpireSessions(ctx, input.Where))
 }
 
 // DeleteSession is the resolver for the deleteSession field.
-func (r *mutationResolver) DeleteSession(ctx context.Context, id uuid.UUID) (bool, error) {
-	return r.Engine.DeleteSession(ctx, id)
+func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (*model.DeleteSessionPayload, error) {
+	if err := r.Engine.DeleteSession(ctx, input.ID); err != nil {
+		return nil, err
+	}
+	return &model.DeleteSessionPayload{DeletedSessionID: input.ID}, nil
 }
 
 // PurgeExpired is the resolver for the purgeExpired field.
-func (r *mutationResolver) PurgeExpired(ctx context.Context, olderThanSeconds *int) (int, error) {
-	return r.Engine.PurgeExpired(ctx, olderThanSeconds)
+func (r *mutationResolver) PurgeExpired(ctx context.Context, input model.PurgeExpiredInput) (*model.CountPayload, error) {
+	return model.Count(r.Engine.PurgeExpired(ctx, input.OlderThanSeconds))
 }

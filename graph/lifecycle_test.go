@@ -23,17 +23,19 @@ func TestExpireSessionThenWritesFailAndTheKeyOpensAFreshSession(t *testing.T) {
 	a.turn("hi")
 	var out struct {
 		ExpireSession struct {
-			Status    string     `json:"status"`
-			ExpiredAt *time.Time `json:"expiredAt"`
+			Session struct {
+				Status    string     `json:"status"`
+				ExpiredAt *time.Time `json:"expiredAt"`
+			} `json:"session"`
 		} `json:"expireSession"`
 	}
-	s.MustDo(t, `mutation($id: ID!) { expireSession(id: $id) { status expiredAt } }`, map[string]any{"id": a.id}, &out)
-	assert.Equal(t, "EXPIRED", out.ExpireSession.Status)
-	require.NotNil(t, out.ExpireSession.ExpiredAt)
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { status expiredAt } } }`, map[string]any{"id": a.id}, &out)
+	assert.Equal(t, "EXPIRED", out.ExpireSession.Session.Status)
+	require.NotNil(t, out.ExpireSession.Session.ExpiredAt)
 
 	ctx := access.System(context.Background())
 	events := s.Client.Event.Query().CountX(ctx)
-	assert.Equal(t, "SESSION_EXPIRED", a.code(`mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "late"}) { number } }`, nil))
+	assert.Equal(t, "SESSION_EXPIRED", a.code(`mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "late"}) { turn { number } } }`, nil))
 	assert.Equal(t, events, s.Client.Event.Query().CountX(ctx), "a refused write changes nothing")
 	var read struct {
 		Session struct{ Status string } `json:"session"`
@@ -45,10 +47,10 @@ func TestExpireSessionThenWritesFailAndTheKeyOpensAFreshSession(t *testing.T) {
 	assert.True(t, reopened.Created)
 	assert.NotEqual(t, a.id, reopened.Session.ID)
 
-	s.MustDo(t, `mutation($id: ID!) { expireSession(id: $id) { status } }`, map[string]any{"id": a.id}, nil)
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { status } } }`, map[string]any{"id": a.id}, nil)
 	assert.Equal(t, 1, s.Client.Event.Query().Where(event.Kind("session.expired"), event.SessionID(uuid.MustParse(a.id))).CountX(ctx),
 		"expiring an expired session changes nothing")
-	assert.Equal(t, "NOT_FOUND", s.ErrorCode(t, `mutation { expireSession(id: "00000000-0000-4000-8000-000000000000") { status } }`, nil))
+	assert.Equal(t, "NOT_FOUND", s.ErrorCode(t, `mutation { expireSession(input: {id: "00000000-0000-4000-8000-000000000000"}) { session { status } } }`, nil))
 }
 
 func TestExpireSessionsIsOneBatchWhateverTheCount(t *testing.T) {
@@ -58,11 +60,11 @@ func TestExpireSessionsIsOneBatchWhateverTheCount(t *testing.T) {
 		seedSessions(t, s, "globex", 2)
 		before := s.Statements()
 		var out struct {
-			ExpireSessions int `json:"expireSessions"`
+			ExpireSessions struct{ Count int } `json:"expireSessions"`
 		}
-		s.MustDo(t, `mutation { expireSessions(where: {tenant: "acme"}) }`, nil, &out)
+		s.MustDo(t, `mutation { expireSessions(input: {where: {tenant: "acme"}}) { count } }`, nil, &out)
 		used := s.Statements() - before
-		assert.Equal(t, n, out.ExpireSessions)
+		assert.Equal(t, n, out.ExpireSessions.Count)
 		ctx := access.System(context.Background())
 		assert.Equal(t, n, s.Client.Session.Query().Where(session.StatusEQ(session.StatusExpired)).CountX(ctx))
 		assert.Equal(t, 2, s.Client.Session.Query().Where(session.Tenant("globex"), session.StatusEQ(session.StatusActive)).CountX(ctx))
@@ -79,10 +81,12 @@ func TestDeleteAndPurgeRemoveEveryRow(t *testing.T) {
 	a.turn("hi")
 	a.read("recipes", map[string]any{"id": newUUID(), "name": "Dal"})
 	var deleted struct {
-		DeleteSession bool `json:"deleteSession"`
+		DeleteSession struct {
+			DeletedSessionID string `json:"deletedSessionID"`
+		} `json:"deleteSession"`
 	}
-	s.MustDo(t, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": a.id}, &deleted)
-	assert.True(t, deleted.DeleteSession)
+	s.MustDo(t, `mutation($id: ID!) { deleteSession(input: {id: $id}) { deletedSessionID } }`, map[string]any{"id": a.id}, &deleted)
+	assert.Equal(t, a.id, deleted.DeleteSession.DeletedSessionID)
 	assert.Zero(t, s.Client.Turn.Query().CountX(ctx))
 	assert.Zero(t, s.Client.Ref.Query().CountX(ctx))
 	kinds := []string{}
@@ -95,12 +99,12 @@ func TestDeleteAndPurgeRemoveEveryRow(t *testing.T) {
 	s.Client.Session.Update().Where(session.IDIn(old[0].ID, old[1].ID)).
 		SetStatus(session.StatusExpired).SetExpiredAt(time.Now().Add(-8 * 24 * time.Hour)).ExecX(ctx)
 	var purged struct {
-		PurgeExpired int `json:"purgeExpired"`
+		PurgeExpired struct{ Count int } `json:"purgeExpired"`
 	}
-	s.MustDo(t, `mutation { purgeExpired }`, nil, &purged)
-	assert.Equal(t, 2, purged.PurgeExpired, "expired longer ago than the 7-day retention")
+	s.MustDo(t, `mutation { purgeExpired(input: {}) { count } }`, nil, &purged)
+	assert.Equal(t, 2, purged.PurgeExpired.Count, "expired longer ago than the 7-day retention")
 	assert.Equal(t, 1, s.Client.Session.Query().CountX(ctx))
-	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, `mutation { purgeExpired(olderThanSeconds: -1) }`, nil))
+	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, `mutation { purgeExpired(input: {olderThanSeconds: -1}) { count } }`, nil))
 }
 
 // The reaper expires idle sessions on one replica at a time: while another

@@ -9,14 +9,18 @@ import (
 	"context"
 	"sessiongraph/ent"
 	"sessiongraph/graph/generated"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/registry"
-
-	"github.com/google/uuid"
 )
 
 // Refs is the resolver for the refs field.
-func (r *enrichmentPayloadResolver) Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error) {
+func (r *applyEnrichmentPayloadResolver) Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error) {
+	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+}
+
+// Refs is the resolver for the refs field.
+func (r *mentionEntityPayloadResolver) Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error) {
 	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
@@ -51,8 +55,8 @@ func (r *mutationResolver) RecordUserAction(ctx context.Context, input engine.Re
 }
 
 // MentionEntity is the resolver for the mentionEntity field.
-func (r *mutationResolver) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*engine.RefsResult, error) {
-	return r.Engine.MentionEntity(ctx, sessionID, refs)
+func (r *mutationResolver) MentionEntity(ctx context.Context, input model.MentionEntityInput) (*engine.RefsResult, error) {
+	return r.Engine.MentionEntity(ctx, input.SessionID, input.Refs)
 }
 
 // UpdateArtifact is the resolver for the updateArtifact field.
@@ -66,28 +70,53 @@ func (r *mutationResolver) ApplyEnrichment(ctx context.Context, input engine.App
 }
 
 // RetainRef is the resolver for the retainRef field.
-func (r *mutationResolver) RetainRef(ctx context.Context, sessionID uuid.UUID, ref string, reason string) (*engine.RefResult, error) {
-	return r.Engine.RetainRef(ctx, sessionID, ref, reason)
+func (r *mutationResolver) RetainRef(ctx context.Context, input model.RetainRefInput) (*engine.RefResult, error) {
+	return r.Engine.RetainRef(ctx, input.SessionID, input.Ref, input.Reason)
 }
 
 // ReleaseRef is the resolver for the releaseRef field.
-func (r *mutationResolver) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*engine.RefResult, error) {
-	return r.Engine.ReleaseRef(ctx, sessionID, ref)
-}
-
-// Refs is the resolver for the refs field.
-func (r *recordsPayloadResolver) Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error) {
-	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+func (r *mutationResolver) ReleaseRef(ctx context.Context, input model.ReleaseRefInput) (*engine.RefResult, error) {
+	return r.Engine.ReleaseRef(ctx, input.SessionID, input.Ref)
 }
 
 // Ref is the resolver for the ref field.
-func (r *refPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
+func (r *recordCreatedPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
 	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Refs is the resolver for the refs field.
-func (r *refsPayloadResolver) Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error) {
+func (r *recordDeletedPayloadResolver) Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error) {
 	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+}
+
+// Ref is the resolver for the ref field.
+func (r *recordGeneratedPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
+	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+}
+
+// Refs is the resolver for the refs field.
+func (r *recordReadPayloadResolver) Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error) {
+	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+}
+
+// Refs is the resolver for the refs field.
+func (r *recordUpdatedPayloadResolver) Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error) {
+	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+}
+
+// Ref is the resolver for the ref field.
+func (r *recordUserActionPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
+	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+}
+
+// Ref is the resolver for the ref field.
+func (r *releaseRefPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
+	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+}
+
+// Ref is the resolver for the ref field.
+func (r *retainRefPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
+	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // ResolveRefs is the resolver for the resolveRefs field.
@@ -96,8 +125,8 @@ func (r *sessionResolver) ResolveRefs(ctx context.Context, obj *ent.Session, ref
 }
 
 // TranslateFilters is the resolver for the translateFilters field.
-func (r *sessionResolver) TranslateFilters(ctx context.Context, obj *ent.Session, table string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error) {
-	return r.Engine.TranslateFilters(ctx, obj, table, filters)
+func (r *sessionResolver) TranslateFilters(ctx context.Context, obj *ent.Session, entityType *string, table *string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error) {
+	return r.Engine.TranslateFilters(ctx, obj, entityType, table, filters)
 }
 
 // TranslatePayload is the resolver for the translatePayload field.
@@ -120,25 +149,76 @@ func (r *sessionResolver) ActiveEntities(ctx context.Context, obj *ent.Session, 
 	return r.Engine.ActiveEntities(ctx, obj, *turnsWindow)
 }
 
-// EnrichmentPayload returns generated.EnrichmentPayloadResolver implementation.
-func (r *Resolver) EnrichmentPayload() generated.EnrichmentPayloadResolver {
-	return &enrichmentPayloadResolver{r}
+// Ref is the resolver for the ref field.
+func (r *updateArtifactPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
+	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
-// RecordsPayload returns generated.RecordsPayloadResolver implementation.
-func (r *Resolver) RecordsPayload() generated.RecordsPayloadResolver {
-	return &recordsPayloadResolver{r}
+// ApplyEnrichmentPayload returns generated.ApplyEnrichmentPayloadResolver implementation.
+func (r *Resolver) ApplyEnrichmentPayload() generated.ApplyEnrichmentPayloadResolver {
+	return &applyEnrichmentPayloadResolver{r}
 }
 
-// RefPayload returns generated.RefPayloadResolver implementation.
-func (r *Resolver) RefPayload() generated.RefPayloadResolver { return &refPayloadResolver{r} }
+// MentionEntityPayload returns generated.MentionEntityPayloadResolver implementation.
+func (r *Resolver) MentionEntityPayload() generated.MentionEntityPayloadResolver {
+	return &mentionEntityPayloadResolver{r}
+}
 
-// RefsPayload returns generated.RefsPayloadResolver implementation.
-func (r *Resolver) RefsPayload() generated.RefsPayloadResolver { return &refsPayloadResolver{r} }
+// RecordCreatedPayload returns generated.RecordCreatedPayloadResolver implementation.
+func (r *Resolver) RecordCreatedPayload() generated.RecordCreatedPayloadResolver {
+	return &recordCreatedPayloadResolver{r}
+}
+
+// RecordDeletedPayload returns generated.RecordDeletedPayloadResolver implementation.
+func (r *Resolver) RecordDeletedPayload() generated.RecordDeletedPayloadResolver {
+	return &recordDeletedPayloadResolver{r}
+}
+
+// RecordGeneratedPayload returns generated.RecordGeneratedPayloadResolver implementation.
+func (r *Resolver) RecordGeneratedPayload() generated.RecordGeneratedPayloadResolver {
+	return &recordGeneratedPayloadResolver{r}
+}
+
+// RecordReadPayload returns generated.RecordReadPayloadResolver implementation.
+func (r *Resolver) RecordReadPayload() generated.RecordReadPayloadResolver {
+	return &recordReadPayloadResolver{r}
+}
+
+// RecordUpdatedPayload returns generated.RecordUpdatedPayloadResolver implementation.
+func (r *Resolver) RecordUpdatedPayload() generated.RecordUpdatedPayloadResolver {
+	return &recordUpdatedPayloadResolver{r}
+}
+
+// RecordUserActionPayload returns generated.RecordUserActionPayloadResolver implementation.
+func (r *Resolver) RecordUserActionPayload() generated.RecordUserActionPayloadResolver {
+	return &recordUserActionPayloadResolver{r}
+}
+
+// ReleaseRefPayload returns generated.ReleaseRefPayloadResolver implementation.
+func (r *Resolver) ReleaseRefPayload() generated.ReleaseRefPayloadResolver {
+	return &releaseRefPayloadResolver{r}
+}
+
+// RetainRefPayload returns generated.RetainRefPayloadResolver implementation.
+func (r *Resolver) RetainRefPayload() generated.RetainRefPayloadResolver {
+	return &retainRefPayloadResolver{r}
+}
+
+// UpdateArtifactPayload returns generated.UpdateArtifactPayloadResolver implementation.
+func (r *Resolver) UpdateArtifactPayload() generated.UpdateArtifactPayloadResolver {
+	return &updateArtifactPayloadResolver{r}
+}
 
 type (
-	enrichmentPayloadResolver struct{ *Resolver }
-	recordsPayloadResolver    struct{ *Resolver }
-	refPayloadResolver        struct{ *Resolver }
-	refsPayloadResolver       struct{ *Resolver }
+	applyEnrichmentPayloadResolver  struct{ *Resolver }
+	mentionEntityPayloadResolver    struct{ *Resolver }
+	recordCreatedPayloadResolver    struct{ *Resolver }
+	recordDeletedPayloadResolver    struct{ *Resolver }
+	recordGeneratedPayloadResolver  struct{ *Resolver }
+	recordReadPayloadResolver       struct{ *Resolver }
+	recordUpdatedPayloadResolver    struct{ *Resolver }
+	recordUserActionPayloadResolver struct{ *Resolver }
+	releaseRefPayloadResolver       struct{ *Resolver }
+	retainRefPayloadResolver        struct{ *Resolver }
+	updateArtifactPayloadResolver   struct{ *Resolver }
 )

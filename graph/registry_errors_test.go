@@ -45,12 +45,12 @@ func TestRegistryBadInputHasCodesAndWritesNothing(t *testing.T) {
 		{"label over 1,000 characters", generate, map[string]any{"type": "recipe", "content": map[string]any{"name": "x"}, "label": longLabel}, "BAD_USER_INPUT"},
 		{"more than 1,000 records", recordRead, map[string]any{"table": "recipes", "records": tooMany}, "BAD_USER_INPUT"},
 		{"ref from another session", `query($id: ID!) { session(id: $id) { resolveRefs(refs: ["inv_1"]) { ref } } }`, nil, "REF_NOT_FOUND"},
-		{"retain another session's ref", `mutation($id: ID!) { retainRef(sessionID: $id, ref: "inv_1", reason: "keep") { ref { ref } } }`, nil, "REF_NOT_FOUND"},
+		{"retain another session's ref", `mutation($id: ID!) { retainRef(input: {sessionID: $id, ref: "inv_1", reason: "keep"}) { ref { ref } } }`, nil, "REF_NOT_FOUND"},
 		{"unknown ref in a filter", `query($id: ID!) { session(id: $id) { translateFilters(table: "recipes", filters: [{field: "id", op: "eq", value: "recipe_7"}]) { pendingRefs } } }`, nil, "REF_NOT_FOUND"},
 		{"ref of another type in a filter", `query($id: ID!) { session(id: $id) { translateFilters(table: "inventory", filters: [{field: "id", op: "eq", value: "recipe_1"}]) { pendingRefs } } }`, nil, "BAD_USER_INPUT"},
 		{"update of a ref without artifact", `mutation($id: ID!) { updateArtifact(input: {sessionID: $id, ref: "recipe_1", content: {name: "y"}}) { ref { ref } } }`, nil, "BAD_USER_INPUT"},
-		{"retain without a reason", `mutation($id: ID!) { retainRef(sessionID: $id, ref: "recipe_1", reason: "") { ref { ref } } }`, nil, "BAD_USER_INPUT"},
-		{"second open turn", `mutation($id: ID!) { beginTurn(sessionID: $id, userMessage: "again") { number } }`, nil, "TURN_IN_PROGRESS"},
+		{"retain without a reason", `mutation($id: ID!) { retainRef(input: {sessionID: $id, ref: "recipe_1", reason: ""}) { ref { ref } } }`, nil, "BAD_USER_INPUT"},
+		{"second open turn", `mutation($id: ID!) { beginTurn(input: {sessionID: $id, userMessage: "again"}) { turn { number } } }`, nil, "TURN_IN_PROGRESS"},
 	}
 	ctx := access.System(context.Background())
 	refsBefore := s.Client.Ref.Query().CountX(ctx)

@@ -390,16 +390,16 @@ func TestRetentionPastTheTurnWindow(t *testing.T) {
 	assert.Equal(t, []string{"gen_meal_plan_1"}, generated)
 	assert.Empty(t, retained)
 
-	a.do(`mutation($id: ID!) { retainRef(sessionID: $id, ref: "recipe_1", reason: "User's ongoing weekly meal plan goal") { ref { ref } } }`, nil)
+	a.do(`mutation($id: ID!) { retainRef(input: {sessionID: $id, ref: "recipe_1", reason: "User's ongoing weekly meal plan goal"}) { ref { ref } } }`, nil)
 	_, _, retained, reasons := tiers()
 	assert.Equal(t, []string{"recipe_1"}, retained)
 	assert.Equal(t, "User's ongoing weekly meal plan goal", reasons["recipe_1"])
 
-	a.do(`mutation($id: ID!) { mentionEntity(sessionID: $id, refs: ["recipe_2"]) { refs { ref } } }`, nil)
+	a.do(`mutation($id: ID!) { mentionEntity(input: {sessionID: $id, refs: ["recipe_2"]}) { refs { ref } } }`, nil)
 	active, _, _, _ = tiers()
 	assert.ElementsMatch(t, []string{"inv_1", "recipe_2"}, active, "a mention brings a ref back into the window")
 
-	a.do(`mutation($id: ID!) { releaseRef(sessionID: $id, ref: "recipe_1") { ref { ref } } }`, nil)
+	a.do(`mutation($id: ID!) { releaseRef(input: {sessionID: $id, ref: "recipe_1"}) { ref { ref } } }`, nil)
 	_, _, retained, _ = tiers()
 	assert.Empty(t, retained)
 

@@ -28,11 +28,11 @@ func newAgent(t *testing.T, s *apitest.Server, key string) *agent {
 // turn ends the open turn, if any, and begins the next.
 func (a *agent) turn(message string) {
 	a.t.Helper()
-	res := a.s.Do(a.t, `mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "ok"}) { number } }`, map[string]any{"id": a.id})
+	res := a.s.Do(a.t, `mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "ok"}) { turn { number } } }`, map[string]any{"id": a.id})
 	if len(res.Errors) > 0 {
 		require.Equal(a.t, "NO_OPEN_TURN", res.Errors[0].Code())
 	}
-	a.s.MustDo(a.t, `mutation($id: ID!, $m: String!) { beginTurn(sessionID: $id, userMessage: $m) { number } }`,
+	a.s.MustDo(a.t, `mutation($id: ID!, $m: String!) { beginTurn(input: {sessionID: $id, userMessage: $m}) { turn { number } } }`,
 		map[string]any{"id": a.id, "m": message}, nil)
 }
 

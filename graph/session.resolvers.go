@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"sessiongraph/ent"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 
 	"github.com/google/uuid"
@@ -19,8 +20,8 @@ func (r *mutationResolver) OpenSession(ctx context.Context, input engine.OpenSes
 }
 
 // UpdateSession is the resolver for the updateSession field.
-func (r *mutationResolver) UpdateSession(ctx context.Context, input engine.UpdateSessionInput) (*ent.Session, error) {
-	return r.Engine.UpdateSession(ctx, input)
+func (r *mutationResolver) UpdateSession(ctx context.Context, input engine.UpdateSessionInput) (*model.SessionPayload, error) {
+	return model.Session(r.Engine.UpdateSession(ctx, input))
 }
 
 // Session is the resolver for the session field.

@@ -121,7 +121,7 @@ func TestOpenSessionAfterTTLExpiryOpensAFreshSession(t *testing.T) {
 }
 
 const updateSession = `mutation($in: UpdateSessionInput!) {
-  updateSession(input: $in) { id metadata focus { type id context } historySummary ttlSeconds lastActiveAt expiresAt }
+  updateSession(input: $in) { session { id metadata focus { type id context } historySummary ttlSeconds lastActiveAt expiresAt } }
 }`
 
 func TestUpdateSessionMergesMetadataAndStampsActivity(t *testing.T) {
@@ -131,12 +131,14 @@ func TestUpdateSessionMergesMetadataAndStampsActivity(t *testing.T) {
 
 	var out struct {
 		UpdateSession struct {
-			Metadata       map[string]string `json:"metadata"`
-			Focus          map[string]any    `json:"focus"`
-			HistorySummary string            `json:"historySummary"`
-			TTLSeconds     int               `json:"ttlSeconds"`
-			LastActiveAt   time.Time         `json:"lastActiveAt"`
-			ExpiresAt      time.Time         `json:"expiresAt"`
+			Session struct {
+				Metadata       map[string]string `json:"metadata"`
+				Focus          map[string]any    `json:"focus"`
+				HistorySummary string            `json:"historySummary"`
+				TTLSeconds     int               `json:"ttlSeconds"`
+				LastActiveAt   time.Time         `json:"lastActiveAt"`
+				ExpiresAt      time.Time         `json:"expiresAt"`
+			} `json:"session"`
 		} `json:"updateSession"`
 	}
 	s.MustDo(t, updateSession, map[string]any{"in": map[string]any{
@@ -144,7 +146,7 @@ func TestUpdateSessionMergesMetadataAndStampsActivity(t *testing.T) {
 		"focus":          map[string]any{"type": "recipe", "id": "recipe_1", "context": map[string]any{"step": 2}},
 		"historySummary": "User plans dinners.", "ttlSeconds": 120,
 	}}, &out)
-	u := out.UpdateSession
+	u := out.UpdateSession.Session
 	assert.Equal(t, map[string]string{"b": "two", "c": "3"}, u.Metadata)
 	assert.Equal(t, map[string]any{"type": "recipe", "id": "recipe_1", "context": map[string]any{"step": float64(2)}}, u.Focus)
 	assert.Equal(t, "User plans dinners.", u.HistorySummary)

@@ -7,23 +7,21 @@ package graph
 
 import (
 	"context"
-	"sessiongraph/ent"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
-
-	"github.com/google/uuid"
 )
 
 // BeginTurn is the resolver for the beginTurn field.
-func (r *mutationResolver) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage string) (*ent.Turn, error) {
-	return r.Engine.BeginTurn(ctx, sessionID, userMessage)
+func (r *mutationResolver) BeginTurn(ctx context.Context, input model.BeginTurnInput) (*model.TurnPayload, error) {
+	return model.Turn(r.Engine.BeginTurn(ctx, input.SessionID, input.UserMessage))
 }
 
 // EndTurn is the resolver for the endTurn field.
-func (r *mutationResolver) EndTurn(ctx context.Context, input engine.EndTurnInput) (*ent.Turn, error) {
-	return r.Engine.EndTurn(ctx, input)
+func (r *mutationResolver) EndTurn(ctx context.Context, input engine.EndTurnInput) (*model.TurnPayload, error) {
+	return model.Turn(r.Engine.EndTurn(ctx, input))
 }
 
 // FailTurn is the resolver for the failTurn field.
-func (r *mutationResolver) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
-	return r.Engine.FailTurn(ctx, sessionID, reason)
+func (r *mutationResolver) FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error) {
+	return model.Turn(r.Engine.FailTurn(ctx, input.SessionID, input.Reason))
 }

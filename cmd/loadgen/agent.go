@@ -37,7 +37,7 @@ const (
   openSession(input: $in) { created session { id } }
 }`
 	beginTurnOp = `mutation BeginTurn($id: ID!, $message: String!) {
-  beginTurn(sessionID: $id, userMessage: $message) { number }
+  beginTurn(input: {sessionID: $id, userMessage: $message}) { turn { number } }
 }`
 	recordReadOp = `mutation RecordRead($id: ID!, $table: String!, $records: [Map!]!, $step: Int) {
   recordRead(input: {sessionID: $id, table: $table, records: $records, step: $step}) {
@@ -60,7 +60,7 @@ const (
   } }
 }`
 	endTurnOp = `mutation EndTurn($id: ID!, $message: String!, $summary: ExecutionSummaryInput) {
-  endTurn(input: {sessionID: $id, assistantMessage: $message, summary: $summary}) { number status }
+  endTurn(input: {sessionID: $id, assistantMessage: $message, summary: $summary}) { turn { number status } }
 }`
 )
 

@@ -82,6 +82,38 @@ func (ec *executionContext) fieldContext_CreateAPIKeyPayload_apiKey(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _RevokeAPIKeyPayload_apiKey(ctx context.Context, field graphql.CollectedField, obj *model.RevokeAPIKeyPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeAPIKeyPayload_apiKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.APIKey) graphql.Marshaler {
+			return ec.marshalNAPIKey2ᚖsessiongraphᚋentᚐAPIKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeAPIKeyPayload_apiKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeAPIKeyPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_APIKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.CollectedField, obj *access.Principal) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -199,6 +231,36 @@ func (ec *executionContext) unmarshalInputCreateAPIKeyInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRevokeAPIKeyInput(ctx context.Context, obj any) (model.RevokeAPIKeyInput, error) {
+	var it model.RevokeAPIKeyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -226,6 +288,44 @@ func (ec *executionContext) _CreateAPIKeyPayload(ctx context.Context, sel ast.Se
 			}
 		case "apiKey":
 			out.Values[i] = ec._CreateAPIKeyPayload_apiKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revokeAPIKeyPayloadImplementors = []string{"RevokeAPIKeyPayload"}
+
+func (ec *executionContext) _RevokeAPIKeyPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RevokeAPIKeyPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokeAPIKeyPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevokeAPIKeyPayload")
+		case "apiKey":
+			out.Values[i] = ec._RevokeAPIKeyPayload_apiKey(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -315,6 +415,21 @@ func (ec *executionContext) marshalNCreateAPIKeyPayload2ᚖsessiongraphᚋgraph�
 		return graphql.Null
 	}
 	return ec._CreateAPIKeyPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRevokeAPIKeyInput2sessiongraphᚋgraphᚋmodelᚐRevokeAPIKeyInput(ctx context.Context, v any) (model.RevokeAPIKeyInput, error) {
+	res, err := ec.unmarshalInputRevokeAPIKeyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevokeAPIKeyPayload2ᚖsessiongraphᚋgraphᚋmodelᚐRevokeAPIKeyPayload(ctx context.Context, sel ast.SelectionSet, v *model.RevokeAPIKeyPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RevokeAPIKeyPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNViewer2ᚖsessiongraphᚋinternalᚋaccessᚐPrincipal(ctx context.Context, sel ast.SelectionSet, v *access.Principal) graphql.Marshaler {

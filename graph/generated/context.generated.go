@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"strconv"
@@ -605,6 +607,70 @@ func (ec *executionContext) fieldContext_RecentEntity_turn(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RecentEntity", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ResetConversationPayload_session(ctx context.Context, field graphql.CollectedField, obj *model.SessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResetConversationPayload_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResetConversationPayload_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResetConversationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateTurnPayload_turn(ctx context.Context, field graphql.CollectedField, obj *model.TurnPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateTurnPayload_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateTurnPayload_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateTurnPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _WorkingMemory_turnCount(ctx context.Context, field graphql.CollectedField, obj *engine.WorkingMemory) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -802,6 +868,47 @@ func (ec *executionContext) unmarshalInputContextOptions(ctx context.Context, ob
 				return it, err
 			}
 			it.KeepRecent = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputResetConversationInput(ctx context.Context, obj any) (model.ResetConversationInput, error) {
+	var it model.ResetConversationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["keepSystemPrompt"]; !present {
+		asMap["keepSystemPrompt"] = true
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "keepSystemPrompt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "keepSystemPrompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("keepSystemPrompt"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KeepSystemPrompt = data
 		}
 	}
 	return it, nil
@@ -1137,6 +1244,82 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var resetConversationPayloadImplementors = []string{"ResetConversationPayload"}
+
+func (ec *executionContext) _ResetConversationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resetConversationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResetConversationPayload")
+		case "session":
+			out.Values[i] = ec._ResetConversationPayload_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var updateTurnPayloadImplementors = []string{"UpdateTurnPayload"}
+
+func (ec *executionContext) _UpdateTurnPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TurnPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateTurnPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateTurnPayload")
+		case "turn":
+			out.Values[i] = ec._UpdateTurnPayload_turn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var workingMemoryImplementors = []string{"WorkingMemory"}
 
 func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.SelectionSet, obj *engine.WorkingMemory) graphql.Marshaler {
@@ -1313,9 +1496,34 @@ func (ec *executionContext) marshalNRecentEntity2ᚖsessiongraphᚋinternalᚋen
 	return ec._RecentEntity(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNResetConversationInput2sessiongraphᚋgraphᚋmodelᚐResetConversationInput(ctx context.Context, v any) (model.ResetConversationInput, error) {
+	res, err := ec.unmarshalInputResetConversationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResetConversationPayload2ᚖsessiongraphᚋgraphᚋmodelᚐSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.SessionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ResetConversationPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUpdateTurnInput2sessiongraphᚋinternalᚋengineᚐUpdateTurnInput(ctx context.Context, v any) (engine.UpdateTurnInput, error) {
 	res, err := ec.unmarshalInputUpdateTurnInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx context.Context, sel ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateTurnPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWorkingMemory2ᚖsessiongraphᚋinternalᚋengineᚐWorkingMemory(ctx context.Context, sel ast.SelectionSet, v *engine.WorkingMemory) graphql.Marshaler {

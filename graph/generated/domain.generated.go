@@ -4,10 +4,16 @@ package generated
 
 import (
 	"context"
+	"math"
+	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // region    ************************** generated!.gotpl **************************
@@ -19,6 +25,38 @@ import (
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _UpsertEntityTypePayload_entityType(ctx context.Context, field graphql.CollectedField, obj *model.UpsertEntityTypePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpsertEntityTypePayload_entityType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.EntityType) graphql.Marshaler {
+			return ec.marshalNEntityType2ᚖsessiongraphᚋentᚐEntityType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpsertEntityTypePayload_entityType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpsertEntityTypePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EntityType(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 // endregion **************************** field.gotpl *****************************
 
@@ -255,6 +293,44 @@ func (ec *executionContext) unmarshalInputUpsertEntityTypeInput(ctx context.Cont
 
 // region    **************************** object.gotpl ****************************
 
+var upsertEntityTypePayloadImplementors = []string{"UpsertEntityTypePayload"}
+
+func (ec *executionContext) _UpsertEntityTypePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpsertEntityTypePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, upsertEntityTypePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpsertEntityTypePayload")
+		case "entityType":
+			out.Values[i] = ec._UpsertEntityTypePayload_entityType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
@@ -300,6 +376,16 @@ func (ec *executionContext) unmarshalNNestedRelationInput2ᚕsessiongraphᚋent�
 func (ec *executionContext) unmarshalNUpsertEntityTypeInput2sessiongraphᚋinternalᚋengineᚐUpsertEntityTypeInput(ctx context.Context, v any) (engine.UpsertEntityTypeInput, error) {
 	res, err := ec.unmarshalInputUpsertEntityTypeInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpsertEntityTypePayload2ᚖsessiongraphᚋgraphᚋmodelᚐUpsertEntityTypePayload(ctx context.Context, sel ast.SelectionSet, v *model.UpsertEntityTypePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpsertEntityTypePayload(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

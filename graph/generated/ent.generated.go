@@ -46,7 +46,7 @@ type SessionResolver interface {
 	Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
 	WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns *int) (*engine.WorkingMemory, error)
 	ResolveRefs(ctx context.Context, obj *ent.Session, refs []string) ([]*engine.ResolvedRef, error)
-	TranslateFilters(ctx context.Context, obj *ent.Session, table string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error)
+	TranslateFilters(ctx context.Context, obj *ent.Session, entityType *string, table *string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error)
 	TranslatePayload(ctx context.Context, obj *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error)
 	ReadRefs(ctx context.Context, obj *ent.Session, refs []string) (*engine.ReadRefsResult, error)
 	EnrichmentQueue(ctx context.Context, obj *ent.Session) ([]*engine.EnrichmentRequest, error)
@@ -487,22 +487,30 @@ func (ec *executionContext) field_Session_resolveRefs_args(ctx context.Context, 
 func (ec *executionContext) field_Session_translateFilters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "table",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "entityType",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["table"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "filters",
+	args["entityType"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "table",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["table"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filters",
 		func(ctx context.Context, v any) ([]*engine.FilterInput, error) {
 			return ec.unmarshalNFilterInput2ᚕᚖsessiongraphᚋinternalᚋengineᚐFilterInputᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["filters"] = arg1
+	args["filters"] = arg2
 	return args, nil
 }
 
@@ -4027,7 +4035,7 @@ func (ec *executionContext) _Session_translateFilters(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().TranslateFilters(ctx, obj, fc.Args["table"].(string), fc.Args["filters"].([]*engine.FilterInput))
+			return ec.Resolvers.Session().TranslateFilters(ctx, obj, fc.Args["entityType"].(*string), fc.Args["table"].(*string), fc.Args["filters"].([]*engine.FilterInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.TranslatedFilters) graphql.Marshaler {
@@ -14032,11 +14040,6 @@ func (ec *executionContext) unmarshalNSessionStatus2sessiongraphᚋentᚋsession
 
 func (ec *executionContext) marshalNSessionStatus2sessiongraphᚋentᚋsessionᚐStatus(ctx context.Context, sel ast.SelectionSet, v session.Status) graphql.Marshaler {
 	return v
-}
-
-func (ec *executionContext) unmarshalNSessionWhereInput2sessiongraphᚋentᚐSessionWhereInput(ctx context.Context, v any) (ent.SessionWhereInput, error) {
-	res, err := ec.unmarshalInputSessionWhereInput(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNSessionWhereInput2ᚖsessiongraphᚋentᚐSessionWhereInput(ctx context.Context, v any) (*ent.SessionWhereInput, error) {

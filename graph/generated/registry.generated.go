@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"sessiongraph/ent"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/registry"
 	"strconv"
@@ -19,17 +20,38 @@ import (
 
 // region    ************************** generated!.gotpl **************************
 
-type EnrichmentPayloadResolver interface {
+type ApplyEnrichmentPayloadResolver interface {
 	Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error)
 }
-type RecordsPayloadResolver interface {
-	Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error)
+type MentionEntityPayloadResolver interface {
+	Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error)
 }
-type RefPayloadResolver interface {
+type RecordCreatedPayloadResolver interface {
 	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
 }
-type RefsPayloadResolver interface {
+type RecordDeletedPayloadResolver interface {
 	Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error)
+}
+type RecordGeneratedPayloadResolver interface {
+	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
+}
+type RecordReadPayloadResolver interface {
+	Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error)
+}
+type RecordUpdatedPayloadResolver interface {
+	Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error)
+}
+type RecordUserActionPayloadResolver interface {
+	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
+}
+type ReleaseRefPayloadResolver interface {
+	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
+}
+type RetainRefPayloadResolver interface {
+	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
+}
+type UpdateArtifactPayloadResolver interface {
+	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -136,16 +158,16 @@ func (ec *executionContext) fieldContext_ActiveEntities_retained(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _EnrichmentPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplyEnrichmentPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EnrichmentPayload_refs(ctx, field)
+			return ec.fieldContext_ApplyEnrichmentPayload_refs(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.EnrichmentPayload().Refs(ctx, obj)
+			return ec.Resolvers.ApplyEnrichmentPayload().Refs(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
@@ -155,9 +177,9 @@ func (ec *executionContext) _EnrichmentPayload_refs(ctx context.Context, field g
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_EnrichmentPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ApplyEnrichmentPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "EnrichmentPayload",
+		Object:     "ApplyEnrichmentPayload",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
@@ -168,13 +190,13 @@ func (ec *executionContext) fieldContext_EnrichmentPayload_refs(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _EnrichmentPayload_records(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplyEnrichmentPayload_records(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EnrichmentPayload_records(ctx, field)
+			return ec.fieldContext_ApplyEnrichmentPayload_records(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Records, nil
@@ -187,8 +209,8 @@ func (ec *executionContext) _EnrichmentPayload_records(ctx context.Context, fiel
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_EnrichmentPayload_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EnrichmentPayload", field, false, false, errors.New("field of type Map does not have child fields"))
+func (ec *executionContext) fieldContext_ApplyEnrichmentPayload_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyEnrichmentPayload", field, false, false, errors.New("field of type Map does not have child fields"))
 }
 
 func (ec *executionContext) _EnrichmentRequest_ref(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentRequest) (ret graphql.Marshaler) {
@@ -375,6 +397,38 @@ func (ec *executionContext) fieldContext_Filter_value(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Filter", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _MentionEntityPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.RefsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MentionEntityPayload_refs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MentionEntityPayload().Refs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚕᚖsessiongraphᚋentᚐRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MentionEntityPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MentionEntityPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ReadRefsResult_records(ctx context.Context, field graphql.CollectedField, obj *engine.ReadRefsResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -421,103 +475,16 @@ func (ec *executionContext) fieldContext_ReadRefsResult_fromDatabase(_ context.C
 	return graphql.NewScalarFieldContext("ReadRefsResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RecordsPayload_records(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _RecordCreatedPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RecordsPayload_records(ctx, field)
+			return ec.fieldContext_RecordCreatedPayload_ref(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Records, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2ᚕmapᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_RecordsPayload_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RecordsPayload", field, false, false, errors.New("field of type Map does not have child fields"))
-}
-
-func (ec *executionContext) _RecordsPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RecordsPayload_refs(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.RecordsPayload().Refs(ctx, obj)
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
-			return ec.marshalNRef2ᚕᚖsessiongraphᚋentᚐRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_RecordsPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "RecordsPayload",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Ref(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _RecordsPayload_enrichmentQueue(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RecordsPayload_enrichmentQueue(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EnrichmentQueue, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []engine.EnrichmentRequest) graphql.Marshaler {
-			return ec.marshalNEnrichmentRequest2ᚕsessiongraphᚋinternalᚋengineᚐEnrichmentRequestᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_RecordsPayload_enrichmentQueue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "RecordsPayload",
-		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_EnrichmentRequest(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _RefPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RefPayload_ref(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.RefPayload().Ref(ctx, obj)
+			return ec.Resolvers.RecordCreatedPayload().Ref(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Ref) graphql.Marshaler {
@@ -527,9 +494,9 @@ func (ec *executionContext) _RefPayload_ref(ctx context.Context, field graphql.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RefPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_RecordCreatedPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "RefPayload",
+		Object:     "RecordCreatedPayload",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
@@ -540,13 +507,13 @@ func (ec *executionContext) fieldContext_RefPayload_ref(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _RefPayload_promoted(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _RecordCreatedPayload_promoted(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RefPayload_promoted(ctx, field)
+			return ec.fieldContext_RecordCreatedPayload_promoted(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Promoted, nil
@@ -559,20 +526,20 @@ func (ec *executionContext) _RefPayload_promoted(ctx context.Context, field grap
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RefPayload_promoted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RefPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+func (ec *executionContext) fieldContext_RecordCreatedPayload_promoted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordCreatedPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _RefsPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.RefsResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _RecordDeletedPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.RefsResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RefsPayload_refs(ctx, field)
+			return ec.fieldContext_RecordDeletedPayload_refs(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.RefsPayload().Refs(ctx, obj)
+			return ec.Resolvers.RecordDeletedPayload().Refs(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
@@ -582,9 +549,279 @@ func (ec *executionContext) _RefsPayload_refs(ctx context.Context, field graphql
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RefsPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_RecordDeletedPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "RefsPayload",
+		Object:     "RecordDeletedPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordGeneratedPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordGeneratedPayload_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RecordGeneratedPayload().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordGeneratedPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordGeneratedPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordReadPayload_records(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordReadPayload_records(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Records, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2ᚕmapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordReadPayload_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordReadPayload", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
+func (ec *executionContext) _RecordReadPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordReadPayload_refs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RecordReadPayload().Refs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚕᚖsessiongraphᚋentᚐRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordReadPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordReadPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordReadPayload_enrichmentQueue(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordReadPayload_enrichmentQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnrichmentQueue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []engine.EnrichmentRequest) graphql.Marshaler {
+			return ec.marshalNEnrichmentRequest2ᚕsessiongraphᚋinternalᚋengineᚐEnrichmentRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordReadPayload_enrichmentQueue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordReadPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EnrichmentRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordUpdatedPayload_records(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordUpdatedPayload_records(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Records, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2ᚕmapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordUpdatedPayload_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordUpdatedPayload", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
+func (ec *executionContext) _RecordUpdatedPayload_refs(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordUpdatedPayload_refs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RecordUpdatedPayload().Refs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚕᚖsessiongraphᚋentᚐRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordUpdatedPayload_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordUpdatedPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordUpdatedPayload_enrichmentQueue(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordUpdatedPayload_enrichmentQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnrichmentQueue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []engine.EnrichmentRequest) graphql.Marshaler {
+			return ec.marshalNEnrichmentRequest2ᚕsessiongraphᚋinternalᚋengineᚐEnrichmentRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordUpdatedPayload_enrichmentQueue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordUpdatedPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EnrichmentRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordUserActionPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordUserActionPayload_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RecordUserActionPayload().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordUserActionPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordUserActionPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseRefPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseRefPayload_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReleaseRefPayload().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseRefPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseRefPayload",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
@@ -685,6 +922,38 @@ func (ec *executionContext) _ResolvedRef_pending(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ResolvedRef_pending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ResolvedRef", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RetainRefPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetainRefPayload_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RetainRefPayload().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetainRefPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetainRefPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TranslatedFilters_filters(ctx context.Context, field graphql.CollectedField, obj *engine.TranslatedFilters) (ret graphql.Marshaler) {
@@ -788,6 +1057,38 @@ func (ec *executionContext) fieldContext_TranslatedPayload_saves(_ context.Conte
 	return graphql.NewScalarFieldContext("TranslatedPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _UpdateArtifactPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateArtifactPayload_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.UpdateArtifactPayload().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateArtifactPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateArtifactPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -803,7 +1104,7 @@ func (ec *executionContext) unmarshalInputApplyEnrichmentInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"sessionID", "labels", "table", "records"}
+	fieldsInOrder := [...]string{"sessionID", "labels", "records", "entityType", "table"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -824,13 +1125,6 @@ func (ec *executionContext) unmarshalInputApplyEnrichmentInput(ctx context.Conte
 				return it, err
 			}
 			it.Labels = data
-		case "table":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("table"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Table = data
 		case "records":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("records"))
 			data, err := ec.unmarshalOMap2ᚕmapᚄ(ctx, v)
@@ -838,6 +1132,20 @@ func (ec *executionContext) unmarshalInputApplyEnrichmentInput(ctx context.Conte
 				return it, err
 			}
 			it.Records = data
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
+		case "table":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("table"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Table = data
 		}
 	}
 	return it, nil
@@ -919,6 +1227,43 @@ func (ec *executionContext) unmarshalInputFilterInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMentionEntityInput(ctx context.Context, obj any) (model.MentionEntityInput, error) {
+	var it model.MentionEntityInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "refs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "refs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refs"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Refs = data
 		}
 	}
 	return it, nil
@@ -1109,7 +1454,7 @@ func (ec *executionContext) unmarshalInputRecordReadInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"sessionID", "table", "records", "step"}
+	fieldsInOrder := [...]string{"sessionID", "entityType", "table", "records", "step"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -1123,9 +1468,74 @@ func (ec *executionContext) unmarshalInputRecordReadInput(ctx context.Context, o
 				return it, err
 			}
 			it.SessionID = data
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
 		case "table":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("table"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Table = data
+		case "records":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("records"))
+			data, err := ec.unmarshalNMap2ᚕmapᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Records = data
+		case "step":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("step"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Step = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecordUpdatedInput(ctx context.Context, obj any) (engine.RecordReadInput, error) {
+	var it engine.RecordReadInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "entityType", "table", "records", "step"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
+		case "table":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("table"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1202,6 +1612,87 @@ func (ec *executionContext) unmarshalInputRecordUserActionInput(ctx context.Cont
 				return it, err
 			}
 			it.Label = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputReleaseRefInput(ctx context.Context, obj any) (model.ReleaseRefInput, error) {
+	var it model.ReleaseRefInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "ref"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "ref":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ref"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ref = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRetainRefInput(ctx context.Context, obj any) (model.RetainRefInput, error) {
+	var it model.RetainRefInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "ref", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "ref":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ref"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ref = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -1314,10 +1805,10 @@ func (ec *executionContext) _ActiveEntities(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var enrichmentPayloadImplementors = []string{"EnrichmentPayload"}
+var applyEnrichmentPayloadImplementors = []string{"ApplyEnrichmentPayload"}
 
-func (ec *executionContext) _EnrichmentPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.EnrichmentResult) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, enrichmentPayloadImplementors)
+func (ec *executionContext) _ApplyEnrichmentPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.EnrichmentResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applyEnrichmentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1325,7 +1816,7 @@ func (ec *executionContext) _EnrichmentPayload(ctx context.Context, sel ast.Sele
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("EnrichmentPayload")
+			out.Values[i] = graphql.MarshalString("ApplyEnrichmentPayload")
 		case "refs":
 			field := field
 
@@ -1335,7 +1826,7 @@ func (ec *executionContext) _EnrichmentPayload(ctx context.Context, sel ast.Sele
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._EnrichmentPayload_refs(ctx, field, obj)
+				res = ec._ApplyEnrichmentPayload_refs(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -1365,7 +1856,7 @@ func (ec *executionContext) _EnrichmentPayload(ctx context.Context, sel ast.Sele
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "records":
-			out.Values[i] = ec._EnrichmentPayload_records(ctx, field, obj)
+			out.Values[i] = ec._ApplyEnrichmentPayload_records(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1496,6 +1987,77 @@ func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var mentionEntityPayloadImplementors = []string{"MentionEntityPayload"}
+
+func (ec *executionContext) _MentionEntityPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefsResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mentionEntityPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MentionEntityPayload")
+		case "refs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MentionEntityPayload_refs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var readRefsResultImplementors = []string{"ReadRefsResult"}
 
 func (ec *executionContext) _ReadRefsResult(ctx context.Context, sel ast.SelectionSet, obj *engine.ReadRefsResult) graphql.Marshaler {
@@ -1539,91 +2101,10 @@ func (ec *executionContext) _ReadRefsResult(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var recordsPayloadImplementors = []string{"RecordsPayload"}
+var recordCreatedPayloadImplementors = []string{"RecordCreatedPayload"}
 
-func (ec *executionContext) _RecordsPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RecordsResult) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, recordsPayloadImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("RecordsPayload")
-		case "records":
-			out.Values[i] = ec._RecordsPayload_records(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
-		case "refs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._RecordsPayload_refs(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-		case "enrichmentQueue":
-			out.Values[i] = ec._RecordsPayload_enrichmentQueue(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
-
-	return out
-}
-
-var refPayloadImplementors = []string{"RefPayload"}
-
-func (ec *executionContext) _RefPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, refPayloadImplementors)
+func (ec *executionContext) _RecordCreatedPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordCreatedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1631,7 +2112,7 @@ func (ec *executionContext) _RefPayload(ctx context.Context, sel ast.SelectionSe
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RefPayload")
+			out.Values[i] = graphql.MarshalString("RecordCreatedPayload")
 		case "ref":
 			field := field
 
@@ -1641,7 +2122,7 @@ func (ec *executionContext) _RefPayload(ctx context.Context, sel ast.SelectionSe
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._RefPayload_ref(ctx, field, obj)
+				res = ec._RecordCreatedPayload_ref(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -1671,7 +2152,7 @@ func (ec *executionContext) _RefPayload(ctx context.Context, sel ast.SelectionSe
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "promoted":
-			out.Values[i] = ec._RefPayload_promoted(ctx, field, obj)
+			out.Values[i] = ec._RecordCreatedPayload_promoted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1696,10 +2177,10 @@ func (ec *executionContext) _RefPayload(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var refsPayloadImplementors = []string{"RefsPayload"}
+var recordDeletedPayloadImplementors = []string{"RecordDeletedPayload"}
 
-func (ec *executionContext) _RefsPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefsResult) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, refsPayloadImplementors)
+func (ec *executionContext) _RecordDeletedPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefsResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordDeletedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1707,7 +2188,7 @@ func (ec *executionContext) _RefsPayload(ctx context.Context, sel ast.SelectionS
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RefsPayload")
+			out.Values[i] = graphql.MarshalString("RecordDeletedPayload")
 		case "refs":
 			field := field
 
@@ -1717,7 +2198,382 @@ func (ec *executionContext) _RefsPayload(ctx context.Context, sel ast.SelectionS
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._RefsPayload_refs(ctx, field, obj)
+				res = ec._RecordDeletedPayload_refs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordGeneratedPayloadImplementors = []string{"RecordGeneratedPayload"}
+
+func (ec *executionContext) _RecordGeneratedPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordGeneratedPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordGeneratedPayload")
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RecordGeneratedPayload_ref(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordReadPayloadImplementors = []string{"RecordReadPayload"}
+
+func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RecordsResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordReadPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordReadPayload")
+		case "records":
+			out.Values[i] = ec._RecordReadPayload_records(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RecordReadPayload_refs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "enrichmentQueue":
+			out.Values[i] = ec._RecordReadPayload_enrichmentQueue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordUpdatedPayloadImplementors = []string{"RecordUpdatedPayload"}
+
+func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RecordsResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordUpdatedPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordUpdatedPayload")
+		case "records":
+			out.Values[i] = ec._RecordUpdatedPayload_records(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RecordUpdatedPayload_refs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "enrichmentQueue":
+			out.Values[i] = ec._RecordUpdatedPayload_enrichmentQueue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordUserActionPayloadImplementors = []string{"RecordUserActionPayload"}
+
+func (ec *executionContext) _RecordUserActionPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordUserActionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordUserActionPayload")
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RecordUserActionPayload_ref(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var releaseRefPayloadImplementors = []string{"ReleaseRefPayload"}
+
+func (ec *executionContext) _ReleaseRefPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseRefPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseRefPayload")
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReleaseRefPayload_ref(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -1799,6 +2655,77 @@ func (ec *executionContext) _ResolvedRef(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var retainRefPayloadImplementors = []string{"RetainRefPayload"}
+
+func (ec *executionContext) _RetainRefPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retainRefPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RetainRefPayload")
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RetainRefPayload_ref(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -1906,6 +2833,77 @@ func (ec *executionContext) _TranslatedPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var updateArtifactPayloadImplementors = []string{"UpdateArtifactPayload"}
+
+func (ec *executionContext) _UpdateArtifactPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateArtifactPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateArtifactPayload")
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._UpdateArtifactPayload_ref(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
@@ -1925,6 +2923,16 @@ func (ec *executionContext) unmarshalNApplyEnrichmentInput2sessiongraphᚋintern
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNApplyEnrichmentPayload2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentResult(ctx context.Context, sel ast.SelectionSet, v *engine.EnrichmentResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ApplyEnrichmentPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNEnrichmentLabel2ᚕᚖsessiongraphᚋinternalᚋengineᚐEnrichmentLabelᚄ(ctx context.Context, v any) ([]*engine.EnrichmentLabel, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
@@ -1942,16 +2950,6 @@ func (ec *executionContext) unmarshalNEnrichmentLabel2ᚕᚖsessiongraphᚋinter
 func (ec *executionContext) unmarshalNEnrichmentLabel2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentLabel(ctx context.Context, v any) (*engine.EnrichmentLabel, error) {
 	res, err := ec.unmarshalInputEnrichmentLabel(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNEnrichmentPayload2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentResult(ctx context.Context, sel ast.SelectionSet, v *engine.EnrichmentResult) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._EnrichmentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEnrichmentRequest2sessiongraphᚋinternalᚋengineᚐEnrichmentRequest(ctx context.Context, sel ast.SelectionSet, v engine.EnrichmentRequest) graphql.Marshaler {
@@ -2039,6 +3037,21 @@ func (ec *executionContext) unmarshalNFilterInput2ᚖsessiongraphᚋinternalᚋe
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNMentionEntityInput2sessiongraphᚋgraphᚋmodelᚐMentionEntityInput(ctx context.Context, v any) (model.MentionEntityInput, error) {
+	res, err := ec.unmarshalInputMentionEntityInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMentionEntityPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefsResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MentionEntityPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNReadRefsResult2ᚖsessiongraphᚋinternalᚋengineᚐReadRefsResult(ctx context.Context, sel ast.SelectionSet, v *engine.ReadRefsResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -2054,9 +3067,29 @@ func (ec *executionContext) unmarshalNRecordCreatedInput2sessiongraphᚋinternal
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNRecordCreatedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordCreatedPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRecordDeletedInput2sessiongraphᚋinternalᚋengineᚐRecordDeletedInput(ctx context.Context, v any) (engine.RecordDeletedInput, error) {
 	res, err := ec.unmarshalInputRecordDeletedInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordDeletedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefsResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordDeletedPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRecordGeneratedInput2sessiongraphᚋinternalᚋengineᚐRecordGeneratedInput(ctx context.Context, v any) (engine.RecordGeneratedInput, error) {
@@ -2064,9 +3097,44 @@ func (ec *executionContext) unmarshalNRecordGeneratedInput2sessiongraphᚋintern
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNRecordGeneratedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordGeneratedPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRecordReadInput2sessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx context.Context, v any) (engine.RecordReadInput, error) {
 	res, err := ec.unmarshalInputRecordReadInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordReadPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordsResult(ctx context.Context, sel ast.SelectionSet, v *engine.RecordsResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordReadPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRecordUpdatedInput2sessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx context.Context, v any) (engine.RecordReadInput, error) {
+	res, err := ec.unmarshalInputRecordUpdatedInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordUpdatedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordsResult(ctx context.Context, sel ast.SelectionSet, v *engine.RecordsResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordUpdatedPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRecordUserActionInput2sessiongraphᚋinternalᚋengineᚐRecordUserActionInput(ctx context.Context, v any) (engine.RecordUserActionInput, error) {
@@ -2074,34 +3142,29 @@ func (ec *executionContext) unmarshalNRecordUserActionInput2sessiongraphᚋinter
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRecordsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordsResult(ctx context.Context, sel ast.SelectionSet, v *engine.RecordsResult) graphql.Marshaler {
+func (ec *executionContext) marshalNRecordUserActionPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._RecordsPayload(ctx, sel, v)
+	return ec._RecordUserActionPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._RefPayload(ctx, sel, v)
+func (ec *executionContext) unmarshalNReleaseRefInput2sessiongraphᚋgraphᚋmodelᚐReleaseRefInput(ctx context.Context, v any) (model.ReleaseRefInput, error) {
+	res, err := ec.unmarshalInputReleaseRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRefsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefsResult) graphql.Marshaler {
+func (ec *executionContext) marshalNReleaseRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._RefsPayload(ctx, sel, v)
+	return ec._ReleaseRefPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNResolvedRef2ᚕᚖsessiongraphᚋinternalᚋengineᚐResolvedRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.ResolvedRef) graphql.Marshaler {
@@ -2130,6 +3193,21 @@ func (ec *executionContext) marshalNResolvedRef2ᚖsessiongraphᚋinternalᚋeng
 	return ec._ResolvedRef(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRetainRefInput2sessiongraphᚋgraphᚋmodelᚐRetainRefInput(ctx context.Context, v any) (model.RetainRefInput, error) {
+	res, err := ec.unmarshalInputRetainRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRetainRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RetainRefPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTranslatedFilters2ᚖsessiongraphᚋinternalᚋengineᚐTranslatedFilters(ctx context.Context, sel ast.SelectionSet, v *engine.TranslatedFilters) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -2153,6 +3231,16 @@ func (ec *executionContext) marshalNTranslatedPayload2ᚖsessiongraphᚋinternal
 func (ec *executionContext) unmarshalNUpdateArtifactInput2sessiongraphᚋinternalᚋengineᚐUpdateArtifactInput(ctx context.Context, v any) (engine.UpdateArtifactInput, error) {
 	res, err := ec.unmarshalInputUpdateArtifactInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateArtifactPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateArtifactPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUserActionKind2sessiongraphᚋinternalᚋregistryᚐUserKind(ctx context.Context, v any) (registry.UserKind, error) {

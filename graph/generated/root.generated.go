@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sessiongraph/ent"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
@@ -14,7 +13,6 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -22,30 +20,30 @@ import (
 
 type MutationResolver interface {
 	CreateAPIKey(ctx context.Context, input access.NewKey) (*model.CreateAPIKeyPayload, error)
-	RevokeAPIKey(ctx context.Context, id uuid.UUID) (*ent.APIKey, error)
-	UpdateTurn(ctx context.Context, input engine.UpdateTurnInput) (*ent.Turn, error)
-	ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error)
-	UpsertEntityType(ctx context.Context, input engine.UpsertEntityTypeInput) (*ent.EntityType, error)
-	ExpireSession(ctx context.Context, id uuid.UUID) (*ent.Session, error)
-	ExpireSessions(ctx context.Context, where ent.SessionWhereInput) (int, error)
-	DeleteSession(ctx context.Context, id uuid.UUID) (bool, error)
-	PurgeExpired(ctx context.Context, olderThanSeconds *int) (int, error)
+	RevokeAPIKey(ctx context.Context, input model.RevokeAPIKeyInput) (*model.RevokeAPIKeyPayload, error)
+	UpdateTurn(ctx context.Context, input engine.UpdateTurnInput) (*model.TurnPayload, error)
+	ResetConversation(ctx context.Context, input model.ResetConversationInput) (*model.SessionPayload, error)
+	UpsertEntityType(ctx context.Context, input engine.UpsertEntityTypeInput) (*model.UpsertEntityTypePayload, error)
+	ExpireSession(ctx context.Context, input model.ExpireSessionInput) (*model.SessionPayload, error)
+	ExpireSessions(ctx context.Context, input model.ExpireSessionsInput) (*model.CountPayload, error)
+	DeleteSession(ctx context.Context, input model.DeleteSessionInput) (*model.DeleteSessionPayload, error)
+	PurgeExpired(ctx context.Context, input model.PurgeExpiredInput) (*model.CountPayload, error)
 	RecordRead(ctx context.Context, input engine.RecordReadInput) (*engine.RecordsResult, error)
 	RecordUpdated(ctx context.Context, input engine.RecordReadInput) (*engine.RecordsResult, error)
 	RecordGenerated(ctx context.Context, input engine.RecordGeneratedInput) (*engine.RefResult, error)
 	RecordCreated(ctx context.Context, input engine.RecordCreatedInput) (*engine.RefResult, error)
 	RecordDeleted(ctx context.Context, input engine.RecordDeletedInput) (*engine.RefsResult, error)
 	RecordUserAction(ctx context.Context, input engine.RecordUserActionInput) (*engine.RefResult, error)
-	MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*engine.RefsResult, error)
+	MentionEntity(ctx context.Context, input model.MentionEntityInput) (*engine.RefsResult, error)
 	UpdateArtifact(ctx context.Context, input engine.UpdateArtifactInput) (*engine.RefResult, error)
 	ApplyEnrichment(ctx context.Context, input engine.ApplyEnrichmentInput) (*engine.EnrichmentResult, error)
-	RetainRef(ctx context.Context, sessionID uuid.UUID, ref string, reason string) (*engine.RefResult, error)
-	ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*engine.RefResult, error)
+	RetainRef(ctx context.Context, input model.RetainRefInput) (*engine.RefResult, error)
+	ReleaseRef(ctx context.Context, input model.ReleaseRefInput) (*engine.RefResult, error)
 	OpenSession(ctx context.Context, input engine.OpenSessionInput) (*engine.OpenSessionResult, error)
-	UpdateSession(ctx context.Context, input engine.UpdateSessionInput) (*ent.Session, error)
-	BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage string) (*ent.Turn, error)
-	EndTurn(ctx context.Context, input engine.EndTurnInput) (*ent.Turn, error)
-	FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error)
+	UpdateSession(ctx context.Context, input engine.UpdateSessionInput) (*model.SessionPayload, error)
+	BeginTurn(ctx context.Context, input model.BeginTurnInput) (*model.TurnPayload, error)
+	EndTurn(ctx context.Context, input engine.EndTurnInput) (*model.TurnPayload, error)
+	FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -69,22 +67,14 @@ func (ec *executionContext) field_Mutation_applyEnrichment_args(ctx context.Cont
 func (ec *executionContext) field_Mutation_beginTurn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.BeginTurnInput, error) {
+			return ec.unmarshalNBeginTurnInput2sessiongraphᚋgraphᚋmodelᚐBeginTurnInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sessionID"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userMessage",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["userMessage"] = arg1
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -105,14 +95,14 @@ func (ec *executionContext) field_Mutation_createAPIKey_args(ctx context.Context
 func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteSessionInput, error) {
+			return ec.unmarshalNDeleteSessionInput2sessiongraphᚋgraphᚋmodelᚐDeleteSessionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["id"] = arg0
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -133,72 +123,56 @@ func (ec *executionContext) field_Mutation_endTurn_args(ctx context.Context, raw
 func (ec *executionContext) field_Mutation_expireSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ExpireSessionInput, error) {
+			return ec.unmarshalNExpireSessionInput2sessiongraphᚋgraphᚋmodelᚐExpireSessionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["id"] = arg0
+	args["input"] = arg0
 	return args, nil
 }
 
 func (ec *executionContext) field_Mutation_expireSessions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
-		func(ctx context.Context, v any) (ent.SessionWhereInput, error) {
-			return ec.unmarshalNSessionWhereInput2sessiongraphᚋentᚐSessionWhereInput(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ExpireSessionsInput, error) {
+			return ec.unmarshalNExpireSessionsInput2sessiongraphᚋgraphᚋmodelᚐExpireSessionsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["where"] = arg0
+	args["input"] = arg0
 	return args, nil
 }
 
 func (ec *executionContext) field_Mutation_failTurn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.FailTurnInput, error) {
+			return ec.unmarshalNFailTurnInput2sessiongraphᚋgraphᚋmodelᚐFailTurnInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sessionID"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["reason"] = arg1
+	args["input"] = arg0
 	return args, nil
 }
 
 func (ec *executionContext) field_Mutation_mentionEntity_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MentionEntityInput, error) {
+			return ec.unmarshalNMentionEntityInput2sessiongraphᚋgraphᚋmodelᚐMentionEntityInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sessionID"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "refs",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["refs"] = arg1
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -219,14 +193,14 @@ func (ec *executionContext) field_Mutation_openSession_args(ctx context.Context,
 func (ec *executionContext) field_Mutation_purgeExpired_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "olderThanSeconds",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PurgeExpiredInput, error) {
+			return ec.unmarshalNPurgeExpiredInput2sessiongraphᚋgraphᚋmodelᚐPurgeExpiredInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["olderThanSeconds"] = arg0
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -291,7 +265,7 @@ func (ec *executionContext) field_Mutation_recordUpdated_args(ctx context.Contex
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (engine.RecordReadInput, error) {
-			return ec.unmarshalNRecordReadInput2sessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx, v)
+			return ec.unmarshalNRecordUpdatedInput2sessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -317,88 +291,56 @@ func (ec *executionContext) field_Mutation_recordUserAction_args(ctx context.Con
 func (ec *executionContext) field_Mutation_releaseRef_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReleaseRefInput, error) {
+			return ec.unmarshalNReleaseRefInput2sessiongraphᚋgraphᚋmodelᚐReleaseRefInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sessionID"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "ref",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["ref"] = arg1
+	args["input"] = arg0
 	return args, nil
 }
 
 func (ec *executionContext) field_Mutation_resetConversation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResetConversationInput, error) {
+			return ec.unmarshalNResetConversationInput2sessiongraphᚋgraphᚋmodelᚐResetConversationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sessionID"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "keepSystemPrompt",
-		func(ctx context.Context, v any) (bool, error) {
-			return ec.unmarshalNBoolean2bool(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["keepSystemPrompt"] = arg1
+	args["input"] = arg0
 	return args, nil
 }
 
 func (ec *executionContext) field_Mutation_retainRef_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RetainRefInput, error) {
+			return ec.unmarshalNRetainRefInput2sessiongraphᚋgraphᚋmodelᚐRetainRefInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sessionID"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "ref",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["ref"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["reason"] = arg2
+	args["input"] = arg0
 	return args, nil
 }
 
 func (ec *executionContext) field_Mutation_revokeAPIKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RevokeAPIKeyInput, error) {
+			return ec.unmarshalNRevokeAPIKeyInput2sessiongraphᚋgraphᚋmodelᚐRevokeAPIKeyInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["id"] = arg0
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -529,14 +471,14 @@ func (ec *executionContext) _Mutation_revokeAPIKey(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RevokeAPIKey(ctx, fc.Args["id"].(uuid.UUID))
+			return ec.Resolvers.Mutation().RevokeAPIKey(ctx, fc.Args["input"].(model.RevokeAPIKeyInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Admin == nil {
-					var zeroVal *ent.APIKey
+					var zeroVal *model.RevokeAPIKeyPayload
 					return zeroVal, errors.New("directive admin is not implemented")
 				}
 				return ec.Directives.Admin(ctx, nil, directive0)
@@ -545,8 +487,8 @@ func (ec *executionContext) _Mutation_revokeAPIKey(ctx context.Context, field gr
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.APIKey) graphql.Marshaler {
-			return ec.marshalNAPIKey2ᚖsessiongraphᚋentᚐAPIKey(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RevokeAPIKeyPayload) graphql.Marshaler {
+			return ec.marshalNRevokeAPIKeyPayload2ᚖsessiongraphᚋgraphᚋmodelᚐRevokeAPIKeyPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -559,7 +501,7 @@ func (ec *executionContext) fieldContext_Mutation_revokeAPIKey(ctx context.Conte
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_APIKey(ctx, field)
+			return ec.childFields_RevokeAPIKeyPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -589,8 +531,8 @@ func (ec *executionContext) _Mutation_updateTurn(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().UpdateTurn(ctx, fc.Args["input"].(engine.UpdateTurnInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
-			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+			return ec.marshalNUpdateTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -603,7 +545,7 @@ func (ec *executionContext) fieldContext_Mutation_updateTurn(ctx context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Turn(ctx, field)
+			return ec.childFields_UpdateTurnPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -630,11 +572,11 @@ func (ec *executionContext) _Mutation_resetConversation(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ResetConversation(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["keepSystemPrompt"].(bool))
+			return ec.Resolvers.Mutation().ResetConversation(ctx, fc.Args["input"].(model.ResetConversationInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.Session) graphql.Marshaler {
-			return ec.marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionPayload) graphql.Marshaler {
+			return ec.marshalNResetConversationPayload2ᚖsessiongraphᚋgraphᚋmodelᚐSessionPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -647,7 +589,7 @@ func (ec *executionContext) fieldContext_Mutation_resetConversation(ctx context.
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Session(ctx, field)
+			return ec.childFields_ResetConversationPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -681,7 +623,7 @@ func (ec *executionContext) _Mutation_upsertEntityType(ctx context.Context, fiel
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Admin == nil {
-					var zeroVal *ent.EntityType
+					var zeroVal *model.UpsertEntityTypePayload
 					return zeroVal, errors.New("directive admin is not implemented")
 				}
 				return ec.Directives.Admin(ctx, nil, directive0)
@@ -690,8 +632,8 @@ func (ec *executionContext) _Mutation_upsertEntityType(ctx context.Context, fiel
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.EntityType) graphql.Marshaler {
-			return ec.marshalNEntityType2ᚖsessiongraphᚋentᚐEntityType(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpsertEntityTypePayload) graphql.Marshaler {
+			return ec.marshalNUpsertEntityTypePayload2ᚖsessiongraphᚋgraphᚋmodelᚐUpsertEntityTypePayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -704,7 +646,7 @@ func (ec *executionContext) fieldContext_Mutation_upsertEntityType(ctx context.C
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_EntityType(ctx, field)
+			return ec.childFields_UpsertEntityTypePayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -731,14 +673,14 @@ func (ec *executionContext) _Mutation_expireSession(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ExpireSession(ctx, fc.Args["id"].(uuid.UUID))
+			return ec.Resolvers.Mutation().ExpireSession(ctx, fc.Args["input"].(model.ExpireSessionInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Admin == nil {
-					var zeroVal *ent.Session
+					var zeroVal *model.SessionPayload
 					return zeroVal, errors.New("directive admin is not implemented")
 				}
 				return ec.Directives.Admin(ctx, nil, directive0)
@@ -747,8 +689,8 @@ func (ec *executionContext) _Mutation_expireSession(ctx context.Context, field g
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.Session) graphql.Marshaler {
-			return ec.marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionPayload) graphql.Marshaler {
+			return ec.marshalNExpireSessionPayload2ᚖsessiongraphᚋgraphᚋmodelᚐSessionPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -761,7 +703,7 @@ func (ec *executionContext) fieldContext_Mutation_expireSession(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Session(ctx, field)
+			return ec.childFields_ExpireSessionPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -788,14 +730,14 @@ func (ec *executionContext) _Mutation_expireSessions(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ExpireSessions(ctx, fc.Args["where"].(ent.SessionWhereInput))
+			return ec.Resolvers.Mutation().ExpireSessions(ctx, fc.Args["input"].(model.ExpireSessionsInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Admin == nil {
-					var zeroVal int
+					var zeroVal *model.CountPayload
 					return zeroVal, errors.New("directive admin is not implemented")
 				}
 				return ec.Directives.Admin(ctx, nil, directive0)
@@ -804,8 +746,8 @@ func (ec *executionContext) _Mutation_expireSessions(ctx context.Context, field 
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CountPayload) graphql.Marshaler {
+			return ec.marshalNExpireSessionsPayload2ᚖsessiongraphᚋgraphᚋmodelᚐCountPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -818,7 +760,7 @@ func (ec *executionContext) fieldContext_Mutation_expireSessions(ctx context.Con
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Int does not have child fields")
+			return ec.childFields_ExpireSessionsPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -845,14 +787,14 @@ func (ec *executionContext) _Mutation_deleteSession(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeleteSession(ctx, fc.Args["id"].(uuid.UUID))
+			return ec.Resolvers.Mutation().DeleteSession(ctx, fc.Args["input"].(model.DeleteSessionInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Admin == nil {
-					var zeroVal bool
+					var zeroVal *model.DeleteSessionPayload
 					return zeroVal, errors.New("directive admin is not implemented")
 				}
 				return ec.Directives.Admin(ctx, nil, directive0)
@@ -861,8 +803,8 @@ func (ec *executionContext) _Mutation_deleteSession(ctx context.Context, field g
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteSessionPayload) graphql.Marshaler {
+			return ec.marshalNDeleteSessionPayload2ᚖsessiongraphᚋgraphᚋmodelᚐDeleteSessionPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -875,7 +817,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteSession(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return ec.childFields_DeleteSessionPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -902,14 +844,14 @@ func (ec *executionContext) _Mutation_purgeExpired(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().PurgeExpired(ctx, fc.Args["olderThanSeconds"].(*int))
+			return ec.Resolvers.Mutation().PurgeExpired(ctx, fc.Args["input"].(model.PurgeExpiredInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Admin == nil {
-					var zeroVal int
+					var zeroVal *model.CountPayload
 					return zeroVal, errors.New("directive admin is not implemented")
 				}
 				return ec.Directives.Admin(ctx, nil, directive0)
@@ -918,8 +860,8 @@ func (ec *executionContext) _Mutation_purgeExpired(ctx context.Context, field gr
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CountPayload) graphql.Marshaler {
+			return ec.marshalNPurgeExpiredPayload2ᚖsessiongraphᚋgraphᚋmodelᚐCountPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -932,7 +874,7 @@ func (ec *executionContext) fieldContext_Mutation_purgeExpired(ctx context.Conte
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Int does not have child fields")
+			return ec.childFields_PurgeExpiredPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -963,7 +905,7 @@ func (ec *executionContext) _Mutation_recordRead(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RecordsResult) graphql.Marshaler {
-			return ec.marshalNRecordsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordsResult(ctx, selections, v)
+			return ec.marshalNRecordReadPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordsResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -976,7 +918,7 @@ func (ec *executionContext) fieldContext_Mutation_recordRead(ctx context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RecordsPayload(ctx, field)
+			return ec.childFields_RecordReadPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1007,7 +949,7 @@ func (ec *executionContext) _Mutation_recordUpdated(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RecordsResult) graphql.Marshaler {
-			return ec.marshalNRecordsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordsResult(ctx, selections, v)
+			return ec.marshalNRecordUpdatedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordsResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1020,7 +962,7 @@ func (ec *executionContext) fieldContext_Mutation_recordUpdated(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RecordsPayload(ctx, field)
+			return ec.childFields_RecordUpdatedPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1051,7 +993,7 @@ func (ec *executionContext) _Mutation_recordGenerated(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
-			return ec.marshalNRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
+			return ec.marshalNRecordGeneratedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1064,7 +1006,7 @@ func (ec *executionContext) fieldContext_Mutation_recordGenerated(ctx context.Co
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefPayload(ctx, field)
+			return ec.childFields_RecordGeneratedPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1095,7 +1037,7 @@ func (ec *executionContext) _Mutation_recordCreated(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
-			return ec.marshalNRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
+			return ec.marshalNRecordCreatedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1108,7 +1050,7 @@ func (ec *executionContext) fieldContext_Mutation_recordCreated(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefPayload(ctx, field)
+			return ec.childFields_RecordCreatedPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1139,7 +1081,7 @@ func (ec *executionContext) _Mutation_recordDeleted(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefsResult) graphql.Marshaler {
-			return ec.marshalNRefsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx, selections, v)
+			return ec.marshalNRecordDeletedPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1152,7 +1094,7 @@ func (ec *executionContext) fieldContext_Mutation_recordDeleted(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefsPayload(ctx, field)
+			return ec.childFields_RecordDeletedPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1183,7 +1125,7 @@ func (ec *executionContext) _Mutation_recordUserAction(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
-			return ec.marshalNRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
+			return ec.marshalNRecordUserActionPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1196,7 +1138,7 @@ func (ec *executionContext) fieldContext_Mutation_recordUserAction(ctx context.C
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefPayload(ctx, field)
+			return ec.childFields_RecordUserActionPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1223,11 +1165,11 @@ func (ec *executionContext) _Mutation_mentionEntity(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().MentionEntity(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["refs"].([]string))
+			return ec.Resolvers.Mutation().MentionEntity(ctx, fc.Args["input"].(model.MentionEntityInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefsResult) graphql.Marshaler {
-			return ec.marshalNRefsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx, selections, v)
+			return ec.marshalNMentionEntityPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefsResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1240,7 +1182,7 @@ func (ec *executionContext) fieldContext_Mutation_mentionEntity(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefsPayload(ctx, field)
+			return ec.childFields_MentionEntityPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1271,7 +1213,7 @@ func (ec *executionContext) _Mutation_updateArtifact(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
-			return ec.marshalNRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
+			return ec.marshalNUpdateArtifactPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1284,7 +1226,7 @@ func (ec *executionContext) fieldContext_Mutation_updateArtifact(ctx context.Con
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefPayload(ctx, field)
+			return ec.childFields_UpdateArtifactPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1315,7 +1257,7 @@ func (ec *executionContext) _Mutation_applyEnrichment(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.EnrichmentResult) graphql.Marshaler {
-			return ec.marshalNEnrichmentPayload2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentResult(ctx, selections, v)
+			return ec.marshalNApplyEnrichmentPayload2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1328,7 +1270,7 @@ func (ec *executionContext) fieldContext_Mutation_applyEnrichment(ctx context.Co
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_EnrichmentPayload(ctx, field)
+			return ec.childFields_ApplyEnrichmentPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1355,11 +1297,11 @@ func (ec *executionContext) _Mutation_retainRef(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RetainRef(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["ref"].(string), fc.Args["reason"].(string))
+			return ec.Resolvers.Mutation().RetainRef(ctx, fc.Args["input"].(model.RetainRefInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
-			return ec.marshalNRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
+			return ec.marshalNRetainRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1372,7 +1314,7 @@ func (ec *executionContext) fieldContext_Mutation_retainRef(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefPayload(ctx, field)
+			return ec.childFields_RetainRefPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1399,11 +1341,11 @@ func (ec *executionContext) _Mutation_releaseRef(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ReleaseRef(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["ref"].(string))
+			return ec.Resolvers.Mutation().ReleaseRef(ctx, fc.Args["input"].(model.ReleaseRefInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
-			return ec.marshalNRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
+			return ec.marshalNReleaseRefPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1416,7 +1358,7 @@ func (ec *executionContext) fieldContext_Mutation_releaseRef(ctx context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RefPayload(ctx, field)
+			return ec.childFields_ReleaseRefPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1490,8 +1432,8 @@ func (ec *executionContext) _Mutation_updateSession(ctx context.Context, field g
 			return ec.Resolvers.Mutation().UpdateSession(ctx, fc.Args["input"].(engine.UpdateSessionInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.Session) graphql.Marshaler {
-			return ec.marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionPayload) graphql.Marshaler {
+			return ec.marshalNUpdateSessionPayload2ᚖsessiongraphᚋgraphᚋmodelᚐSessionPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1504,7 +1446,7 @@ func (ec *executionContext) fieldContext_Mutation_updateSession(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Session(ctx, field)
+			return ec.childFields_UpdateSessionPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1531,11 +1473,11 @@ func (ec *executionContext) _Mutation_beginTurn(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().BeginTurn(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["userMessage"].(string))
+			return ec.Resolvers.Mutation().BeginTurn(ctx, fc.Args["input"].(model.BeginTurnInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
-			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+			return ec.marshalNBeginTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1548,7 +1490,7 @@ func (ec *executionContext) fieldContext_Mutation_beginTurn(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Turn(ctx, field)
+			return ec.childFields_BeginTurnPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1578,8 +1520,8 @@ func (ec *executionContext) _Mutation_endTurn(ctx context.Context, field graphql
 			return ec.Resolvers.Mutation().EndTurn(ctx, fc.Args["input"].(engine.EndTurnInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
-			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+			return ec.marshalNEndTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1592,7 +1534,7 @@ func (ec *executionContext) fieldContext_Mutation_endTurn(ctx context.Context, f
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Turn(ctx, field)
+			return ec.childFields_EndTurnPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -1619,11 +1561,11 @@ func (ec *executionContext) _Mutation_failTurn(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().FailTurn(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["reason"].(string))
+			return ec.Resolvers.Mutation().FailTurn(ctx, fc.Args["input"].(model.FailTurnInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
-			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+			return ec.marshalNFailTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1636,7 +1578,7 @@ func (ec *executionContext) fieldContext_Mutation_failTurn(ctx context.Context, 
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Turn(ctx, field)
+			return ec.childFields_FailTurnPayload(ctx, field)
 		},
 	}
 	defer func() {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sessiongraph/ent"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
@@ -27,14 +28,21 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
-	EnrichmentPayload() EnrichmentPayloadResolver
+	ApplyEnrichmentPayload() ApplyEnrichmentPayloadResolver
+	MentionEntityPayload() MentionEntityPayloadResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
-	RecordsPayload() RecordsPayloadResolver
-	RefPayload() RefPayloadResolver
-	RefsPayload() RefsPayloadResolver
+	RecordCreatedPayload() RecordCreatedPayloadResolver
+	RecordDeletedPayload() RecordDeletedPayloadResolver
+	RecordGeneratedPayload() RecordGeneratedPayloadResolver
+	RecordReadPayload() RecordReadPayloadResolver
+	RecordUpdatedPayload() RecordUpdatedPayloadResolver
+	RecordUserActionPayload() RecordUserActionPayloadResolver
+	ReleaseRefPayload() ReleaseRefPayloadResolver
+	RetainRefPayload() RetainRefPayloadResolver
 	Session() SessionResolver
 	Subscription() SubscriptionResolver
+	UpdateArtifactPayload() UpdateArtifactPayloadResolver
 }
 
 type DirectiveRoot struct {
@@ -70,6 +78,11 @@ type ComplexityRoot struct {
 		Retained  func(childComplexity int) int
 	}
 
+	ApplyEnrichmentPayload struct {
+		Records func(childComplexity int) int
+		Refs    func(childComplexity int) int
+	}
+
 	Artifact struct {
 		Content      func(childComplexity int) int
 		CreatedAt    func(childComplexity int) int
@@ -97,6 +110,10 @@ type ComplexityRoot struct {
 	ArtifactEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	BeginTurnPayload struct {
+		Turn func(childComplexity int) int
 	}
 
 	ChatMessage struct {
@@ -141,9 +158,12 @@ type ComplexityRoot struct {
 		Retained func(childComplexity int) int
 	}
 
-	EnrichmentPayload struct {
-		Records func(childComplexity int) int
-		Refs    func(childComplexity int) int
+	DeleteSessionPayload struct {
+		DeletedSessionID func(childComplexity int) int
+	}
+
+	EndTurnPayload struct {
+		Turn func(childComplexity int) int
 	}
 
 	EnrichmentRequest struct {
@@ -211,11 +231,23 @@ type ComplexityRoot struct {
 		UserExpressed func(childComplexity int) int
 	}
 
+	ExpireSessionPayload struct {
+		Session func(childComplexity int) int
+	}
+
+	ExpireSessionsPayload struct {
+		Count func(childComplexity int) int
+	}
+
 	FKField struct {
 		Field      func(childComplexity int) int
 		NameColumn func(childComplexity int) int
 		Table      func(childComplexity int) int
 		TargetType func(childComplexity int) int
+	}
+
+	FailTurnPayload struct {
+		Turn func(childComplexity int) int
 	}
 
 	Filter struct {
@@ -230,28 +262,32 @@ type ComplexityRoot struct {
 		Type    func(childComplexity int) int
 	}
 
+	MentionEntityPayload struct {
+		Refs func(childComplexity int) int
+	}
+
 	Mutation struct {
 		ApplyEnrichment   func(childComplexity int, input engine.ApplyEnrichmentInput) int
-		BeginTurn         func(childComplexity int, sessionID uuid.UUID, userMessage string) int
+		BeginTurn         func(childComplexity int, input model.BeginTurnInput) int
 		CreateAPIKey      func(childComplexity int, input access.NewKey) int
-		DeleteSession     func(childComplexity int, id uuid.UUID) int
+		DeleteSession     func(childComplexity int, input model.DeleteSessionInput) int
 		EndTurn           func(childComplexity int, input engine.EndTurnInput) int
-		ExpireSession     func(childComplexity int, id uuid.UUID) int
-		ExpireSessions    func(childComplexity int, where ent.SessionWhereInput) int
-		FailTurn          func(childComplexity int, sessionID uuid.UUID, reason string) int
-		MentionEntity     func(childComplexity int, sessionID uuid.UUID, refs []string) int
+		ExpireSession     func(childComplexity int, input model.ExpireSessionInput) int
+		ExpireSessions    func(childComplexity int, input model.ExpireSessionsInput) int
+		FailTurn          func(childComplexity int, input model.FailTurnInput) int
+		MentionEntity     func(childComplexity int, input model.MentionEntityInput) int
 		OpenSession       func(childComplexity int, input engine.OpenSessionInput) int
-		PurgeExpired      func(childComplexity int, olderThanSeconds *int) int
+		PurgeExpired      func(childComplexity int, input model.PurgeExpiredInput) int
 		RecordCreated     func(childComplexity int, input engine.RecordCreatedInput) int
 		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
 		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
 		RecordRead        func(childComplexity int, input engine.RecordReadInput) int
 		RecordUpdated     func(childComplexity int, input engine.RecordReadInput) int
 		RecordUserAction  func(childComplexity int, input engine.RecordUserActionInput) int
-		ReleaseRef        func(childComplexity int, sessionID uuid.UUID, ref string) int
-		ResetConversation func(childComplexity int, sessionID uuid.UUID, keepSystemPrompt bool) int
-		RetainRef         func(childComplexity int, sessionID uuid.UUID, ref string, reason string) int
-		RevokeAPIKey      func(childComplexity int, id uuid.UUID) int
+		ReleaseRef        func(childComplexity int, input model.ReleaseRefInput) int
+		ResetConversation func(childComplexity int, input model.ResetConversationInput) int
+		RetainRef         func(childComplexity int, input model.RetainRefInput) int
+		RevokeAPIKey      func(childComplexity int, input model.RevokeAPIKeyInput) int
 		UpdateArtifact    func(childComplexity int, input engine.UpdateArtifactInput) int
 		UpdateSession     func(childComplexity int, input engine.UpdateSessionInput) int
 		UpdateTurn        func(childComplexity int, input engine.UpdateTurnInput) int
@@ -274,6 +310,10 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PurgeExpiredPayload struct {
+		Count func(childComplexity int) int
 	}
 
 	Query struct {
@@ -299,10 +339,33 @@ type ComplexityRoot struct {
 		Turn       func(childComplexity int) int
 	}
 
-	RecordsPayload struct {
+	RecordCreatedPayload struct {
+		Promoted func(childComplexity int) int
+		Ref      func(childComplexity int) int
+	}
+
+	RecordDeletedPayload struct {
+		Refs func(childComplexity int) int
+	}
+
+	RecordGeneratedPayload struct {
+		Ref func(childComplexity int) int
+	}
+
+	RecordReadPayload struct {
 		EnrichmentQueue func(childComplexity int) int
 		Records         func(childComplexity int) int
 		Refs            func(childComplexity int) int
+	}
+
+	RecordUpdatedPayload struct {
+		EnrichmentQueue func(childComplexity int) int
+		Records         func(childComplexity int) int
+		Refs            func(childComplexity int) int
+	}
+
+	RecordUserActionPayload struct {
+		Ref func(childComplexity int) int
 	}
 
 	Ref struct {
@@ -339,13 +402,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
-	RefPayload struct {
-		Promoted func(childComplexity int) int
-		Ref      func(childComplexity int) int
+	ReleaseRefPayload struct {
+		Ref func(childComplexity int) int
 	}
 
-	RefsPayload struct {
-		Refs func(childComplexity int) int
+	ResetConversationPayload struct {
+		Session func(childComplexity int) int
 	}
 
 	ResolvedRef struct {
@@ -355,9 +417,17 @@ type ComplexityRoot struct {
 		Ref        func(childComplexity int) int
 	}
 
+	RetainRefPayload struct {
+		Ref func(childComplexity int) int
+	}
+
 	RetainedRef struct {
 		Reason func(childComplexity int) int
 		Ref    func(childComplexity int) int
+	}
+
+	RevokeAPIKeyPayload struct {
+		APIKey func(childComplexity int) int
 	}
 
 	Session struct {
@@ -389,7 +459,7 @@ type ComplexityRoot struct {
 		Tenant               func(childComplexity int) int
 		TokenCount           func(childComplexity int) int
 		Tokenizer            func(childComplexity int) int
-		TranslateFilters     func(childComplexity int, table string, filters []*engine.FilterInput) int
+		TranslateFilters     func(childComplexity int, entityType *string, table *string, filters []*engine.FilterInput) int
 		TranslatePayload     func(childComplexity int, entityType string, data map[string]any) int
 		Turns                func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.TurnOrder, where *ent.TurnWhereInput) int
 		UpdatedAt            func(childComplexity int) int
@@ -467,6 +537,22 @@ type ComplexityRoot struct {
 	TurnEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	UpdateArtifactPayload struct {
+		Ref func(childComplexity int) int
+	}
+
+	UpdateSessionPayload struct {
+		Session func(childComplexity int) int
+	}
+
+	UpdateTurnPayload struct {
+		Turn func(childComplexity int) int
+	}
+
+	UpsertEntityTypePayload struct {
+		EntityType func(childComplexity int) int
 	}
 
 	Viewer struct {
@@ -598,6 +684,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ActiveEntities.Retained(childComplexity), true
 
+	case "ApplyEnrichmentPayload.records":
+		if e.ComplexityRoot.ApplyEnrichmentPayload.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyEnrichmentPayload.Records(childComplexity), true
+	case "ApplyEnrichmentPayload.refs":
+		if e.ComplexityRoot.ApplyEnrichmentPayload.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyEnrichmentPayload.Refs(childComplexity), true
+
 	case "Artifact.content":
 		if e.ComplexityRoot.Artifact.Content == nil {
 			break
@@ -720,6 +819,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ArtifactEdge.Node(childComplexity), true
+
+	case "BeginTurnPayload.turn":
+		if e.ComplexityRoot.BeginTurnPayload.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BeginTurnPayload.Turn(childComplexity), true
 
 	case "ChatMessage.content":
 		if e.ComplexityRoot.ChatMessage.Content == nil {
@@ -871,18 +977,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Curation.Retained(childComplexity), true
 
-	case "EnrichmentPayload.records":
-		if e.ComplexityRoot.EnrichmentPayload.Records == nil {
+	case "DeleteSessionPayload.deletedSessionID":
+		if e.ComplexityRoot.DeleteSessionPayload.DeletedSessionID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.EnrichmentPayload.Records(childComplexity), true
-	case "EnrichmentPayload.refs":
-		if e.ComplexityRoot.EnrichmentPayload.Refs == nil {
+		return e.ComplexityRoot.DeleteSessionPayload.DeletedSessionID(childComplexity), true
+
+	case "EndTurnPayload.turn":
+		if e.ComplexityRoot.EndTurnPayload.Turn == nil {
 			break
 		}
 
-		return e.ComplexityRoot.EnrichmentPayload.Refs(childComplexity), true
+		return e.ComplexityRoot.EndTurnPayload.Turn(childComplexity), true
 
 	case "EnrichmentRequest.entityID":
 		if e.ComplexityRoot.EnrichmentRequest.EntityID == nil {
@@ -1155,6 +1262,20 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ExecutionSummary.UserExpressed(childComplexity), true
 
+	case "ExpireSessionPayload.session":
+		if e.ComplexityRoot.ExpireSessionPayload.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExpireSessionPayload.Session(childComplexity), true
+
+	case "ExpireSessionsPayload.count":
+		if e.ComplexityRoot.ExpireSessionsPayload.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExpireSessionsPayload.Count(childComplexity), true
+
 	case "FKField.field":
 		if e.ComplexityRoot.FKField.Field == nil {
 			break
@@ -1179,6 +1300,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FKField.TargetType(childComplexity), true
+
+	case "FailTurnPayload.turn":
+		if e.ComplexityRoot.FailTurnPayload.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailTurnPayload.Turn(childComplexity), true
 
 	case "Filter.field":
 		if e.ComplexityRoot.Filter.Field == nil {
@@ -1218,6 +1346,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Focus.Type(childComplexity), true
 
+	case "MentionEntityPayload.refs":
+		if e.ComplexityRoot.MentionEntityPayload.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MentionEntityPayload.Refs(childComplexity), true
+
 	case "Mutation.applyEnrichment":
 		if e.ComplexityRoot.Mutation.ApplyEnrichment == nil {
 			break
@@ -1239,7 +1374,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.BeginTurn(childComplexity, args["sessionID"].(uuid.UUID), args["userMessage"].(string)), true
+		return e.ComplexityRoot.Mutation.BeginTurn(childComplexity, args["input"].(model.BeginTurnInput)), true
 	case "Mutation.createAPIKey":
 		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
 			break
@@ -1261,7 +1396,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(uuid.UUID)), true
+		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["input"].(model.DeleteSessionInput)), true
 	case "Mutation.endTurn":
 		if e.ComplexityRoot.Mutation.EndTurn == nil {
 			break
@@ -1283,7 +1418,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ExpireSession(childComplexity, args["id"].(uuid.UUID)), true
+		return e.ComplexityRoot.Mutation.ExpireSession(childComplexity, args["input"].(model.ExpireSessionInput)), true
 	case "Mutation.expireSessions":
 		if e.ComplexityRoot.Mutation.ExpireSessions == nil {
 			break
@@ -1294,7 +1429,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ExpireSessions(childComplexity, args["where"].(ent.SessionWhereInput)), true
+		return e.ComplexityRoot.Mutation.ExpireSessions(childComplexity, args["input"].(model.ExpireSessionsInput)), true
 	case "Mutation.failTurn":
 		if e.ComplexityRoot.Mutation.FailTurn == nil {
 			break
@@ -1305,7 +1440,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.FailTurn(childComplexity, args["sessionID"].(uuid.UUID), args["reason"].(string)), true
+		return e.ComplexityRoot.Mutation.FailTurn(childComplexity, args["input"].(model.FailTurnInput)), true
 	case "Mutation.mentionEntity":
 		if e.ComplexityRoot.Mutation.MentionEntity == nil {
 			break
@@ -1316,7 +1451,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.MentionEntity(childComplexity, args["sessionID"].(uuid.UUID), args["refs"].([]string)), true
+		return e.ComplexityRoot.Mutation.MentionEntity(childComplexity, args["input"].(model.MentionEntityInput)), true
 	case "Mutation.openSession":
 		if e.ComplexityRoot.Mutation.OpenSession == nil {
 			break
@@ -1338,7 +1473,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.PurgeExpired(childComplexity, args["olderThanSeconds"].(*int)), true
+		return e.ComplexityRoot.Mutation.PurgeExpired(childComplexity, args["input"].(model.PurgeExpiredInput)), true
 	case "Mutation.recordCreated":
 		if e.ComplexityRoot.Mutation.RecordCreated == nil {
 			break
@@ -1415,7 +1550,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ReleaseRef(childComplexity, args["sessionID"].(uuid.UUID), args["ref"].(string)), true
+		return e.ComplexityRoot.Mutation.ReleaseRef(childComplexity, args["input"].(model.ReleaseRefInput)), true
 	case "Mutation.resetConversation":
 		if e.ComplexityRoot.Mutation.ResetConversation == nil {
 			break
@@ -1426,7 +1561,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ResetConversation(childComplexity, args["sessionID"].(uuid.UUID), args["keepSystemPrompt"].(bool)), true
+		return e.ComplexityRoot.Mutation.ResetConversation(childComplexity, args["input"].(model.ResetConversationInput)), true
 	case "Mutation.retainRef":
 		if e.ComplexityRoot.Mutation.RetainRef == nil {
 			break
@@ -1437,7 +1572,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.RetainRef(childComplexity, args["sessionID"].(uuid.UUID), args["ref"].(string), args["reason"].(string)), true
+		return e.ComplexityRoot.Mutation.RetainRef(childComplexity, args["input"].(model.RetainRefInput)), true
 	case "Mutation.revokeAPIKey":
 		if e.ComplexityRoot.Mutation.RevokeAPIKey == nil {
 			break
@@ -1448,7 +1583,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.RevokeAPIKey(childComplexity, args["id"].(uuid.UUID)), true
+		return e.ComplexityRoot.Mutation.RevokeAPIKey(childComplexity, args["input"].(model.RevokeAPIKeyInput)), true
 	case "Mutation.updateArtifact":
 		if e.ComplexityRoot.Mutation.UpdateArtifact == nil {
 			break
@@ -1550,6 +1685,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PurgeExpiredPayload.count":
+		if e.ComplexityRoot.PurgeExpiredPayload.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PurgeExpiredPayload.Count(childComplexity), true
 
 	case "Query.apiKeys":
 		if e.ComplexityRoot.Query.APIKeys == nil {
@@ -1674,24 +1816,77 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecentEntity.Turn(childComplexity), true
 
-	case "RecordsPayload.enrichmentQueue":
-		if e.ComplexityRoot.RecordsPayload.EnrichmentQueue == nil {
+	case "RecordCreatedPayload.promoted":
+		if e.ComplexityRoot.RecordCreatedPayload.Promoted == nil {
 			break
 		}
 
-		return e.ComplexityRoot.RecordsPayload.EnrichmentQueue(childComplexity), true
-	case "RecordsPayload.records":
-		if e.ComplexityRoot.RecordsPayload.Records == nil {
+		return e.ComplexityRoot.RecordCreatedPayload.Promoted(childComplexity), true
+	case "RecordCreatedPayload.ref":
+		if e.ComplexityRoot.RecordCreatedPayload.Ref == nil {
 			break
 		}
 
-		return e.ComplexityRoot.RecordsPayload.Records(childComplexity), true
-	case "RecordsPayload.refs":
-		if e.ComplexityRoot.RecordsPayload.Refs == nil {
+		return e.ComplexityRoot.RecordCreatedPayload.Ref(childComplexity), true
+
+	case "RecordDeletedPayload.refs":
+		if e.ComplexityRoot.RecordDeletedPayload.Refs == nil {
 			break
 		}
 
-		return e.ComplexityRoot.RecordsPayload.Refs(childComplexity), true
+		return e.ComplexityRoot.RecordDeletedPayload.Refs(childComplexity), true
+
+	case "RecordGeneratedPayload.ref":
+		if e.ComplexityRoot.RecordGeneratedPayload.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordGeneratedPayload.Ref(childComplexity), true
+
+	case "RecordReadPayload.enrichmentQueue":
+		if e.ComplexityRoot.RecordReadPayload.EnrichmentQueue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordReadPayload.EnrichmentQueue(childComplexity), true
+	case "RecordReadPayload.records":
+		if e.ComplexityRoot.RecordReadPayload.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordReadPayload.Records(childComplexity), true
+	case "RecordReadPayload.refs":
+		if e.ComplexityRoot.RecordReadPayload.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordReadPayload.Refs(childComplexity), true
+
+	case "RecordUpdatedPayload.enrichmentQueue":
+		if e.ComplexityRoot.RecordUpdatedPayload.EnrichmentQueue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordUpdatedPayload.EnrichmentQueue(childComplexity), true
+	case "RecordUpdatedPayload.records":
+		if e.ComplexityRoot.RecordUpdatedPayload.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordUpdatedPayload.Records(childComplexity), true
+	case "RecordUpdatedPayload.refs":
+		if e.ComplexityRoot.RecordUpdatedPayload.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordUpdatedPayload.Refs(childComplexity), true
+
+	case "RecordUserActionPayload.ref":
+		if e.ComplexityRoot.RecordUserActionPayload.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordUserActionPayload.Ref(childComplexity), true
 
 	case "Ref.action":
 		if e.ComplexityRoot.Ref.Action == nil {
@@ -1846,25 +2041,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RefEdge.Node(childComplexity), true
 
-	case "RefPayload.promoted":
-		if e.ComplexityRoot.RefPayload.Promoted == nil {
+	case "ReleaseRefPayload.ref":
+		if e.ComplexityRoot.ReleaseRefPayload.Ref == nil {
 			break
 		}
 
-		return e.ComplexityRoot.RefPayload.Promoted(childComplexity), true
-	case "RefPayload.ref":
-		if e.ComplexityRoot.RefPayload.Ref == nil {
+		return e.ComplexityRoot.ReleaseRefPayload.Ref(childComplexity), true
+
+	case "ResetConversationPayload.session":
+		if e.ComplexityRoot.ResetConversationPayload.Session == nil {
 			break
 		}
 
-		return e.ComplexityRoot.RefPayload.Ref(childComplexity), true
-
-	case "RefsPayload.refs":
-		if e.ComplexityRoot.RefsPayload.Refs == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefsPayload.Refs(childComplexity), true
+		return e.ComplexityRoot.ResetConversationPayload.Session(childComplexity), true
 
 	case "ResolvedRef.entityID":
 		if e.ComplexityRoot.ResolvedRef.EntityID == nil {
@@ -1891,6 +2080,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResolvedRef.Ref(childComplexity), true
 
+	case "RetainRefPayload.ref":
+		if e.ComplexityRoot.RetainRefPayload.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetainRefPayload.Ref(childComplexity), true
+
 	case "RetainedRef.reason":
 		if e.ComplexityRoot.RetainedRef.Reason == nil {
 			break
@@ -1903,6 +2099,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RetainedRef.Ref(childComplexity), true
+
+	case "RevokeAPIKeyPayload.apiKey":
+		if e.ComplexityRoot.RevokeAPIKeyPayload.APIKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeAPIKeyPayload.APIKey(childComplexity), true
 
 	case "Session.activeEntities":
 		if e.ComplexityRoot.Session.ActiveEntities == nil {
@@ -2117,7 +2320,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.TranslateFilters(childComplexity, args["table"].(string), args["filters"].([]*engine.FilterInput)), true
+		return e.ComplexityRoot.Session.TranslateFilters(childComplexity, args["entityType"].(*string), args["table"].(*string), args["filters"].([]*engine.FilterInput)), true
 	case "Session.translatePayload":
 		if e.ComplexityRoot.Session.TranslatePayload == nil {
 			break
@@ -2446,6 +2649,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
 
+	case "UpdateArtifactPayload.ref":
+		if e.ComplexityRoot.UpdateArtifactPayload.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateArtifactPayload.Ref(childComplexity), true
+
+	case "UpdateSessionPayload.session":
+		if e.ComplexityRoot.UpdateSessionPayload.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSessionPayload.Session(childComplexity), true
+
+	case "UpdateTurnPayload.turn":
+		if e.ComplexityRoot.UpdateTurnPayload.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateTurnPayload.Turn(childComplexity), true
+
+	case "UpsertEntityTypePayload.entityType":
+		if e.ComplexityRoot.UpsertEntityTypePayload.EntityType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpsertEntityTypePayload.EntityType(childComplexity), true
+
 	case "Viewer.name":
 		if e.ComplexityRoot.Viewer.Name == nil {
 			break
@@ -2509,9 +2740,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputApplyEnrichmentInput,
 		ec.unmarshalInputArtifactOrder,
 		ec.unmarshalInputArtifactWhereInput,
+		ec.unmarshalInputBeginTurnInput,
 		ec.unmarshalInputContextOptions,
 		ec.unmarshalInputCreateAPIKeyInput,
 		ec.unmarshalInputCurationInput,
+		ec.unmarshalInputDeleteSessionInput,
 		ec.unmarshalInputEndTurnInput,
 		ec.unmarshalInputEnrichmentLabel,
 		ec.unmarshalInputEntityTypeOrder,
@@ -2519,19 +2752,29 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputEventOrder,
 		ec.unmarshalInputEventWhereInput,
 		ec.unmarshalInputExecutionSummaryInput,
+		ec.unmarshalInputExpireSessionInput,
+		ec.unmarshalInputExpireSessionsInput,
 		ec.unmarshalInputFKFieldInput,
+		ec.unmarshalInputFailTurnInput,
 		ec.unmarshalInputFilterInput,
 		ec.unmarshalInputFocusInput,
+		ec.unmarshalInputMentionEntityInput,
 		ec.unmarshalInputNestedRelationInput,
 		ec.unmarshalInputOpenSessionInput,
+		ec.unmarshalInputPurgeExpiredInput,
 		ec.unmarshalInputRecordCreatedInput,
 		ec.unmarshalInputRecordDeletedInput,
 		ec.unmarshalInputRecordGeneratedInput,
 		ec.unmarshalInputRecordReadInput,
+		ec.unmarshalInputRecordUpdatedInput,
 		ec.unmarshalInputRecordUserActionInput,
 		ec.unmarshalInputRefOrder,
 		ec.unmarshalInputRefWhereInput,
+		ec.unmarshalInputReleaseRefInput,
+		ec.unmarshalInputResetConversationInput,
+		ec.unmarshalInputRetainRefInput,
 		ec.unmarshalInputRetainedRefInput,
+		ec.unmarshalInputRevokeAPIKeyInput,
 		ec.unmarshalInputSessionOrder,
 		ec.unmarshalInputSessionWhereInput,
 		ec.unmarshalInputStepSummaryInput,
@@ -2663,6 +2906,15 @@ type CreateAPIKeyPayload {
   apiKey: APIKey!
 }
 
+input RevokeAPIKeyInput {
+  id: ID!
+}
+
+type RevokeAPIKeyPayload {
+  "The key, revoked."
+  apiKey: APIKey!
+}
+
 extend type Query {
   "Who the request's key is."
   viewer: Viewer!
@@ -2674,7 +2926,7 @@ extend type Mutation {
   "Create an API key; the payload holds the key, shown once."
   createAPIKey(input: CreateAPIKeyInput!): CreateAPIKeyPayload! @admin
   "Revoke an API key: requests with it fail from now on."
-  revokeAPIKey(id: ID!): APIKey! @admin
+  revokeAPIKey(input: RevokeAPIKeyInput!): RevokeAPIKeyPayload! @admin
 }
 `, BuiltIn: false},
 	{Name: "../schema/context.graphql", Input: `# Context builds: what each pipeline node sees, within its budget (seeds 000
@@ -2776,6 +3028,20 @@ input UpdateTurnInput {
   summary: ExecutionSummaryInput!
 }
 
+type UpdateTurnPayload {
+  turn: Turn!
+}
+
+input ResetConversationInput {
+  sessionID: ID!
+  "Keep the session's system prompt (the default) or clear it too."
+  keepSystemPrompt: Boolean! = true
+}
+
+type ResetConversationPayload {
+  session: Session!
+}
+
 extend type Session {
   "The prompt context of a pipeline node."
   context(node: ContextNode!, options: ContextOptions): ContextBuild!
@@ -2784,9 +3050,9 @@ extend type Session {
 
 extend type Mutation {
   "Add to the open turn's execution summary while it runs."
-  updateTurn(input: UpdateTurnInput!): Turn!
+  updateTurn(input: UpdateTurnInput!): UpdateTurnPayload!
   "Clear the conversation history, keeping the session, its refs and (by default) its system prompt."
-  resetConversation(sessionID: ID!, keepSystemPrompt: Boolean! = true): Session!
+  resetConversation(input: ResetConversationInput!): ResetConversationPayload!
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain.graphql", Input: `input FKFieldInput {
@@ -2819,6 +3085,10 @@ input UpsertEntityTypeInput {
   condensed: Boolean! = true
 }
 
+type UpsertEntityTypePayload {
+  entityType: EntityType!
+}
+
 extend type Query {
   "The entity types of a domain."
   entityTypes(domain: String!): [EntityType!]!
@@ -2826,7 +3096,7 @@ extend type Query {
 
 extend type Mutation {
   "Define or redefine an entity type of a domain."
-  upsertEntityType(input: UpsertEntityTypeInput!): EntityType! @admin
+  upsertEntityType(input: UpsertEntityTypeInput!): UpsertEntityTypePayload! @admin
 }
 `, BuiltIn: false},
 	{Name: "../schema/ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
@@ -4764,15 +5034,52 @@ input TurnWhereInput {
 	{Name: "../schema/lifecycle.graphql", Input: `# Session lifecycle for admins (seeds 003 and 004): expire what is idle,
 # delete what is no longer wanted.
 
+input ExpireSessionInput {
+  id: ID!
+}
+
+type ExpireSessionPayload {
+  "The session, now expired."
+  session: Session!
+}
+
+input ExpireSessionsInput {
+  "Which live sessions to expire, for example {lastActiveAtLT: ...} or {tenant: ...}; {} expires every one."
+  where: SessionWhereInput!
+}
+
+type ExpireSessionsPayload {
+  "How many sessions were expired."
+  count: Int!
+}
+
+input DeleteSessionInput {
+  id: ID!
+}
+
+type DeleteSessionPayload {
+  deletedSessionID: ID!
+}
+
+input PurgeExpiredInput {
+  "Delete sessions that expired more than this many seconds ago; default: the server's retention."
+  olderThanSeconds: Int
+}
+
+type PurgeExpiredPayload {
+  "How many sessions were deleted."
+  count: Int!
+}
+
 extend type Mutation {
   "Expire a session now; it stays readable until purged, and its key opens a fresh session."
-  expireSession(id: ID!): Session! @admin
-  "Expire every live session matching where (for example {lastActiveAtLT: ...} or {tenant: ...}); returns how many."
-  expireSessions(where: SessionWhereInput!): Int! @admin
+  expireSession(input: ExpireSessionInput!): ExpireSessionPayload! @admin
+  "Expire every live session matching where."
+  expireSessions(input: ExpireSessionsInput!): ExpireSessionsPayload! @admin
   "Delete a session with all its turns, refs, artifacts and events."
-  deleteSession(id: ID!): Boolean! @admin
-  "Delete the sessions that expired more than olderThanSeconds ago (default: the server's retention); returns how many."
-  purgeExpired(olderThanSeconds: Int): Int! @admin
+  deleteSession(input: DeleteSessionInput!): DeleteSessionPayload! @admin
+  "Delete the sessions that expired long enough ago."
+  purgeExpired(input: PurgeExpiredInput!): PurgeExpiredPayload! @admin
 }
 `, BuiltIn: false},
 	{Name: "../schema/registry.graphql", Input: `# The ref registry: how entities enter, change and leave a session's memory
@@ -4781,13 +5088,28 @@ extend type Mutation {
 "Any JSON value: a filter's value may be a string, a number or a list."
 scalar JSON
 
+"""
+Records read from the database. Name their entity type by entityType (such as recipe) or, when the
+runtime only knows where they came from, by table (such as recipes): one of the two, or both when
+they name the same type.
+"""
 input RecordReadInput {
   sessionID: ID!
-  "The table the records came from; it names the entity type."
-  table: String!
+  entityType: String
+  table: String
   "The records as the database returned them (at most 1,000)."
   records: [Map!]!
   "The pipeline step that read them."
+  step: Int
+}
+
+"Records the runtime wrote, named like recordRead's: by entityType or by table."
+input RecordUpdatedInput {
+  sessionID: ID!
+  entityType: String
+  table: String
+  "The records as the database returned them after the update (at most 1,000)."
+  records: [Map!]!
   step: Int
 }
 
@@ -4800,8 +5122,17 @@ type EnrichmentRequest {
   nameColumn: String!
 }
 
-type RecordsPayload {
+type RecordReadPayload {
   "The records as the LLM should see them: ids and FKs are refs, FK labels added, no UUID left."
+  records: [Map!]!
+  "The refs this call registered or touched."
+  refs: [Ref!]!
+  "Refs registered from FK fields that still need a label."
+  enrichmentQueue: [EnrichmentRequest!]!
+}
+
+type RecordUpdatedPayload {
+  "The records as the LLM should see them, as recordRead returns them."
   records: [Map!]!
   "The refs this call registered or touched."
   refs: [Ref!]!
@@ -4819,14 +5150,15 @@ input RecordGeneratedInput {
   step: Int
 }
 
-type RefPayload {
+type RecordGeneratedPayload {
+  "The new gen_{type}_{n} ref, with its pending artifact."
   ref: Ref!
-  "True when recordCreated promoted a generated ref."
-  promoted: Boolean!
 }
 
-type RefsPayload {
-  refs: [Ref!]!
+type RecordCreatedPayload {
+  ref: Ref!
+  "True when a generated ref was promoted to this entity."
+  promoted: Boolean!
 }
 
 input RecordCreatedInput {
@@ -4847,6 +5179,11 @@ input RecordDeletedInput {
   step: Int
 }
 
+type RecordDeletedPayload {
+  "The refs tagged deleted."
+  refs: [Ref!]!
+}
+
 enum UserActionKind {
   CREATED
   UPDATED
@@ -4862,12 +5199,30 @@ input RecordUserActionInput {
   label: String
 }
 
+type RecordUserActionPayload {
+  ref: Ref!
+}
+
+input MentionEntityInput {
+  sessionID: ID!
+  refs: [String!]!
+}
+
+type MentionEntityPayload {
+  refs: [Ref!]!
+}
+
 input UpdateArtifactInput {
   sessionID: ID!
   ref: String!
   content: Map!
   "Computed from the content when not given."
   label: String
+}
+
+type UpdateArtifactPayload {
+  "The ref, its artifact at the new revision."
+  ref: Ref!
 }
 
 input EnrichmentLabel {
@@ -4878,16 +5233,38 @@ input EnrichmentLabel {
 input ApplyEnrichmentInput {
   sessionID: ID!
   labels: [EnrichmentLabel!]!
-  "The table of records, when records are given."
-  table: String
   "Translated records from the read that queued these refs."
   records: [Map!]
+  "The records' entity type, when records are given (or their table instead)."
+  entityType: String
+  "The records' table, when records are given and entityType is not."
+  table: String
 }
 
-type EnrichmentPayload {
+type ApplyEnrichmentPayload {
   refs: [Ref!]!
   "The records given, with _<field>_label added where an FK ref now has a label."
   records: [Map!]!
+}
+
+input RetainRefInput {
+  sessionID: ID!
+  ref: String!
+  "Why the ref stays in context; shown to the LLM."
+  reason: String!
+}
+
+type RetainRefPayload {
+  ref: Ref!
+}
+
+input ReleaseRefInput {
+  sessionID: ID!
+  ref: String!
+}
+
+type ReleaseRefPayload {
+  ref: Ref!
 }
 
 "What a ref stands for."
@@ -4948,8 +5325,8 @@ type ActiveEntities {
 extend type Session {
   "Entity ids of refs, for the runtime (never for a prompt)."
   resolveRefs(refs: [String!]!): [ResolvedRef!]!
-  "Refs to UUIDs in the id and FK fields of filters on a table, lists included."
-  translateFilters(table: String!, filters: [FilterInput!]!): TranslatedFilters!
+  "Refs to UUIDs in the id and FK fields of filters on an entity type (named by entityType or by table, one of the two), lists included."
+  translateFilters(entityType: String, table: String, filters: [FilterInput!]!): TranslatedFilters!
   "Refs to UUIDs in a record about to be created or updated."
   translatePayload(entityType: String!, data: Map!): TranslatedPayload!
   "Reads of refs: generated ones answered from their artifacts."
@@ -4962,27 +5339,27 @@ extend type Session {
 
 extend type Mutation {
   "Register records read from the database and get them back as the LLM should see them."
-  recordRead(input: RecordReadInput!): RecordsPayload!
+  recordRead(input: RecordReadInput!): RecordReadPayload!
   "Register records the runtime updated (action updated), translated like recordRead."
-  recordUpdated(input: RecordReadInput!): RecordsPayload!
+  recordUpdated(input: RecordUpdatedInput!): RecordUpdatedPayload!
   "Register generated content as gen_{type}_{n} with a pending artifact."
-  recordGenerated(input: RecordGeneratedInput!): RefPayload!
+  recordGenerated(input: RecordGeneratedInput!): RecordGeneratedPayload!
   "Register an entity the runtime created, promoting the generated ref it saves."
-  recordCreated(input: RecordCreatedInput!): RefPayload!
+  recordCreated(input: RecordCreatedInput!): RecordCreatedPayload!
   "Tag entities the runtime deleted."
-  recordDeleted(input: RecordDeletedInput!): RefsPayload!
+  recordDeleted(input: RecordDeletedInput!): RecordDeletedPayload!
   "Tag an entity the user changed or mentioned in the frontend (created:user, ...)."
-  recordUserAction(input: RecordUserActionInput!): RefPayload!
+  recordUserAction(input: RecordUserActionInput!): RecordUserActionPayload!
   "Mark refs as referred to this turn, keeping them in the active window."
-  mentionEntity(sessionID: ID!, refs: [String!]!): RefsPayload!
+  mentionEntity(input: MentionEntityInput!): MentionEntityPayload!
   "Replace a generated entity's content; its revision goes up by one."
-  updateArtifact(input: UpdateArtifactInput!): RefPayload!
-  "Set the labels of refs in the enrichment queue; given the read's records and table, return them with their FK labels."
-  applyEnrichment(input: ApplyEnrichmentInput!): EnrichmentPayload!
+  updateArtifact(input: UpdateArtifactInput!): UpdateArtifactPayload!
+  "Set the labels of refs in the enrichment queue; given the read's records and their type, return them with their FK labels."
+  applyEnrichment(input: ApplyEnrichmentInput!): ApplyEnrichmentPayload!
   "Keep a ref active past the turn window, with the reason."
-  retainRef(sessionID: ID!, ref: String!, reason: String!): RefPayload!
+  retainRef(input: RetainRefInput!): RetainRefPayload!
   "Let a retained ref fall out of context."
-  releaseRef(sessionID: ID!, ref: String!): RefPayload!
+  releaseRef(input: ReleaseRefInput!): ReleaseRefPayload!
 }
 `, BuiltIn: false},
 	{Name: "../schema/root.graphql", Input: `type Mutation
@@ -5041,11 +5418,15 @@ input UpdateSessionInput {
   removeMetadata: [String!]
 }
 
+type UpdateSessionPayload {
+  session: Session!
+}
+
 extend type Mutation {
   "Get or create the live session of a tenant's external key."
   openSession(input: OpenSessionInput!): OpenSessionPayload!
   "Change a session's state; every field given is applied in one commit."
-  updateSession(input: UpdateSessionInput!): Session!
+  updateSession(input: UpdateSessionInput!): UpdateSessionPayload!
 }
 `, BuiltIn: false},
 	{Name: "../schema/state.graphql", Input: `# The typed shapes stored in JSON columns (ent/schema/schematype).
@@ -5174,19 +5555,43 @@ input RetainedRefInput {
   reason: String!
 }
 
+input BeginTurnInput {
+  sessionID: ID!
+  userMessage: String!
+}
+
+type BeginTurnPayload {
+  "The new turn, open until endTurn or failTurn."
+  turn: Turn!
+}
+
 input EndTurnInput {
   sessionID: ID!
   assistantMessage: String!
   summary: ExecutionSummaryInput
 }
 
+type EndTurnPayload {
+  turn: Turn!
+}
+
+input FailTurnInput {
+  sessionID: ID!
+  "Why the turn failed, kept on the turn."
+  reason: String!
+}
+
+type FailTurnPayload {
+  turn: Turn!
+}
+
 extend type Mutation {
   "Open the session's next turn with the user's message."
-  beginTurn(sessionID: ID!, userMessage: String!): Turn!
+  beginTurn(input: BeginTurnInput!): BeginTurnPayload!
   "Complete the open turn; artifacts promoted during it are cleared."
-  endTurn(input: EndTurnInput!): Turn!
+  endTurn(input: EndTurnInput!): EndTurnPayload!
   "Close the open turn as failed."
-  failTurn(sessionID: ID!, reason: String!): Turn!
+  failTurn(input: FailTurnInput!): FailTurnPayload!
 }
 `, BuiltIn: false},
 }
@@ -5252,6 +5657,16 @@ func (ec *executionContext) childFields_ActiveEntities(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type ActiveEntities", field.Name)
 }
 
+func (ec *executionContext) childFields_ApplyEnrichmentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refs":
+		return ec.fieldContext_ApplyEnrichmentPayload_refs(ctx, field)
+	case "records":
+		return ec.fieldContext_ApplyEnrichmentPayload_records(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplyEnrichmentPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Artifact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5308,6 +5723,14 @@ func (ec *executionContext) childFields_ArtifactEdge(ctx context.Context, field 
 		return ec.fieldContext_ArtifactEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ArtifactEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_BeginTurnPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turn":
+		return ec.fieldContext_BeginTurnPayload_turn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BeginTurnPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ChatMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5394,14 +5817,20 @@ func (ec *executionContext) childFields_Curation(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Curation", field.Name)
 }
 
-func (ec *executionContext) childFields_EnrichmentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_DeleteSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "refs":
-		return ec.fieldContext_EnrichmentPayload_refs(ctx, field)
-	case "records":
-		return ec.fieldContext_EnrichmentPayload_records(ctx, field)
+	case "deletedSessionID":
+		return ec.fieldContext_DeleteSessionPayload_deletedSessionID(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type EnrichmentPayload", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type DeleteSessionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_EndTurnPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turn":
+		return ec.fieldContext_EndTurnPayload_turn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EndTurnPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_EnrichmentRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5534,6 +5963,22 @@ func (ec *executionContext) childFields_ExecutionSummary(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type ExecutionSummary", field.Name)
 }
 
+func (ec *executionContext) childFields_ExpireSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "session":
+		return ec.fieldContext_ExpireSessionPayload_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExpireSessionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ExpireSessionsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_ExpireSessionsPayload_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExpireSessionsPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_FKField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "field":
@@ -5546,6 +5991,14 @@ func (ec *executionContext) childFields_FKField(ctx context.Context, field graph
 		return ec.fieldContext_FKField_nameColumn(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FKField", field.Name)
+}
+
+func (ec *executionContext) childFields_FailTurnPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turn":
+		return ec.fieldContext_FailTurnPayload_turn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FailTurnPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Filter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5570,6 +6023,14 @@ func (ec *executionContext) childFields_Focus(ctx context.Context, field graphql
 		return ec.fieldContext_Focus_context(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Focus", field.Name)
+}
+
+func (ec *executionContext) childFields_MentionEntityPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refs":
+		return ec.fieldContext_MentionEntityPayload_refs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MentionEntityPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_NestedRelation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5608,6 +6069,14 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_PurgeExpiredPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_PurgeExpiredPayload_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PurgeExpiredPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_ReadRefsResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "records":
@@ -5632,16 +6101,62 @@ func (ec *executionContext) childFields_RecentEntity(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type RecentEntity", field.Name)
 }
 
-func (ec *executionContext) childFields_RecordsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_RecordCreatedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_RecordCreatedPayload_ref(ctx, field)
+	case "promoted":
+		return ec.fieldContext_RecordCreatedPayload_promoted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordCreatedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordDeletedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refs":
+		return ec.fieldContext_RecordDeletedPayload_refs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordDeletedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordGeneratedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_RecordGeneratedPayload_ref(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordGeneratedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordReadPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "records":
-		return ec.fieldContext_RecordsPayload_records(ctx, field)
+		return ec.fieldContext_RecordReadPayload_records(ctx, field)
 	case "refs":
-		return ec.fieldContext_RecordsPayload_refs(ctx, field)
+		return ec.fieldContext_RecordReadPayload_refs(ctx, field)
 	case "enrichmentQueue":
-		return ec.fieldContext_RecordsPayload_enrichmentQueue(ctx, field)
+		return ec.fieldContext_RecordReadPayload_enrichmentQueue(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type RecordsPayload", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type RecordReadPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordUpdatedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "records":
+		return ec.fieldContext_RecordUpdatedPayload_records(ctx, field)
+	case "refs":
+		return ec.fieldContext_RecordUpdatedPayload_refs(ctx, field)
+	case "enrichmentQueue":
+		return ec.fieldContext_RecordUpdatedPayload_enrichmentQueue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordUpdatedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordUserActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_RecordUserActionPayload_ref(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordUserActionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Ref(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5712,22 +6227,20 @@ func (ec *executionContext) childFields_RefEdge(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type RefEdge", field.Name)
 }
 
-func (ec *executionContext) childFields_RefPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_ReleaseRefPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "ref":
-		return ec.fieldContext_RefPayload_ref(ctx, field)
-	case "promoted":
-		return ec.fieldContext_RefPayload_promoted(ctx, field)
+		return ec.fieldContext_ReleaseRefPayload_ref(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type RefPayload", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseRefPayload", field.Name)
 }
 
-func (ec *executionContext) childFields_RefsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_ResetConversationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "refs":
-		return ec.fieldContext_RefsPayload_refs(ctx, field)
+	case "session":
+		return ec.fieldContext_ResetConversationPayload_session(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type RefsPayload", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type ResetConversationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ResolvedRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5744,6 +6257,14 @@ func (ec *executionContext) childFields_ResolvedRef(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ResolvedRef", field.Name)
 }
 
+func (ec *executionContext) childFields_RetainRefPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_RetainRefPayload_ref(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RetainRefPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RetainedRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "ref":
@@ -5752,6 +6273,14 @@ func (ec *executionContext) childFields_RetainedRef(ctx context.Context, field g
 		return ec.fieldContext_RetainedRef_reason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RetainedRef", field.Name)
+}
+
+func (ec *executionContext) childFields_RevokeAPIKeyPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "apiKey":
+		return ec.fieldContext_RevokeAPIKeyPayload_apiKey(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevokeAPIKeyPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Session(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5956,6 +6485,38 @@ func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field grap
 		return ec.fieldContext_TurnEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateArtifactPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_UpdateArtifactPayload_ref(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateArtifactPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "session":
+		return ec.fieldContext_UpdateSessionPayload_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateSessionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateTurnPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turn":
+		return ec.fieldContext_UpdateTurnPayload_turn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateTurnPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpsertEntityTypePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "entityType":
+		return ec.fieldContext_UpsertEntityTypePayload_entityType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpsertEntityTypePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

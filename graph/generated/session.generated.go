@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"sessiongraph/ent"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 	"strconv"
 	"sync/atomic"
@@ -102,6 +103,38 @@ func (ec *executionContext) _OpenSessionPayload_replacedSessionID(ctx context.Co
 }
 func (ec *executionContext) fieldContext_OpenSessionPayload_replacedSessionID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OpenSessionPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _UpdateSessionPayload_session(ctx context.Context, field graphql.CollectedField, obj *model.SessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSessionPayload_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSessionPayload_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -357,6 +390,44 @@ func (ec *executionContext) _OpenSessionPayload(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var updateSessionPayloadImplementors = []string{"UpdateSessionPayload"}
+
+func (ec *executionContext) _UpdateSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateSessionPayload")
+		case "session":
+			out.Values[i] = ec._UpdateSessionPayload_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
@@ -379,6 +450,16 @@ func (ec *executionContext) marshalNOpenSessionPayload2ᚖsessiongraphᚋinterna
 func (ec *executionContext) unmarshalNUpdateSessionInput2sessiongraphᚋinternalᚋengineᚐUpdateSessionInput(ctx context.Context, v any) (engine.UpdateSessionInput, error) {
 	res, err := ec.unmarshalInputUpdateSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateSessionPayload2ᚖsessiongraphᚋgraphᚋmodelᚐSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.SessionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateSessionPayload(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

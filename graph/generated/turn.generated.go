@@ -4,10 +4,16 @@ package generated
 
 import (
 	"context"
+	"math"
+	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // region    ************************** generated!.gotpl **************************
@@ -20,9 +26,142 @@ import (
 
 // region    **************************** field.gotpl *****************************
 
+func (ec *executionContext) _BeginTurnPayload_turn(ctx context.Context, field graphql.CollectedField, obj *model.TurnPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BeginTurnPayload_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BeginTurnPayload_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BeginTurnPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EndTurnPayload_turn(ctx context.Context, field graphql.CollectedField, obj *model.TurnPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EndTurnPayload_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EndTurnPayload_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EndTurnPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FailTurnPayload_turn(ctx context.Context, field graphql.CollectedField, obj *model.TurnPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailTurnPayload_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailTurnPayload_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FailTurnPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
+
+func (ec *executionContext) unmarshalInputBeginTurnInput(ctx context.Context, obj any) (model.BeginTurnInput, error) {
+	var it model.BeginTurnInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "userMessage"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "userMessage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userMessage"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UserMessage = data
+		}
+	}
+	return it, nil
+}
 
 func (ec *executionContext) unmarshalInputCurationInput(ctx context.Context, obj any) (schematype.Curation, error) {
 	var it schematype.Curation
@@ -177,6 +316,43 @@ func (ec *executionContext) unmarshalInputExecutionSummaryInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputFailTurnInput(ctx context.Context, obj any) (model.FailTurnInput, error) {
+	var it model.FailTurnInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRetainedRefInput(ctx context.Context, obj any) (schematype.RetainedRef, error) {
 	var it schematype.RetainedRef
 	if obj == nil {
@@ -280,18 +456,172 @@ func (ec *executionContext) unmarshalInputStepSummaryInput(ctx context.Context, 
 
 // region    **************************** object.gotpl ****************************
 
+var beginTurnPayloadImplementors = []string{"BeginTurnPayload"}
+
+func (ec *executionContext) _BeginTurnPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TurnPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, beginTurnPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BeginTurnPayload")
+		case "turn":
+			out.Values[i] = ec._BeginTurnPayload_turn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var endTurnPayloadImplementors = []string{"EndTurnPayload"}
+
+func (ec *executionContext) _EndTurnPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TurnPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, endTurnPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EndTurnPayload")
+		case "turn":
+			out.Values[i] = ec._EndTurnPayload_turn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var failTurnPayloadImplementors = []string{"FailTurnPayload"}
+
+func (ec *executionContext) _FailTurnPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TurnPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, failTurnPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FailTurnPayload")
+		case "turn":
+			out.Values[i] = ec._FailTurnPayload_turn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) unmarshalNBeginTurnInput2sessiongraphᚋgraphᚋmodelᚐBeginTurnInput(ctx context.Context, v any) (model.BeginTurnInput, error) {
+	res, err := ec.unmarshalInputBeginTurnInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBeginTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx context.Context, sel ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BeginTurnPayload(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalNEndTurnInput2sessiongraphᚋinternalᚋengineᚐEndTurnInput(ctx context.Context, v any) (engine.EndTurnInput, error) {
 	res, err := ec.unmarshalInputEndTurnInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNEndTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx context.Context, sel ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EndTurnPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNExecutionSummaryInput2sessiongraphᚋentᚋschemaᚋschematypeᚐExecutionSummary(ctx context.Context, v any) (schematype.ExecutionSummary, error) {
 	res, err := ec.unmarshalInputExecutionSummaryInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFailTurnInput2sessiongraphᚋgraphᚋmodelᚐFailTurnInput(ctx context.Context, v any) (model.FailTurnInput, error) {
+	res, err := ec.unmarshalInputFailTurnInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFailTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx context.Context, sel ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FailTurnPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRetainedRefInput2sessiongraphᚋentᚋschemaᚋschematypeᚐRetainedRef(ctx context.Context, v any) (schematype.RetainedRef, error) {

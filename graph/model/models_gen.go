@@ -4,7 +4,14 @@ package model
 
 import (
 	"sessiongraph/ent"
+
+	"github.com/google/uuid"
 )
+
+type BeginTurnInput struct {
+	SessionID   uuid.UUID `json:"sessionID"`
+	UserMessage string    `json:"userMessage"`
+}
 
 type CreateAPIKeyPayload struct {
 	// The key itself: shown this once, stored only as a hash. Send it as 'Authorization: Bearer <key>'.
@@ -12,5 +19,69 @@ type CreateAPIKeyPayload struct {
 	APIKey *ent.APIKey `json:"apiKey"`
 }
 
+type DeleteSessionInput struct {
+	ID uuid.UUID `json:"id"`
+}
+
+type DeleteSessionPayload struct {
+	DeletedSessionID uuid.UUID `json:"deletedSessionID"`
+}
+
+type ExpireSessionInput struct {
+	ID uuid.UUID `json:"id"`
+}
+
+type ExpireSessionsInput struct {
+	// Which live sessions to expire, for example {lastActiveAtLT: ...} or {tenant: ...}; {} expires every one.
+	Where *ent.SessionWhereInput `json:"where"`
+}
+
+type FailTurnInput struct {
+	SessionID uuid.UUID `json:"sessionID"`
+	// Why the turn failed, kept on the turn.
+	Reason string `json:"reason"`
+}
+
+type MentionEntityInput struct {
+	SessionID uuid.UUID `json:"sessionID"`
+	Refs      []string  `json:"refs"`
+}
+
+type PurgeExpiredInput struct {
+	// Delete sessions that expired more than this many seconds ago; default: the server's retention.
+	OlderThanSeconds *int `json:"olderThanSeconds,omitempty"`
+}
+
+type ReleaseRefInput struct {
+	SessionID uuid.UUID `json:"sessionID"`
+	Ref       string    `json:"ref"`
+}
+
+type ResetConversationInput struct {
+	SessionID uuid.UUID `json:"sessionID"`
+	// Keep the session's system prompt (the default) or clear it too.
+	KeepSystemPrompt bool `json:"keepSystemPrompt"`
+}
+
+type RetainRefInput struct {
+	SessionID uuid.UUID `json:"sessionID"`
+	Ref       string    `json:"ref"`
+	// Why the ref stays in context; shown to the LLM.
+	Reason string `json:"reason"`
+}
+
+type RevokeAPIKeyInput struct {
+	ID uuid.UUID `json:"id"`
+}
+
+type RevokeAPIKeyPayload struct {
+	// The key, revoked.
+	APIKey *ent.APIKey `json:"apiKey"`
+}
+
 type Subscription struct {
+}
+
+type UpsertEntityTypePayload struct {
+	EntityType *ent.EntityType `json:"entityType"`
 }

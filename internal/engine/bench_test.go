@@ -97,14 +97,14 @@ func benchRecordRead(b *testing.B, n int) {
 		known[i] = uuid.NewString()
 		seed[i] = map[string]any{"id": known[i], "name": fmt.Sprintf("Recipe %d", i)}
 	}
-	_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: "recipes", Records: seed})
+	_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: seed})
 	require.NoError(b, err)
 	inputs := make([][]map[string]any, b.N)
 	for i := range inputs {
 		inputs[i] = mealPlans(n, known)
 	}
 	measure(b, s.DB, func(i int) {
-		_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: "meal_plans", Records: inputs[i]})
+		_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: inputs[i]})
 		require.NoError(b, err)
 	})
 }
@@ -150,13 +150,13 @@ func BenchmarkTranslateFilters50(b *testing.B) {
 		records[i] = map[string]any{"id": uuid.NewString(), "name": fmt.Sprintf("Recipe %d", i)}
 		refs[i] = fmt.Sprintf("recipe_%d", i+1)
 	}
-	_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: "recipes", Records: records})
+	_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: records})
 	require.NoError(b, err)
 	session, err := s.Engine.Session(ctx, id)
 	require.NoError(b, err)
 	filters := []*engine.FilterInput{{Field: "id", Op: "in", Value: refs}}
 	measure(b, s.DB, func(int) {
-		out, err := s.Engine.TranslateFilters(ctx, session, "recipes", filters)
+		out, err := s.Engine.TranslateFilters(ctx, session, nil, new("recipes"), filters)
 		require.NoError(b, err)
 		require.Len(b, out.Filters[0].Value, 50)
 	})

@@ -80,8 +80,10 @@ type EnrichmentLabel struct {
 type ApplyEnrichmentInput struct {
 	SessionID uuid.UUID
 	Labels    []*EnrichmentLabel
-	Table     *string
 	Records   []map[string]any
+	// EntityType or Table names the records' type, when records are given.
+	EntityType *string
+	Table      *string
 }
 
 // EnrichmentResult names the labelled refs and returns the records with
@@ -104,8 +106,8 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 	if len(in.Records) > maxRecords {
 		return nil, apperr.Invalid("records", "%d records in one call; at most %d are allowed", len(in.Records), maxRecords)
 	}
-	if len(in.Records) > 0 && in.Table == nil {
-		return nil, apperr.Invalid("table", "records need their table, to know their FK fields")
+	if len(in.Records) > 0 && in.EntityType == nil && in.Table == nil {
+		return nil, errNoTypeName() // the records' FK fields depend on their type
 	}
 	out := &EnrichmentResult{SessionID: in.SessionID, Records: []map[string]any{}}
 	enrich := make([]registry.Enrichment, len(in.Labels))
@@ -122,7 +124,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 			return store.Event{}, err
 		}
 		if len(in.Records) > 0 {
-			t, err := d.TypeOfTable(*in.Table)
+			t, err := typeByNameOrTable(d, in.EntityType, in.Table)
 			if err != nil {
 				return store.Event{}, err
 			}

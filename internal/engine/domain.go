@@ -145,3 +145,39 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// errNoTypeName answers a request that names its entity type neither way.
+func errNoTypeName() error {
+	return apperr.Invalid("entityType", "give entityType (the type's name, such as recipe) or table (its database table, such as recipes)")
+}
+
+// typeByNameOrTable resolves the entity type a request names by entityType
+// or, for a runtime that only knows where its records came from, by table.
+// Exactly one of the two is needed; both are accepted when they name the
+// same type. recordRead, recordUpdated, applyEnrichment and
+// translateFilters all resolve their type here.
+func typeByNameOrTable(d *registry.Domain, entityType, table *string) (*registry.EntityType, error) {
+	switch {
+	case entityType == nil && table == nil:
+		return nil, errNoTypeName()
+	case table == nil:
+		t, err := d.Type(*entityType)
+		return t, apiError(err)
+	case entityType == nil:
+		t, err := d.TypeOfTable(*table)
+		return t, apiError(err)
+	}
+	byName, err := d.Type(*entityType)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	byTable, err := d.TypeOfTable(*table)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	if byName != byTable {
+		return nil, apperr.Invalid("table", "entityType %q and table %q disagree: table %q holds entity type %q; give only one of them",
+			*entityType, *table, *table, byTable.Name)
+	}
+	return byName, nil
+}

@@ -51,12 +51,15 @@ func (e *Engine) ExpireSessions(ctx context.Context, where *ent.SessionWhereInpu
 }
 
 // DeleteSession deletes a session with all its rows.
-func (e *Engine) DeleteSession(ctx context.Context, id uuid.UUID) (bool, error) {
+func (e *Engine) DeleteSession(ctx context.Context, id uuid.UUID) error {
 	if _, err := e.Session(ctx, id); err != nil {
-		return false, err
+		return err
 	}
 	ids, err := e.store.DeleteWhere(ctx, "admin", session.ID(id))
-	return len(ids) == 1, err
+	if err == nil && len(ids) == 0 {
+		return apperr.New(apperr.NotFound, "session %s not found: another request deleted it", id)
+	}
+	return err
 }
 
 // PurgeExpired deletes the sessions that expired more than olderThanSeconds

@@ -25,12 +25,14 @@ const (
 	KindArtifactRevised   = "artifact.revised"
 )
 
-// RecordReadInput carries records the runtime read from (or wrote to) a table.
+// RecordReadInput carries records the runtime read from (or wrote to) the
+// database, of the entity type EntityType or Table names.
 type RecordReadInput struct {
-	SessionID uuid.UUID
-	Table     string
-	Records   []map[string]any
-	Step      *int
+	SessionID  uuid.UUID
+	EntityType *string
+	Table      *string
+	Records    []map[string]any
+	Step       *int
 }
 
 // RecordsResult is what an agent needs after a read: the records as the LLM
@@ -72,11 +74,13 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 	}
 	out := &RecordsResult{SessionID: in.SessionID}
 	sel := selection{entityIDs: registry.UUIDsIn(in.Records)}
+	var table string
 	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
-		t, err := d.TypeOfTable(in.Table)
+		t, err := typeByNameOrTable(d, in.EntityType, in.Table)
 		if err != nil {
 			return store.Event{}, err
 		}
+		table = t.Table
 		if out.Records, err = r.Read(d, t, in.Records, action, in.Step); err != nil {
 			return store.Event{}, err
 		}
@@ -87,7 +91,7 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 				out.EnrichmentQueue = append(out.EnrichmentQueue, enrichmentRequest(en))
 			}
 		}
-		return store.Event{Kind: kind, Payload: map[string]any{"table": in.Table, "changes": changes(r.Changed())}}, nil
+		return store.Event{Kind: kind, Payload: map[string]any{"table": table, "changes": changes(r.Changed())}}, nil
 	})
 	if err != nil {
 		return nil, err

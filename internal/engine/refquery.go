@@ -123,8 +123,8 @@ type TranslatedFilters struct {
 }
 
 // TranslateFilters turns refs into UUIDs in the id and FK fields of filters
-// on a table.
-func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, table string, filters []*FilterInput) (*TranslatedFilters, error) {
+// on the entity type entityType or table names.
+func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, entityType, table *string, filters []*FilterInput) (*TranslatedFilters, error) {
 	in := make([]registry.Filter, len(filters))
 	var names []string
 	for i, f := range filters {
@@ -135,9 +135,9 @@ func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, table str
 	if err != nil {
 		return nil, err
 	}
-	t, err := d.TypeOfTable(table)
+	t, err := typeByNameOrTable(d, entityType, table)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, err
 	}
 	tr, err := r.TranslateFilters(t, in)
 	if err != nil {

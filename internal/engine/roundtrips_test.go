@@ -67,7 +67,7 @@ func TestRecordReadOfTwentyRecordsIsBatched(t *testing.T) {
 			records[i] = map[string]any{"id": uuid.NewString(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": uuid.NewString()}
 		}
 		return log.record(func() {
-			_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: "meal_plans", Records: records})
+			_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: records})
 			require.NoError(t, err)
 		})
 	}

@@ -53,7 +53,7 @@ func TestStoredRefsAreTheRowsAsRead(t *testing.T) {
 		assert.Equal(t, names, refNames(fromPayload), "in the order named")
 	}
 
-	read, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: "meal_plans", Records: []map[string]any{
+	read, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: []map[string]any{
 		{"id": uuid.NewString(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": uuid.NewString()},
 	}})
 	require.NoError(t, err)

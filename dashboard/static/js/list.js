@@ -17,7 +17,7 @@ const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: Sessi
 }`;
 
 const countQuery = `query LiveCount($where: SessionWhereInput) { sessions(first: 1, where: $where) { totalCount } }`;
-const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(where: $where) }`;
+const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(input: {where: $where}) { count } }`;
 const feed = `subscription SessionsChanged($after: Int) { sessionsChanged(after: $after) { sequence kind sessionID } }`;
 // The newest event of the most recently updated session: a sequence no
 // later than the newest event, where the feed starts.
@@ -203,7 +203,7 @@ export function sessionsList(root) {
         confirmLabel: `Expire ${num(n)}`, danger: true,
       });
       if (!ok) return;
-      const done = (await gql(expireMany, { where })).expireSessions;
+      const done = (await gql(expireMany, { where })).expireSessions.count;
       notice(`Expired ${num(done)} session${done === 1 ? '' : 's'}.`, 'success');
       load();
     } catch (err) {

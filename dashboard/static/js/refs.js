@@ -9,8 +9,8 @@ export const refFields = `id ref entityType label action detailLevel fullTurn tu
 const moreRefs = `query MoreRefs($id: ID!, $after: Cursor) {
   session(id: $id) { refs(first: 100, after: $after, orderBy: [{field: CREATED_AT}]) { pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } } }
 }`;
-const retain = `mutation RetainRef($id: ID!, $ref: String!, $reason: String!) { retainRef(sessionID: $id, ref: $ref, reason: $reason) { ref { ref activeReason } } }`;
-const release = `mutation ReleaseRef($id: ID!, $ref: String!) { releaseRef(sessionID: $id, ref: $ref) { ref { ref activeReason } } }`;
+const retain = `mutation RetainRef($id: ID!, $ref: String!, $reason: String!) { retainRef(input: {sessionID: $id, ref: $ref, reason: $reason}) { ref { ref activeReason } } }`;
+const release = `mutation ReleaseRef($id: ID!, $ref: String!) { releaseRef(input: {sessionID: $id, ref: $ref}) { ref { ref activeReason } } }`;
 
 function section(id, title, ...body) {
   return h('section', { class: 'card', id: `section-${id}`, tabindex: '-1', 'aria-labelledby': `heading-${id}` },

@@ -28,8 +28,8 @@ const eventsSub = `subscription SessionEvents($id: ID!, $after: Int) {
 }`;
 
 const cursorQuery = `query SessionCursor($id: ID!) { session(id: $id) { id events(last: 1, orderBy: [{field: SEQUENCE}]) { edges { node { sequence } } } } }`;
-const expireOne = `mutation ExpireSession($id: ID!) { expireSession(id: $id) { id status expiredAt } }`;
-const deleteOne = `mutation DeleteSession($id: ID!) { deleteSession(id: $id) }`;
+const expireOne = `mutation ExpireSession($id: ID!) { expireSession(input: {id: $id}) { session { id status expiredAt } } }`;
+const deleteOne = `mutation DeleteSession($id: ID!) { deleteSession(input: {id: $id}) { deletedSessionID } }`;
 
 /** sessionView renders one session into root and returns the function that stops it. */
 export function sessionView(root, id) {
@@ -150,7 +150,7 @@ export function sessionView(root, id) {
     button.disabled = true;
     button.textContent = 'Expiring…';
     try {
-      const out = (await gql(expireOne, { id })).expireSession;
+      const out = (await gql(expireOne, { id })).expireSession.session;
       notice(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
       load();
     } catch (err) {
