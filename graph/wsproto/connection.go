@@ -85,6 +85,14 @@ func (c *connection) serve() {
 		// which would lose the close frame close sends.
 		_, data, err := c.ws.Read(context.Background())
 		if err != nil {
+			if errors.Is(err, websocket.ErrMessageTooBig) {
+				// The library has sent 1009, but the rest of the message is
+				// still on its way: dropping the connection now would reset
+				// it under a client still writing, which then sees 1006.
+				// Finishing the close handshake reads the rest (for at most
+				// the library's 5 s) and waits for the client's close frame.
+				c.close(int(websocket.StatusMessageTooBig), "")
+			}
 			return
 		}
 		start := graphql.Now()

@@ -108,3 +108,15 @@ func TestGraphQLWSClientSeesRejectedInit(t *testing.T) {
 		t.Fatalf("graphql-ws client saw\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// The graphql-ws client over Node's ws, which writes a large message whole
+// before it reads again, sees 1009 for a message over ReadLimit every time,
+// not a connection reset (1006).
+func TestGraphQLWSClientSeesOversizeMessagesClose1009(t *testing.T) {
+	nodeClient(t)
+	_, url := serve(t, &wsproto.Transport{})
+	got := runNode(t, url, "oversize", nil)
+	if want := "[" + strings.Repeat("1009,", 19) + "1009]"; got != want {
+		t.Fatalf("graphql-ws client saw close codes\n got: %s\nwant: %s", got, want)
+	}
+}

@@ -2,6 +2,7 @@
 // what it saw as one JSON line. Usage: node client.mjs <ws-url> <mode>
 //   operations: a query, an invalid subscription, then a subscription until it completes
 //   rejected:   connection_init is refused; prints the close code and reason
+//   oversize:   twenty connections each send a 5 MB subscribe; prints each close code
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws'; // Node 20 has no global WebSocket
 
@@ -35,6 +36,19 @@ switch (mode) {
       (closeEvent) => ({ code: closeEvent.code, reason: closeEvent.reason }),
     );
     break;
+  case 'oversize': {
+    const huge = `{ name } # ${'x'.repeat(5 << 20)}`;
+    const codes = [];
+    for (let i = 0; i < 20; i++) {
+      const big = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0 });
+      codes.push(await new Promise((resolve) => {
+        big.subscribe({ query: huge }, { next: () => {}, error: (e) => resolve(e.code), complete: () => resolve('completed') });
+      }));
+      await big.dispose();
+    }
+    out = codes;
+    break;
+  }
   default:
     console.error(`unknown mode ${mode}`);
     process.exit(2);
