@@ -39,6 +39,13 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			// error; the request's context says why.
 			gqlErr.Message = "the request took too long and was cancelled"
 			setCode(gqlErr, "TIMEOUT")
+		case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+			// The client went away (it completed a subscription, closed its
+			// socket or dropped its request) or the server is stopping: no
+			// error of ours, and seldom anyone left to read the answer.
+			log.DebugContext(ctx, "operation cancelled", "error", err, "path", gqlErr.Path.String())
+			gqlErr.Message = "the request was cancelled before it finished; send it again"
+			setCode(gqlErr, string(apperr.Cancelled))
 		case gqlErr.Extensions["code"] != nil:
 			// gqlgen's own errors (parse, validation) already carry a code.
 		case gqlErr.Err == nil:

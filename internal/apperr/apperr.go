@@ -36,6 +36,9 @@ const (
 	RequestTooLarge   Code = "REQUEST_TOO_LARGE"
 	BatchingDisabled  Code = "BATCHING_DISABLED"
 	Timeout           Code = "TIMEOUT"
+	// Cancelled answers an operation whose request was cancelled before it
+	// finished: its client went away, or the server is shutting down.
+	Cancelled Code = "CANCELLED"
 	// IntrospectionDisabled answers __schema and __type unless the server
 	// runs with -introspection.
 	IntrospectionDisabled Code = "INTROSPECTION_DISABLED"

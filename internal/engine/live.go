@@ -115,7 +115,9 @@ func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node c
 			}
 			b, err := e.Context(ctx, s, node, opts)
 			if err != nil {
-				slog.WarnContext(ctx, "context build for a subscription", "error", err)
+				if ctx.Err() == nil { // else the subscriber left: nothing went wrong
+					slog.WarnContext(ctx, "context build for a subscription", "error", err)
+				}
 				return
 			}
 			select {
