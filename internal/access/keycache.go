@@ -43,6 +43,9 @@ const resubscribeDelay = time.Second
 // the hub stop reading events while the subscription stays open, the
 // lastUsedAt touch, which matches only an unrevoked key, still finds the
 // revocation within touchEvery.
+//
+// Keys also ends the long-lived connections (WebSockets, SSE streams) a
+// revoked key opened, when it hears of the revocation (holds.go).
 type Keys struct {
 	client *ent.Client
 	store  *store.Store
@@ -57,6 +60,9 @@ type Keys struct {
 	gen    uint64
 	byHash map[string]*cachedKey
 	byID   map[uuid.UUID]string
+
+	// holds are the long-lived connections keys authenticated (holds.go).
+	holds holds
 }
 
 type cachedKey struct {
@@ -107,13 +113,16 @@ func (k *Keys) follow(ctx context.Context, subscribe Subscribe) error {
 	st := subscribe(ctx, events.Filter{Kinds: map[string]bool{store.KindKeyRevoked: true}}, after)
 	k.setLive(true)
 	defer k.setLive(false)
+	if err := k.recheckHolds(ctx); err != nil {
+		return err
+	}
 	for ev := range st.C {
 		raw, _ := ev.Payload["keyID"].(string)
 		id, err := uuid.Parse(raw)
 		if err != nil {
 			return fmt.Errorf("revocation event %d names no key: %w", ev.Sequence, err)
 		}
-		k.evict(id)
+		k.revoked(id)
 	}
 	if err := st.Err(); err != nil {
 		return err
@@ -164,7 +173,7 @@ func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error)
 		if !touch || k.touch(ctx, p.KeyID) {
 			return &p, nil
 		}
-		k.evict(p.KeyID)
+		k.revoked(p.KeyID)
 		return k.Authenticate(ctx, key) // the touch found it revoked: look it up for the reason
 	}
 	return k.lookup(ctx, hash, gen)
@@ -181,6 +190,7 @@ func (k *Keys) lookup(ctx context.Context, hash string, gen uint64) (*Principal,
 		return nil, fmt.Errorf("looking up the API key: %w", err)
 	}
 	if row.RevokedAt != nil {
+		k.revoked(row.ID)
 		return nil, apperr.New(apperr.Unauthenticated, "this API key (%s…) was revoked on %s; ask an admin for a new one",
 			row.Prefix, row.RevokedAt.UTC().Format(time.RFC3339))
 	}
@@ -209,12 +219,16 @@ func (k *Keys) touch(ctx context.Context, id uuid.UUID) bool {
 }
 
 // Revoke revokes a key for good, on every replica: here at once, elsewhere
-// once their hubs read the revocation event. Revoking a revoked key changes
-// nothing.
+// once their hubs read the revocation event, and ends every connection it
+// holds (see Hold). Revoking a revoked key changes nothing.
 func (k *Keys) Revoke(ctx context.Context, id uuid.UUID) (*ent.APIKey, error) {
 	row, err := k.store.RevokeKey(ctx, id)
-	k.evict(id) // even on error: a failed commit may still have committed
-	return row, err
+	if err != nil {
+		k.evict(id) // a failed commit may still have committed; its event will say
+		return nil, err
+	}
+	k.revoked(id)
+	return row, nil
 }
 
 func (k *Keys) remember(gen uint64, hash string, p Principal, touched time.Time) {
