@@ -175,6 +175,11 @@ func (c *connection) init(payload json.RawMessage) bool {
 	context.AfterFunc(c.ctx, cancel)
 	c.opBase = base
 	c.acked = true
+	context.AfterFunc(ctx, func() {
+		if c.ctx.Err() == nil { // else the socket is ending anyway
+			c.close(endedBy(context.Cause(ctx)))
+		}
+	})
 
 	if !c.send(c.ctx, message{Type: typeConnectionAck}) {
 		return false
@@ -275,6 +280,18 @@ func (c *connection) write(ctx context.Context, b []byte) bool {
 	}
 	_ = c.netConn.SetWriteDeadline(time.Time{})
 	return true
+}
+
+// endedBy is the close code and reason for a connection whose Init context
+// ended with cause.
+func endedBy(cause error) (int, string) {
+	if ce := (*CloseError)(nil); errors.As(cause, &ce) {
+		return ce.Code, ce.Reason
+	}
+	if cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		return CloseForbidden, "Forbidden"
+	}
+	return CloseForbidden, "Forbidden: " + cause.Error()
 }
 
 // close ends every operation and closes the socket with code and reason.

@@ -33,6 +33,15 @@ func (c *connection) execute(ctx context.Context, id string, op *operation, para
 	}
 
 	ctx = graphql.WithOperationContext(ctx, opCtx)
+	if c.t.Admit != nil {
+		release, err := c.t.Admit(ctx)
+		if err != nil {
+			resp := c.exec.DispatchError(ctx, gqlerror.List{{Message: err.Error(), Err: err}})
+			c.sendLast(ctx, id, op, errorMessage(id, resp.Errors))
+			return
+		}
+		defer release()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.sendLast(ctx, id, op, errorMessage(id, gqlerror.List{asGQLError(opCtx.Recover(ctx, r))}))

@@ -53,7 +53,19 @@ type Transport struct {
 	// connection runs in, derived from ctx, or an error: the socket then closes
 	// with 4403 "Forbidden", or with the code and reason of a *CloseError.
 	// A nil Init accepts every connection.
+	//
+	// The connection lasts no longer than the context Init returned: when it
+	// ends first (a revoked credential, say), every operation ends and the
+	// socket closes with the code and reason of its cause when that is a
+	// *CloseError, else with 4403 and "Forbidden: " and the cause's message.
 	Init func(ctx context.Context, payload map[string]any) (context.Context, error)
+
+	// Admit, when set, is asked before each operation runs, with the
+	// operation's context (graphql.GetOperationContext works on it). An
+	// error refuses the operation with an error message for its id,
+	// presented like any other error, and the connection goes on; else
+	// release is called once the operation has ended.
+	Admit func(ctx context.Context) (release func(), err error)
 
 	// AcceptOptions configures the WebSocket handshake (origin patterns,
 	// compression). Its Subprotocols are ignored: the transport offers only Subprotocol.
