@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -26,54 +27,93 @@ func adminOnly(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
 }
 
 // authorizeOperation refuses an operation before any resolver runs when its
-// key may not run it: no key at all, or a READER key and a mutation. Tenant
+// key may not run it: no key at all, a READER key and a mutation, or, on a
+// long-lived connection, a key revoked since the connection opened. Tenant
 // confinement happens below, in the ent interceptors.
-func authorizeOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	p, ok := access.FromContext(ctx)
-	var err *apperr.Error
-	switch {
-	case !ok:
-		err = access.ErrUnauthenticated
-	case !p.CanWrite() && graphql.GetOperationContext(ctx).Operation.Operation == ast.Mutation:
-		err = apperr.New(apperr.Forbidden, "this key is a READER key: it may query and subscribe, not run mutations")
+func authorizeOperation(keys *access.Keys, log *slog.Logger) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		p, ok := access.FromContext(ctx)
+		switch {
+		case !ok:
+			return refuse(access.ErrUnauthenticated)
+		case !p.CanWrite() && graphql.GetOperationContext(ctx).Operation.Operation == ast.Mutation:
+			return refuse(apperr.New(apperr.Forbidden, "this key is a READER key: it may query and subscribe, not run mutations"))
+		case access.Held(ctx):
+			// A connection's key was checked when it opened, and this
+			// replica may not have heard of a revocation yet: each of its
+			// operations asks the database (one statement), so none runs
+			// once the revocation has committed.
+			if err := keys.Recheck(ctx, p.KeyID); err != nil {
+				if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
+					return refuse(ae)
+				}
+				if ctx.Err() != nil { // the client went away meanwhile
+					return refuse(errCancelled)
+				}
+				log.ErrorContext(ctx, "checking a connection's API key", "error", err)
+				return refuse(apperr.New(apperr.Internal, "the API key could not be checked right now; try again"))
+			}
+		}
+		return next(ctx)
 	}
-	if err != nil {
-		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
-			Message: err.Message, Extensions: map[string]any{"code": string(err.Code)},
-		}}})
-	}
-	return next(ctx)
+}
+
+// refuse answers an operation with err alone, before anything runs.
+func refuse(err *apperr.Error) graphql.ResponseHandler {
+	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
+		Message: err.Message, Extensions: map[string]any{"code": string(err.Code)},
+	}}})
 }
 
 // authenticateSocket is connection_init's check: the payload's
 // Authorization ("Bearer <key>") names the key, or else the upgrade
-// request's header did. A bad key closes the socket with 4403.
+// request's header did. A bad key closes the socket with 4403, and so does
+// the key's revocation while the socket is open (access.Keys.Hold).
 func authenticateSocket(keys *access.Keys) func(context.Context, map[string]any) (context.Context, error) {
 	return func(ctx context.Context, payload map[string]any) (context.Context, error) {
-		raw, _ := payload["Authorization"].(string)
-		if raw == "" {
-			raw, _ = payload["authorization"].(string)
-		}
-		if raw == "" {
-			if _, ok := access.FromContext(ctx); ok {
-				return ctx, nil
-			}
-			return nil, &wsproto.CloseError{Code: wsproto.CloseForbidden,
-				Reason: `Forbidden: send {"Authorization": "Bearer <key>"} in connection_init`}
-		}
-		key, ok := access.BearerKey(raw)
-		if !ok {
-			return nil, &wsproto.CloseError{Code: wsproto.CloseForbidden,
-				Reason: `Forbidden: Authorization must read "Bearer <key>"`}
-		}
-		p, err := keys.Authenticate(ctx, key)
+		p, err := socketPrincipal(ctx, keys, payload)
 		if err != nil {
-			reason := "Forbidden: the API key is not valid or was revoked"
-			if !errors.As(err, new(*apperr.Error)) {
-				reason = "Forbidden: the API key could not be checked; try again"
-			}
-			return nil, &wsproto.CloseError{Code: wsproto.CloseForbidden, Reason: reason}
+			return nil, err
 		}
-		return access.WithPrincipal(ctx, p), nil
+		held, err := keys.Hold(access.WithPrincipal(ctx, p), p)
+		if err != nil {
+			return nil, forbidden(err)
+		}
+		return held, nil
 	}
+}
+
+// socketPrincipal is the principal of connection_init's key, or of the
+// upgrade request's when the payload names none.
+func socketPrincipal(ctx context.Context, keys *access.Keys, payload map[string]any) (*access.Principal, error) {
+	raw, _ := payload["Authorization"].(string)
+	if raw == "" {
+		raw, _ = payload["authorization"].(string)
+	}
+	if raw == "" {
+		if p, ok := access.FromContext(ctx); ok {
+			return p, nil
+		}
+		return nil, &wsproto.CloseError{Code: wsproto.CloseForbidden,
+			Reason: `Forbidden: send {"Authorization": "Bearer <key>"} in connection_init`}
+	}
+	key, ok := access.BearerKey(raw)
+	if !ok {
+		return nil, &wsproto.CloseError{Code: wsproto.CloseForbidden,
+			Reason: `Forbidden: Authorization must read "Bearer <key>"`}
+	}
+	p, err := keys.Authenticate(ctx, key)
+	if err != nil {
+		return nil, forbidden(err)
+	}
+	return p, nil
+}
+
+// forbidden is the 4403 close for a key that failed its check.
+func forbidden(err error) *wsproto.CloseError {
+	reason := "Forbidden: the API key is not valid or was revoked"
+	if !errors.As(err, new(*apperr.Error)) {
+		reason = "Forbidden: the API key could not be checked; try again"
+	}
+	return &wsproto.CloseError{Code: wsproto.CloseForbidden, Reason: reason}
 }

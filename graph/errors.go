@@ -44,8 +44,8 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			// socket or dropped its request) or the server is stopping: no
 			// error of ours, and seldom anyone left to read the answer.
 			log.DebugContext(ctx, "operation cancelled", "error", err, "path", gqlErr.Path.String())
-			gqlErr.Message = "the request was cancelled before it finished; send it again"
-			setCode(gqlErr, string(apperr.Cancelled))
+			gqlErr.Message = errCancelled.Message
+			setCode(gqlErr, string(errCancelled.Code))
 		case gqlErr.Extensions["code"] != nil:
 			// gqlgen's own errors (parse, validation) already carry a code.
 		case gqlErr.Err == nil:
@@ -59,6 +59,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		return gqlErr
 	}
 }
+
+// errCancelled answers an operation whose request was cancelled.
+var errCancelled = apperr.New(apperr.Cancelled, "the request was cancelled before it finished; send it again")
 
 // recoverPanic turns a resolver panic into an INTERNAL error; the panic value
 // goes to the log, never to the client.

@@ -52,7 +52,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
 	})
 	// SSE before POST: both accept POST, and SSE claims only event streams.
-	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(sseTransport{keys: cfg.Resolver.Keys})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -65,7 +65,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		srv.Use(introspectionOff{})
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
-	srv.AroundOperations(authorizeOperation)
+	srv.AroundOperations(authorizeOperation(cfg.Resolver.Keys, cfg.Logger))
 	// Over SSE, a subscription that ends for a reason says it (live.go).
 	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)

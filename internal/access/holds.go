@@ -80,7 +80,7 @@ type heldKey struct{}
 
 // Hold ties a long-lived connection that p's key authenticated (ctx) to
 // the key. The context it returns ends, with ErrKeyRevoked as its cause, as
-// soon as this replica knows the key is revoked: at once on the replica
+// soon as this replica hears the key was revoked: at once on the replica
 // that revoked it, within the event hub's doorbell latency elsewhere. It
 // returns ErrKeyRevoked when the key was revoked since it authenticated.
 // The connection is forgotten when ctx ends.
@@ -93,6 +93,7 @@ func (k *Keys) Hold(ctx context.Context, p *Principal) (context.Context, error) 
 	context.AfterFunc(held, func() { k.holds.remove(p.KeyID, h) })
 	if err := k.checkHeld(ctx, p.KeyID); err != nil {
 		end(err)
+		k.holds.remove(p.KeyID, h)
 		return nil, err
 	}
 	return held, nil
@@ -119,10 +120,11 @@ func (k *Keys) checkHeld(ctx context.Context, id uuid.UUID) error {
 }
 
 // Recheck asks the database whether a key is still valid: ErrKeyRevoked
-// when it is revoked (and every connection it holds on this replica ends
-// at once), nil when it is valid. A long-lived connection checks its key
-// so before each operation, so that none runs once the revocation has
-// committed, even before this replica's hub has heard of it.
+// when it is revoked (and the cache forgets it), nil when it is valid. A
+// long-lived connection checks its key so before each operation, so that
+// none runs once the revocation has committed, even before this replica's
+// hub has heard of it. The connections themselves end when the hub does:
+// ending them here would close a socket before it could carry the refusal.
 func (k *Keys) Recheck(ctx context.Context, id uuid.UUID) error {
 	row, err := k.client.APIKey.Query().Where(apikey.ID(id)).Select(apikey.FieldRevokedAt).Only(System(ctx))
 	switch {
@@ -132,7 +134,7 @@ func (k *Keys) Recheck(ctx context.Context, id uuid.UUID) error {
 	case row.RevokedAt == nil:
 		return nil
 	}
-	k.revoked(id)
+	k.evict(id)
 	return ErrKeyRevoked
 }
 

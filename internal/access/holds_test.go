@@ -115,7 +115,7 @@ func TestConnectionsOfKeysRevokedWhileTheStreamWasDownEndOnResubscribing(t *test
 // a revocation this replica has not heard of yet already refuses it.
 func TestRecheckFindsARevocationNotYetHeard(t *testing.T) {
 	f := newKeysFixture(t)
-	f.subscribed(t)
+	stream := f.subscribed(t)
 	key, row := f.newKey(t)
 	p := f.principal(t, key)
 	held, err := f.Hold(context.Background(), p)
@@ -127,8 +127,10 @@ func TestRecheckFindsARevocationNotYetHeard(t *testing.T) {
 	_, err = f.store.RevokeKey(System(context.Background()), row.ID)
 	require.NoError(t, err)
 	assert.Equal(t, ErrKeyRevoked, f.Recheck(context.Background(), p.KeyID))
-	assert.Equal(t, ErrKeyRevoked, context.Cause(held), "and its connections end at once")
-	assert.True(t, f.refused(t, key), "and the cache forgot it")
+	assert.True(t, f.refused(t, key), "the cache forgot it")
+	assert.NoError(t, held.Err(), "the connection stays to carry the refusal; the revocation's event ends it")
+	stream <- revocation(row.ID)
+	assert.Equal(t, ErrKeyRevoked, ended(t, held))
 }
 
 func TestAConnectionThatEndsIsForgotten(t *testing.T) {

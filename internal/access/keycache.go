@@ -173,7 +173,7 @@ func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error)
 		if !touch || k.touch(ctx, p.KeyID) {
 			return &p, nil
 		}
-		k.revoked(p.KeyID)
+		k.evict(p.KeyID)
 		return k.Authenticate(ctx, key) // the touch found it revoked: look it up for the reason
 	}
 	return k.lookup(ctx, hash, gen)
@@ -190,7 +190,6 @@ func (k *Keys) lookup(ctx context.Context, hash string, gen uint64) (*Principal,
 		return nil, fmt.Errorf("looking up the API key: %w", err)
 	}
 	if row.RevokedAt != nil {
-		k.revoked(row.ID)
 		return nil, apperr.New(apperr.Unauthenticated, "this API key (%s…) was revoked on %s; ask an admin for a new one",
 			row.Prefix, row.RevokedAt.UTC().Format(time.RFC3339))
 	}
