@@ -51,6 +51,7 @@ type options struct {
 	maxAliases        int
 	maxRootFields     int
 	maxComplexity     int
+	subscriptions     graph.SubscriptionLimits
 }
 
 func main() {
@@ -91,6 +92,9 @@ func parseOptions(args []string) options {
 	fs.IntVar(&o.maxAliases, "max-aliases", envInt("MAX_ALIASES", 30), "most aliases in one operation (MAX_ALIASES)")
 	fs.IntVar(&o.maxRootFields, "max-root-fields", envInt("MAX_ROOT_FIELDS", 20), "most root fields in one operation (MAX_ROOT_FIELDS)")
 	fs.IntVar(&o.maxComplexity, "max-complexity", envInt("MAX_COMPLEXITY", 50000), "highest operation cost: a field costs 1, times the page size of each connection above it (MAX_COMPLEXITY)")
+	fs.IntVar(&o.subscriptions.PerSocket, graph.SettingSubscriptionsPerSocket, envInt("MAX_SUBSCRIPTIONS_PER_SOCKET", graph.DefaultSubscriptionsPerSocket), "most live subscriptions on one WebSocket (MAX_SUBSCRIPTIONS_PER_SOCKET)")
+	fs.IntVar(&o.subscriptions.PerKey, graph.SettingSubscriptionsPerKey, envInt("MAX_SUBSCRIPTIONS_PER_KEY", graph.DefaultSubscriptionsPerKey), "most live subscriptions of one API key on this replica (MAX_SUBSCRIPTIONS_PER_KEY)")
+	fs.IntVar(&o.subscriptions.PerReplica, graph.SettingSubscriptionsPerReplica, envInt("MAX_SUBSCRIPTIONS", graph.DefaultSubscriptionsPerReplica), "most live subscriptions on this replica (MAX_SUBSCRIPTIONS)")
 	fs.BoolVar(&o.bootstrapAdminKey, "bootstrap-admin-key", envBool("BOOTSTRAP_ADMIN_KEY", false), "when no admin API key exists, create one and print it once (BOOTSTRAP_ADMIN_KEY)")
 	_ = fs.Parse(args)
 	return o
@@ -142,6 +146,7 @@ func run(ctx context.Context, opts options, log *slog.Logger, out io.Writer) err
 		TokenLimit:     opts.tokenLimit,
 		Limits: graph.Limits{MaxDepth: opts.maxDepth, MaxAliases: opts.maxAliases,
 			MaxRootFields: opts.maxRootFields, MaxComplexity: opts.maxComplexity},
+		Subscriptions:  opts.subscriptions,
 		AllowedOrigins: splitList(opts.allowedOrigins),
 		Introspection:  opts.introspection,
 		Logger:         log,

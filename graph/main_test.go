@@ -9,11 +9,14 @@ import (
 
 // TestMain lets the subscriber benchmark re-run this binary as its client
 // process (see subscribers_bench_test.go), so that the server's memory is
-// measured without the clients' own, and tests run it as another replica
+// measured without the clients' own (so does BenchmarkSocketAtItsCap), and tests run it as another replica
 // (apitest.ReplicaProcess).
 func TestMain(m *testing.M) {
 	if os.Getenv(subscriberProcessEnv) != "" {
 		os.Exit(runSubscriberProcess())
+	}
+	if os.Getenv(cappedSocketsEnv) != "" {
+		os.Exit(runCappedSockets())
 	}
 	if apitest.ServeReplicaProcess() {
 		os.Exit(0)

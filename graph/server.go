@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -31,6 +32,8 @@ type ServerConfig struct {
 	Metrics        *Metrics
 	// TokenLimit bounds the tokens gqlparser reads from one query.
 	TokenLimit int
+	// Subscriptions caps live subscriptions; zero values take the defaults.
+	Subscriptions SubscriptionLimits
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
 }
@@ -43,10 +46,19 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		Resolvers:  cfg.Resolver,
 		Directives: generated.DirectiveRoot{Admin: adminOnly},
 	}))
+	subscriptions := newSubscriptionCounts(cfg.Subscriptions)
+	authenticate := authenticateSocket(cfg.Resolver.Keys)
 	// graphql-transport-ws with the protocol's close codes (gqlgen's own
 	// transport does not use them).
 	srv.AddTransport(&wsproto.Transport{
-		Init:          authenticateSocket(cfg.Resolver.Keys),
+		Init: func(ctx context.Context, payload map[string]any) (context.Context, error) {
+			ctx, err := authenticate(ctx, payload)
+			if err != nil {
+				return nil, err
+			}
+			return onSocket(ctx), nil
+		},
+		Admit:         subscriptions.admit,
 		InitTimeout:   3 * time.Second,
 		PingInterval:  10 * time.Second,
 		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
@@ -66,6 +78,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.AroundOperations(authorizeOperation(cfg.Resolver.Keys, cfg.Logger))
+	srv.AroundOperations(subscriptions.limitStreams)
 	// Over SSE, a subscription that ends for a reason says it (live.go).
 	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)

@@ -56,6 +56,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	TokenLimit     int
 	Limits         graph.Limits
+	// Subscriptions caps live subscriptions per WebSocket, per API key and
+	// per replica; zero values take graph's defaults.
+	Subscriptions graph.SubscriptionLimits
 	// TracerProvider, when set, traces requests, operations and statements
 	// (server.go sets it when an OTLP endpoint is configured).
 	TracerProvider trace.TracerProvider
@@ -131,6 +134,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Limits:         cfg.Limits,
 		Metrics:        graph.NewMetrics(a.metrics),
 		TokenLimit:     cfg.TokenLimit,
+		Subscriptions:  cfg.Subscriptions,
 		TracerProvider: cfg.TracerProvider,
 	})
 	a.handler = a.routes(gql)
@@ -220,6 +224,7 @@ func withDefaults(cfg Config) Config {
 	l.MaxRootFields = orDefault(l.MaxRootFields, 20)
 	l.MaxComplexity = orDefault(l.MaxComplexity, 50000)
 	l.PageDefault = cfg.PageDefault
+	cfg.Subscriptions = cfg.Subscriptions.OrDefaults()
 	return cfg
 }
 

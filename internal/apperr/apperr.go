@@ -24,6 +24,9 @@ const (
 	TurnInProgress    Code = "TURN_IN_PROGRESS"
 	NoOpenTurn        Code = "NO_OPEN_TURN"
 	SubscriberTooSlow Code = "SUBSCRIBER_TOO_SLOW"
+	// SubscriptionLimit refuses a subscription over a cap: per WebSocket,
+	// per API key or per replica (the message names which, and its setting).
+	SubscriptionLimit Code = "SUBSCRIPTION_LIMIT"
 	Internal          Code = "INTERNAL"
 	// Access.
 	Unauthenticated Code = "UNAUTHENTICATED"

@@ -1,0 +1,152 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/apperr"
+)
+
+// SubscriptionLimits caps the live subscriptions of one WebSocket, of one
+// API key and of the whole replica, so that no client can hold the
+// server's memory hostage. The per-key cap counts a key's subscriptions on
+// this replica.
+type SubscriptionLimits struct {
+	PerSocket  int
+	PerKey     int
+	PerReplica int
+}
+
+// The settings (flags; the environment variable is the same in capitals
+// with underscores) and defaults of SubscriptionLimits. The defaults leave
+// far more than a client needs (a dashboard tab holds a handful, an agent
+// runtime one per session it follows) and bound the worst case. A
+// subscription costs the server 16 KB on a socket that carries many
+// (BenchmarkSocketAtItsCap) and up to 40 KB alone on its socket
+// (BenchmarkSubscribers), so 100 on a socket hold ~1.6 MB, 1,000 of a key
+// 16-40 MB, and 10,000 on a replica 160-400 MB (BENCHMARKS.md).
+const (
+	SettingSubscriptionsPerSocket  = "max-subscriptions-per-socket"
+	SettingSubscriptionsPerKey     = "max-subscriptions-per-key"
+	SettingSubscriptionsPerReplica = "max-subscriptions"
+
+	DefaultSubscriptionsPerSocket  = 100
+	DefaultSubscriptionsPerKey     = 1_000
+	DefaultSubscriptionsPerReplica = 10_000
+)
+
+// OrDefaults fills the limits left at zero (or below) with the defaults.
+func (l SubscriptionLimits) OrDefaults() SubscriptionLimits {
+	return SubscriptionLimits{
+		PerSocket:  orDefault(l.PerSocket, DefaultSubscriptionsPerSocket),
+		PerKey:     orDefault(l.PerKey, DefaultSubscriptionsPerKey),
+		PerReplica: orDefault(l.PerReplica, DefaultSubscriptionsPerReplica),
+	}
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// subscriptionCounts counts the live subscriptions of this replica and
+// admits a new one only under every cap.
+type subscriptionCounts struct {
+	limits SubscriptionLimits
+
+	mu      sync.Mutex
+	replica int
+	byKey   map[uuid.UUID]int
+}
+
+// socketSubscriptions counts one WebSocket's subscriptions (under
+// subscriptionCounts.mu).
+type socketSubscriptions struct{ n int }
+
+type socketKey struct{}
+
+func newSubscriptionCounts(limits SubscriptionLimits) *subscriptionCounts {
+	return &subscriptionCounts{limits: limits.OrDefaults(), byKey: map[uuid.UUID]int{}}
+}
+
+// onSocket marks a WebSocket connection's context: its operations are
+// admitted by the transport (admit, through wsproto's Admit) and counted
+// against the socket too.
+func onSocket(ctx context.Context) context.Context {
+	return context.WithValue(ctx, socketKey{}, &socketSubscriptions{})
+}
+
+// admit counts a subscription that starts in ctx, or refuses it with
+// SUBSCRIPTION_LIMIT; release uncounts it. Queries and mutations are not
+// counted.
+func (c *subscriptionCounts) admit(ctx context.Context) (release func(), err error) {
+	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
+		return func() {}, nil
+	}
+	socket, _ := ctx.Value(socketKey{}).(*socketSubscriptions)
+	p, keyed := access.FromContext(ctx)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case socket != nil && socket.n >= c.limits.PerSocket:
+		return nil, apperr.New(apperr.SubscriptionLimit,
+			"this WebSocket holds %d subscriptions, the most one socket may (setting %s): complete one first, or open another socket",
+			socket.n, SettingSubscriptionsPerSocket)
+	case keyed && c.byKey[p.KeyID] >= c.limits.PerKey:
+		return nil, apperr.New(apperr.SubscriptionLimit,
+			"this API key holds %d subscriptions on this server, the most one key may (setting %s): complete some first",
+			c.byKey[p.KeyID], SettingSubscriptionsPerKey)
+	case c.replica >= c.limits.PerReplica:
+		return nil, apperr.New(apperr.SubscriptionLimit,
+			"this server holds %d subscriptions, the most it may (setting %s): try again later",
+			c.replica, SettingSubscriptionsPerReplica)
+	}
+	c.replica++
+	if keyed {
+		c.byKey[p.KeyID]++
+	}
+	if socket != nil {
+		socket.n++
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.replica--
+			if keyed {
+				if c.byKey[p.KeyID]--; c.byKey[p.KeyID] == 0 {
+					delete(c.byKey, p.KeyID)
+				}
+			}
+			if socket != nil {
+				socket.n--
+			}
+		})
+	}, nil
+}
+
+// limitStreams admits the subscriptions of every transport but the
+// WebSocket (which admits its own, to answer a refusal with an error
+// message): over SSE a refusal is the stream's one event. A subscription
+// is uncounted when its request ends.
+func (c *subscriptionCounts) limitStreams(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if ctx.Value(socketKey{}) != nil {
+		return next(ctx)
+	}
+	release, err := c.admit(ctx)
+	if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
+		return refuse(ae)
+	}
+	context.AfterFunc(ctx, release)
+	return next(ctx)
+}
