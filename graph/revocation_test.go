@@ -18,8 +18,8 @@ import (
 )
 
 const (
-	revokeKey = `mutation($id: ID!) { revokeAPIKey(id: $id) { id } }`
-	// revokedClose is how a socket whose key was revoked closes.
+	revokeKey = `mutation($id: ID!) { revokeAPIKey(input: {id: $id}) { apiKey { id } } }`
+	// revokedReason is the close reason of a socket whose key was revoked.
 	revokedReason = "Forbidden: this API key was revoked while the connection was open; reconnect with a valid key"
 )
 
