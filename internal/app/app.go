@@ -53,6 +53,8 @@ type App struct {
 	stopHub func()
 	cfg     Config
 	metrics *prometheus.Registry
+	// httpRequests counts requests by route and status.
+	httpRequests httpRequests
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
