@@ -52,10 +52,12 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
 	})
 	// SSE before POST: both accept POST, and SSE claims only event streams.
-	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(sseChecked{})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(getQuery{})
+	srv.AddTransport(postJSON{})
+	// Last: whatever no transport took gets a coded 405 or 415.
+	srv.AddTransport(unsupported{})
 
 	srv.SetQueryCache(pageDefaultsCache{Cache: lru.New[*ast.QueryDocument](1000), first: cfg.Pages.Default})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
