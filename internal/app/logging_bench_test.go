@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"sessiongraph/internal/app"
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/app"
 )
 
 // BenchmarkRequestWithProductionLogging serves requests through the whole
