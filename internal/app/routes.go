@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"sessiongraph/dashboard"
+	"sessiongraph/graphiql"
 	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
@@ -20,7 +20,8 @@ import (
 func (a *App) routes(gql http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", a.limitRequests(a.authenticate(gql)))
-	mux.Handle("GET /graphiql", playground.Handler("sessiongraph", "/graphql"))
+	mux.Handle("GET /graphiql", graphiql.Handler())
+	mux.Handle("GET /graphiql/", graphiql.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
 	})
