@@ -206,28 +206,28 @@ func isJSON(r *http.Request) bool {
 	return err == nil && mt == mediaJSON
 }
 
-// wireRequest is a GraphQL-over-HTTP request body; each parameter is
-// checked for its JSON type before it is used.
-type wireRequest struct {
-	Query         json.RawMessage `json:"query"`
-	OperationName json.RawMessage `json:"operationName"`
-	Variables     json.RawMessage `json:"variables"`
-	Extensions    json.RawMessage `json:"extensions"`
-}
-
-// decodeBody reads exactly one JSON object from body. Its errors are short
-// and never quote the body, which may be megabytes.
+// decodeBody reads exactly one JSON object from body, each parameter of
+// its type: query a string (absent only with a persisted query's hash in
+// extensions), operationName a string, variables and extensions objects,
+// any of them null. Numbers stay json.Number, as gqlgen expects. Its errors
+// are short and never quote the body, which may be megabytes.
 func decodeBody(body []byte) (*graphql.RawParams, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	var req wireRequest
-	if err := dec.Decode(&req); err != nil {
+	dec.UseNumber()
+	p := &graphql.RawParams{}
+	if err := dec.Decode(p); err != nil {
 		return nil, jsonError(err)
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("the request body continues after its JSON object (at byte %d): send exactly one object", end)
 	}
-	return req.params()
+	return p, needQuery(p)
+}
+
+// paramTypes says what each parameter must be, for error messages.
+var paramTypes = map[string]string{
+	"query": "a string", "operationName": "a string", "variables": "an object", "extensions": "an object",
 }
 
 // jsonError says what is wrong with a body without quoting it.
@@ -243,43 +243,18 @@ func jsonError(err error) error {
 		return fmt.Errorf("the request body is not valid JSON: %s at byte %d", syntax.Error(), syntax.Offset)
 	case errors.As(err, &wrongType) && wrongType.Field == "":
 		return fmt.Errorf(`the request body must be a JSON object {"query": ...}, not %s`, wrongType.Value)
+	case errors.As(err, &wrongType):
+		name, _, _ := strings.Cut(wrongType.Field, ".")
+		if want, ok := paramTypes[name]; ok {
+			return fmt.Errorf("the %s parameter must be %s", name, want)
+		}
 	}
 	return errors.New("the request body is not a GraphQL request")
 }
 
-// params checks each parameter's type: query a string (absent only with a
-// persisted query's hash in extensions), operationName a string or null,
-// variables and extensions objects or null.
-func (req wireRequest) params() (*graphql.RawParams, error) {
-	p := &graphql.RawParams{}
-	if err := decodeParam("operationName", "a string", req.OperationName, &p.OperationName); err != nil {
-		return nil, err
-	}
-	if err := decodeParam("variables", "an object", req.Variables, &p.Variables); err != nil {
-		return nil, err
-	}
-	if err := decodeParam("extensions", "an object", req.Extensions, &p.Extensions); err != nil {
-		return nil, err
-	}
-	if err := decodeParam("query", "a string", req.Query, &p.Query); err != nil {
-		return nil, err
-	}
+func needQuery(p *graphql.RawParams) error {
 	if p.Query == "" && p.Extensions["persistedQuery"] == nil {
-		return nil, errors.New(`the request has no query: send {"query": "..."}`)
-	}
-	return p, nil
-}
-
-// decodeParam decodes raw into out unless it is absent or null; numbers in
-// variables stay json.Number, as gqlgen expects.
-func decodeParam(name, want string, raw json.RawMessage, out any) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("the %s parameter must be %s", name, want)
+		return errors.New(`the request has no query: send {"query": "..."}`)
 	}
 	return nil
 }
@@ -291,25 +266,23 @@ func decodeQueryString(raw string) (*graphql.RawParams, error) {
 	if err != nil {
 		return nil, errors.New("the query string is malformed: URL-encode the query, variables and extensions")
 	}
-	req := wireRequest{}
-	if v := q.Get("query"); v != "" {
-		req.Query, _ = json.Marshal(v)
-	}
-	if v := q.Get("operationName"); v != "" {
-		req.OperationName, _ = json.Marshal(v)
-	}
-	for _, p := range []struct {
+	p := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	for _, param := range []struct {
 		name string
-		dst  *json.RawMessage
-	}{{"variables", &req.Variables}, {"extensions", &req.Extensions}} {
-		v := q.Get(p.name)
+		dst  *map[string]any
+	}{{"variables", &p.Variables}, {"extensions", &p.Extensions}} {
+		v := q.Get(param.name)
 		if v == "" {
 			continue
 		}
-		if !json.Valid([]byte(v)) {
-			return nil, fmt.Errorf("the %s parameter is not valid JSON", p.name)
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.UseNumber()
+		var wrongType *json.UnmarshalTypeError
+		if err := dec.Decode(param.dst); errors.As(err, &wrongType) {
+			return nil, fmt.Errorf("the %s parameter must be %s", param.name, paramTypes[param.name])
+		} else if err != nil || dec.More() {
+			return nil, fmt.Errorf("the %s parameter is not valid JSON", param.name)
 		}
-		*p.dst = json.RawMessage(v)
 	}
-	return req.params()
+	return p, needQuery(p)
 }
