@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -19,21 +18,6 @@ import (
 	"sessiongraph/internal/app"
 )
 
-// chromium finds the browser; its absence fails the test, never skips it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("Chromium is not installed, and GraphiQL's browser test needs it: install it (Debian: apt-get install chromium) or set CHROMIUM")
-	return ""
-}
-
 // GraphiQL renders from the binary alone: it runs a query with the API key
 // the dashboard left in the tab, and the browser asks nothing of any host
 // but the server.
@@ -43,7 +27,7 @@ func TestGraphiQLRendersAndRunsAQueryWithoutLeavingTheServer(t *testing.T) {
 	require.NoError(t, err)
 
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.ExecPath(apitest.Chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.WindowSize(1280, 800))...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	ctx, cancelTime := context.WithTimeout(ctx, 50*time.Second)
