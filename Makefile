@@ -6,12 +6,12 @@ export PATH := $(PATH):/usr/local/go/bin
 .PHONY: run test generate check-generated migration migration-hash lint fuzz bench
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
--include load.mk dashboard/vendor.mk
+-include load.mk dashboard/vendor.mk graphiql/vendor.mk
 
-## run: serve on 127.0.0.1:8080 with the embedded default database; the
+## run: serve on 127.0.0.1:8080 with this checkout's development database (-dev); the
 ## first run prints an admin API key, once
 run:
-	$(GO) run . -introspection -log-format text -bootstrap-admin-key
+	$(GO) run . -dev -introspection -log-format text -bootstrap-admin-key
 
 ## test: the whole suite against a real PostgreSQL
 test:

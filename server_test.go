@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/config"
 	"sessiongraph/internal/testdb"
 	"sessiongraph/migrations"
 )
@@ -24,13 +25,15 @@ import (
 func TestServeThenShutDownGracefully(t *testing.T) {
 	domain := t.TempDir() + "/garden.yaml"
 	require.NoError(t, os.WriteFile(domain, []byte("domain: garden\nentityTypes:\n  - {name: plant, table: plants, labelField: name}\n"), 0o600))
-	opts := parseOptions([]string{"-listen", "127.0.0.1:0", "-introspection", "-domain-file", domain, "-bootstrap-admin-key"})
-	opts.databaseURL = testdb.New(t, migrations.Apply, migrations.Fingerprint())
+	settings, _, err := config.Load("sessiongraph", []string{"-listen", "127.0.0.1:0", "-introspection", "-domain-file", domain, "-bootstrap-admin-key"},
+		func(string) (string, bool) { return "", false }, io.Discard, nil)
+	require.NoError(t, err)
+	settings.DatabaseURL = testdb.New(t, migrations.Apply, migrations.Fingerprint())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	out, printed := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, opts, slog.New(slog.NewTextHandler(io.Discard, nil)), printed) }()
+	go func() { done <- run(ctx, settings, slog.New(slog.NewTextHandler(io.Discard, nil)), printed) }()
 
 	lines := bufio.NewReader(out)
 	line, err := lines.ReadString('\n')

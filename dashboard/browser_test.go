@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,23 +20,6 @@ import (
 	"sessiongraph/internal/apitest"
 )
 
-// chromiumPath finds the browser the tests drive. Its absence fails the
-// test: the dashboard's acceptance is these tests, so they never skip.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("Chromium is not installed, and the dashboard's browser tests need it: " +
-		"install it (Debian: apt-get install chromium) or set CHROMIUM to the browser's path")
-	return ""
-}
-
 // browser is one headless Chromium tab on the dashboard.
 type browser struct {
 	t   *testing.T
@@ -50,7 +32,7 @@ type browser struct {
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(apitest.Chromium(t)),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,

@@ -15,20 +15,20 @@ import (
 	"github.com/coder/websocket/wsjson"
 	"github.com/stretchr/testify/require"
 
-	"sessiongraph/graph"
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/config"
 )
 
 const cappedSocketsEnv = "SG_CAPPED_SOCKETS"
 
 // BenchmarkSocketAtItsCap measures what the server holds for a WebSocket
 // that carries as many subscriptions as one socket may
-// (graph.DefaultSubscriptionsPerSocket): its memory (heap and stacks) and
+// (its default, config.Defaults): its memory (heap and stacks) and
 // goroutines, per socket and per subscription. The sockets are opened by a
 // child process, so that only the server's memory is measured.
 func BenchmarkSocketAtItsCap(b *testing.B) {
 	const sockets = 10
-	perSocket := graph.DefaultSubscriptionsPerSocket
+	perSocket := config.Defaults().Subscriptions.PerSocket
 	s := apitest.New(b)
 	id := open(&testing.T{}, s, map[string]any{"tenant": "bench", "externalKey": "capped"}).OpenSession.Session.ID
 	beforeHeap, beforeStack := serverMemorySplit()

@@ -11,6 +11,7 @@ import (
 
 	"sessiongraph/graph/generated"
 	"sessiongraph/internal/access"
+	"sessiongraph/internal/config"
 )
 
 // FuzzQueryText runs arbitrary query text through everything of ours that
@@ -30,10 +31,11 @@ func FuzzQueryText(f *testing.F) {
 		f.Add(q)
 	}
 	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{}}).Schema()
-	pages := PageLimits{Default: 20, Max: 100}
-	limits := Limits{MaxDepth: 15, MaxAliases: 30, MaxRootFields: 20, MaxComplexity: 50000, PageDefault: 20}
+	d := config.Defaults()
+	pages := PageLimits{Default: d.PageDefault, Max: d.PageMax}
+	limits := Limits{Limits: d.Limits, PageDefault: d.PageDefault}
 	f.Fuzz(func(t *testing.T, query string) {
-		doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, 15000)
+		doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, d.TokenLimit)
 		if err != nil {
 			return
 		}

@@ -9,20 +9,16 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/config"
 )
 
 // Limits bounds what one operation may ask for, checked with the request's
 // variables before anything executes (the OWASP GraphQL cheat sheet's depth,
 // alias, root-field and cost limits).
 type Limits struct {
-	MaxDepth      int
-	MaxAliases    int
-	MaxRootFields int
-	// MaxComplexity bounds the operation's cost: every field costs 1, and a
-	// connection's selection counts once per node it may return (its first
-	// or last, or the default page).
-	MaxComplexity int
-	// PageDefault is the page a connection without first or last returns.
+	config.Limits
+	// PageDefault is the page a connection without first or last returns
+	// (the complexity of a connection without first or last counts it).
 	PageDefault int
 }
 

@@ -22,7 +22,7 @@ import (
 // cursor whenever its stream ends still receives every event once, in order.
 func TestSubscriberSurvivesAPostgresRestart(t *testing.T) {
 	ctx := context.Background()
-	cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: t.TempDir() + "/pg", Database: "restart", SkipShared: true})
+	cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: t.TempDir() + "/pg", Database: "restart"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
 	require.NoError(t, migrations.Apply(ctx, cluster.DSN))

@@ -15,6 +15,7 @@ import (
 
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/wsproto"
+	"sessiongraph/internal/config"
 )
 
 // ServerConfig configures the GraphQL endpoint.
@@ -32,8 +33,9 @@ type ServerConfig struct {
 	Metrics        *Metrics
 	// TokenLimit bounds the tokens gqlparser reads from one query.
 	TokenLimit int
-	// Subscriptions caps live subscriptions; zero values take the defaults.
-	Subscriptions SubscriptionLimits
+	// Subscriptions caps live subscriptions (config.Defaults has the
+	// defaults).
+	Subscriptions config.SubscriptionLimits
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
 }
@@ -64,10 +66,12 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
 	})
 	// SSE before POST: both accept POST, and SSE claims only event streams.
-	srv.AddTransport(sseTransport{keys: cfg.Resolver.Keys})
+	srv.AddTransport(sseChecked{sseTransport{keys: cfg.Resolver.Keys}})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(getQuery{})
+	srv.AddTransport(postJSON{})
+	// Last: whatever no transport took gets a coded 405 or 415.
+	srv.AddTransport(unsupported{})
 
 	srv.SetQueryCache(pageDefaultsCache{Cache: lru.New[*ast.QueryDocument](1000), first: cfg.Pages.Default})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})

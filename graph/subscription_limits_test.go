@@ -8,13 +8,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sessiongraph/graph"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
+	"sessiongraph/internal/config"
 )
 
-func withSubscriptionLimits(l graph.SubscriptionLimits) func(*app.Config) {
-	return func(c *app.Config) { c.Subscriptions = l }
+// withSubscriptionLimits lowers the caps that set is given, leaving the
+// others at their defaults.
+func withSubscriptionLimits(set func(*config.SubscriptionLimits)) func(*app.Config) {
+	return func(c *app.Config) { set(&c.Subscriptions) }
 }
 
 // refusedSubscription reads the error message that refuses subscription id
@@ -38,7 +40,7 @@ func subscriptionsReach(t *testing.T, s *apitest.Server, n int) {
 }
 
 func TestASocketAtItsCapIsRefusedTheNextSubscriptionAndStaysOpen(t *testing.T) {
-	s := apitest.New(t, withSubscriptionLimits(graph.SubscriptionLimits{PerSocket: 3}))
+	s := apitest.New(t, withSubscriptionLimits(func(l *config.SubscriptionLimits) { l.PerSocket = 3 }))
 	reader := s.WithKey(s.NewKey(t, "READER", "acme"))
 	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "cap"}).OpenSession.Session.ID
 	ws := reader.DialWS(t, nil)
@@ -76,7 +78,7 @@ func TestASocketAtItsCapIsRefusedTheNextSubscriptionAndStaysOpen(t *testing.T) {
 }
 
 func TestAKeyAtItsCapIsRefusedOnEverySocketAndOverSSE(t *testing.T) {
-	s := apitest.New(t, withSubscriptionLimits(graph.SubscriptionLimits{PerSocket: 3, PerKey: 4}))
+	s := apitest.New(t, withSubscriptionLimits(func(l *config.SubscriptionLimits) { l.PerSocket, l.PerKey = 3, 4 }))
 	capped := s.WithKey(s.NewKey(t, "CLIENT", "acme"))
 	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "key-cap"}).OpenSession.Session.ID
 	first := capped.DialWS(t, nil)
@@ -113,7 +115,7 @@ func TestAKeyAtItsCapIsRefusedOnEverySocketAndOverSSE(t *testing.T) {
 }
 
 func TestAReplicaAtItsCapRefusesEveryKey(t *testing.T) {
-	s := apitest.New(t, withSubscriptionLimits(graph.SubscriptionLimits{PerReplica: 2}))
+	s := apitest.New(t, withSubscriptionLimits(func(l *config.SubscriptionLimits) { l.PerReplica = 2 }))
 	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "replica-cap"}).OpenSession.Session.ID
 	ws := s.DialWS(t, nil)
 	ws.Subscribe(sessionEventsSub, map[string]any{"id": id})

@@ -11,56 +11,13 @@ import (
 
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/config"
 )
-
-// SubscriptionLimits caps the live subscriptions of one WebSocket, of one
-// API key and of the whole replica, so that no client can hold the
-// server's memory hostage. The per-key cap counts a key's subscriptions on
-// this replica.
-type SubscriptionLimits struct {
-	PerSocket  int
-	PerKey     int
-	PerReplica int
-}
-
-// The settings (flags; the environment variable is the same in capitals
-// with underscores) and defaults of SubscriptionLimits. The defaults leave
-// far more than a client needs (a dashboard tab holds a handful, an agent
-// runtime one per session it follows) and bound the worst case. A
-// subscription costs the server 16 KB on a socket that carries many
-// (BenchmarkSocketAtItsCap) and up to 40 KB alone on its socket
-// (BenchmarkSubscribers), so 100 on a socket hold ~1.6 MB, 1,000 of a key
-// 16-40 MB, and 10,000 on a replica 160-400 MB (BENCHMARKS.md).
-const (
-	SettingSubscriptionsPerSocket  = "max-subscriptions-per-socket"
-	SettingSubscriptionsPerKey     = "max-subscriptions-per-key"
-	SettingSubscriptionsPerReplica = "max-subscriptions"
-
-	DefaultSubscriptionsPerSocket  = 100
-	DefaultSubscriptionsPerKey     = 1_000
-	DefaultSubscriptionsPerReplica = 10_000
-)
-
-// OrDefaults fills the limits left at zero (or below) with the defaults.
-func (l SubscriptionLimits) OrDefaults() SubscriptionLimits {
-	return SubscriptionLimits{
-		PerSocket:  orDefault(l.PerSocket, DefaultSubscriptionsPerSocket),
-		PerKey:     orDefault(l.PerKey, DefaultSubscriptionsPerKey),
-		PerReplica: orDefault(l.PerReplica, DefaultSubscriptionsPerReplica),
-	}
-}
-
-func orDefault(v, def int) int {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
 
 // subscriptionCounts counts the live subscriptions of this replica and
 // admits a new one only under every cap.
 type subscriptionCounts struct {
-	limits SubscriptionLimits
+	limits config.SubscriptionLimits
 
 	mu      sync.Mutex
 	replica int
@@ -73,8 +30,8 @@ type socketSubscriptions struct{ n int }
 
 type socketKey struct{}
 
-func newSubscriptionCounts(limits SubscriptionLimits) *subscriptionCounts {
-	return &subscriptionCounts{limits: limits.OrDefaults(), byKey: map[uuid.UUID]int{}}
+func newSubscriptionCounts(limits config.SubscriptionLimits) *subscriptionCounts {
+	return &subscriptionCounts{limits: limits, byKey: map[uuid.UUID]int{}}
 }
 
 // onSocket marks a WebSocket connection's context: its operations are
@@ -100,15 +57,15 @@ func (c *subscriptionCounts) admit(ctx context.Context) (release func(), err err
 	case socket != nil && socket.n >= c.limits.PerSocket:
 		return nil, apperr.New(apperr.SubscriptionLimit,
 			"this WebSocket holds %d subscriptions, the most one socket may (setting %s): complete one first, or open another socket",
-			socket.n, SettingSubscriptionsPerSocket)
+			socket.n, config.FlagSubscriptionsPerSocket)
 	case keyed && c.byKey[p.KeyID] >= c.limits.PerKey:
 		return nil, apperr.New(apperr.SubscriptionLimit,
 			"this API key holds %d subscriptions on this server, the most one key may (setting %s): complete some first",
-			c.byKey[p.KeyID], SettingSubscriptionsPerKey)
+			c.byKey[p.KeyID], config.FlagSubscriptionsPerKey)
 	case c.replica >= c.limits.PerReplica:
 		return nil, apperr.New(apperr.SubscriptionLimit,
 			"this server holds %d subscriptions, the most it may (setting %s): try again later",
-			c.replica, SettingSubscriptionsPerReplica)
+			c.replica, config.FlagSubscriptionsPerReplica)
 	}
 	c.replica++
 	if keyed {

@@ -19,6 +19,7 @@ import (
 	"github.com/lib/pq"
 
 	"sessiongraph/internal/app"
+	"sessiongraph/internal/config"
 	"sessiongraph/internal/devdb"
 )
 
@@ -40,7 +41,7 @@ type loadDB struct {
 func openLoadDB(ctx context.Context, adminURL, dataDir string, log *slog.Logger) (*loadDB, error) {
 	release := func() {}
 	if adminURL == "" {
-		cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: dataDir, Database: "postgres", Logger: log})
+		cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: dataDir, Database: "postgres", Logger: log, LocalServer: true})
 		if err != nil {
 			return nil, err
 		}
@@ -113,14 +114,16 @@ func startServer(ctx context.Context, dsn string, showSQL []string) (*loadServer
 }
 
 func (s *loadServer) start(ctx context.Context, dsn string) error {
-	a, err := app.New(ctx, app.Config{
-		DatabaseURL: dsn,
-		// Logged as in production (JSON, info: a line per request), but not shown.
+	cfg := app.Config{
+		Settings: config.Defaults(),
+		// Logged as in production (JSON, info), but not shown.
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		WrapDriver: func(d dialect.Driver) dialect.Driver {
 			return countStatements(d, &s.background)
 		},
-	})
+	}
+	cfg.DatabaseURL = dsn
+	a, err := app.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

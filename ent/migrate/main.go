@@ -68,7 +68,7 @@ func main() {
 func scratchDatabase(ctx context.Context) (string, error) {
 	admin := os.Getenv("DATABASE_URL")
 	if admin == "" {
-		cluster, err := devdb.Ensure(ctx, devdb.Options{Database: "postgres"})
+		cluster, err := devdb.Ensure(ctx, devdb.Options{Database: "postgres", LocalServer: true})
 		if err != nil {
 			return "", err
 		}

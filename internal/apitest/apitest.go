@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/app"
+	"sessiongraph/internal/config"
 	"sessiongraph/internal/testdb"
 	"sessiongraph/migrations"
 )
@@ -65,12 +66,13 @@ func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 	t.Helper()
 	s := &Server{DSN: dsn, statements: new(atomic.Int64)}
 	cfg := app.Config{
-		DatabaseURL: s.DSN,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Settings: config.Defaults(),
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		WrapDriver: func(d dialect.Driver) dialect.Driver {
 			return countRoundTrips(d, s.statements)
 		},
 	}
+	cfg.DatabaseURL = s.DSN
 	for _, f := range configure {
 		f(&cfg)
 	}

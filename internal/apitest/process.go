@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/app"
+	"sessiongraph/internal/config"
 )
 
 // replicaProcessEnv carries the database a replica process serves.
@@ -87,9 +88,11 @@ func ServeReplicaProcess() bool {
 
 func serveReplica(dsn string) error {
 	ctx := context.Background()
+	settings := config.Defaults()
+	settings.DatabaseURL = dsn
 	a, err := app.New(ctx, app.Config{
-		DatabaseURL: dsn,
-		NoReaper:    true,
+		Settings: settings,
+		NoReaper: true,
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for the pool
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
@@ -21,44 +18,22 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/graph"
 	"sessiongraph/internal/access"
+	"sessiongraph/internal/config"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
-	"sessiongraph/internal/tracing"
-	"sessiongraph/migrations"
 )
 
-// Config is everything the server can be told; server.go fills it from flags
-// and environment variables.
+// Config is everything the server can be told: the operator's settings
+// (start from config.Defaults(), or config.Load) and what only code can give.
 type Config struct {
-	DatabaseURL   string
-	DefaultTTL    time.Duration
-	DefaultDomain string
-	// DomainFile is a YAML domain file loaded at start, besides the
-	// embedded kitchen domain.
-	DomainFile     string
-	AllowedOrigins []string
-	Introspection  bool
-	MaxOpenConns   int
-	DomainCacheTTL time.Duration
-	ReapInterval   time.Duration
-	Retention      time.Duration
+	config.Settings
 	// NoReaper leaves expiry to another replica or to the test.
-	NoReaper    bool
-	PageDefault int
-	PageMax     int
-	Logger      *slog.Logger
+	NoReaper bool
+	Logger   *slog.Logger
 	// WrapDriver, when set, wraps the ent driver; tests use it to count the
 	// statements an operation issues.
 	WrapDriver func(dialect.Driver) dialect.Driver
-	// Request limits; zero values take the defaults in withDefaults.
-	MaxBodyBytes   int64
-	RequestTimeout time.Duration
-	TokenLimit     int
-	Limits         graph.Limits
-	// Subscriptions caps live subscriptions per WebSocket, per API key and
-	// per replica; zero values take graph's defaults.
-	Subscriptions graph.SubscriptionLimits
 	// TracerProvider, when set, traces requests, operations and statements
 	// (server.go sets it when an OTLP endpoint is configured).
 	TracerProvider trace.TracerProvider
@@ -78,38 +53,17 @@ type App struct {
 	stopHub func()
 	cfg     Config
 	metrics *prometheus.Registry
+	// httpRequests counts requests by route and status.
+	httpRequests httpRequests
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
 func New(ctx context.Context, cfg Config) (*App, error) {
-	cfg = withDefaults(cfg)
-	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
+	cfg.Logger = withRequestIDs(cfg.Logger)
+	db, client, err := openDatabase(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
-	// pgx, not lib/pq, for the pool: lib/pq prepares every statement with
-	// arguments in a round trip of its own before running it, pgx caches
-	// the prepared statements per connection, so a statement is one round
-	// trip. (The event hub keeps lib/pq's Listener.)
-	db, err := sql.Open("pgx", cfg.DatabaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	db.SetMaxOpenConns(cfg.MaxOpenConns)
-	db.SetMaxIdleConns(cfg.MaxOpenConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database unreachable: %w", err)
-	}
-	var drv dialect.Driver = entsql.OpenDB(dialect.Postgres, db)
-	if cfg.WrapDriver != nil {
-		drv = cfg.WrapDriver(drv)
-	}
-	if cfg.TracerProvider != nil {
-		drv = tracing.Driver(drv, cfg.TracerProvider)
-	}
-	client := ent.NewClient(ent.Driver(drv))
-	access.Confine(client)
 	st := store.New(client, nil)
 	eng := engine.New(client, st, engine.Config{
 		DefaultTTL:     cfg.DefaultTTL,
@@ -131,7 +85,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Introspection:  cfg.Introspection,
 		AllowedOrigins: cfg.AllowedOrigins,
 		Pages:          graph.PageLimits{Default: cfg.PageDefault, Max: cfg.PageMax},
-		Limits:         cfg.Limits,
+		Limits:         graph.Limits{Limits: cfg.Limits, PageDefault: cfg.PageDefault},
 		Metrics:        graph.NewMetrics(a.metrics),
 		TokenLimit:     cfg.TokenLimit,
 		Subscriptions:  cfg.Subscriptions,
@@ -195,37 +149,13 @@ func (a *App) startHub(cfg Config, st *store.Store) {
 	}
 }
 
-func withDefaults(cfg Config) Config {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+// withRequestIDs is log, or the default logger, adding each request's id
+// to the lines logged with its context.
+func withRequestIDs(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		log = slog.Default()
 	}
-	cfg.Logger = slog.New(requestIDs{cfg.Logger.Handler()})
-	if cfg.MaxOpenConns <= 0 {
-		cfg.MaxOpenConns = 20
-	}
-	if cfg.PageDefault <= 0 {
-		cfg.PageDefault = 20
-	}
-	if cfg.PageMax <= 0 {
-		cfg.PageMax = 100
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 2 << 20
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = 30 * time.Second
-	}
-	if cfg.TokenLimit <= 0 {
-		cfg.TokenLimit = 15000
-	}
-	l := &cfg.Limits
-	l.MaxDepth = orDefault(l.MaxDepth, 15)
-	l.MaxAliases = orDefault(l.MaxAliases, 30)
-	l.MaxRootFields = orDefault(l.MaxRootFields, 20)
-	l.MaxComplexity = orDefault(l.MaxComplexity, 50000)
-	l.PageDefault = cfg.PageDefault
-	cfg.Subscriptions = cfg.Subscriptions.OrDefaults()
-	return cfg
+	return slog.New(requestIDs{log.Handler()})
 }
 
 // syncDomains writes the embedded kitchen domain, and the domain file if one
@@ -246,11 +176,4 @@ func syncDomains(ctx context.Context, eng *engine.Engine, file string) error {
 		return err
 	}
 	return eng.SyncDomain(ctx, d)
-}
-
-func orDefault(v, def int) int {
-	if v <= 0 {
-		return def
-	}
-	return v
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,4 +27,23 @@ func TestLogLinesCarryTheRequestID(t *testing.T) {
 	assert.Equal(t, "0123456789abcdef", first["request_id"])
 	assert.Equal(t, "graphql", first["component"])
 	assert.NotContains(t, second, "request_id")
+}
+
+func TestAccessLevels(t *testing.T) {
+	for _, c := range []struct {
+		status  int
+		elapsed time.Duration
+		stream  bool
+		want    slog.Level
+	}{
+		{200, time.Millisecond, false, slog.LevelDebug},
+		{200, 2 * time.Second, false, slog.LevelWarn},
+		{101, time.Hour, true, slog.LevelDebug},
+		{404, time.Millisecond, false, slog.LevelInfo},
+		{413, 2 * time.Second, false, slog.LevelWarn},
+		{503, time.Millisecond, false, slog.LevelError},
+		{500, time.Hour, true, slog.LevelError},
+	} {
+		assert.Equal(t, c.want, accessLevel(c.status, c.elapsed, time.Second, c.stream), "%+v", c)
+	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,7 +15,12 @@ import (
 // PostgreSQL's NOTIFY queue.
 func (a *App) newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
+	a.httpRequests = httpRequests{prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sessiongraph_http_requests_total",
+		Help: "HTTP requests by route (the pattern that served them) and status.",
+	}, []string{"route", "status"})}
 	reg.MustRegister(
+		a.httpRequests.vec,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(a.DB, "sessiongraph"),
@@ -42,4 +48,16 @@ func (a *App) notificationQueueUsage() float64 {
 		return -1
 	}
 	return usage
+}
+
+// httpRequests counts every HTTP request, which the access log at info no
+// longer lists one by one.
+type httpRequests struct{ vec *prometheus.CounterVec }
+
+// count adds one request; route is the mux pattern ("" when none matched).
+func (h httpRequests) count(route string, status int) {
+	if route == "" {
+		route = "unmatched"
+	}
+	h.vec.WithLabelValues(route, strconv.Itoa(status)).Inc()
 }

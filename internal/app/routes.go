@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"sessiongraph/dashboard"
+	"sessiongraph/graphiql"
 	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
@@ -20,7 +20,8 @@ import (
 func (a *App) routes(gql http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", a.limitRequests(a.authenticate(gql)))
-	mux.Handle("GET /graphiql", playground.Handler("sessiongraph", "/graphql"))
+	mux.Handle("GET /graphiql", graphiql.Handler())
+	mux.Handle("GET /graphiql/", graphiql.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
 	})
@@ -67,8 +68,11 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// logRequests gives each request an id (echoed as X-Request-Id) and logs it
-// once it is done.
+// logRequests gives each request an id (echoed as X-Request-Id), counts it
+// in /metrics by route and status, and logs it once it is done at the level
+// its outcome deserves (accessLevel). A line per successful request, at
+// info, cost 0.5 MB/s of log at 2,800 requests/s and was one suspect of the
+// write path's tail: the totals live in the metrics instead.
 func (a *App) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
@@ -80,11 +84,35 @@ func (a *App) logRequests(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
-		a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		routed := r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		next.ServeHTTP(rec, routed)
+		elapsed := time.Since(start)
+		// The mux records the pattern it matched on the request it was given.
+		a.httpRequests.count(routed.Pattern, rec.status)
+		level := accessLevel(rec.status, elapsed, a.cfg.SlowRequest, isStream(r))
+		if !a.log.Enabled(r.Context(), level) {
+			return
+		}
+		a.log.LogAttrs(r.Context(), level, "request",
 			slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+			slog.Int("status", rec.status), slog.Duration("duration", elapsed))
 	})
+}
+
+// accessLevel is the level a finished request is logged at: error for a
+// 5xx (a bug or an outage), warn for a slow request, info for a 4xx (a
+// client to help), debug for the rest. A subscription stream is long by
+// nature, never slow.
+func accessLevel(status int, elapsed, slow time.Duration, stream bool) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case elapsed >= slow && !stream:
+		return slog.LevelWarn
+	case status >= 400:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }
 
 type statusRecorder struct {

@@ -28,7 +28,8 @@ func TestRoutes(t *testing.T) {
 		{"/healthz", "ok", "text/plain"},
 		{"/readyz", "ready", "text/plain"},
 		{"/", "sessiongraph", "text/html"},
-		{"/graphiql", "/graphql", "text/html"},
+		{"/graphiql", "/graphiql/vendor/graphiql/graphiql.min.js", "text/html"},
+		{"/graphiql/main.js", "/graphql", "text/javascript"},
 	} {
 		res, err := http.Get(s.URL + c.path)
 		require.NoError(t, err)

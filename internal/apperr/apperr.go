@@ -45,6 +45,18 @@ const (
 	// IntrospectionDisabled answers __schema and __type unless the server
 	// runs with -introspection.
 	IntrospectionDisabled Code = "INTROSPECTION_DISABLED"
+	// HTTP: requests that are not GraphQL-over-HTTP requests at all.
+
+	// InvalidRequest is a body or parameters that are not a GraphQL request:
+	// malformed JSON, bytes after the JSON object, a missing or non-string
+	// query, variables or extensions that are not an object (HTTP 400).
+	InvalidRequest Code = "INVALID_REQUEST"
+	// MethodNotAllowed is a mutation or subscription over GET, or a method
+	// other than GET, POST and OPTIONS (HTTP 405, with Allow).
+	MethodNotAllowed Code = "METHOD_NOT_ALLOWED"
+	// UnsupportedMediaType is a POST whose body is not application/json
+	// (HTTP 415).
+	UnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // Error is an error with a code and a message a person can act on.

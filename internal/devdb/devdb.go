@@ -1,10 +1,16 @@
 // Package devdb finds or starts the PostgreSQL that a developer's server and
 // tests talk to, so that nothing has to be set up by hand on a fresh machine.
 //
-// A server already answering on 127.0.0.1:5432 (user postgres, trust auth) is
-// used as is. Otherwise a private cluster is initialised under Options.DataDir
-// and started on a free loopback port; PostgreSQL itself records that port in
-// DataDir/postmaster.pid, which is how a later process finds and reuses it.
+// The development database (`sessiongraph -dev`, which `make run` uses)
+// belongs to its checkout: a private cluster initialised under
+// Options.DataDir and listening only on a Unix socket beside its data, with
+// no TCP port. No other checkout, user or process can reach it by accident,
+// two checkouts never share one, and deleting .data resets it. PostgreSQL
+// records the socket in DataDir/postmaster.pid, which is how a later process
+// of the same checkout finds and reuses it.
+//
+// Tests, which clone a fresh database of their own per test, may instead use
+// a server already answering on 127.0.0.1:5432 (Options.LocalServer).
 package devdb
 
 import (
@@ -20,8 +26,9 @@ import (
 // ErrNoPostgres means neither a running server nor PostgreSQL binaries were found.
 var ErrNoPostgres = errors.New("no PostgreSQL found: install it (apt-get install postgresql) or set DATABASE_URL")
 
-// sharedPort is where a system-wide PostgreSQL usually listens.
-const sharedPort = 5432
+// socketPort names a private cluster's socket (.s.PGSQL.5432). Only the
+// name: the socket sits in a directory of the cluster's own.
+const socketPort = 5432
 
 // Options says where a private cluster lives and which database the server wants.
 type Options struct {
@@ -29,9 +36,11 @@ type Options struct {
 	Database string       // default "sessiongraph"; created if missing
 	Logger   *slog.Logger // may be nil
 
-	// SkipShared ignores a server on 127.0.0.1:5432 and always uses a private
-	// cluster; tests use it to exercise the path a fresh CI machine takes.
-	SkipShared bool
+	// LocalServer uses a PostgreSQL answering on 127.0.0.1:5432 (user
+	// postgres, trust auth) when there is one, instead of the private
+	// cluster. Only for callers that make databases of their own on it
+	// (tests, the load generator): another process may be using that server.
+	LocalServer bool
 }
 
 // Cluster is a reachable PostgreSQL and, when we started it, the means to stop it.
@@ -46,15 +55,16 @@ type Cluster struct {
 	log     *slog.Logger
 }
 
-// Ensure returns a reachable PostgreSQL holding opts.Database, starting a
-// private cluster when no shared server answers.
+// Ensure returns a reachable PostgreSQL holding opts.Database: the private
+// cluster under opts.DataDir, started if it is not running (or, with
+// opts.LocalServer, the server on 127.0.0.1:5432 when one answers).
 func Ensure(ctx context.Context, opts Options) (*Cluster, error) {
 	opts = opts.withDefaults()
 	var c *Cluster
-	if !opts.SkipShared && answers(ctx, adminDSN(sharedPort)) {
+	if opts.LocalServer && answers(ctx, adminDSN(localServer)) {
 		opts.Logger.Info("using PostgreSQL on 127.0.0.1:5432")
-		c = &Cluster{AdminDSN: adminDSN(sharedPort), log: opts.Logger}
-		c.DSN = databaseDSN(sharedPort, opts.Database)
+		c = &Cluster{AdminDSN: adminDSN(localServer), log: opts.Logger}
+		c.DSN = databaseDSN(localServer, opts.Database)
 	} else {
 		var err error
 		if c, err = ensurePrivate(ctx, opts); err != nil {
@@ -109,16 +119,30 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// adminDSN is the maintenance database on a loopback server; it always exists.
-func adminDSN(port int) string { return databaseDSN(port, "postgres") }
+// address is where a server listens: a loopback TCP port, or a Unix socket
+// directory (with the port that names the socket in it).
+type address struct {
+	socketDir string // empty for TCP on 127.0.0.1
+	port      int
+}
 
-func databaseDSN(port int, database string) string {
-	u := url.URL{
-		Scheme:   "postgres",
-		User:     url.User("postgres"),
-		Host:     "127.0.0.1:" + strconv.Itoa(port),
-		Path:     "/" + database,
-		RawQuery: "sslmode=disable",
+// localServer is the system-wide PostgreSQL's usual address.
+var localServer = address{port: 5432}
+
+// adminDSN is the maintenance database at addr; it always exists.
+func adminDSN(addr address) string { return databaseDSN(addr, "postgres") }
+
+// databaseDSN is a URL both lib/pq and pgx read; a socket directory goes in
+// the host parameter, which both take for a Unix socket.
+func databaseDSN(addr address, database string) string {
+	u := url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/" + database}
+	q := url.Values{"sslmode": {"disable"}}
+	if addr.socketDir != "" {
+		q.Set("host", addr.socketDir)
+		q.Set("port", strconv.Itoa(addr.port))
+	} else {
+		u.Host = "127.0.0.1:" + strconv.Itoa(addr.port)
 	}
+	u.RawQuery = q.Encode()
 	return u.String()
 }

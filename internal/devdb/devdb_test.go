@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,11 +17,11 @@ import (
 )
 
 func TestEnsureUsesTheSharedServerWhenItAnswers(t *testing.T) {
-	if !answers(t.Context(), adminDSN(sharedPort)) {
+	if !answers(t.Context(), adminDSN(localServer)) {
 		t.Skip("no PostgreSQL on 127.0.0.1:5432")
 	}
 	name := "sg_devdb_" + strings.ToLower(rand.Text()[:10])
-	c, err := Ensure(t.Context(), Options{DataDir: filepath.Join(t.TempDir(), "postgres"), Database: name})
+	c, err := Ensure(t.Context(), Options{DataDir: filepath.Join(t.TempDir(), "postgres"), Database: name, LocalServer: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { dropDatabase(t, c.AdminDSN, name) })
 
@@ -32,14 +33,14 @@ func TestEnsureUsesTheSharedServerWhenItAnswers(t *testing.T) {
 }
 
 func TestEnsureToleratesConcurrentCreateDatabase(t *testing.T) {
-	if !answers(t.Context(), adminDSN(sharedPort)) {
+	if !answers(t.Context(), adminDSN(localServer)) {
 		t.Skip("no PostgreSQL on 127.0.0.1:5432")
 	}
 	name := "sg_devdb_" + strings.ToLower(rand.Text()[:10])
-	t.Cleanup(func() { dropDatabase(t, adminDSN(sharedPort), name) })
+	t.Cleanup(func() { dropDatabase(t, adminDSN(localServer), name) })
 	errs := make(chan error, 8)
 	for range cap(errs) {
-		go func() { errs <- createDatabase(t.Context(), adminDSN(sharedPort), name) }()
+		go func() { errs <- createDatabase(t.Context(), adminDSN(localServer), name) }()
 	}
 	for range cap(errs) {
 		require.NoError(t, <-errs)
@@ -48,7 +49,7 @@ func TestEnsureToleratesConcurrentCreateDatabase(t *testing.T) {
 
 func TestPrivateClusterStartsIsReusedAndStops(t *testing.T) {
 	dataDir := filepath.Join(postgresReadableTempDir(t), "postgres")
-	opts := Options{DataDir: dataDir, Database: "sessiongraph", SkipShared: true}
+	opts := Options{DataDir: dataDir, Database: "sessiongraph"}
 
 	started, err := Ensure(t.Context(), opts)
 	if errors.Is(err, ErrNoPostgres) && os.Getenv("CI") == "" {
@@ -59,6 +60,11 @@ func TestPrivateClusterStartsIsReusedAndStops(t *testing.T) {
 	require.True(t, started.Private)
 	require.Equal(t, "1", selectOne(t, started.DSN))
 	require.FileExists(t, dataDir+".log")
+	require.Equal(t, "postgres://postgres@/sessiongraph?host="+url.QueryEscape(dataDir)+"&port=5432&sslmode=disable", started.DSN,
+		"the cluster's only door is the Unix socket in its data directory")
+	listen, err := queryString(t.Context(), started.DSN, "SHOW listen_addresses")
+	require.NoError(t, err)
+	require.Empty(t, listen, "no TCP port: nothing outside the checkout's socket reaches it")
 
 	reused, err := Ensure(t.Context(), opts)
 	require.NoError(t, err)
@@ -78,7 +84,7 @@ func TestPrivateClusterUnderADirThePostgresUserCannotReach(t *testing.T) {
 	}
 	// t.TempDir's parent is 0700, like a checkout under /root.
 	dataDir := filepath.Join(t.TempDir(), "postgres")
-	c, err := Ensure(t.Context(), Options{DataDir: dataDir, SkipShared: true})
+	c, err := Ensure(t.Context(), Options{DataDir: dataDir})
 	if errors.Is(err, ErrNoPostgres) && os.Getenv("CI") == "" {
 		t.Skip(err)
 	}
@@ -90,6 +96,31 @@ func TestPrivateClusterUnderADirThePostgresUserCannotReach(t *testing.T) {
 	require.True(t, strings.HasPrefix(c.dataDir, "/tmp/sessiongraph-"), c.dataDir)
 	require.Equal(t, "1", selectOne(t, c.DSN))
 	require.NoError(t, c.Stop(t.Context()))
+}
+
+// Two checkouts of the repository each get a cluster of their own, even on
+// a machine where a PostgreSQL answers on 127.0.0.1:5432 that both could
+// use: the development database is never one another process may be using.
+func TestTwoCheckoutsNeverShareADevelopmentDatabase(t *testing.T) {
+	parent := postgresReadableTempDir(t)
+	var clusters []*Cluster
+	for _, checkout := range []string{"one", "two"} {
+		c, err := Ensure(t.Context(), Options{DataDir: filepath.Join(parent, checkout, ".data", "postgres"), Database: "sessiongraph"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Stop(context.Background()) })
+		require.True(t, c.Private, "%s started its own cluster", checkout)
+		clusters = append(clusters, c)
+	}
+	_, err := queryString(t.Context(), clusters[0].DSN, "CREATE TABLE only_in_one ()")
+	require.ErrorIs(t, err, sql.ErrNoRows, "CREATE TABLE returns no row")
+	for i, checkout := range []string{"one", "two"} {
+		dir, err := queryString(t.Context(), clusters[i].DSN, "SELECT current_setting('data_directory')")
+		require.NoError(t, err)
+		require.Equal(t, filepath.Join(parent, checkout, ".data", "postgres"), dir)
+	}
+	tables, err := queryString(t.Context(), clusters[1].DSN, "SELECT count(*)::text FROM pg_tables WHERE tablename = 'only_in_one'")
+	require.NoError(t, err)
+	require.Equal(t, "0", tables, "checkout two does not see checkout one's table")
 }
 
 func TestNoBinariesIsOneClearLine(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,11 +15,7 @@ import (
 	"time"
 )
 
-// preferredPort keeps a private cluster clear of a system server on 5432 while
-// staying easy to remember for psql.
-const preferredPort = 55432
-
-// maxSocketPath leaves room for "/.s.PGSQL.NNNNN" within the ~107-byte limit
+// maxSocketPath leaves room for "/.s.PGSQL.5432" within the ~107-byte limit
 // on Unix socket paths.
 const maxSocketPath = 90
 
@@ -49,9 +44,9 @@ func ensurePrivate(ctx context.Context, opts Options) (*Cluster, error) {
 	defer unlock()
 
 	c := &Cluster{dataDir: dataDir, owner: owner, log: opts.Logger}
-	if port, ok := runningPort(ctx, dataDir); ok {
-		opts.Logger.Info("reusing private PostgreSQL", "data_dir", dataDir, "port", port)
-		c.AdminDSN, c.DSN = adminDSN(port), databaseDSN(port, opts.Database)
+	if addr, ok := runningAt(ctx, dataDir); ok {
+		opts.Logger.Info("reusing private PostgreSQL", "data_dir", dataDir, "socket_dir", addr.socketDir)
+		c.AdminDSN, c.DSN = adminDSN(addr), databaseDSN(addr, opts.Database)
 		return c, nil
 	}
 	if c.bin, err = findBinaries(dataDir); err != nil {
@@ -60,33 +55,39 @@ func ensurePrivate(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.initdb(ctx); err != nil {
 		return nil, err
 	}
-	port, err := c.startOnFreePort(ctx)
+	addr, err := c.start(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.Private = true
-	c.AdminDSN, c.DSN = adminDSN(port), databaseDSN(port, opts.Database)
+	c.AdminDSN, c.DSN = adminDSN(addr), databaseDSN(addr, opts.Database)
 	return c, nil
 }
 
-// runningPort reads the port PostgreSQL recorded in postmaster.pid (line 4)
-// and confirms that the server there answers and really serves dataDir, so a
-// stale file whose port now belongs to another server is not trusted.
-func runningPort(ctx context.Context, dataDir string) (int, bool) {
+// runningAt reads where the cluster in dataDir listens from its
+// postmaster.pid (line 4 the port, line 5 the socket directory, line 6 the
+// TCP address, empty for none) and confirms that the server there answers
+// and really serves dataDir, so a stale file is not trusted. A cluster that
+// an older version started on a TCP port is found the same way.
+func runningAt(ctx context.Context, dataDir string) (address, bool) {
 	pid, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
-		return 0, false
+		return address{}, false
 	}
 	lines := strings.Split(string(pid), "\n")
-	if len(lines) < 4 {
-		return 0, false
+	if len(lines) < 6 {
+		return address{}, false
 	}
 	port, err := strconv.Atoi(strings.TrimSpace(lines[3]))
 	if err != nil {
-		return 0, false
+		return address{}, false
 	}
-	served, err := queryString(ctx, adminDSN(port), "SELECT current_setting('data_directory')")
-	return port, err == nil && samePath(served, dataDir)
+	addr := address{socketDir: strings.TrimSpace(lines[4]), port: port}
+	if addr.socketDir == "" && strings.TrimSpace(lines[5]) != "127.0.0.1" {
+		return address{}, false
+	}
+	served, err := queryString(ctx, adminDSN(addr), "SELECT current_setting('data_directory')")
+	return addr, err == nil && samePath(served, dataDir)
 }
 
 func samePath(a, b string) bool {
@@ -114,79 +115,52 @@ func (c *Cluster) initdb(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("initdb %s: %w: %s", c.dataDir, err, out)
 	}
-	conf := fmt.Sprintf("\n# Added by sessiongraph devdb: loopback only.\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\n",
-		socketDir(c.dataDir))
-	return appendFile(filepath.Join(c.dataDir, "postgresql.conf"), conf)
-}
-
-// socketDir keeps the Unix socket beside the data when the path is short
-// enough, else falls back to /tmp, which the postgres account can always write
-// (the port in the socket's name keeps clusters apart).
-func socketDir(dataDir string) string {
-	if len(dataDir) <= maxSocketPath && !strings.ContainsAny(dataDir, "'\\") {
-		return dataDir
-	}
-	return "/tmp"
-}
-
-// start runs pg_ctl start -w on port, logging beside the data directory.
-func (c *Cluster) start(ctx context.Context, port int) error {
-	logFile := c.dataDir + ".log"
-	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	f.Close()
-	if err := c.owner.chown(logFile); err != nil {
-		return err
-	}
-	c.log.Info("starting private PostgreSQL", "data_dir", c.dataDir, "port", port, "log", logFile)
-	out, err := c.bin.run(ctx, c.owner, "pg_ctl", "start", "-w", "-t", "60",
-		"-D", c.dataDir, "-l", logFile, "-o", "-p "+strconv.Itoa(port))
-	if err != nil {
-		return fmt.Errorf("pg_ctl start on port %d: %w: %s; %s ends: %s",
-			port, err, strings.TrimSpace(string(out)), logFile, logTail(logFile))
-	}
 	return nil
 }
 
-// startAttempts covers losing a port to another cluster (say, a parallel test
-// package with its own DataDir) between choosing it and binding it.
-const startAttempts = 3
-
-// startOnFreePort starts the cluster on preferredPort, or on any free port
-// when that is taken, retrying on a fresh port if the server fails to start.
-func (c *Cluster) startOnFreePort(ctx context.Context) (int, error) {
-	var err error
-	for attempt := range startAttempts {
-		var port int
-		if port, err = freePort(attempt == 0); err != nil {
-			return 0, err
-		}
-		if err = c.start(ctx, port); err == nil {
-			return port, nil
-		}
-		c.log.Warn("private PostgreSQL did not start", "port", port, "err", err)
+// socketDir is where the cluster's Unix socket goes: beside the data when
+// the path is short enough, else a directory of its own under /tmp named
+// after the data directory, open to the cluster's owner only.
+func (c *Cluster) socketDir() (string, error) {
+	if len(c.dataDir) <= maxSocketPath && !strings.ContainsAny(c.dataDir, "'\\ ") {
+		return c.dataDir, nil
 	}
-	return 0, err
+	sum := sha256.Sum256([]byte(c.dataDir))
+	dir := filepath.Join("/tmp", "sessiongraph-socket-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, c.owner.chown(dir)
 }
 
-// freePort returns a loopback port nothing listens on: preferredPort when
-// asked for and free, else whatever the kernel hands out.
-func freePort(preferred bool) (int, error) {
-	addr := "127.0.0.1:0"
-	if preferred {
-		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(preferredPort))
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil && preferred {
-		l, err = net.Listen("tcp", "127.0.0.1:0")
-	}
+// start runs pg_ctl start -w with no TCP listener, only the Unix socket,
+// logging beside the data directory. The options go on the command line
+// rather than in postgresql.conf so that clusters initialised by older
+// versions, which listened on a loopback port, become private too.
+func (c *Cluster) start(ctx context.Context) (address, error) {
+	sockets, err := c.socketDir()
 	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+		return address{}, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	logFile := c.dataDir + ".log"
+	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return address{}, err
+	}
+	f.Close()
+	if err := c.owner.chown(logFile); err != nil {
+		return address{}, err
+	}
+	c.log.Info("starting private PostgreSQL", "data_dir", c.dataDir, "socket_dir", sockets, "log", logFile)
+	// pg_ctl hands -o to a shell: the quotes keep an empty listen_addresses.
+	serverOptions := fmt.Sprintf("-p %d -k '%s' -c listen_addresses='' -c unix_socket_permissions=0700", socketPort, sockets)
+	out, err := c.bin.run(ctx, c.owner, "pg_ctl", "start", "-w", "-t", "60",
+		"-D", c.dataDir, "-l", logFile, "-o", serverOptions)
+	if err != nil {
+		return address{}, fmt.Errorf("pg_ctl start: %w: %s; %s ends: %s",
+			err, strings.TrimSpace(string(out)), logFile, logTail(logFile))
+	}
+	return address{socketDir: sockets, port: socketPort}, nil
 }
 
 // lockFile takes an exclusive flock on path, polling so ctx can cancel the wait.
@@ -220,18 +194,6 @@ func logTail(path string) string {
 	b, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(0, len(lines)-3):], " | ")
-}
-
-func appendFile(path, text string) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(text); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // reachableDataDir is dataDir, or when the postgres account cannot reach it

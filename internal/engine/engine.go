@@ -11,20 +11,21 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// Config holds the engine's defaults.
+// Config holds the engine's settings; app fills it from config.Settings,
+// where their defaults are.
 type Config struct {
 	// DefaultTTL is the inactivity after which a session expires when its
-	// opener gives no TTL (seed 003: 24 hours).
+	// opener gives no TTL.
 	DefaultTTL time.Duration
 	// DefaultDomain is the domain of a session whose opener names none.
 	DefaultDomain string
 	// DomainCacheTTL bounds how long a replica may use entity types another
 	// replica has since changed; this replica's own changes apply at once.
 	DomainCacheTTL time.Duration
-	// ReapInterval is how often the reaper runs (default one minute).
+	// ReapInterval is how often the reaper runs.
 	ReapInterval time.Duration
 	// Retention is how long an expired session stays readable before the
-	// reaper purges it (default 7 days).
+	// reaper purges it.
 	Retention time.Duration
 }
 
@@ -39,20 +40,5 @@ type Engine struct {
 
 // New returns an Engine that reads through client and writes through st.
 func New(client *ent.Client, st *store.Store, cfg Config) *Engine {
-	if cfg.DefaultTTL <= 0 {
-		cfg.DefaultTTL = 24 * time.Hour
-	}
-	if cfg.ReapInterval <= 0 {
-		cfg.ReapInterval = time.Minute
-	}
-	if cfg.Retention <= 0 {
-		cfg.Retention = 7 * 24 * time.Hour
-	}
-	if cfg.DomainCacheTTL == 0 {
-		cfg.DomainCacheTTL = 10 * time.Second
-	}
-	if cfg.DefaultDomain == "" {
-		cfg.DefaultDomain = "kitchen"
-	}
 	return &Engine{client: client, store: st, cfg: cfg, domains: domainCache{entries: map[string]cachedDomain{}}}
 }

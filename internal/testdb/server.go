@@ -25,8 +25,8 @@ type server struct {
 }
 
 // shared finds the server once per test binary: DATABASE_URL when set, else
-// the devdb default under the repository's .data/postgres, so `go test ./...`
-// works on a fresh machine. A private cluster started here is left running
+// a server on 127.0.0.1:5432 when one answers, else the checkout's private
+// cluster under .data/postgres, so `go test ./...` works on a fresh machine. A private cluster started here is left running
 // for the next package and the next run; devdb finds and reuses it.
 var shared = sync.OnceValues(func() (*server, error) {
 	dsn, err := serverDSN()
@@ -56,6 +56,9 @@ func serverDSN() (string, error) {
 	c, err := devdb.Ensure(context.Background(), devdb.Options{
 		DataDir:  filepath.Join(root, ".data", "postgres"),
 		Database: "postgres",
+		// Every test clones a database of its own, so a server other
+		// processes use is safe and saves starting a cluster.
+		LocalServer: true,
 	})
 	if err != nil {
 		return "", err

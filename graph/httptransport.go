@@ -1,0 +1,287 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"sessiongraph/internal/apperr"
+)
+
+// The GraphQL-over-HTTP transports (https://graphql.github.io/graphql-over-http/):
+// POST and GET answer in the media type the client accepts. A request that
+// is not a GraphQL request at all (malformed JSON, bad parameters) is 400
+// INVALID_REQUEST whatever it accepts, and never echoes its body. A request
+// that fails to parse, validate or coerce its variables is 200 with errors
+// under application/json (what older clients expect) and 400 without a
+// data entry under application/graphql-response+json, as the spec says.
+
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// responseType is the media type to answer in: the first of ours that the
+// Accept header names, application/json when it names none or is absent.
+func responseType(r *http.Request) string {
+	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case mediaGraphQLResponse:
+			return mediaGraphQLResponse
+		case mediaJSON, "application/*", "*/*":
+			return mediaJSON
+		}
+	}
+	return mediaJSON
+}
+
+// errorResponse is a response with no data entry: the request never
+// executed (graphql.Response would write "data": null).
+type errorResponse struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, media string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL"}}]}`)
+	}
+	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// writeRequestError answers a request that was refused before it was a
+// GraphQL operation.
+func writeRequestError(w http.ResponseWriter, status int, media string, code apperr.Code, message string) {
+	err := &gqlerror.Error{Message: message, Extensions: map[string]any{"code": code}}
+	writeJSON(w, status, media, errorResponse{Errors: gqlerror.List{err}})
+}
+
+// execute runs params: a request error before execution answers by media
+// type, an operation the method may not run is refused, anything else runs.
+func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, media string, allowed func(ast.Operation) error) {
+	ctx := r.Context()
+	rc, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		status := http.StatusOK
+		if media == mediaGraphQLResponse {
+			status = http.StatusBadRequest
+		}
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		writeJSON(w, status, media, errorResponse{Errors: resp.Errors, Extensions: resp.Extensions})
+		return
+	}
+	if err := allowed(rc.Operation.Operation); err != nil {
+		w.Header().Set("Allow", http.MethodPost)
+		writeRequestError(w, http.StatusMethodNotAllowed, media, apperr.MethodNotAllowed, err.Error())
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, rc)
+	writeJSON(w, http.StatusOK, media, responses(ctx))
+}
+
+// postJSON serves POST with an application/json body.
+type postJSON struct{}
+
+var _ graphql.Transport = postJSON{}
+
+// Supports implements graphql.Transport.
+func (postJSON) Supports(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.Header.Get("Upgrade") == "" && isJSON(r)
+}
+
+// Do implements graphql.Transport.
+func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	media := responseType(r)
+	start := graphql.Now()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, "the request body could not be read")
+		return
+	}
+	params, err := decodeBody(body)
+	if err != nil {
+		writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, err.Error())
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(w, r, exec, params, media, func(ast.Operation) error { return nil })
+}
+
+// getQuery serves GET: queries only, so that a link or an image tag cannot
+// change anything.
+type getQuery struct{}
+
+var _ graphql.Transport = getQuery{}
+
+// Supports implements graphql.Transport.
+func (getQuery) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+}
+
+// Do implements graphql.Transport.
+func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	media := responseType(r)
+	start := graphql.Now()
+	params, err := decodeQueryString(r.URL.RawQuery)
+	if err != nil {
+		writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, err.Error())
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(w, r, exec, params, media, func(op ast.Operation) error {
+		switch op {
+		case ast.Query:
+			return nil
+		case ast.Subscription:
+			return errors.New("a subscription cannot run over GET: subscribe over WebSocket (graphql-transport-ws) or SSE")
+		}
+		return errors.New("GET requests only allow query operations: send a mutation as POST")
+	})
+}
+
+// sseChecked is the SSE transport behind the same body checks as POST, so
+// that a malformed body is refused with a short message rather than echoed
+// back (gqlgen's own message quotes the whole body).
+type sseChecked struct{ sseTransport }
+
+// Do implements graphql.Transport.
+func (t sseChecked) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		_, err = decodeBody(body)
+	}
+	if err != nil {
+		writeRequestError(w, http.StatusBadRequest, mediaJSON, apperr.InvalidRequest, err.Error())
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	t.sseTransport.Do(w, r, exec)
+}
+
+// unsupported answers every request no other transport took: a POST that
+// is not JSON, or a method GraphQL does not use. It goes last.
+type unsupported struct{}
+
+var _ graphql.Transport = unsupported{}
+
+// Supports implements graphql.Transport.
+func (unsupported) Supports(*http.Request) bool { return true }
+
+// Do implements graphql.Transport.
+func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+	media := responseType(r)
+	if r.Method == http.MethodPost {
+		writeRequestError(w, http.StatusUnsupportedMediaType, media, apperr.UnsupportedMediaType,
+			fmt.Sprintf("a POST body must be JSON, sent with 'Content-Type: application/json' (got %q)", r.Header.Get("Content-Type")))
+		return
+	}
+	w.Header().Set("Allow", "GET, POST, OPTIONS")
+	writeRequestError(w, http.StatusMethodNotAllowed, media, apperr.MethodNotAllowed,
+		fmt.Sprintf("%s is not a GraphQL method: send queries as GET or POST, mutations as POST", r.Method))
+}
+
+func isJSON(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == mediaJSON
+}
+
+// decodeBody reads exactly one JSON object from body, each parameter of
+// its type: query a string (absent only with a persisted query's hash in
+// extensions), operationName a string, variables and extensions objects,
+// any of them null. Numbers stay json.Number, as gqlgen expects. Its errors
+// are short and never quote the body, which may be megabytes.
+func decodeBody(body []byte) (*graphql.RawParams, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	p := &graphql.RawParams{}
+	if err := dec.Decode(p); err != nil {
+		return nil, jsonError(err)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("the request body continues after its JSON object (at byte %d): send exactly one object", end)
+	}
+	return p, needQuery(p)
+}
+
+// paramTypes says what each parameter must be, for error messages.
+var paramTypes = map[string]string{
+	"query": "a string", "operationName": "a string", "variables": "an object", "extensions": "an object",
+}
+
+// jsonError says what is wrong with a body without quoting it.
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	var wrongType *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New(`the request body is empty: send a JSON object such as {"query": "{ viewer { role } }"}`)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the request body is not valid JSON: it ends before the object does")
+	case errors.As(err, &syntax):
+		return fmt.Errorf("the request body is not valid JSON: %s at byte %d", syntax.Error(), syntax.Offset)
+	case errors.As(err, &wrongType) && wrongType.Field == "":
+		return fmt.Errorf(`the request body must be a JSON object {"query": ...}, not %s`, wrongType.Value)
+	case errors.As(err, &wrongType):
+		name, _, _ := strings.Cut(wrongType.Field, ".")
+		if want, ok := paramTypes[name]; ok {
+			return fmt.Errorf("the %s parameter must be %s", name, want)
+		}
+	}
+	return errors.New("the request body is not a GraphQL request")
+}
+
+func needQuery(p *graphql.RawParams) error {
+	if p.Query == "" && p.Extensions["persistedQuery"] == nil {
+		return errors.New(`the request has no query: send {"query": "..."}`)
+	}
+	return nil
+}
+
+// decodeQueryString reads a GET request's parameters; variables and
+// extensions are JSON text.
+func decodeQueryString(raw string) (*graphql.RawParams, error) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, errors.New("the query string is malformed: URL-encode the query, variables and extensions")
+	}
+	p := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	for _, param := range []struct {
+		name string
+		dst  *map[string]any
+	}{{"variables", &p.Variables}, {"extensions", &p.Extensions}} {
+		v := q.Get(param.name)
+		if v == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.UseNumber()
+		var wrongType *json.UnmarshalTypeError
+		if err := dec.Decode(param.dst); errors.As(err, &wrongType) {
+			return nil, fmt.Errorf("the %s parameter must be %s", param.name, paramTypes[param.name])
+		} else if err != nil || dec.More() {
+			return nil, fmt.Errorf("the %s parameter is not valid JSON", param.name)
+		}
+	}
+	return p, needQuery(p)
+}

@@ -1,0 +1,50 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for the pool
+
+	"sessiongraph/ent"
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/tracing"
+	"sessiongraph/migrations"
+)
+
+// openDatabase migrates the database at cfg.DatabaseURL and opens the pool
+// and the ent client on it, every query confined to its caller's tenant.
+func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error) {
+	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
+		return nil, nil, err
+	}
+	// pgx, not lib/pq, for the pool: lib/pq prepares every statement with
+	// arguments in a round trip of its own before running it, pgx caches
+	// the prepared statements per connection, so a statement is one round
+	// trip. (The event hub keeps lib/pq's Listener.)
+	db, err := sql.Open("pgx", cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(cfg.MaxOpenConns)
+	db.SetMaxIdleConns(cfg.MaxOpenConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("database unreachable: %w", err)
+	}
+	var drv dialect.Driver = entsql.OpenDB(dialect.Postgres, db)
+	if cfg.WrapDriver != nil {
+		drv = cfg.WrapDriver(drv)
+	}
+	if cfg.TracerProvider != nil {
+		drv = tracing.Driver(drv, cfg.TracerProvider)
+	}
+	client := ent.NewClient(ent.Driver(drv))
+	access.Confine(client)
+	return db, client, nil
+}

@@ -1,0 +1,281 @@
+// Package config is the one place where sessiongraph's settings, their
+// defaults, flags and environment variables are defined. The server's flags,
+// the app and the engine all read their defaults from here.
+//
+// Adding a setting: a field in Settings, and one line in (*Settings).bind
+// that names its flag, its environment variable, its default and what it
+// means. Defaults, Load, `sessiongraph -h` and the strict parsing of the
+// environment follow from that line; README.md's configuration table is
+// the only other place to touch.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Settings is everything an operator can set. Its zero value means nothing:
+// start from Defaults (or Load).
+type Settings struct {
+	Listen string
+	// DatabaseURL is the PostgreSQL the server uses; empty refuses to start
+	// unless Dev is set.
+	DatabaseURL string
+	// Dev uses the development database of this checkout (internal/devdb)
+	// when DatabaseURL is empty.
+	Dev bool
+	// DataDir is where the development database keeps its private cluster.
+	DataDir   string
+	LogLevel  string
+	LogFormat string
+	// SlowRequest is the duration from which a request is logged at warn;
+	// faster successful requests are logged at debug only.
+	SlowRequest time.Duration
+	// AllowedOrigins are host patterns of other origins whose pages may open
+	// WebSockets; the server's own origin is always allowed.
+	AllowedOrigins    []string
+	Introspection     bool
+	BootstrapAdminKey bool
+	// DefaultTTL is the inactivity after which a session expires when its
+	// opener gives no TTL.
+	DefaultTTL    time.Duration
+	DefaultDomain string
+	// DomainFile is a YAML domain file loaded at start, besides the embedded
+	// kitchen domain.
+	DomainFile      string
+	ShutdownTimeout time.Duration
+	ReapInterval    time.Duration
+	// Retention is how long an expired session stays readable before the
+	// reaper purges it.
+	Retention      time.Duration
+	MaxBodyBytes   int64
+	RequestTimeout time.Duration
+	TokenLimit     int
+	Limits         Limits
+	// Subscriptions caps the live subscriptions of one WebSocket, of one API
+	// key on one replica, and of the replica.
+	Subscriptions SubscriptionLimits
+
+	// Not flags: fixed defaults that tests may change.
+
+	// MaxOpenConns bounds the database pool.
+	MaxOpenConns int
+	// DomainCacheTTL bounds how long a replica may use entity types another
+	// replica has since changed.
+	DomainCacheTTL time.Duration
+	// PageDefault is the page a connection without first or last returns;
+	// PageMax the largest page a client may ask for.
+	PageDefault int
+	PageMax     int
+}
+
+// Limits bounds what one operation may ask for.
+type Limits struct {
+	MaxDepth      int
+	MaxAliases    int
+	MaxRootFields int
+	// MaxComplexity bounds the operation's cost: every field costs 1, and a
+	// connection's selection counts once per node it may return.
+	MaxComplexity int
+}
+
+// SubscriptionLimits caps live subscriptions, so that no client can hold a
+// replica's memory hostage. A subscription costs 16 KB on a socket that
+// carries many and up to 40 KB alone (BENCHMARKS.md), so the defaults bound
+// a socket at ~1.6 MB, a key at 16-40 MB and a replica at 160-400 MB, far
+// above what a dashboard tab (a handful) or an agent runtime (one per
+// session it follows) needs.
+type SubscriptionLimits struct {
+	PerSocket  int
+	PerKey     int
+	PerReplica int
+}
+
+// The flags of SubscriptionLimits, named in the errors that refuse a
+// subscription so that an operator knows what to raise.
+const (
+	FlagSubscriptionsPerSocket  = "max-subscriptions-per-socket"
+	FlagSubscriptionsPerKey     = "max-subscriptions-per-key"
+	FlagSubscriptionsPerReplica = "max-subscriptions"
+)
+
+// bind names every setting's flag, environment variable and default.
+func (s *Settings) bind(b *binder) {
+	b.string(&s.Listen, "listen", "LISTEN_ADDR", "127.0.0.1:8080", "address to serve HTTP on")
+	b.string(&s.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL; required unless -dev")
+	b.bool(&s.Dev, "dev", "DEV", false, "without a database URL, use this checkout's own development database under -data-dir (make run sets it)")
+	b.string(&s.DataDir, "data-dir", "DATA_DIR", ".data/postgres", "where -dev keeps its private PostgreSQL cluster")
+	b.oneOf(&s.LogLevel, "log-level", "LOG_LEVEL", "info", "what to log", "debug", "info", "warn", "error")
+	b.oneOf(&s.LogFormat, "log-format", "LOG_FORMAT", "json", "how to write log lines", "json", "text")
+	b.duration(&s.SlowRequest, "slow-request", "SLOW_REQUEST", time.Second, "a request slower than this is logged at warn; other successful requests only at debug")
+	b.list(&s.AllowedOrigins, "allowed-origins", "ALLOWED_ORIGINS", "comma-separated host patterns of other origins allowed to open WebSockets")
+	b.bool(&s.Introspection, "introspection", "INTROSPECTION", false, "allow schema introspection and field suggestions")
+	b.bool(&s.BootstrapAdminKey, "bootstrap-admin-key", "BOOTSTRAP_ADMIN_KEY", false, "when no admin API key exists, create one and print it once")
+	b.duration(&s.DefaultTTL, "session-ttl", "SESSION_TTL", 24*time.Hour, "inactivity after which a session expires, unless it was opened with its own TTL")
+	b.string(&s.DefaultDomain, "default-domain", "DEFAULT_DOMAIN", "kitchen", "domain of sessions opened without one")
+	b.string(&s.DomainFile, "domain-file", "DOMAIN_FILE", "", "YAML file of a domain's entity types, loaded at start besides the embedded kitchen domain")
+	b.duration(&s.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
+	b.duration(&s.ReapInterval, "reap-interval", "REAP_INTERVAL", time.Minute, "how often the expiry reaper runs, on one replica at a time")
+	b.duration(&s.Retention, "retention", "RETENTION", 7*24*time.Hour, "how long expired sessions stay readable before they are purged")
+	b.int64(&s.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", 2<<20, "largest request body accepted; larger gets 413")
+	b.duration(&s.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", 30*time.Second, "a query or mutation is cancelled, with its database work, after this")
+	b.int(&s.TokenLimit, "token-limit", "TOKEN_LIMIT", 15000, "most tokens the parser reads from one query")
+	b.int(&s.Limits.MaxDepth, "max-depth", "MAX_DEPTH", 15, "deepest selection nesting allowed")
+	b.int(&s.Limits.MaxAliases, "max-aliases", "MAX_ALIASES", 30, "most aliases in one operation")
+	b.int(&s.Limits.MaxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", 20, "most root fields in one operation")
+	b.int(&s.Limits.MaxComplexity, "max-complexity", "MAX_COMPLEXITY", 50000, "highest operation cost: a field costs 1, times the page size of each connection above it")
+
+	b.int(&s.Subscriptions.PerSocket, FlagSubscriptionsPerSocket, "MAX_SUBSCRIPTIONS_PER_SOCKET", 100, "most live subscriptions on one WebSocket")
+	b.int(&s.Subscriptions.PerKey, FlagSubscriptionsPerKey, "MAX_SUBSCRIPTIONS_PER_KEY", 1_000, "most live subscriptions of one API key on this replica")
+	b.int(&s.Subscriptions.PerReplica, FlagSubscriptionsPerReplica, "MAX_SUBSCRIPTIONS", 10_000, "most live subscriptions on this replica")
+
+	s.MaxOpenConns = 20
+	s.DomainCacheTTL = 10 * time.Second
+	s.PageDefault = 20
+	s.PageMax = 100
+}
+
+// Defaults returns every setting at its default, as if no flag and no
+// environment variable were given.
+func Defaults() Settings {
+	var s Settings
+	s.bind(newBinder(flag.NewFlagSet("defaults", flag.ContinueOnError), func(string) (string, bool) { return "", false }))
+	return s
+}
+
+// Lookup reads one environment variable (os.LookupEnv, or a map in tests).
+type Lookup func(key string) (string, bool)
+
+// Load reads the settings from the environment, then from args; a flag wins
+// over its variable. A malformed value of either is an error naming the
+// variable or flag and the value, so a typo stops the server at start
+// instead of being ignored. extra, when not nil, adds a subcommand's own
+// flags to the same set. Load returns the arguments left after the flags.
+func Load(name string, args []string, env Lookup, usage io.Writer, extra func(*flag.FlagSet)) (Settings, []string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(usage)
+	var s Settings
+	b := newBinder(fs, env)
+	s.bind(b)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return Settings{}, nil, err
+	}
+	if err := errors.Join(b.errs...); err != nil {
+		return Settings{}, nil, err
+	}
+	return s, fs.Args(), b.checkPositive()
+}
+
+// binder registers settings on a flag set, each defaulting to its
+// environment variable when that is set and well formed.
+type binder struct {
+	fs       *flag.FlagSet
+	env      Lookup
+	errs     []error
+	positive []positive
+}
+
+// positive is a numeric setting that must be above zero, checked after the
+// flags are parsed.
+type positive struct {
+	flag, env string
+	ok        func() bool
+}
+
+func newBinder(fs *flag.FlagSet, env Lookup) *binder { return &binder{fs: fs, env: env} }
+
+func (b *binder) usage(env, usage string) string { return usage + " (" + env + ")" }
+
+// fromEnv returns the variable's value parsed, or def when it is unset; a
+// malformed value is recorded as an error and def returned.
+func fromEnv[T any](b *binder, env string, def T, parse func(string) (T, error)) T {
+	raw, ok := b.env(env)
+	if !ok {
+		return def
+	}
+	v, err := parse(raw)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("environment variable %s=%q: %v", env, raw, err))
+		return def
+	}
+	return v
+}
+
+func (b *binder) string(p *string, name, env, def, usage string) {
+	b.fs.StringVar(p, name, fromEnv(b, env, def, func(s string) (string, error) { return s, nil }), b.usage(env, usage))
+}
+
+func (b *binder) oneOf(p *string, name, env, def, usage string, allowed ...string) {
+	choice := func(s string) (string, error) {
+		for _, a := range allowed {
+			if s == a {
+				return s, nil
+			}
+		}
+		return "", fmt.Errorf("use %s", strings.Join(allowed, ", "))
+	}
+	*p = fromEnv(b, env, def, choice)
+	b.fs.Func(name, b.usage(env, usage+": "+strings.Join(allowed, ", ")+" (default "+def+")"), func(s string) error {
+		v, err := choice(s)
+		*p = v
+		return err
+	})
+}
+
+func (b *binder) bool(p *bool, name, env string, def bool, usage string) {
+	b.fs.BoolVar(p, name, fromEnv(b, env, def, parseBool), b.usage(env, usage))
+}
+
+func (b *binder) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	b.fs.DurationVar(p, name, fromEnv(b, env, def, parseDuration), b.usage(env, usage))
+	b.mustBePositive(name, env, func() bool { return *p > 0 })
+}
+
+func (b *binder) int(p *int, name, env string, def int, usage string) {
+	b.fs.IntVar(p, name, fromEnv(b, env, def, parseInt[int]), b.usage(env, usage))
+	b.mustBePositive(name, env, func() bool { return *p > 0 })
+}
+
+func (b *binder) int64(p *int64, name, env string, def int64, usage string) {
+	b.fs.Int64Var(p, name, fromEnv(b, env, def, parseInt[int64]), b.usage(env, usage))
+	b.mustBePositive(name, env, func() bool { return *p > 0 })
+}
+
+func (b *binder) list(p *[]string, name, env, usage string) {
+	*p = fromEnv(b, env, nil, func(s string) ([]string, error) { return splitList(s), nil })
+	b.fs.Func(name, b.usage(env, usage), func(s string) error {
+		*p = splitList(s)
+		return nil
+	})
+}
+
+func (b *binder) mustBePositive(name, env string, ok func() bool) {
+	b.positive = append(b.positive, positive{flag: name, env: env, ok: ok})
+}
+
+func (b *binder) checkPositive() error {
+	var errs []error
+	for _, p := range b.positive {
+		if !p.ok() {
+			errs = append(errs, fmt.Errorf("-%s (%s) must be above zero", p.flag, p.env))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package config_test
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/config"
+)
+
+func env(vars map[string]string) config.Lookup {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestDefaultsAreWhatNoFlagAndNoVariableGive(t *testing.T) {
+	d := config.Defaults()
+	assert.Equal(t, config.Settings{
+		Listen: "127.0.0.1:8080", DataDir: ".data/postgres", LogLevel: "info", LogFormat: "json",
+		SlowRequest: time.Second, DefaultTTL: 24 * time.Hour, DefaultDomain: "kitchen",
+		ShutdownTimeout: 15 * time.Second, ReapInterval: time.Minute, Retention: 7 * 24 * time.Hour,
+		MaxBodyBytes: 2 << 20, RequestTimeout: 30 * time.Second, TokenLimit: 15000,
+		Limits:       config.Limits{MaxDepth: 15, MaxAliases: 30, MaxRootFields: 20, MaxComplexity: 50000},
+		MaxOpenConns: 20, DomainCacheTTL: 10 * time.Second, PageDefault: 20, PageMax: 100,
+	}, d)
+
+	loaded, rest, err := config.Load("sessiongraph", nil, env(nil), io.Discard, nil)
+	require.NoError(t, err)
+	assert.Empty(t, rest)
+	assert.Equal(t, d, loaded)
+}
+
+func TestVariablesSetAndFlagsWin(t *testing.T) {
+	s, rest, err := config.Load("sessiongraph", []string{"-max-depth", "9", "-allowed-origins", "a.example, b.example", "more"},
+		env(map[string]string{"MAX_DEPTH": "7", "SESSION_TTL": "90m", "INTROSPECTION": "true", "DATABASE_URL": "postgres://db/x"}),
+		io.Discard, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 9, s.Limits.MaxDepth, "the flag wins over MAX_DEPTH")
+	assert.Equal(t, 90*time.Minute, s.DefaultTTL)
+	assert.True(t, s.Introspection)
+	assert.Equal(t, "postgres://db/x", s.DatabaseURL)
+	assert.Equal(t, []string{"a.example", "b.example"}, s.AllowedOrigins)
+	assert.Equal(t, []string{"more"}, rest)
+}
+
+func TestMalformedVariablesStopTheStartNamingVariableAndValue(t *testing.T) {
+	_, _, err := config.Load("sessiongraph", nil, env(map[string]string{
+		"SESSION_TTL": "24", "MAX_DEPTH": "abc", "INTROSPECTION": "maybe", "LOG_FORMAT": "yaml",
+	}), io.Discard, nil)
+	require.Error(t, err)
+	assert.Equal(t, `environment variable LOG_FORMAT="yaml": use json, text
+environment variable INTROSPECTION="maybe": use true or false
+environment variable SESSION_TTL="24": use a duration with a unit, such as 90s, 15m or 24h
+environment variable MAX_DEPTH="abc": use a whole number`, err.Error())
+}
+
+func TestOutOfRangeValuesAreRefused(t *testing.T) {
+	_, _, err := config.Load("sessiongraph", []string{"-request-timeout", "0s"},
+		env(map[string]string{"MAX_BODY_BYTES": "-1"}), io.Discard, nil)
+	assert.EqualError(t, err, "-max-body-bytes (MAX_BODY_BYTES) must be above zero\n-request-timeout (REQUEST_TIMEOUT) must be above zero")
+
+	_, _, err = config.Load("sessiongraph", []string{"-log-level", "loud"}, env(nil), io.Discard, nil)
+	assert.EqualError(t, err, `invalid value "loud" for flag -log-level: use debug, info, warn, error`)
+}
