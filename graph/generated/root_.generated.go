@@ -454,6 +454,7 @@ type ComplexityRoot struct {
 		Refs                 func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.RefOrder, where *ent.RefWhereInput) int
 		ResolveRefs          func(childComplexity int, refs []string) int
 		Status               func(childComplexity int) int
+		StepResults          func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.StepResultOrder, where *ent.StepResultWhereInput) int
 		SystemPrompt         func(childComplexity int) int
 		TTLSeconds           func(childComplexity int) int
 		Tenant               func(childComplexity int) int
@@ -485,6 +486,32 @@ type ComplexityRoot struct {
 		Sequence  func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		Tenant    func(childComplexity int) int
+	}
+
+	StepResult struct {
+		CreatedAt   func(childComplexity int) int
+		Data        func(childComplexity int) int
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		ItemCount   func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Refs        func(childComplexity int) int
+		Session     func(childComplexity int) int
+		SessionID   func(childComplexity int) int
+		Step        func(childComplexity int) int
+		Turn        func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	StepResultConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	StepResultEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	StepSummary struct {
@@ -2280,6 +2307,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Status(childComplexity), true
+	case "Session.stepResults":
+		if e.ComplexityRoot.Session.StepResults == nil {
+			break
+		}
+
+		args, err := ec.field_Session_stepResults_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.StepResults(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.StepResultOrder), args["where"].(*ent.StepResultWhereInput)), true
 	case "Session.systemPrompt":
 		if e.ComplexityRoot.Session.SystemPrompt == nil {
 			break
@@ -2435,6 +2473,111 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Tenant(childComplexity), true
+
+	case "StepResult.createdAt":
+		if e.ComplexityRoot.StepResult.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.CreatedAt(childComplexity), true
+	case "StepResult.data":
+		if e.ComplexityRoot.StepResult.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Data(childComplexity), true
+	case "StepResult.description":
+		if e.ComplexityRoot.StepResult.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Description(childComplexity), true
+	case "StepResult.id":
+		if e.ComplexityRoot.StepResult.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.ID(childComplexity), true
+	case "StepResult.itemCount":
+		if e.ComplexityRoot.StepResult.ItemCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.ItemCount(childComplexity), true
+	case "StepResult.kind":
+		if e.ComplexityRoot.StepResult.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Kind(childComplexity), true
+	case "StepResult.refs":
+		if e.ComplexityRoot.StepResult.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Refs(childComplexity), true
+	case "StepResult.session":
+		if e.ComplexityRoot.StepResult.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Session(childComplexity), true
+	case "StepResult.sessionID":
+		if e.ComplexityRoot.StepResult.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.SessionID(childComplexity), true
+	case "StepResult.step":
+		if e.ComplexityRoot.StepResult.Step == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Step(childComplexity), true
+	case "StepResult.turn":
+		if e.ComplexityRoot.StepResult.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Turn(childComplexity), true
+	case "StepResult.updatedAt":
+		if e.ComplexityRoot.StepResult.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.UpdatedAt(childComplexity), true
+
+	case "StepResultConnection.edges":
+		if e.ComplexityRoot.StepResultConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultConnection.Edges(childComplexity), true
+	case "StepResultConnection.pageInfo":
+		if e.ComplexityRoot.StepResultConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultConnection.PageInfo(childComplexity), true
+	case "StepResultConnection.totalCount":
+		if e.ComplexityRoot.StepResultConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultConnection.TotalCount(childComplexity), true
+
+	case "StepResultEdge.cursor":
+		if e.ComplexityRoot.StepResultEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultEdge.Cursor(childComplexity), true
+	case "StepResultEdge.node":
+		if e.ComplexityRoot.StepResultEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultEdge.Node(childComplexity), true
 
 	case "StepSummary.description":
 		if e.ComplexityRoot.StepSummary.Description == nil {
@@ -2777,6 +2920,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRevokeAPIKeyInput,
 		ec.unmarshalInputSessionOrder,
 		ec.unmarshalInputSessionWhereInput,
+		ec.unmarshalInputStepResultOrder,
+		ec.unmarshalInputStepResultWhereInput,
 		ec.unmarshalInputStepSummaryInput,
 		ec.unmarshalInputTurnOrder,
 		ec.unmarshalInputTurnWhereInput,
@@ -4466,6 +4611,37 @@ type Session implements Node {
     """
     where: ArtifactWhereInput
   ): ArtifactConnection!
+  stepResults(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for StepResults returned from the connection.
+    """
+    orderBy: [StepResultOrder!]
+
+    """
+    Filtering options for StepResults returned from the connection.
+    """
+    where: StepResultWhereInput
+  ): StepResultConnection!
 }
 """
 A connection to a list of items.
@@ -4804,6 +4980,204 @@ input SessionWhereInput {
   """
   hasArtifacts: Boolean
   hasArtifactsWith: [ArtifactWhereInput!]
+  """
+  step_results edge predicates
+  """
+  hasStepResults: Boolean
+  hasStepResultsWith: [StepResultWhereInput!]
+}
+type StepResult implements Node {
+  id: ID!
+  sessionID: ID!
+  turn: Int!
+  step: Int!
+  kind: StepResultKind!
+  description: String!
+  """
+  The step's items as the LLM sees them: translated records, generated content, an analysis.
+  """
+  data: [JSON!]!
+  """
+  The refs the step touched, first seen first.
+  """
+  refs: [String!]!
+  """
+  How many items the step had; more than data holds when data was cut at its size limit.
+  """
+  itemCount: Int!
+  createdAt: Time!
+  updatedAt: Time!
+  session: Session!
+}
+"""
+A connection to a list of items.
+"""
+type StepResultConnection {
+  """
+  A list of edges.
+  """
+  edges: [StepResultEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type StepResultEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: StepResult
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+StepResultKind is enum for the field kind
+"""
+enum StepResultKind @goModel(model: "sessiongraph/ent/stepresult.Kind") {
+  READ
+  WRITE
+  GENERATE
+  ANALYZE
+}
+"""
+Ordering options for StepResult connections
+"""
+input StepResultOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order StepResults.
+  """
+  field: StepResultOrderField!
+}
+"""
+Properties by which StepResult connections can be ordered.
+"""
+enum StepResultOrderField {
+  TURN
+  STEP
+  CREATED_AT
+}
+"""
+StepResultWhereInput is used for filtering StepResult objects.
+Input was generated by ent.
+"""
+input StepResultWhereInput {
+  not: StepResultWhereInput
+  and: [StepResultWhereInput!]
+  or: [StepResultWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  """
+  session_id field predicates
+  """
+  sessionID: ID
+  sessionIDNEQ: ID
+  sessionIDIn: [ID!]
+  sessionIDNotIn: [ID!]
+  """
+  turn field predicates
+  """
+  turn: Int
+  turnNEQ: Int
+  turnIn: [Int!]
+  turnNotIn: [Int!]
+  turnGT: Int
+  turnGTE: Int
+  turnLT: Int
+  turnLTE: Int
+  """
+  step field predicates
+  """
+  step: Int
+  stepNEQ: Int
+  stepIn: [Int!]
+  stepNotIn: [Int!]
+  stepGT: Int
+  stepGTE: Int
+  stepLT: Int
+  stepLTE: Int
+  """
+  kind field predicates
+  """
+  kind: StepResultKind
+  kindNEQ: StepResultKind
+  kindIn: [StepResultKind!]
+  kindNotIn: [StepResultKind!]
+  """
+  description field predicates
+  """
+  description: String
+  descriptionNEQ: String
+  descriptionIn: [String!]
+  descriptionNotIn: [String!]
+  descriptionGT: String
+  descriptionGTE: String
+  descriptionLT: String
+  descriptionLTE: String
+  descriptionContains: String
+  descriptionHasPrefix: String
+  descriptionHasSuffix: String
+  descriptionEqualFold: String
+  descriptionContainsFold: String
+  """
+  item_count field predicates
+  """
+  itemCount: Int
+  itemCountNEQ: Int
+  itemCountIn: [Int!]
+  itemCountNotIn: [Int!]
+  itemCountGT: Int
+  itemCountGTE: Int
+  itemCountLT: Int
+  itemCountLTE: Int
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  updated_at field predicates
+  """
+  updatedAt: Time
+  updatedAtNEQ: Time
+  updatedAtIn: [Time!]
+  updatedAtNotIn: [Time!]
+  updatedAtGT: Time
+  updatedAtGTE: Time
+  updatedAtLT: Time
+  updatedAtLTE: Time
+  """
+  session edge predicates
+  """
+  hasSession: Boolean
+  hasSessionWith: [SessionWhereInput!]
 }
 """
 The builtin Time type
@@ -6335,6 +6709,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_refs(ctx, field)
 	case "artifacts":
 		return ec.fieldContext_Session_artifacts(ctx, field)
+	case "stepResults":
+		return ec.fieldContext_Session_stepResults(ctx, field)
 	case "context":
 		return ec.fieldContext_Session_context(ctx, field)
 	case "workingMemory":
@@ -6395,6 +6771,58 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_StepResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_StepResult_id(ctx, field)
+	case "sessionID":
+		return ec.fieldContext_StepResult_sessionID(ctx, field)
+	case "turn":
+		return ec.fieldContext_StepResult_turn(ctx, field)
+	case "step":
+		return ec.fieldContext_StepResult_step(ctx, field)
+	case "kind":
+		return ec.fieldContext_StepResult_kind(ctx, field)
+	case "description":
+		return ec.fieldContext_StepResult_description(ctx, field)
+	case "data":
+		return ec.fieldContext_StepResult_data(ctx, field)
+	case "refs":
+		return ec.fieldContext_StepResult_refs(ctx, field)
+	case "itemCount":
+		return ec.fieldContext_StepResult_itemCount(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_StepResult_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_StepResult_updatedAt(ctx, field)
+	case "session":
+		return ec.fieldContext_StepResult_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StepResult", field.Name)
+}
+
+func (ec *executionContext) childFields_StepResultConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_StepResultConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_StepResultConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_StepResultConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StepResultConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_StepResultEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_StepResultEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_StepResultEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StepResultEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_StepSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
