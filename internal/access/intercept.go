@@ -16,8 +16,7 @@ import (
 
 // Confine makes every query of client keep to the tenant of the request's key:
 // sessions by their tenant, turns, refs, artifacts and step results by their
-// session's,
-// events by the tenant they carry. API keys are visible to admins; any
+// session's, events by the tenant they carry. API keys are visible to admins; any
 // other key sees only itself. Entity types are shared by every tenant.
 //
 // Because the interceptors sit under every query (connections, edges, node and nodes,
