@@ -39,6 +39,9 @@ const (
 	// IntrospectionDisabled answers __schema and __type unless the server
 	// runs with -introspection.
 	IntrospectionDisabled Code = "INTROSPECTION_DISABLED"
+	// ArtifactCleared answers a change to generated content that was
+	// already cleared (saved and done with, or discarded).
+	ArtifactCleared Code = "ARTIFACT_CLEARED"
 )
 
 // Error is an error with a code and a message a person can act on.
