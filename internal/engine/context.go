@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/predicate"
@@ -65,6 +66,9 @@ func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.
 		if snap.Entries, err = e.contextEntries(ctx, s, node, o); err != nil {
 			return nil, err
 		}
+		if err := e.scrubArtifacts(ctx, s, snap.Entries); err != nil {
+			return nil, err
+		}
 	}
 	if snap.Steps, snap.MoreSteps, err = e.contextSteps(ctx, s, node); err != nil {
 		return nil, err
@@ -109,6 +113,53 @@ func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contex
 		entries[i] = toEntry(r)
 	}
 	return entries, nil
+}
+
+// scrubArtifacts replaces the UUIDs a runtime left in the shown artifacts'
+// content with their refs (or "[unregistered id]"), as a read's records are,
+// so that none reaches a prompt. Entities the snapshot does not hold are
+// looked up by id in one more statement, only when there are any.
+func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) error {
+	known := map[uuid.UUID]bool{}
+	for _, en := range entries {
+		if en.EntityID != nil {
+			known[*en.EntityID] = true
+		}
+	}
+	var missing []uuid.UUID
+	named := false
+	for _, en := range entries {
+		if en.Artifact == nil {
+			continue
+		}
+		for _, id := range registry.UUIDsIn(en.Artifact.Content) {
+			named = true
+			if !known[id] {
+				known[id] = true
+				missing = append(missing, id)
+			}
+		}
+	}
+	if !named {
+		return nil
+	}
+	all := slices.Clone(entries)
+	if len(missing) > 0 {
+		rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.EntityIDIn(missing...)).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			all = append(all, toEntry(row))
+		}
+	}
+	r := registry.New(s.CurrentTurn, nil, nil, all...)
+	for _, en := range entries {
+		if en.Artifact != nil {
+			en.Artifact.Content, _ = r.Scrub(en.Artifact.Content).(map[string]any)
+		}
+	}
+	return nil
 }
 
 // contextSteps reads the step results a build shows, newest first, in one
