@@ -185,6 +185,6 @@ func TestBuildsReadAFixedNumberOfStatements(t *testing.T) {
 	assert.Equal(t, small, large, "statements per build do not grow with refs and turns")
 	const auth = apitest.AuthStatements
 	assert.Equal(t, map[string]int64{"UNDERSTAND": 3 + auth, "THINK": 3 + auth, "ACT": 4 + auth, "REPLY": 4 + auth, "MESSAGES": 2 + auth}, large,
-		"session, refs, turns; ACT and REPLY also the artifacts they show; MESSAGES session and turns")
+		"session, refs, turns; ACT and REPLY also the step results they show (their artifacts come joined to the refs); MESSAGES session and turns")
 	assert.Equal(t, events, s.Client.Event.Query().CountX(access.System(t.Context())), "builds write nothing")
 }
