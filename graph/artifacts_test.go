@@ -148,7 +148,9 @@ func TestTheContentArchiveKeepsWhatWasGenerated(t *testing.T) {
 	turns := decode[struct {
 		Session struct {
 			Turns struct {
-				Edges []struct{ Node struct{ AssistantSummary string } }
+				Edges []struct {
+					Node struct{ AssistantSummary string }
+				}
 			}
 		}
 	}](t, a.do(`query($id: ID!) { session(id: $id) { turns(first: 2, orderBy: [{field: NUMBER}]) { edges { node { assistantSummary } } } } }`, nil))
