@@ -189,6 +189,14 @@ func TestRecordCallsWithAStepFillItsResult(t *testing.T) {
 	assert.Equal(t, stepOut{Turn: 1, Step: 1, Kind: "READ", Description: "Find Indian recipes",
 		Data: []any{map[string]any{"id": "recipe_2", "name": "Biryani"}}, Refs: []string{"recipe_3", "recipe_2"}, ItemCount: 1},
 		replaced.RecordStepResult.StepResult)
+
+	// A reset clears the conversation, step results included.
+	a.do(`mutation($id: ID!) { resetConversation(input: {sessionID: $id}) { session { id } } }`, nil)
+	left := decode[struct {
+		Session struct{ StepResults struct{ TotalCount int } }
+	}](t, a.do(`query($id: ID!) { session(id: $id) { stepResults(first: 1) { totalCount } } }`, nil))
+	assert.Zero(t, left.Session.StepResults.TotalCount)
+	assert.NotContains(t, a.context("ACT", nil).Text, "## Step results")
 }
 
 // A step keeps its data up to 256 KiB: past it, items are counted, not kept.
@@ -242,6 +250,7 @@ func TestStepResultsRefuseBadInput(t *testing.T) {
 		"record call with step -1": {recordRead, map[string]any{"table": "recipes", "records": []any{map[string]any{"id": newUUID()}}, "step": -1}, "BAD_USER_INPUT", "step"},
 		"oversize data": {recordStepResult, map[string]any{"step": 1, "kind": "ANALYZE",
 			"data": strings.Repeat("x", 300<<10)}, "BAD_USER_INPUT", "data"},
+		"a null item":              {recordStepResult, map[string]any{"step": 1, "kind": "READ", "data": []any{map[string]any{"id": "recipe_1"}, nil}}, "BAD_USER_INPUT", "data"},
 		"a ref of another session": {recordStepResult, map[string]any{"step": 1, "kind": "READ", "refs": []string{"recipe_2"}}, "REF_NOT_FOUND", ""},
 		"an unknown kind":          {recordStepResult, map[string]any{"step": 1, "kind": "GUESS"}, "GRAPHQL_VALIDATION_FAILED", ""},
 	} {

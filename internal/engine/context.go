@@ -176,7 +176,7 @@ func (e *Engine) contextSteps(ctx context.Context, s *ent.Session, node contextb
 		withData = contextbuild.FullDetailSteps
 		q.Limit(contextbuild.FullDetailSteps + contextbuild.OlderStepSummaries + 1)
 	case contextbuild.Reply:
-		q.Where(stepresult.TurnGTE(s.CurrentTurn - 1)).Limit(2 * MaxStep)
+		q.Where(stepresult.TurnGTE(s.CurrentTurn - 1)).Limit(2 * maxStep)
 	default:
 		return nil, false, nil
 	}

@@ -81,7 +81,7 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 	out := &RecordsResult{SessionID: in.SessionID}
 	sel := selection{entityIDs: registry.UUIDsIn(in.Records)}
 	var table string
-	stored, err := e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *StepItems, error) {
+	stored, err := e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := typeByNameOrTable(d, in.EntityType, in.Table)
 		if err != nil {
 			return store.Event{}, nil, err
@@ -102,7 +102,7 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 			items[i] = rec
 		}
 		ev := store.Event{Kind: kind, Payload: map[string]any{"table": table, "changes": changes(r.Changed())}}
-		return ev, stepItems(in.Step, stepKind, items, out.Refs), nil
+		return ev, forStep(in.Step, stepKind, items, out.Refs), nil
 	})
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (
 		sel.entityIDs = registry.UUIDsIn(in.Content)
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *StepItems, error) {
+	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, nil, err
@@ -159,7 +159,7 @@ func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (
 			return store.Event{}, nil, err
 		}
 		ev := store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(r.Changed())}}
-		return ev, stepItems(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref}), nil
+		return ev, forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref}), nil
 	})
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 		sel.refs = []string{*in.GenRef}
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *StepItems, error) {
+	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, nil, err
@@ -208,7 +208,7 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 			kind = KindRefPromoted
 		}
 		ev := store.Event{Kind: kind, Payload: map[string]any{"changes": changes(r.Changed())}}
-		return ev, stepItems(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref}), nil
+		return ev, forStep(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref}), nil
 	})
 	if err != nil {
 		return nil, err
@@ -242,7 +242,7 @@ func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*Ref
 		return nil, err
 	}
 	out := &RefsResult{SessionID: in.SessionID}
-	stored, err := e.writeRegistryStep(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, *StepItems, error) {
+	stored, err := e.writeRegistryStep(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
 			return store.Event{}, nil, err
@@ -257,7 +257,7 @@ func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*Ref
 			items = append(items, registry.WrittenItem(t, en))
 		}
 		ev := store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(r.Changed())}}
-		return ev, stepItems(in.Step, stepresult.KindWrite, items, out.Refs), nil
+		return ev, forStep(in.Step, stepresult.KindWrite, items, out.Refs), nil
 	})
 	if err != nil {
 		return nil, err

@@ -144,7 +144,7 @@ type registryChange func(r *registry.Registry, d *registry.Domain) (store.Event,
 
 // stepChange is a registryChange that also returns what the call adds to
 // its step's result: nil when it carries no step.
-type stepChange func(r *registry.Registry, d *registry.Domain) (store.Event, *StepItems, error)
+type stepChange func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error)
 
 // Stored holds the refs a registry write stored, by name, as their rows now
 // read, so that the write's payload needs no read-back.
@@ -155,7 +155,7 @@ type Stored map[string]*ent.Ref
 // changed refs and artifacts in one statement each and the counters with the
 // session's activity stamp. It returns the refs it stored.
 func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel selection, change registryChange) (Stored, error) {
-	return e.writeRegistryStep(ctx, sessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *StepItems, error) {
+	return e.writeRegistryStep(ctx, sessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		ev, err := change(r, d)
 		return ev, nil, err
 	})

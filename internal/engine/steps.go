@@ -27,11 +27,11 @@ const KindStepRecorded = "step.recorded"
 
 // Limits of step results.
 const (
-	// MaxStep is the highest step number of a turn; a plan has a handful.
-	MaxStep = 1000
-	// MaxStepDataBytes bounds a step's data as JSON. Given data over it is
+	// maxStep is the highest step number of a turn; a plan has a handful.
+	maxStep = 1000
+	// maxStepDataBytes bounds a step's data as JSON. Given data over it is
 	// refused; items a record call adds past it are counted, not kept.
-	MaxStepDataBytes = 256 << 10
+	maxStepDataBytes = 256 << 10
 	maxStepRefs      = maxRecords
 )
 
@@ -49,27 +49,27 @@ type RecordStepResultInput struct {
 	Refs []string
 }
 
-// StepItems is what one call adds to a step's result.
-type StepItems struct {
+// stepItems is what one call adds to a step's result.
+type stepItems struct {
 	Step  int
 	Kind  stepresult.Kind
 	Items []any
 	Refs  []string
 }
 
-// stepItems is what a record call with a step adds to it; nil when the
-// call carries no step.
-func stepItems(step *int, kind stepresult.Kind, items []any, refs []string) *StepItems {
+// forStep is what a record call with a step adds to it; nil when the call
+// carries no step.
+func forStep(step *int, kind stepresult.Kind, items []any, refs []string) *stepItems {
 	if step == nil {
 		return nil
 	}
-	return &StepItems{Step: *step, Kind: kind, Items: items, Refs: refs}
+	return &stepItems{Step: *step, Kind: kind, Items: items, Refs: refs}
 }
 
 // checkStep refuses a step number no plan has, before anything runs.
 func checkStep(step *int) error {
-	if step != nil && (*step < 1 || *step > MaxStep) {
-		return apperr.Invalid("step", "step %d is not a step of a turn: steps are numbered from 1 to %d", *step, MaxStep)
+	if step != nil && (*step < 1 || *step > maxStep) {
+		return apperr.Invalid("step", "step %d is not a step of a turn: steps are numbered from 1 to %d", *step, maxStep)
 	}
 	return nil
 }
@@ -89,8 +89,15 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 		return nil, apperr.Invalid("refs", "%d refs; at most %d are allowed", len(in.Refs), maxStepRefs)
 	}
 	if in.Data != nil {
-		if n := jsonSize(in.Data); n > MaxStepDataBytes {
-			return nil, apperr.Invalid("data", "the data is %d bytes of JSON; at most %d are allowed: record the part the next steps need", n, MaxStepDataBytes)
+		if n := jsonSize(in.Data); n > maxStepDataBytes {
+			return nil, apperr.Invalid("data", "the data is %d bytes of JSON; at most %d are allowed: record the part the next steps need", n, maxStepDataBytes)
+		}
+	}
+	if list, ok := in.Data.([]any); ok {
+		for i, item := range list {
+			if item == nil {
+				return nil, apperr.Invalid("data", "data[%d] is null; a step's items are values", i)
+			}
 		}
 	}
 	sel := selection{entityIDs: registry.UUIDsIn(in.Data), refs: append(slices.Clone(in.Refs), registry.RefsIn(in.Data)...)}
@@ -141,18 +148,18 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 
 // addToStep adds a record call's items to its step of the current turn, in
 // one upsert whatever the step already holds: a new step takes the call's
-// kind and the items that fit MaxStepDataBytes; an existing one keeps its
+// kind and the items that fit maxStepDataBytes; an existing one keeps its
 // kind and description, appends the items if the data stays within the
 // limit (else keeps its data as it was), adds the refs it lacks, and counts
 // every item. A session that has not begun a turn has no step to add to.
-func addToStep(ctx context.Context, w *store.Work, add *StepItems) error {
+func addToStep(ctx context.Context, w *store.Work, add *stepItems) error {
 	if add == nil || w.Session.CurrentTurn < 1 {
 		return nil
 	}
 	var kept []any
 	size := 2 // the brackets
 	for _, item := range add.Items {
-		if n := jsonSize(item) + 1; size+n <= MaxStepDataBytes {
+		if n := jsonSize(item) + 1; size+n <= maxStepDataBytes {
 			kept = append(kept, item)
 			size += n
 		}
@@ -168,7 +175,7 @@ func addToStep(ctx context.Context, w *store.Work, add *StepItems) error {
 			data, newData := old.C(stepresult.FieldData), excluded.C(stepresult.FieldData)
 			u.Set(stepresult.FieldData, sql.ExprFunc(func(b *sql.Builder) {
 				b.WriteString("CASE WHEN octet_length(" + data + "::text) + octet_length(" + newData + "::text) <= ").
-					Arg(MaxStepDataBytes).WriteString(" THEN " + data + " || " + newData + " ELSE " + data + " END")
+					Arg(maxStepDataBytes).WriteString(" THEN " + data + " || " + newData + " ELSE " + data + " END")
 			}))
 			// The refs of both, each once, in the order first seen.
 			u.Set(stepresult.FieldRefs, sql.Expr("(SELECT coalesce(jsonb_agg(r ORDER BY o), '[]'::jsonb) FROM "+
@@ -244,5 +251,5 @@ func jsonSize(v any) int {
 func (e *Engine) StepResultsOfTurn(ctx context.Context, sessionID uuid.UUID, turn int) ([]*ent.StepResult, error) {
 	return e.client.StepResult.Query().
 		Where(stepresult.SessionID(sessionID), stepresult.Turn(turn)).
-		Order(ent.Asc(stepresult.FieldStep)).Limit(MaxStep).All(ctx)
+		Order(ent.Asc(stepresult.FieldStep)).Limit(maxStep).All(ctx)
 }

@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
@@ -130,13 +131,17 @@ func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason strin
 	})
 }
 
-// ResetConversation clears the session's history and keeps the session, its
-// registry and, if asked, its system prompt (seed 004's reset). Turn numbers
-// go on from where they were, so refs' turn marks stay meaningful.
+// ResetConversation clears the session's history, its turns and their step
+// results, and keeps the session, its registry and, if asked, its system
+// prompt (seed 004's reset). Turn numbers go on from where they were, so
+// refs' turn marks stay meaningful.
 func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
 	return e.store.Update(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		n, err := w.Tx.Turn.Delete().Where(turn.SessionID(sessionID)).Exec(ctx)
 		if err != nil {
+			return store.Event{}, err
+		}
+		if _, err := w.Tx.StepResult.Delete().Where(stepresult.SessionID(sessionID)).Exec(ctx); err != nil {
 			return store.Event{}, err
 		}
 		u := w.Update().SetTokenCount(0).SetHistorySummary("").SetReasoningSummary("").
