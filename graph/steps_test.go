@@ -77,7 +77,7 @@ func stepsSession(t *testing.T, s *apitest.Server, afterTurn1 ...func(*agent)) *
 		map[string]any{"id": newUUID(), "name": "red lentils", "quantity": 1, "unit": "kg"},
 		map[string]any{"id": newUUID(), "name": "basmati rice", "quantity": 2, "unit": "kg"})
 	a.describe(2, "READ", "Check the pantry")
-	a.do(recordStepResult, map[string]any{"step": 3, "kind": "ANALYZE", "description": "Find what is missing",
+	a.do(recordStepResult, map[string]any{"step": 3, "kind": "ANALYZE", "description": "Find what is missing for " + dal,
 		"data": map[string]any{"missing": []any{"ghee", "cumin seeds"}, "for": dal, "note": "buy before Monday"}})
 	a.do(`mutation($id: ID!) { updateTurn(input: {sessionID: $id, summary: {decision: "plan_direct", goal: "Save and shop", phase: "executing", userExpressed: "cooks on weeknights"}}) { turn { number } } }`, nil)
 	return a
@@ -120,7 +120,7 @@ func TestActShowsThreeStepsInFullAndOlderOnesSummarized(t *testing.T) {
 		"working data first, then the conversation, older steps, and the entities last")
 	full := sections["Step results"]
 	assert.Equal(t, 3, strings.Count(full, "### "), "three steps in full")
-	assert.Contains(t, full, "### T2 step 3 (ANALYZE): Find what is missing — 1 item\nRefs: recipe_1\n"+
+	assert.Contains(t, full, "### T2 step 3 (ANALYZE): Find what is missing for recipe_1 — 1 item\nRefs: recipe_1\n"+
 		`- {"for":"recipe_1","missing":["ghee","cumin seeds"],"note":"buy before Monday"}`)
 	assert.Contains(t, full, "### T2 step 2 (READ): Check the pantry — 2 items\nRefs: inv_1, inv_2\n"+
 		`- {"id":"inv_1","name":"red lentils","quantity":1,"unit":"kg"}`+"\n"+

@@ -182,10 +182,11 @@ func (e *Engine) writeRegistryStep(ctx context.Context, sessionID uuid.UUID, sel
 		if stored, err = persist(ctx, w, r.Changed(), l); err != nil {
 			return store.Event{}, err
 		}
-		if err := addToStep(ctx, w, items); err != nil {
+		added, err := addToStep(ctx, w, items)
+		if err != nil {
 			return store.Event{}, err
 		}
-		if items != nil {
+		if added {
 			ev.Payload["step"] = items.Step
 		}
 		w.Update().SetRefCounters(r.Counters).SetGenCounters(r.GenCounters)

@@ -75,9 +75,9 @@ func checkStep(step *int) error {
 }
 
 // RecordStepResult records or describes a step of the open turn. The data
-// goes through the registry's scrubber, so a UUID the runtime passes
-// becomes its ref (or "[unregistered id]"); refs named must be the
-// session's.
+// and the description go through the registry's scrubber, so a UUID the
+// runtime passes becomes its ref (or "[unregistered id]"); refs named must
+// be the session's.
 func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput) (*ent.StepResult, error) {
 	if err := checkStep(&in.Step); err != nil {
 		return nil, err
@@ -100,7 +100,8 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 			}
 		}
 	}
-	sel := selection{entityIDs: registry.UUIDsIn(in.Data), refs: append(slices.Clone(in.Refs), registry.RefsIn(in.Data)...)}
+	sel := selection{entityIDs: registry.UUIDsIn([]any{in.Data, deref(in.Description)}),
+		refs: append(slices.Clone(in.Refs), registry.RefsIn(in.Data)...)}
 	var out *ent.StepResult
 	err := e.store.Write(ctx, in.SessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		open, _, err := openTurn(ctx, w, 0)
@@ -124,8 +125,8 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 			return store.Event{}, err
 		}
 		row.Kind = in.Kind
-		if in.Description != nil {
-			row.Description = *in.Description
+		if in.Description != nil { // shown to the LLM too
+			row.Description = r.Scrub(*in.Description).(string)
 		}
 		if in.Data != nil {
 			data := r.Scrub(in.Data)
@@ -152,9 +153,9 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 // kind and description, appends the items if the data stays within the
 // limit (else keeps its data as it was), adds the refs it lacks, and counts
 // every item. A session that has not begun a turn has no step to add to.
-func addToStep(ctx context.Context, w *store.Work, add *stepItems) error {
+func addToStep(ctx context.Context, w *store.Work, add *stepItems) (added bool, err error) {
 	if add == nil || w.Session.CurrentTurn < 1 {
-		return nil
+		return false, nil
 	}
 	var kept []any
 	size := 2 // the brackets
@@ -168,7 +169,7 @@ func addToStep(ctx context.Context, w *store.Work, add *stepItems) error {
 	c := w.Tx.StepResult.Create().SetSessionID(w.Session.ID).SetTurn(w.Session.CurrentTurn).SetStep(add.Step).
 		SetKind(add.Kind).SetData(nonNil(kept)).SetRefs(union(nil, add.Refs)).SetItemCount(len(add.Items)).
 		SetCreatedAt(now).SetUpdatedAt(now)
-	return c.OnConflict(
+	err = c.OnConflict(
 		sql.ConflictColumns(stepresult.FieldSessionID, stepresult.FieldTurn, stepresult.FieldStep),
 		sql.ResolveWith(func(u *sql.UpdateSet) {
 			old, excluded := u.Table(), sql.Dialect(dialect.Postgres).Table("excluded")
@@ -185,6 +186,7 @@ func addToStep(ctx context.Context, w *store.Work, add *stepItems) error {
 			u.SetExcluded(stepresult.FieldUpdatedAt)
 		}),
 	).Exec(ctx)
+	return err == nil, err
 }
 
 // stepAt reads a step of the current turn, or returns a new one to fill.
