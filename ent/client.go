@@ -17,6 +17,7 @@ import (
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
 	"entgo.io/ent"
@@ -45,6 +46,8 @@ type Client struct {
 	Ref *RefClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// StepResult is the client for interacting with the StepResult builders.
+	StepResult *StepResultClient
 	// Turn is the client for interacting with the Turn builders.
 	Turn *TurnClient
 }
@@ -64,6 +67,7 @@ func (c *Client) init() {
 	c.Event = NewEventClient(c.config)
 	c.Ref = NewRefClient(c.config)
 	c.Session = NewSessionClient(c.config)
+	c.StepResult = NewStepResultClient(c.config)
 	c.Turn = NewTurnClient(c.config)
 }
 
@@ -163,6 +167,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Event:      NewEventClient(cfg),
 		Ref:        NewRefClient(cfg),
 		Session:    NewSessionClient(cfg),
+		StepResult: NewStepResultClient(cfg),
 		Turn:       NewTurnClient(cfg),
 	}, nil
 }
@@ -189,6 +194,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Event:      NewEventClient(cfg),
 		Ref:        NewRefClient(cfg),
 		Session:    NewSessionClient(cfg),
+		StepResult: NewStepResultClient(cfg),
 		Turn:       NewTurnClient(cfg),
 	}, nil
 }
@@ -219,7 +225,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Artifact, c.EntityType, c.Event, c.Ref, c.Session, c.Turn,
+		c.APIKey, c.Artifact, c.EntityType, c.Event, c.Ref, c.Session, c.StepResult,
+		c.Turn,
 	} {
 		n.Use(hooks...)
 	}
@@ -229,7 +236,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Artifact, c.EntityType, c.Event, c.Ref, c.Session, c.Turn,
+		c.APIKey, c.Artifact, c.EntityType, c.Event, c.Ref, c.Session, c.StepResult,
+		c.Turn,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -250,6 +258,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Ref.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
+	case *StepResultMutation:
+		return c.StepResult.mutate(ctx, m)
 	case *TurnMutation:
 		return c.Turn.mutate(ctx, m)
 	default:
@@ -1142,6 +1152,22 @@ func (c *SessionClient) QueryArtifacts(_m *Session) *ArtifactQuery {
 	return query
 }
 
+// QueryStepResults queries the step_results edge of a Session.
+func (c *SessionClient) QueryStepResults(_m *Session) *StepResultQuery {
+	query := (&StepResultClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(stepresult.Table, stepresult.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.StepResultsTable, session.StepResultsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *SessionClient) Hooks() []Hook {
 	return c.hooks.Session
@@ -1164,6 +1190,155 @@ func (c *SessionClient) mutate(ctx context.Context, m *SessionMutation) (Value, 
 		return (&SessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Session mutation op: %q", m.Op())
+	}
+}
+
+// StepResultClient is a client for the StepResult schema.
+type StepResultClient struct {
+	config
+}
+
+// NewStepResultClient returns a client for the StepResult from the given config.
+func NewStepResultClient(c config) *StepResultClient {
+	return &StepResultClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `stepresult.Hooks(f(g(h())))`.
+func (c *StepResultClient) Use(hooks ...Hook) {
+	c.hooks.StepResult = append(c.hooks.StepResult, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `stepresult.Intercept(f(g(h())))`.
+func (c *StepResultClient) Intercept(interceptors ...Interceptor) {
+	c.inters.StepResult = append(c.inters.StepResult, interceptors...)
+}
+
+// Create returns a builder for creating a StepResult entity.
+func (c *StepResultClient) Create() *StepResultCreate {
+	mutation := newStepResultMutation(c.config, OpCreate)
+	return &StepResultCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of StepResult entities.
+func (c *StepResultClient) CreateBulk(builders ...*StepResultCreate) *StepResultCreateBulk {
+	return &StepResultCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StepResultClient) MapCreateBulk(slice any, setFunc func(*StepResultCreate, int)) *StepResultCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StepResultCreateBulk{err: fmt.Errorf("calling to StepResultClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StepResultCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StepResultCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for StepResult.
+func (c *StepResultClient) Update() *StepResultUpdate {
+	mutation := newStepResultMutation(c.config, OpUpdate)
+	return &StepResultUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StepResultClient) UpdateOne(_m *StepResult) *StepResultUpdateOne {
+	mutation := newStepResultMutation(c.config, OpUpdateOne, withStepResult(_m))
+	return &StepResultUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StepResultClient) UpdateOneID(id uuid.UUID) *StepResultUpdateOne {
+	mutation := newStepResultMutation(c.config, OpUpdateOne, withStepResultID(id))
+	return &StepResultUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for StepResult.
+func (c *StepResultClient) Delete() *StepResultDelete {
+	mutation := newStepResultMutation(c.config, OpDelete)
+	return &StepResultDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StepResultClient) DeleteOne(_m *StepResult) *StepResultDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StepResultClient) DeleteOneID(id uuid.UUID) *StepResultDeleteOne {
+	builder := c.Delete().Where(stepresult.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StepResultDeleteOne{builder}
+}
+
+// Query returns a query builder for StepResult.
+func (c *StepResultClient) Query() *StepResultQuery {
+	return &StepResultQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStepResult},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a StepResult entity by its id.
+func (c *StepResultClient) Get(ctx context.Context, id uuid.UUID) (*StepResult, error) {
+	return c.Query().Where(stepresult.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StepResultClient) GetX(ctx context.Context, id uuid.UUID) *StepResult {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a StepResult.
+func (c *StepResultClient) QuerySession(_m *StepResult) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(stepresult.Table, stepresult.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, stepresult.SessionTable, stepresult.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *StepResultClient) Hooks() []Hook {
+	return c.hooks.StepResult
+}
+
+// Interceptors returns the client interceptors.
+func (c *StepResultClient) Interceptors() []Interceptor {
+	return c.inters.StepResult
+}
+
+func (c *StepResultClient) mutate(ctx context.Context, m *StepResultMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StepResultCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StepResultUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StepResultUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StepResultDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown StepResult mutation op: %q", m.Op())
 	}
 }
 
@@ -1319,10 +1494,11 @@ func (c *TurnClient) mutate(ctx context.Context, m *TurnMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Artifact, EntityType, Event, Ref, Session, Turn []ent.Hook
+		APIKey, Artifact, EntityType, Event, Ref, Session, StepResult, Turn []ent.Hook
 	}
 	inters struct {
-		APIKey, Artifact, EntityType, Event, Ref, Session, Turn []ent.Interceptor
+		APIKey, Artifact, EntityType, Event, Ref, Session, StepResult,
+		Turn []ent.Interceptor
 	}
 )
 

@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sync"
 
@@ -85,6 +86,7 @@ func checkColumn(t, c string) error {
 			event.Table:      event.ValidColumn,
 			ref.Table:        ref.ValidColumn,
 			session.Table:    session.ValidColumn,
+			stepresult.Table: stepresult.ValidColumn,
 			turn.Table:       turn.ValidColumn,
 		})
 	})

@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
 	"entgo.io/contrib/entgql"
@@ -1088,6 +1089,95 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 			_q.WithNamedArtifacts(alias, func(wq *ArtifactQuery) {
 				*wq = *query
 			})
+
+		case "stepResults":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&StepResultClient{config: _q.config}).Query()
+			)
+			args := newStepResultPaginateArgs(fieldArgs(ctx, new(StepResultWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newStepResultPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Session) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID uuid.UUID `sql:"session_id"`
+							Count  int       `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(session.StepResultsColumn), ids...))
+						})
+						if err := query.GroupBy(session.StepResultsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[uuid.UUID]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Session) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.StepResults)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, stepresultImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(session.StepResultsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedStepResults(alias, func(wq *StepResultQuery) {
+				*wq = *query
+			})
 		case "tenant":
 			if _, ok := fieldSeen[session.FieldTenant]; !ok {
 				selectedFields = append(selectedFields, session.FieldTenant)
@@ -1258,6 +1348,161 @@ func newSessionPaginateArgs(rv map[string]any) *sessionPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*SessionWhereInput); ok {
 		args.opts = append(args.opts, WithSessionFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *StepResultQuery) CollectFields(ctx context.Context, satisfies ...string) (*StepResultQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *StepResultQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(stepresult.Columns))
+		selectedFields = []string{stepresult.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "session":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SessionClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, sessionImplementors)...); err != nil {
+				return err
+			}
+			_q.withSession = query
+			if _, ok := fieldSeen[stepresult.FieldSessionID]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldSessionID)
+				fieldSeen[stepresult.FieldSessionID] = struct{}{}
+			}
+		case "sessionID":
+			if _, ok := fieldSeen[stepresult.FieldSessionID]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldSessionID)
+				fieldSeen[stepresult.FieldSessionID] = struct{}{}
+			}
+		case "turn":
+			if _, ok := fieldSeen[stepresult.FieldTurn]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldTurn)
+				fieldSeen[stepresult.FieldTurn] = struct{}{}
+			}
+		case "step":
+			if _, ok := fieldSeen[stepresult.FieldStep]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldStep)
+				fieldSeen[stepresult.FieldStep] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[stepresult.FieldKind]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldKind)
+				fieldSeen[stepresult.FieldKind] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[stepresult.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldDescription)
+				fieldSeen[stepresult.FieldDescription] = struct{}{}
+			}
+		case "data":
+			if _, ok := fieldSeen[stepresult.FieldData]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldData)
+				fieldSeen[stepresult.FieldData] = struct{}{}
+			}
+		case "refs":
+			if _, ok := fieldSeen[stepresult.FieldRefs]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldRefs)
+				fieldSeen[stepresult.FieldRefs] = struct{}{}
+			}
+		case "itemCount":
+			if _, ok := fieldSeen[stepresult.FieldItemCount]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldItemCount)
+				fieldSeen[stepresult.FieldItemCount] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[stepresult.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldCreatedAt)
+				fieldSeen[stepresult.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[stepresult.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, stepresult.FieldUpdatedAt)
+				fieldSeen[stepresult.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type stepresultPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []StepResultPaginateOption
+}
+
+func newStepResultPaginateArgs(rv map[string]any) *stepresultPaginateArgs {
+	args := &stepresultPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case []*StepResultOrder:
+			args.opts = append(args.opts, WithStepResultOrder(v))
+		case []any:
+			var orders []*StepResultOrder
+			for i := range v {
+				mv, ok := v[i].(map[string]any)
+				if !ok {
+					continue
+				}
+				var (
+					err1, err2 error
+					order      = &StepResultOrder{Field: &StepResultOrderField{}, Direction: entgql.OrderDirectionAsc}
+				)
+				if d, ok := mv[directionField]; ok {
+					err1 = order.Direction.UnmarshalGQL(d)
+				}
+				if f, ok := mv[fieldField]; ok {
+					err2 = order.Field.UnmarshalGQL(f)
+				}
+				if err1 == nil && err2 == nil {
+					orders = append(orders, order)
+				}
+			}
+			args.opts = append(args.opts, WithStepResultOrder(orders))
+		}
+	}
+	if v, ok := rv[whereField].(*StepResultWhereInput); ok {
+		args.opts = append(args.opts, WithStepResultFilter(v.Filter))
 	}
 	return args
 }

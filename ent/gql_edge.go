@@ -103,6 +103,35 @@ func (_m *Session) Artifacts(
 	return _m.QueryArtifacts().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Session) StepResults(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy []*StepResultOrder, where *StepResultWhereInput,
+) (*StepResultConnection, error) {
+	opts := []StepResultPaginateOption{
+		WithStepResultOrder(orderBy),
+		WithStepResultFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	if nodes, err := _m.NamedStepResults(alias); err == nil || hasTotalCount {
+		pager, err := newStepResultPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &StepResultConnection{Edges: []*StepResultEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryStepResults().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *StepResult) Session(ctx context.Context) (*Session, error) {
+	result, err := _m.Edges.SessionOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySession().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Turn) Session(ctx context.Context) (*Session, error) {
 	result, err := _m.Edges.SessionOrErr()
 	if IsNotLoaded(err) {

@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
 	"entgo.io/contrib/entgql"
@@ -53,6 +54,11 @@ var sessionImplementors = []string{"Session", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Session) IsNode() {}
+
+var stepresultImplementors = []string{"StepResult", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*StepResult) IsNode() {}
 
 var turnImplementors = []string{"Turn", "Node"}
 
@@ -167,6 +173,15 @@ func (c *Client) noder(ctx context.Context, table string, id uuid.UUID) (Noder, 
 			Where(session.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, sessionImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case stepresult.Table:
+		query := c.StepResult.Query().
+			Where(stepresult.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, stepresultImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -337,6 +352,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []uuid.UUID) ([]N
 		query := c.Session.Query().
 			Where(session.IDIn(ids...))
 		query, err := query.CollectFields(ctx, sessionImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case stepresult.Table:
+		query := c.StepResult.Query().
+			Where(stepresult.IDIn(ids...))
+		query, err := query.CollectFields(ctx, stepresultImplementors...)
 		if err != nil {
 			return nil, err
 		}

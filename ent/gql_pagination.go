@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"strconv"
 
@@ -2308,6 +2309,374 @@ func (_m *Session) ToEdge(order *SessionOrder) *SessionEdge {
 		order = DefaultSessionOrder
 	}
 	return &SessionEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// StepResultEdge is the edge representation of StepResult.
+type StepResultEdge struct {
+	Node   *StepResult `json:"node"`
+	Cursor Cursor      `json:"cursor"`
+}
+
+// StepResultConnection is the connection containing edges to StepResult.
+type StepResultConnection struct {
+	Edges      []*StepResultEdge `json:"edges"`
+	PageInfo   PageInfo          `json:"pageInfo"`
+	TotalCount int               `json:"totalCount"`
+}
+
+func (c *StepResultConnection) build(nodes []*StepResult, pager *stepresultPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *StepResult
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *StepResult {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *StepResult {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*StepResultEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &StepResultEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// StepResultPaginateOption enables pagination customization.
+type StepResultPaginateOption func(*stepresultPager) error
+
+// WithStepResultOrder configures pagination ordering.
+func WithStepResultOrder(order []*StepResultOrder) StepResultPaginateOption {
+	return func(pager *stepresultPager) error {
+		for _, o := range order {
+			if err := o.Direction.Validate(); err != nil {
+				return err
+			}
+		}
+		pager.order = append(pager.order, order...)
+		return nil
+	}
+}
+
+// WithStepResultFilter configures pagination filter.
+func WithStepResultFilter(filter func(*StepResultQuery) (*StepResultQuery, error)) StepResultPaginateOption {
+	return func(pager *stepresultPager) error {
+		if filter == nil {
+			return errors.New("StepResultQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type stepresultPager struct {
+	reverse bool
+	order   []*StepResultOrder
+	filter  func(*StepResultQuery) (*StepResultQuery, error)
+}
+
+func newStepResultPager(opts []StepResultPaginateOption, reverse bool) (*stepresultPager, error) {
+	pager := &stepresultPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	for i, o := range pager.order {
+		if i > 0 && o.Field == pager.order[i-1].Field {
+			return nil, fmt.Errorf("duplicate order direction %q", o.Direction)
+		}
+	}
+	return pager, nil
+}
+
+func (p *stepresultPager) applyFilter(query *StepResultQuery) (*StepResultQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *stepresultPager) toCursor(_m *StepResult) Cursor {
+	cs_ := make([]any, 0, len(p.order))
+	for _, o_ := range p.order {
+		cs_ = append(cs_, o_.Field.toCursor(_m).Value)
+	}
+	return Cursor{ID: _m.ID, Value: cs_}
+}
+
+func (p *stepresultPager) applyCursors(query *StepResultQuery, after, before *Cursor) (*StepResultQuery, error) {
+	idDirection := entgql.OrderDirectionAsc
+	if p.reverse {
+		idDirection = entgql.OrderDirectionDesc
+	}
+	fields, directions := make([]string, 0, len(p.order)), make([]OrderDirection, 0, len(p.order))
+	for _, o := range p.order {
+		fields = append(fields, o.Field.column)
+		direction := o.Direction
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		directions = append(directions, direction)
+	}
+	predicates, err := entgql.MultiCursorsPredicate(after, before, &entgql.MultiCursorsOptions{
+		FieldID:     DefaultStepResultOrder.Field.column,
+		DirectionID: idDirection,
+		Fields:      fields,
+		Directions:  directions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, predicate := range predicates {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *stepresultPager) applyOrder(query *StepResultQuery) *StepResultQuery {
+	var defaultOrdered bool
+	for _, o := range p.order {
+		direction := o.Direction
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		query = query.Order(o.Field.toTerm(direction.OrderTermOption()))
+		if o.Field.column == DefaultStepResultOrder.Field.column {
+			defaultOrdered = true
+		}
+		if len(query.ctx.Fields) > 0 {
+			query.ctx.AppendFieldOnce(o.Field.column)
+		}
+	}
+	if !defaultOrdered {
+		direction := entgql.OrderDirectionAsc
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		query = query.Order(DefaultStepResultOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	return query
+}
+
+func (p *stepresultPager) orderExpr(query *StepResultQuery) sql.Querier {
+	if len(query.ctx.Fields) > 0 {
+		for _, o := range p.order {
+			query.ctx.AppendFieldOnce(o.Field.column)
+		}
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		for _, o := range p.order {
+			direction := o.Direction
+			if p.reverse {
+				direction = direction.Reverse()
+			}
+			b.Ident(o.Field.column).Pad().WriteString(string(direction))
+			b.Comma()
+		}
+		direction := entgql.OrderDirectionAsc
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		b.Ident(DefaultStepResultOrder.Field.column).Pad().WriteString(string(direction))
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to StepResult.
+func (_m *StepResultQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...StepResultPaginateOption,
+) (*StepResultConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newStepResultPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &StepResultConnection{Edges: []*StepResultEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// StepResultOrderFieldTurn orders StepResult by turn.
+	StepResultOrderFieldTurn = &StepResultOrderField{
+		Value: func(_m *StepResult) (ent.Value, error) {
+			return _m.Turn, nil
+		},
+		column: stepresult.FieldTurn,
+		toTerm: stepresult.ByTurn,
+		toCursor: func(_m *StepResult) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Turn,
+			}
+		},
+	}
+	// StepResultOrderFieldStep orders StepResult by step.
+	StepResultOrderFieldStep = &StepResultOrderField{
+		Value: func(_m *StepResult) (ent.Value, error) {
+			return _m.Step, nil
+		},
+		column: stepresult.FieldStep,
+		toTerm: stepresult.ByStep,
+		toCursor: func(_m *StepResult) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Step,
+			}
+		},
+	}
+	// StepResultOrderFieldCreatedAt orders StepResult by created_at.
+	StepResultOrderFieldCreatedAt = &StepResultOrderField{
+		Value: func(_m *StepResult) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: stepresult.FieldCreatedAt,
+		toTerm: stepresult.ByCreatedAt,
+		toCursor: func(_m *StepResult) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f StepResultOrderField) String() string {
+	var str string
+	switch f.column {
+	case StepResultOrderFieldTurn.column:
+		str = "TURN"
+	case StepResultOrderFieldStep.column:
+		str = "STEP"
+	case StepResultOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f StepResultOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *StepResultOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("StepResultOrderField %T must be a string", v)
+	}
+	switch str {
+	case "TURN":
+		*f = *StepResultOrderFieldTurn
+	case "STEP":
+		*f = *StepResultOrderFieldStep
+	case "CREATED_AT":
+		*f = *StepResultOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid StepResultOrderField", str)
+	}
+	return nil
+}
+
+// StepResultOrderField defines the ordering field of StepResult.
+type StepResultOrderField struct {
+	// Value extracts the ordering value from the given StepResult.
+	Value    func(*StepResult) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) stepresult.OrderOption
+	toCursor func(*StepResult) Cursor
+}
+
+// StepResultOrder defines the ordering of StepResult.
+type StepResultOrder struct {
+	Direction OrderDirection        `json:"direction"`
+	Field     *StepResultOrderField `json:"field"`
+}
+
+// DefaultStepResultOrder is the default ordering of StepResult.
+var DefaultStepResultOrder = &StepResultOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &StepResultOrderField{
+		Value: func(_m *StepResult) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: stepresult.FieldID,
+		toTerm: stepresult.ByID,
+		toCursor: func(_m *StepResult) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts StepResult into StepResultEdge.
+func (_m *StepResult) ToEdge(order *StepResultOrder) *StepResultEdge {
+	if order == nil {
+		order = DefaultStepResultOrder
+	}
+	return &StepResultEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

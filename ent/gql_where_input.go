@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"time"
 
@@ -3073,6 +3074,10 @@ type SessionWhereInput struct {
 	// "artifacts" edge predicates.
 	HasArtifacts     *bool                 `json:"hasArtifacts,omitempty"`
 	HasArtifactsWith []*ArtifactWhereInput `json:"hasArtifactsWith,omitempty"`
+
+	// "step_results" edge predicates.
+	HasStepResults     *bool                   `json:"hasStepResults,omitempty"`
+	HasStepResultsWith []*StepResultWhereInput `json:"hasStepResultsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -3786,6 +3791,24 @@ func (i *SessionWhereInput) P() (predicate.Session, error) {
 		}
 		predicates = append(predicates, session.HasArtifactsWith(with...))
 	}
+	if i.HasStepResults != nil {
+		p := session.HasStepResults()
+		if !*i.HasStepResults {
+			p = session.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasStepResultsWith) > 0 {
+		with := make([]predicate.StepResult, 0, len(i.HasStepResultsWith))
+		for _, w := range i.HasStepResultsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasStepResultsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, session.HasStepResultsWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptySessionWhereInput
@@ -3793,6 +3816,412 @@ func (i *SessionWhereInput) P() (predicate.Session, error) {
 		return predicates[0], nil
 	default:
 		return session.And(predicates...), nil
+	}
+}
+
+// StepResultWhereInput represents a where input for filtering StepResult queries.
+type StepResultWhereInput struct {
+	Predicates []predicate.StepResult  `json:"-"`
+	Not        *StepResultWhereInput   `json:"not,omitempty"`
+	Or         []*StepResultWhereInput `json:"or,omitempty"`
+	And        []*StepResultWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *uuid.UUID  `json:"id,omitempty"`
+	IDNEQ   *uuid.UUID  `json:"idNEQ,omitempty"`
+	IDIn    []uuid.UUID `json:"idIn,omitempty"`
+	IDNotIn []uuid.UUID `json:"idNotIn,omitempty"`
+	IDGT    *uuid.UUID  `json:"idGT,omitempty"`
+	IDGTE   *uuid.UUID  `json:"idGTE,omitempty"`
+	IDLT    *uuid.UUID  `json:"idLT,omitempty"`
+	IDLTE   *uuid.UUID  `json:"idLTE,omitempty"`
+
+	// "session_id" field predicates.
+	SessionID      *uuid.UUID  `json:"sessionID,omitempty"`
+	SessionIDNEQ   *uuid.UUID  `json:"sessionIDNEQ,omitempty"`
+	SessionIDIn    []uuid.UUID `json:"sessionIDIn,omitempty"`
+	SessionIDNotIn []uuid.UUID `json:"sessionIDNotIn,omitempty"`
+
+	// "turn" field predicates.
+	Turn      *int  `json:"turn,omitempty"`
+	TurnNEQ   *int  `json:"turnNEQ,omitempty"`
+	TurnIn    []int `json:"turnIn,omitempty"`
+	TurnNotIn []int `json:"turnNotIn,omitempty"`
+	TurnGT    *int  `json:"turnGT,omitempty"`
+	TurnGTE   *int  `json:"turnGTE,omitempty"`
+	TurnLT    *int  `json:"turnLT,omitempty"`
+	TurnLTE   *int  `json:"turnLTE,omitempty"`
+
+	// "step" field predicates.
+	Step      *int  `json:"step,omitempty"`
+	StepNEQ   *int  `json:"stepNEQ,omitempty"`
+	StepIn    []int `json:"stepIn,omitempty"`
+	StepNotIn []int `json:"stepNotIn,omitempty"`
+	StepGT    *int  `json:"stepGT,omitempty"`
+	StepGTE   *int  `json:"stepGTE,omitempty"`
+	StepLT    *int  `json:"stepLT,omitempty"`
+	StepLTE   *int  `json:"stepLTE,omitempty"`
+
+	// "kind" field predicates.
+	Kind      *stepresult.Kind  `json:"kind,omitempty"`
+	KindNEQ   *stepresult.Kind  `json:"kindNEQ,omitempty"`
+	KindIn    []stepresult.Kind `json:"kindIn,omitempty"`
+	KindNotIn []stepresult.Kind `json:"kindNotIn,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "item_count" field predicates.
+	ItemCount      *int  `json:"itemCount,omitempty"`
+	ItemCountNEQ   *int  `json:"itemCountNEQ,omitempty"`
+	ItemCountIn    []int `json:"itemCountIn,omitempty"`
+	ItemCountNotIn []int `json:"itemCountNotIn,omitempty"`
+	ItemCountGT    *int  `json:"itemCountGT,omitempty"`
+	ItemCountGTE   *int  `json:"itemCountGTE,omitempty"`
+	ItemCountLT    *int  `json:"itemCountLT,omitempty"`
+	ItemCountLTE   *int  `json:"itemCountLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "session" edge predicates.
+	HasSession     *bool                `json:"hasSession,omitempty"`
+	HasSessionWith []*SessionWhereInput `json:"hasSessionWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *StepResultWhereInput) AddPredicates(predicates ...predicate.StepResult) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the StepResultWhereInput filter on the StepResultQuery builder.
+func (i *StepResultWhereInput) Filter(q *StepResultQuery) (*StepResultQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyStepResultWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyStepResultWhereInput is returned in case the StepResultWhereInput is empty.
+var ErrEmptyStepResultWhereInput = errors.New("ent: empty predicate StepResultWhereInput")
+
+// P returns a predicate for filtering stepresults.
+// An error is returned if the input is empty or invalid.
+func (i *StepResultWhereInput) P() (predicate.StepResult, error) {
+	var predicates []predicate.StepResult
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, stepresult.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.StepResult, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, stepresult.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.StepResult, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, stepresult.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, stepresult.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, stepresult.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, stepresult.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, stepresult.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, stepresult.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, stepresult.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, stepresult.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, stepresult.IDLTE(*i.IDLTE))
+	}
+	if i.SessionID != nil {
+		predicates = append(predicates, stepresult.SessionIDEQ(*i.SessionID))
+	}
+	if i.SessionIDNEQ != nil {
+		predicates = append(predicates, stepresult.SessionIDNEQ(*i.SessionIDNEQ))
+	}
+	if len(i.SessionIDIn) > 0 {
+		predicates = append(predicates, stepresult.SessionIDIn(i.SessionIDIn...))
+	}
+	if len(i.SessionIDNotIn) > 0 {
+		predicates = append(predicates, stepresult.SessionIDNotIn(i.SessionIDNotIn...))
+	}
+	if i.Turn != nil {
+		predicates = append(predicates, stepresult.TurnEQ(*i.Turn))
+	}
+	if i.TurnNEQ != nil {
+		predicates = append(predicates, stepresult.TurnNEQ(*i.TurnNEQ))
+	}
+	if len(i.TurnIn) > 0 {
+		predicates = append(predicates, stepresult.TurnIn(i.TurnIn...))
+	}
+	if len(i.TurnNotIn) > 0 {
+		predicates = append(predicates, stepresult.TurnNotIn(i.TurnNotIn...))
+	}
+	if i.TurnGT != nil {
+		predicates = append(predicates, stepresult.TurnGT(*i.TurnGT))
+	}
+	if i.TurnGTE != nil {
+		predicates = append(predicates, stepresult.TurnGTE(*i.TurnGTE))
+	}
+	if i.TurnLT != nil {
+		predicates = append(predicates, stepresult.TurnLT(*i.TurnLT))
+	}
+	if i.TurnLTE != nil {
+		predicates = append(predicates, stepresult.TurnLTE(*i.TurnLTE))
+	}
+	if i.Step != nil {
+		predicates = append(predicates, stepresult.StepEQ(*i.Step))
+	}
+	if i.StepNEQ != nil {
+		predicates = append(predicates, stepresult.StepNEQ(*i.StepNEQ))
+	}
+	if len(i.StepIn) > 0 {
+		predicates = append(predicates, stepresult.StepIn(i.StepIn...))
+	}
+	if len(i.StepNotIn) > 0 {
+		predicates = append(predicates, stepresult.StepNotIn(i.StepNotIn...))
+	}
+	if i.StepGT != nil {
+		predicates = append(predicates, stepresult.StepGT(*i.StepGT))
+	}
+	if i.StepGTE != nil {
+		predicates = append(predicates, stepresult.StepGTE(*i.StepGTE))
+	}
+	if i.StepLT != nil {
+		predicates = append(predicates, stepresult.StepLT(*i.StepLT))
+	}
+	if i.StepLTE != nil {
+		predicates = append(predicates, stepresult.StepLTE(*i.StepLTE))
+	}
+	if i.Kind != nil {
+		predicates = append(predicates, stepresult.KindEQ(*i.Kind))
+	}
+	if i.KindNEQ != nil {
+		predicates = append(predicates, stepresult.KindNEQ(*i.KindNEQ))
+	}
+	if len(i.KindIn) > 0 {
+		predicates = append(predicates, stepresult.KindIn(i.KindIn...))
+	}
+	if len(i.KindNotIn) > 0 {
+		predicates = append(predicates, stepresult.KindNotIn(i.KindNotIn...))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, stepresult.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, stepresult.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, stepresult.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, stepresult.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, stepresult.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, stepresult.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, stepresult.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, stepresult.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, stepresult.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, stepresult.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, stepresult.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, stepresult.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, stepresult.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.ItemCount != nil {
+		predicates = append(predicates, stepresult.ItemCountEQ(*i.ItemCount))
+	}
+	if i.ItemCountNEQ != nil {
+		predicates = append(predicates, stepresult.ItemCountNEQ(*i.ItemCountNEQ))
+	}
+	if len(i.ItemCountIn) > 0 {
+		predicates = append(predicates, stepresult.ItemCountIn(i.ItemCountIn...))
+	}
+	if len(i.ItemCountNotIn) > 0 {
+		predicates = append(predicates, stepresult.ItemCountNotIn(i.ItemCountNotIn...))
+	}
+	if i.ItemCountGT != nil {
+		predicates = append(predicates, stepresult.ItemCountGT(*i.ItemCountGT))
+	}
+	if i.ItemCountGTE != nil {
+		predicates = append(predicates, stepresult.ItemCountGTE(*i.ItemCountGTE))
+	}
+	if i.ItemCountLT != nil {
+		predicates = append(predicates, stepresult.ItemCountLT(*i.ItemCountLT))
+	}
+	if i.ItemCountLTE != nil {
+		predicates = append(predicates, stepresult.ItemCountLTE(*i.ItemCountLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, stepresult.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, stepresult.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, stepresult.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, stepresult.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, stepresult.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, stepresult.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, stepresult.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, stepresult.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, stepresult.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, stepresult.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, stepresult.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, stepresult.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, stepresult.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, stepresult.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, stepresult.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, stepresult.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	if i.HasSession != nil {
+		p := stepresult.HasSession()
+		if !*i.HasSession {
+			p = stepresult.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSessionWith) > 0 {
+		with := make([]predicate.Session, 0, len(i.HasSessionWith))
+		for _, w := range i.HasSessionWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSessionWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, stepresult.HasSessionWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyStepResultWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return stepresult.And(predicates...), nil
 	}
 }
 

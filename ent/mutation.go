@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ const (
 	TypeEvent      = "Event"
 	TypeRef        = "Ref"
 	TypeSession    = "Session"
+	TypeStepResult = "StepResult"
 	TypeTurn       = "Turn"
 )
 
@@ -5409,6 +5411,9 @@ type SessionMutation struct {
 	artifacts             map[uuid.UUID]struct{}
 	removedartifacts      map[uuid.UUID]struct{}
 	clearedartifacts      bool
+	step_results          map[uuid.UUID]struct{}
+	removedstep_results   map[uuid.UUID]struct{}
+	clearedstep_results   bool
 	done                  bool
 	oldValue              func(context.Context) (*Session, error)
 	predicates            []predicate.Session
@@ -6607,6 +6612,60 @@ func (m *SessionMutation) ResetArtifacts() {
 	m.removedartifacts = nil
 }
 
+// AddStepResultIDs adds the "step_results" edge to the StepResult entity by ids.
+func (m *SessionMutation) AddStepResultIDs(ids ...uuid.UUID) {
+	if m.step_results == nil {
+		m.step_results = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		m.step_results[ids[i]] = struct{}{}
+	}
+}
+
+// ClearStepResults clears the "step_results" edge to the StepResult entity.
+func (m *SessionMutation) ClearStepResults() {
+	m.clearedstep_results = true
+}
+
+// StepResultsCleared reports if the "step_results" edge to the StepResult entity was cleared.
+func (m *SessionMutation) StepResultsCleared() bool {
+	return m.clearedstep_results
+}
+
+// RemoveStepResultIDs removes the "step_results" edge to the StepResult entity by IDs.
+func (m *SessionMutation) RemoveStepResultIDs(ids ...uuid.UUID) {
+	if m.removedstep_results == nil {
+		m.removedstep_results = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		delete(m.step_results, ids[i])
+		m.removedstep_results[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedStepResults returns the removed IDs of the "step_results" edge to the StepResult entity.
+func (m *SessionMutation) RemovedStepResultsIDs() (ids []uuid.UUID) {
+	for id := range m.removedstep_results {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// StepResultsIDs returns the "step_results" edge IDs in the mutation.
+func (m *SessionMutation) StepResultsIDs() (ids []uuid.UUID) {
+	for id := range m.step_results {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetStepResults resets all changes to the "step_results" edge.
+func (m *SessionMutation) ResetStepResults() {
+	m.step_results = nil
+	m.clearedstep_results = false
+	m.removedstep_results = nil
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -7174,7 +7233,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.turns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -7183,6 +7242,9 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.artifacts != nil {
 		edges = append(edges, session.EdgeArtifacts)
+	}
+	if m.step_results != nil {
+		edges = append(edges, session.EdgeStepResults)
 	}
 	return edges
 }
@@ -7209,13 +7271,19 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeStepResults:
+		ids := make([]ent.Value, 0, len(m.step_results))
+		for id := range m.step_results {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removedturns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -7224,6 +7292,9 @@ func (m *SessionMutation) RemovedEdges() []string {
 	}
 	if m.removedartifacts != nil {
 		edges = append(edges, session.EdgeArtifacts)
+	}
+	if m.removedstep_results != nil {
+		edges = append(edges, session.EdgeStepResults)
 	}
 	return edges
 }
@@ -7250,13 +7321,19 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeStepResults:
+		ids := make([]ent.Value, 0, len(m.removedstep_results))
+		for id := range m.removedstep_results {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedturns {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -7265,6 +7342,9 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedartifacts {
 		edges = append(edges, session.EdgeArtifacts)
+	}
+	if m.clearedstep_results {
+		edges = append(edges, session.EdgeStepResults)
 	}
 	return edges
 }
@@ -7279,6 +7359,8 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedrefs
 	case session.EdgeArtifacts:
 		return m.clearedartifacts
+	case session.EdgeStepResults:
+		return m.clearedstep_results
 	}
 	return false
 }
@@ -7304,8 +7386,1017 @@ func (m *SessionMutation) ResetEdge(name string) error {
 	case session.EdgeArtifacts:
 		m.ResetArtifacts()
 		return nil
+	case session.EdgeStepResults:
+		m.ResetStepResults()
+		return nil
 	}
 	return fmt.Errorf("unknown Session edge %s", name)
+}
+
+// StepResultMutation represents an operation that mutates the StepResult nodes in the graph.
+type StepResultMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *uuid.UUID
+	turn           *int
+	addturn        *int
+	step           *int
+	addstep        *int
+	kind           *stepresult.Kind
+	description    *string
+	data           *[]interface{}
+	appenddata     []interface{}
+	refs           *[]string
+	appendrefs     []string
+	item_count     *int
+	additem_count  *int
+	created_at     *time.Time
+	updated_at     *time.Time
+	clearedFields  map[string]struct{}
+	session        *uuid.UUID
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*StepResult, error)
+	predicates     []predicate.StepResult
+}
+
+var _ ent.Mutation = (*StepResultMutation)(nil)
+
+// stepresultOption allows management of the mutation configuration using functional options.
+type stepresultOption func(*StepResultMutation)
+
+// newStepResultMutation creates new mutation for the StepResult entity.
+func newStepResultMutation(c config, op Op, opts ...stepresultOption) *StepResultMutation {
+	m := &StepResultMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeStepResult,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withStepResultID sets the ID field of the mutation.
+func withStepResultID(id uuid.UUID) stepresultOption {
+	return func(m *StepResultMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *StepResult
+		)
+		m.oldValue = func(ctx context.Context) (*StepResult, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().StepResult.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withStepResult sets the old StepResult of the mutation.
+func withStepResult(node *StepResult) stepresultOption {
+	return func(m *StepResultMutation) {
+		m.oldValue = func(context.Context) (*StepResult, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m StepResultMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m StepResultMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of StepResult entities.
+func (m *StepResultMutation) SetID(id uuid.UUID) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *StepResultMutation) ID() (id uuid.UUID, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *StepResultMutation) IDs(ctx context.Context) ([]uuid.UUID, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []uuid.UUID{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().StepResult.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *StepResultMutation) SetSessionID(u uuid.UUID) {
+	m.session = &u
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *StepResultMutation) SessionID() (r uuid.UUID, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldSessionID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *StepResultMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetTurn sets the "turn" field.
+func (m *StepResultMutation) SetTurn(i int) {
+	m.turn = &i
+	m.addturn = nil
+}
+
+// Turn returns the value of the "turn" field in the mutation.
+func (m *StepResultMutation) Turn() (r int, exists bool) {
+	v := m.turn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurn returns the old "turn" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldTurn(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurn: %w", err)
+	}
+	return oldValue.Turn, nil
+}
+
+// AddTurn adds i to the "turn" field.
+func (m *StepResultMutation) AddTurn(i int) {
+	if m.addturn != nil {
+		*m.addturn += i
+	} else {
+		m.addturn = &i
+	}
+}
+
+// AddedTurn returns the value that was added to the "turn" field in this mutation.
+func (m *StepResultMutation) AddedTurn() (r int, exists bool) {
+	v := m.addturn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTurn resets all changes to the "turn" field.
+func (m *StepResultMutation) ResetTurn() {
+	m.turn = nil
+	m.addturn = nil
+}
+
+// SetStep sets the "step" field.
+func (m *StepResultMutation) SetStep(i int) {
+	m.step = &i
+	m.addstep = nil
+}
+
+// Step returns the value of the "step" field in the mutation.
+func (m *StepResultMutation) Step() (r int, exists bool) {
+	v := m.step
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStep returns the old "step" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldStep(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStep is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStep requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStep: %w", err)
+	}
+	return oldValue.Step, nil
+}
+
+// AddStep adds i to the "step" field.
+func (m *StepResultMutation) AddStep(i int) {
+	if m.addstep != nil {
+		*m.addstep += i
+	} else {
+		m.addstep = &i
+	}
+}
+
+// AddedStep returns the value that was added to the "step" field in this mutation.
+func (m *StepResultMutation) AddedStep() (r int, exists bool) {
+	v := m.addstep
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStep resets all changes to the "step" field.
+func (m *StepResultMutation) ResetStep() {
+	m.step = nil
+	m.addstep = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *StepResultMutation) SetKind(s stepresult.Kind) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *StepResultMutation) Kind() (r stepresult.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldKind(ctx context.Context) (v stepresult.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *StepResultMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *StepResultMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *StepResultMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *StepResultMutation) ResetDescription() {
+	m.description = nil
+}
+
+// SetData sets the "data" field.
+func (m *StepResultMutation) SetData(i []interface{}) {
+	m.data = &i
+	m.appenddata = nil
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *StepResultMutation) Data() (r []interface{}, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldData(ctx context.Context) (v []interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// AppendData adds i to the "data" field.
+func (m *StepResultMutation) AppendData(i []interface{}) {
+	m.appenddata = append(m.appenddata, i...)
+}
+
+// AppendedData returns the list of values that were appended to the "data" field in this mutation.
+func (m *StepResultMutation) AppendedData() ([]interface{}, bool) {
+	if len(m.appenddata) == 0 {
+		return nil, false
+	}
+	return m.appenddata, true
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *StepResultMutation) ResetData() {
+	m.data = nil
+	m.appenddata = nil
+}
+
+// SetRefs sets the "refs" field.
+func (m *StepResultMutation) SetRefs(s []string) {
+	m.refs = &s
+	m.appendrefs = nil
+}
+
+// Refs returns the value of the "refs" field in the mutation.
+func (m *StepResultMutation) Refs() (r []string, exists bool) {
+	v := m.refs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefs returns the old "refs" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldRefs(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefs: %w", err)
+	}
+	return oldValue.Refs, nil
+}
+
+// AppendRefs adds s to the "refs" field.
+func (m *StepResultMutation) AppendRefs(s []string) {
+	m.appendrefs = append(m.appendrefs, s...)
+}
+
+// AppendedRefs returns the list of values that were appended to the "refs" field in this mutation.
+func (m *StepResultMutation) AppendedRefs() ([]string, bool) {
+	if len(m.appendrefs) == 0 {
+		return nil, false
+	}
+	return m.appendrefs, true
+}
+
+// ResetRefs resets all changes to the "refs" field.
+func (m *StepResultMutation) ResetRefs() {
+	m.refs = nil
+	m.appendrefs = nil
+}
+
+// SetItemCount sets the "item_count" field.
+func (m *StepResultMutation) SetItemCount(i int) {
+	m.item_count = &i
+	m.additem_count = nil
+}
+
+// ItemCount returns the value of the "item_count" field in the mutation.
+func (m *StepResultMutation) ItemCount() (r int, exists bool) {
+	v := m.item_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemCount returns the old "item_count" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldItemCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemCount: %w", err)
+	}
+	return oldValue.ItemCount, nil
+}
+
+// AddItemCount adds i to the "item_count" field.
+func (m *StepResultMutation) AddItemCount(i int) {
+	if m.additem_count != nil {
+		*m.additem_count += i
+	} else {
+		m.additem_count = &i
+	}
+}
+
+// AddedItemCount returns the value that was added to the "item_count" field in this mutation.
+func (m *StepResultMutation) AddedItemCount() (r int, exists bool) {
+	v := m.additem_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetItemCount resets all changes to the "item_count" field.
+func (m *StepResultMutation) ResetItemCount() {
+	m.item_count = nil
+	m.additem_count = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *StepResultMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *StepResultMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *StepResultMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *StepResultMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *StepResultMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the StepResult entity.
+// If the StepResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StepResultMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *StepResultMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *StepResultMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[stepresult.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *StepResultMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *StepResultMutation) SessionIDs() (ids []uuid.UUID) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *StepResultMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the StepResultMutation builder.
+func (m *StepResultMutation) Where(ps ...predicate.StepResult) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the StepResultMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *StepResultMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.StepResult, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *StepResultMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *StepResultMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (StepResult).
+func (m *StepResultMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *StepResultMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.session != nil {
+		fields = append(fields, stepresult.FieldSessionID)
+	}
+	if m.turn != nil {
+		fields = append(fields, stepresult.FieldTurn)
+	}
+	if m.step != nil {
+		fields = append(fields, stepresult.FieldStep)
+	}
+	if m.kind != nil {
+		fields = append(fields, stepresult.FieldKind)
+	}
+	if m.description != nil {
+		fields = append(fields, stepresult.FieldDescription)
+	}
+	if m.data != nil {
+		fields = append(fields, stepresult.FieldData)
+	}
+	if m.refs != nil {
+		fields = append(fields, stepresult.FieldRefs)
+	}
+	if m.item_count != nil {
+		fields = append(fields, stepresult.FieldItemCount)
+	}
+	if m.created_at != nil {
+		fields = append(fields, stepresult.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, stepresult.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *StepResultMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case stepresult.FieldSessionID:
+		return m.SessionID()
+	case stepresult.FieldTurn:
+		return m.Turn()
+	case stepresult.FieldStep:
+		return m.Step()
+	case stepresult.FieldKind:
+		return m.Kind()
+	case stepresult.FieldDescription:
+		return m.Description()
+	case stepresult.FieldData:
+		return m.Data()
+	case stepresult.FieldRefs:
+		return m.Refs()
+	case stepresult.FieldItemCount:
+		return m.ItemCount()
+	case stepresult.FieldCreatedAt:
+		return m.CreatedAt()
+	case stepresult.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *StepResultMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case stepresult.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case stepresult.FieldTurn:
+		return m.OldTurn(ctx)
+	case stepresult.FieldStep:
+		return m.OldStep(ctx)
+	case stepresult.FieldKind:
+		return m.OldKind(ctx)
+	case stepresult.FieldDescription:
+		return m.OldDescription(ctx)
+	case stepresult.FieldData:
+		return m.OldData(ctx)
+	case stepresult.FieldRefs:
+		return m.OldRefs(ctx)
+	case stepresult.FieldItemCount:
+		return m.OldItemCount(ctx)
+	case stepresult.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case stepresult.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown StepResult field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StepResultMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case stepresult.FieldSessionID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case stepresult.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurn(v)
+		return nil
+	case stepresult.FieldStep:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStep(v)
+		return nil
+	case stepresult.FieldKind:
+		v, ok := value.(stepresult.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case stepresult.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case stepresult.FieldData:
+		v, ok := value.([]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	case stepresult.FieldRefs:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefs(v)
+		return nil
+	case stepresult.FieldItemCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemCount(v)
+		return nil
+	case stepresult.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case stepresult.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StepResult field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *StepResultMutation) AddedFields() []string {
+	var fields []string
+	if m.addturn != nil {
+		fields = append(fields, stepresult.FieldTurn)
+	}
+	if m.addstep != nil {
+		fields = append(fields, stepresult.FieldStep)
+	}
+	if m.additem_count != nil {
+		fields = append(fields, stepresult.FieldItemCount)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *StepResultMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case stepresult.FieldTurn:
+		return m.AddedTurn()
+	case stepresult.FieldStep:
+		return m.AddedStep()
+	case stepresult.FieldItemCount:
+		return m.AddedItemCount()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StepResultMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case stepresult.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTurn(v)
+		return nil
+	case stepresult.FieldStep:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStep(v)
+		return nil
+	case stepresult.FieldItemCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddItemCount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StepResult numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *StepResultMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *StepResultMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *StepResultMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown StepResult nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *StepResultMutation) ResetField(name string) error {
+	switch name {
+	case stepresult.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case stepresult.FieldTurn:
+		m.ResetTurn()
+		return nil
+	case stepresult.FieldStep:
+		m.ResetStep()
+		return nil
+	case stepresult.FieldKind:
+		m.ResetKind()
+		return nil
+	case stepresult.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case stepresult.FieldData:
+		m.ResetData()
+		return nil
+	case stepresult.FieldRefs:
+		m.ResetRefs()
+		return nil
+	case stepresult.FieldItemCount:
+		m.ResetItemCount()
+		return nil
+	case stepresult.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case stepresult.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown StepResult field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *StepResultMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, stepresult.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *StepResultMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case stepresult.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *StepResultMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *StepResultMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *StepResultMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, stepresult.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *StepResultMutation) EdgeCleared(name string) bool {
+	switch name {
+	case stepresult.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *StepResultMutation) ClearEdge(name string) error {
+	switch name {
+	case stepresult.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown StepResult unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *StepResultMutation) ResetEdge(name string) error {
+	switch name {
+	case stepresult.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown StepResult edge %s", name)
 }
 
 // TurnMutation represents an operation that mutates the Turn nodes in the graph.

@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent/schema"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"time"
 
@@ -457,6 +458,48 @@ func init() {
 	sessionDescID := sessionFields[0].Descriptor()
 	// session.DefaultID holds the default value on creation for the id field.
 	session.DefaultID = sessionDescID.Default.(func() uuid.UUID)
+	stepresultFields := schema.StepResult{}.Fields()
+	_ = stepresultFields
+	// stepresultDescTurn is the schema descriptor for turn field.
+	stepresultDescTurn := stepresultFields[2].Descriptor()
+	// stepresult.TurnValidator is a validator for the "turn" field. It is called by the builders before save.
+	stepresult.TurnValidator = stepresultDescTurn.Validators[0].(func(int) error)
+	// stepresultDescStep is the schema descriptor for step field.
+	stepresultDescStep := stepresultFields[3].Descriptor()
+	// stepresult.StepValidator is a validator for the "step" field. It is called by the builders before save.
+	stepresult.StepValidator = stepresultDescStep.Validators[0].(func(int) error)
+	// stepresultDescDescription is the schema descriptor for description field.
+	stepresultDescDescription := stepresultFields[5].Descriptor()
+	// stepresult.DefaultDescription holds the default value on creation for the description field.
+	stepresult.DefaultDescription = stepresultDescDescription.Default.(string)
+	// stepresultDescData is the schema descriptor for data field.
+	stepresultDescData := stepresultFields[6].Descriptor()
+	// stepresult.DefaultData holds the default value on creation for the data field.
+	stepresult.DefaultData = stepresultDescData.Default.([]interface{})
+	// stepresultDescRefs is the schema descriptor for refs field.
+	stepresultDescRefs := stepresultFields[7].Descriptor()
+	// stepresult.DefaultRefs holds the default value on creation for the refs field.
+	stepresult.DefaultRefs = stepresultDescRefs.Default.([]string)
+	// stepresultDescItemCount is the schema descriptor for item_count field.
+	stepresultDescItemCount := stepresultFields[8].Descriptor()
+	// stepresult.DefaultItemCount holds the default value on creation for the item_count field.
+	stepresult.DefaultItemCount = stepresultDescItemCount.Default.(int)
+	// stepresult.ItemCountValidator is a validator for the "item_count" field. It is called by the builders before save.
+	stepresult.ItemCountValidator = stepresultDescItemCount.Validators[0].(func(int) error)
+	// stepresultDescCreatedAt is the schema descriptor for created_at field.
+	stepresultDescCreatedAt := stepresultFields[9].Descriptor()
+	// stepresult.DefaultCreatedAt holds the default value on creation for the created_at field.
+	stepresult.DefaultCreatedAt = stepresultDescCreatedAt.Default.(func() time.Time)
+	// stepresultDescUpdatedAt is the schema descriptor for updated_at field.
+	stepresultDescUpdatedAt := stepresultFields[10].Descriptor()
+	// stepresult.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	stepresult.DefaultUpdatedAt = stepresultDescUpdatedAt.Default.(func() time.Time)
+	// stepresult.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	stepresult.UpdateDefaultUpdatedAt = stepresultDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// stepresultDescID is the schema descriptor for id field.
+	stepresultDescID := stepresultFields[0].Descriptor()
+	// stepresult.DefaultID holds the default value on creation for the id field.
+	stepresult.DefaultID = stepresultDescID.Default.(func() uuid.UUID)
 	turnFields := schema.Turn{}.Fields()
 	_ = turnFields
 	// turnDescNumber is the schema descriptor for number field.

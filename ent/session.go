@@ -80,15 +80,18 @@ type SessionEdges struct {
 	Refs []*Ref `json:"refs,omitempty"`
 	// Artifacts holds the value of the artifacts edge.
 	Artifacts []*Artifact `json:"artifacts,omitempty"`
+	// StepResults holds the value of the step_results edge.
+	StepResults []*StepResult `json:"step_results,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [4]map[string]int
 
-	namedTurns     map[string][]*Turn
-	namedRefs      map[string][]*Ref
-	namedArtifacts map[string][]*Artifact
+	namedTurns       map[string][]*Turn
+	namedRefs        map[string][]*Ref
+	namedArtifacts   map[string][]*Artifact
+	namedStepResults map[string][]*StepResult
 }
 
 // TurnsOrErr returns the Turns value or an error if the edge
@@ -116,6 +119,15 @@ func (e SessionEdges) ArtifactsOrErr() ([]*Artifact, error) {
 		return e.Artifacts, nil
 	}
 	return nil, &NotLoadedError{edge: "artifacts"}
+}
+
+// StepResultsOrErr returns the StepResults value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) StepResultsOrErr() ([]*StepResult, error) {
+	if e.loadedTypes[3] {
+		return e.StepResults, nil
+	}
+	return nil, &NotLoadedError{edge: "step_results"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -331,6 +343,11 @@ func (_m *Session) QueryArtifacts() *ArtifactQuery {
 	return NewSessionClient(_m.config).QueryArtifacts(_m)
 }
 
+// QueryStepResults queries the "step_results" edge of the Session entity.
+func (_m *Session) QueryStepResults() *StepResultQuery {
+	return NewSessionClient(_m.config).QueryStepResults(_m)
+}
+
 // Update returns a builder for updating this Session.
 // Note that you need to call Session.Unwrap() before calling this method if this Session
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -497,6 +514,30 @@ func (_m *Session) appendNamedArtifacts(name string, edges ...*Artifact) {
 		_m.Edges.namedArtifacts[name] = []*Artifact{}
 	} else {
 		_m.Edges.namedArtifacts[name] = append(_m.Edges.namedArtifacts[name], edges...)
+	}
+}
+
+// NamedStepResults returns the StepResults named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Session) NamedStepResults(name string) ([]*StepResult, error) {
+	if _m.Edges.namedStepResults == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedStepResults[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Session) appendNamedStepResults(name string, edges ...*StepResult) {
+	if _m.Edges.namedStepResults == nil {
+		_m.Edges.namedStepResults = make(map[string][]*StepResult)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedStepResults[name] = []*StepResult{}
+	} else {
+		_m.Edges.namedStepResults[name] = append(_m.Edges.namedStepResults[name], edges...)
 	}
 }
 

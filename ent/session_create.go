@@ -10,6 +10,7 @@ import (
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"time"
 
@@ -327,6 +328,21 @@ func (_c *SessionCreate) AddArtifacts(v ...*Artifact) *SessionCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddArtifactIDs(ids...)
+}
+
+// AddStepResultIDs adds the "step_results" edge to the StepResult entity by IDs.
+func (_c *SessionCreate) AddStepResultIDs(ids ...uuid.UUID) *SessionCreate {
+	_c.mutation.AddStepResultIDs(ids...)
+	return _c
+}
+
+// AddStepResults adds the "step_results" edges to the StepResult entity.
+func (_c *SessionCreate) AddStepResults(v ...*StepResult) *SessionCreate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddStepResultIDs(ids...)
 }
 
 // Mutation returns the SessionMutation object of the builder.
@@ -701,6 +717,22 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(artifact.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.StepResultsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StepResultsTable,
+			Columns: []string{session.StepResultsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

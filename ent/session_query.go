@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
 	"entgo.io/ent"
@@ -24,18 +25,20 @@ import (
 // SessionQuery is the builder for querying Session entities.
 type SessionQuery struct {
 	config
-	ctx                *QueryContext
-	order              []session.OrderOption
-	inters             []Interceptor
-	predicates         []predicate.Session
-	withTurns          *TurnQuery
-	withRefs           *RefQuery
-	withArtifacts      *ArtifactQuery
-	loadTotal          []func(context.Context, []*Session) error
-	modifiers          []func(*sql.Selector)
-	withNamedTurns     map[string]*TurnQuery
-	withNamedRefs      map[string]*RefQuery
-	withNamedArtifacts map[string]*ArtifactQuery
+	ctx                  *QueryContext
+	order                []session.OrderOption
+	inters               []Interceptor
+	predicates           []predicate.Session
+	withTurns            *TurnQuery
+	withRefs             *RefQuery
+	withArtifacts        *ArtifactQuery
+	withStepResults      *StepResultQuery
+	loadTotal            []func(context.Context, []*Session) error
+	modifiers            []func(*sql.Selector)
+	withNamedTurns       map[string]*TurnQuery
+	withNamedRefs        map[string]*RefQuery
+	withNamedArtifacts   map[string]*ArtifactQuery
+	withNamedStepResults map[string]*StepResultQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -131,6 +134,28 @@ func (_q *SessionQuery) QueryArtifacts() *ArtifactQuery {
 			sqlgraph.From(session.Table, session.FieldID, selector),
 			sqlgraph.To(artifact.Table, artifact.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.ArtifactsTable, session.ArtifactsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryStepResults chains the current query on the "step_results" edge.
+func (_q *SessionQuery) QueryStepResults() *StepResultQuery {
+	query := (&StepResultClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(stepresult.Table, stepresult.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.StepResultsTable, session.StepResultsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -325,14 +350,15 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		return nil
 	}
 	return &SessionQuery{
-		config:        _q.config,
-		ctx:           _q.ctx.Clone(),
-		order:         append([]session.OrderOption{}, _q.order...),
-		inters:        append([]Interceptor{}, _q.inters...),
-		predicates:    append([]predicate.Session{}, _q.predicates...),
-		withTurns:     _q.withTurns.Clone(),
-		withRefs:      _q.withRefs.Clone(),
-		withArtifacts: _q.withArtifacts.Clone(),
+		config:          _q.config,
+		ctx:             _q.ctx.Clone(),
+		order:           append([]session.OrderOption{}, _q.order...),
+		inters:          append([]Interceptor{}, _q.inters...),
+		predicates:      append([]predicate.Session{}, _q.predicates...),
+		withTurns:       _q.withTurns.Clone(),
+		withRefs:        _q.withRefs.Clone(),
+		withArtifacts:   _q.withArtifacts.Clone(),
+		withStepResults: _q.withStepResults.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -370,6 +396,17 @@ func (_q *SessionQuery) WithArtifacts(opts ...func(*ArtifactQuery)) *SessionQuer
 		opt(query)
 	}
 	_q.withArtifacts = query
+	return _q
+}
+
+// WithStepResults tells the query-builder to eager-load the nodes that are connected to
+// the "step_results" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithStepResults(opts ...func(*StepResultQuery)) *SessionQuery {
+	query := (&StepResultClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withStepResults = query
 	return _q
 }
 
@@ -451,10 +488,11 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withTurns != nil,
 			_q.withRefs != nil,
 			_q.withArtifacts != nil,
+			_q.withStepResults != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -499,6 +537,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 			return nil, err
 		}
 	}
+	if query := _q.withStepResults; query != nil {
+		if err := _q.loadStepResults(ctx, query, nodes,
+			func(n *Session) { n.Edges.StepResults = []*StepResult{} },
+			func(n *Session, e *StepResult) { n.Edges.StepResults = append(n.Edges.StepResults, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedTurns {
 		if err := _q.loadTurns(ctx, query, nodes,
 			func(n *Session) { n.appendNamedTurns(name) },
@@ -517,6 +562,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadArtifacts(ctx, query, nodes,
 			func(n *Session) { n.appendNamedArtifacts(name) },
 			func(n *Session, e *Artifact) { n.appendNamedArtifacts(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedStepResults {
+		if err := _q.loadStepResults(ctx, query, nodes,
+			func(n *Session) { n.appendNamedStepResults(name) },
+			func(n *Session, e *StepResult) { n.appendNamedStepResults(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -603,6 +655,36 @@ func (_q *SessionQuery) loadArtifacts(ctx context.Context, query *ArtifactQuery,
 	}
 	query.Where(predicate.Artifact(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.ArtifactsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadStepResults(ctx context.Context, query *StepResultQuery, nodes []*Session, init func(*Session), assign func(*Session, *StepResult)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[uuid.UUID]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(stepresult.FieldSessionID)
+	}
+	query.Where(predicate.StepResult(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.StepResultsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -777,6 +859,20 @@ func (_q *SessionQuery) WithNamedArtifacts(name string, opts ...func(*ArtifactQu
 		_q.withNamedArtifacts = make(map[string]*ArtifactQuery)
 	}
 	_q.withNamedArtifacts[name] = query
+	return _q
+}
+
+// WithNamedStepResults tells the query-builder to eager-load the nodes that are connected to the "step_results"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithNamedStepResults(name string, opts ...func(*StepResultQuery)) *SessionQuery {
+	query := (&StepResultClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedStepResults == nil {
+		_q.withNamedStepResults = make(map[string]*StepResultQuery)
+	}
+	_q.withNamedStepResults[name] = query
 	return _q
 }
 

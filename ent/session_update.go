@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"time"
 
@@ -336,6 +337,21 @@ func (_u *SessionUpdate) AddArtifacts(v ...*Artifact) *SessionUpdate {
 	return _u.AddArtifactIDs(ids...)
 }
 
+// AddStepResultIDs adds the "step_results" edge to the StepResult entity by IDs.
+func (_u *SessionUpdate) AddStepResultIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.AddStepResultIDs(ids...)
+	return _u
+}
+
+// AddStepResults adds the "step_results" edges to the StepResult entity.
+func (_u *SessionUpdate) AddStepResults(v ...*StepResult) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStepResultIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -402,6 +418,27 @@ func (_u *SessionUpdate) RemoveArtifacts(v ...*Artifact) *SessionUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveArtifactIDs(ids...)
+}
+
+// ClearStepResults clears all "step_results" edges to the StepResult entity.
+func (_u *SessionUpdate) ClearStepResults() *SessionUpdate {
+	_u.mutation.ClearStepResults()
+	return _u
+}
+
+// RemoveStepResultIDs removes the "step_results" edge to StepResult entities by IDs.
+func (_u *SessionUpdate) RemoveStepResultIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.RemoveStepResultIDs(ids...)
+	return _u
+}
+
+// RemoveStepResults removes "step_results" edges to StepResult entities.
+func (_u *SessionUpdate) RemoveStepResults(v ...*StepResult) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStepResultIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -691,6 +728,51 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(artifact.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.StepResultsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StepResultsTable,
+			Columns: []string{session.StepResultsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStepResultsIDs(); len(nodes) > 0 && !_u.mutation.StepResultsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StepResultsTable,
+			Columns: []string{session.StepResultsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StepResultsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StepResultsTable,
+			Columns: []string{session.StepResultsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {
@@ -1022,6 +1104,21 @@ func (_u *SessionUpdateOne) AddArtifacts(v ...*Artifact) *SessionUpdateOne {
 	return _u.AddArtifactIDs(ids...)
 }
 
+// AddStepResultIDs adds the "step_results" edge to the StepResult entity by IDs.
+func (_u *SessionUpdateOne) AddStepResultIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.AddStepResultIDs(ids...)
+	return _u
+}
+
+// AddStepResults adds the "step_results" edges to the StepResult entity.
+func (_u *SessionUpdateOne) AddStepResults(v ...*StepResult) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStepResultIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -1088,6 +1185,27 @@ func (_u *SessionUpdateOne) RemoveArtifacts(v ...*Artifact) *SessionUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveArtifactIDs(ids...)
+}
+
+// ClearStepResults clears all "step_results" edges to the StepResult entity.
+func (_u *SessionUpdateOne) ClearStepResults() *SessionUpdateOne {
+	_u.mutation.ClearStepResults()
+	return _u
+}
+
+// RemoveStepResultIDs removes the "step_results" edge to StepResult entities by IDs.
+func (_u *SessionUpdateOne) RemoveStepResultIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.RemoveStepResultIDs(ids...)
+	return _u
+}
+
+// RemoveStepResults removes "step_results" edges to StepResult entities.
+func (_u *SessionUpdateOne) RemoveStepResults(v ...*StepResult) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStepResultIDs(ids...)
 }
 
 // Where appends a list predicates to the SessionUpdate builder.
@@ -1407,6 +1525,51 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(artifact.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.StepResultsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StepResultsTable,
+			Columns: []string{session.StepResultsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStepResultsIDs(); len(nodes) > 0 && !_u.mutation.StepResultsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StepResultsTable,
+			Columns: []string{session.StepResultsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StepResultsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StepResultsTable,
+			Columns: []string{session.StepResultsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

@@ -26,6 +26,8 @@ type Tx struct {
 	Ref *RefClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// StepResult is the client for interacting with the StepResult builders.
+	StepResult *StepResultClient
 	// Turn is the client for interacting with the Turn builders.
 	Turn *TurnClient
 
@@ -165,6 +167,7 @@ func (tx *Tx) init() {
 	tx.Event = NewEventClient(tx.config)
 	tx.Ref = NewRefClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
+	tx.StepResult = NewStepResultClient(tx.config)
 	tx.Turn = NewTurnClient(tx.config)
 }
 

@@ -29,6 +29,7 @@ type otherTenant struct {
 	turn     string
 	ref      string
 	artifact string
+	step     string
 	events   int
 }
 
@@ -47,14 +48,19 @@ func newOtherTenant(t *testing.T) *otherTenant {
 			Artifacts struct {
 				Edges []struct{ Node struct{ ID string } }
 			}
+			StepResults struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
 		}
 	}
 	s.MustDo(t, `query($id: ID!) { session(id: $id) { turns(first: 1) { edges { node { id } } }
-		refs(first: 1) { edges { node { id } } } artifacts(first: 1) { edges { node { id } } } } }`,
+		refs(first: 1) { edges { node { id } } } artifacts(first: 1) { edges { node { id } } }
+		stepResults(first: 1) { edges { node { id } } } } }`,
 		map[string]any{"id": acme.id}, &ids)
 	o.turn = ids.Session.Turns.Edges[0].Node.ID
 	o.ref = ids.Session.Refs.Edges[0].Node.ID
 	o.artifact = ids.Session.Artifacts.Edges[0].Node.ID
+	o.step = ids.Session.StepResults.Edges[0].Node.ID
 	o.events = o.acmeEvents(t)
 	o.globex = s.WithKey(s.NewKey(t, "CLIENT", "globex"))
 	open(t, o.globex, map[string]any{"tenant": "globex", "externalKey": "own"})
@@ -91,6 +97,8 @@ var crossTenantMutations = map[string]struct{ query, code string }{
 	"applyEnrichment":  {`mutation($id: ID!) { applyEnrichment(input: {sessionID: $id, labels: [{ref: "ingredient_1", label: "x"}]}) { refs { ref } } }`, "NOT_FOUND"},
 	"retainRef":        {`mutation($id: ID!) { retainRef(input: {sessionID: $id, ref: "recipe_1", reason: "x"}) { ref { ref } } }`, "NOT_FOUND"},
 	"releaseRef":       {`mutation($id: ID!) { releaseRef(input: {sessionID: $id, ref: "recipe_1"}) { ref { ref } } }`, "NOT_FOUND"},
+	"clearArtifact":    {`mutation($id: ID!) { clearArtifact(input: {sessionID: $id, ref: "gen_recipe_1"}) { ref { ref } } }`, "NOT_FOUND"},
+	"recordStepResult": {`mutation($id: ID!) { recordStepResult(input: {sessionID: $id, step: 1, kind: READ, data: [{id: "recipe_1"}]}) { stepResult { step } } }`, "NOT_FOUND"},
 	"expireSession":    {`mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, "FORBIDDEN"},
 	"expireSessions":   {`mutation { expireSessions(input: {where: {tenant: "acme"}}) { count } }`, "FORBIDDEN"},
 	"deleteSession":    {`mutation($id: ID!) { deleteSession(input: {id: $id}) { deletedSessionID } }`, "FORBIDDEN"},
@@ -147,7 +155,7 @@ func TestAnotherTenantsObjectsAreNotFound(t *testing.T) {
 		o.s.MustDo(t, `{ sessions { totalCount } }`, nil, &out)
 		assert.Equal(t, 2, out.Sessions.TotalCount, "an admin key sees every tenant")
 	})
-	for name, id := range map[string]string{"session": o.session, "turn": o.turn, "ref": o.ref, "artifact": o.artifact} {
+	for name, id := range map[string]string{"session": o.session, "turn": o.turn, "ref": o.ref, "artifact": o.artifact, "step result": o.step} {
 		t.Run("node of a "+name, func(t *testing.T) {
 			assert.Equal(t, "NOT_FOUND", o.globex.ErrorCode(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id}))
 			res := o.globex.Do(t, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": []string{id}})

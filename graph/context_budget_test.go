@@ -178,13 +178,13 @@ func TestBuildsReadAFixedNumberOfStatements(t *testing.T) {
 		for j := range records {
 			records[j] = map[string]any{"id": newUUID(), "name": fmt.Sprintf("Recipe %d-%d", i, j)}
 		}
-		a.read("recipes", records...)
+		a.readStep("recipes", 1, records...) // a step result per turn too
 	}
 	events := s.Client.Event.Query().CountX(access.System(t.Context()))
 	large := counts()
-	assert.Equal(t, small, large, "statements per build do not grow with refs and turns")
+	assert.Equal(t, small, large, "statements per build do not grow with refs, turns and step results")
 	const auth = apitest.AuthStatements
 	assert.Equal(t, map[string]int64{"UNDERSTAND": 3 + auth, "THINK": 3 + auth, "ACT": 4 + auth, "REPLY": 4 + auth, "MESSAGES": 2 + auth}, large,
-		"session, refs, turns; ACT and REPLY also the artifacts they show; MESSAGES session and turns")
+		"session, refs, turns; ACT and REPLY also the step results they show (their artifacts come joined to the refs); MESSAGES session and turns")
 	assert.Equal(t, events, s.Client.Event.Query().CountX(access.System(t.Context())), "builds write nothing")
 }

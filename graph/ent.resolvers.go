@@ -36,7 +36,11 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 // Session returns generated.SessionResolver implementation.
 func (r *Resolver) Session() generated.SessionResolver { return &sessionResolver{r} }
 
+// Turn returns generated.TurnResolver implementation.
+func (r *Resolver) Turn() generated.TurnResolver { return &turnResolver{r} }
+
 type (
 	queryResolver   struct{ *Resolver }
 	sessionResolver struct{ *Resolver }
+	turnResolver    struct{ *Resolver }
 )

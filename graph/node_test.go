@@ -25,12 +25,14 @@ func TestNodeResolvesEveryType(t *testing.T) {
 		SetAction("generated").SetTurnCreated(1).SetTurnLastReferenced(1).SaveX(ctx)
 	art := c.Artifact.Create().SetSessionID(se.ID).SetRefID(ref.ID).SetEntityType("recipe").
 		SetContent(map[string]any{"name": "Dal"}).SetCreatedTurn(1).SaveX(ctx)
+	step := c.StepResult.Create().SetSessionID(se.ID).SetTurn(1).SetStep(1).SetKind("READ").
+		SetData([]any{map[string]any{"id": "recipe_1"}}).SetItemCount(1).SaveX(ctx)
 	et := c.EntityType.Query().Where(entitytype.Domain("kitchen"), entitytype.Name("recipe")).OnlyX(ctx)
 	key := c.APIKey.Create().SetName("ci").SetHash("h").SetPrefix("sg_abc").SetRole(apikey.RoleReader).SetTenant("acme").SaveX(ctx)
 	ev := c.Event.Query().OnlyX(ctx)
 
 	want := map[uuid.UUID]string{
-		se.ID: "Session", turn.ID: "Turn", ref.ID: "Ref", art.ID: "Artifact",
+		se.ID: "Session", turn.ID: "Turn", ref.ID: "Ref", art.ID: "Artifact", step.ID: "StepResult",
 		et.ID: "EntityType", ev.ID: "Event", key.ID: "APIKey",
 	}
 	for id, typename := range want {

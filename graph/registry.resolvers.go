@@ -12,11 +12,19 @@ import (
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/registry"
+
+	"entgo.io/contrib/entgql"
+	"github.com/google/uuid"
 )
 
 // Refs is the resolver for the refs field.
 func (r *applyEnrichmentPayloadResolver) Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error) {
 	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+}
+
+// Ref is the resolver for the ref field.
+func (r *clearArtifactPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
+	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Refs is the resolver for the refs field.
@@ -77,6 +85,11 @@ func (r *mutationResolver) RetainRef(ctx context.Context, input model.RetainRefI
 // ReleaseRef is the resolver for the releaseRef field.
 func (r *mutationResolver) ReleaseRef(ctx context.Context, input model.ReleaseRefInput) (*engine.RefResult, error) {
 	return r.Engine.ReleaseRef(ctx, input.SessionID, input.Ref)
+}
+
+// ClearArtifact is the resolver for the clearArtifact field.
+func (r *mutationResolver) ClearArtifact(ctx context.Context, input model.ClearArtifactInput) (*engine.RefResult, error) {
+	return r.Engine.ClearArtifact(ctx, input.SessionID, input.Ref)
 }
 
 // Ref is the resolver for the ref field.
@@ -149,6 +162,21 @@ func (r *sessionResolver) ActiveEntities(ctx context.Context, obj *ent.Session, 
 	return r.Engine.ActiveEntities(ctx, obj, *turnsWindow)
 }
 
+// PendingArtifacts is the resolver for the pendingArtifacts field.
+func (r *sessionResolver) PendingArtifacts(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) (*ent.ArtifactConnection, error) {
+	return obj.QueryArtifacts().Where(engine.PendingArtifacts()).Paginate(ctx, after, first, before, last, ent.WithArtifactOrder(orderBy))
+}
+
+// JustSavedArtifacts is the resolver for the justSavedArtifacts field.
+func (r *sessionResolver) JustSavedArtifacts(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) (*ent.ArtifactConnection, error) {
+	return obj.QueryArtifacts().Where(engine.JustSavedArtifacts(obj)).Paginate(ctx, after, first, before, last, ent.WithArtifactOrder(orderBy))
+}
+
+// ArchivedContent is the resolver for the archivedContent field.
+func (r *sessionResolver) ArchivedContent(ctx context.Context, obj *ent.Session, ref string) (*ent.Artifact, error) {
+	return r.Engine.ArchivedContent(ctx, obj.ID, ref)
+}
+
 // Ref is the resolver for the ref field.
 func (r *updateArtifactPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
 	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
@@ -157,6 +185,11 @@ func (r *updateArtifactPayloadResolver) Ref(ctx context.Context, obj *engine.Ref
 // ApplyEnrichmentPayload returns generated.ApplyEnrichmentPayloadResolver implementation.
 func (r *Resolver) ApplyEnrichmentPayload() generated.ApplyEnrichmentPayloadResolver {
 	return &applyEnrichmentPayloadResolver{r}
+}
+
+// ClearArtifactPayload returns generated.ClearArtifactPayloadResolver implementation.
+func (r *Resolver) ClearArtifactPayload() generated.ClearArtifactPayloadResolver {
+	return &clearArtifactPayloadResolver{r}
 }
 
 // MentionEntityPayload returns generated.MentionEntityPayloadResolver implementation.
@@ -211,6 +244,7 @@ func (r *Resolver) UpdateArtifactPayload() generated.UpdateArtifactPayloadResolv
 
 type (
 	applyEnrichmentPayloadResolver  struct{ *Resolver }
+	clearArtifactPayloadResolver    struct{ *Resolver }
 	mentionEntityPayloadResolver    struct{ *Resolver }
 	recordCreatedPayloadResolver    struct{ *Resolver }
 	recordDeletedPayloadResolver    struct{ *Resolver }

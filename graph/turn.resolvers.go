@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"sessiongraph/ent"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 )
@@ -24,4 +25,14 @@ func (r *mutationResolver) EndTurn(ctx context.Context, input engine.EndTurnInpu
 // FailTurn is the resolver for the failTurn field.
 func (r *mutationResolver) FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error) {
 	return model.Turn(r.Engine.FailTurn(ctx, input.SessionID, input.Reason))
+}
+
+// RecordStepResult is the resolver for the recordStepResult field.
+func (r *mutationResolver) RecordStepResult(ctx context.Context, input engine.RecordStepResultInput) (*model.RecordStepResultPayload, error) {
+	return model.StepResult(r.Engine.RecordStepResult(ctx, input))
+}
+
+// StepResults is the resolver for the stepResults field.
+func (r *turnResolver) StepResults(ctx context.Context, obj *ent.Turn) ([]*ent.StepResult, error) {
+	return r.Engine.StepResultsOfTurn(ctx, obj.SessionID, obj.Number)
 }

@@ -80,6 +80,18 @@ func (f SessionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SessionMutation", m)
 }
 
+// The StepResultFunc type is an adapter to allow the use of ordinary
+// function as StepResult mutator.
+type StepResultFunc func(context.Context, *ent.StepResultMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f StepResultFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.StepResultMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StepResultMutation", m)
+}
+
 // The TurnFunc type is an adapter to allow the use of ordinary
 // function as Turn mutator.
 type TurnFunc func(context.Context, *ent.TurnMutation) (ent.Value, error)

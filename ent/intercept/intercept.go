@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
 	"entgo.io/ent/dialect/sql"
@@ -237,6 +238,33 @@ func (f TraverseSession) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SessionQuery", q)
 }
 
+// The StepResultFunc type is an adapter to allow the use of ordinary function as a Querier.
+type StepResultFunc func(context.Context, *ent.StepResultQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f StepResultFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.StepResultQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.StepResultQuery", q)
+}
+
+// The TraverseStepResult type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseStepResult func(context.Context, *ent.StepResultQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseStepResult) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseStepResult) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.StepResultQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.StepResultQuery", q)
+}
+
 // The TurnFunc type is an adapter to allow the use of ordinary function as a Querier.
 type TurnFunc func(context.Context, *ent.TurnQuery) (ent.Value, error)
 
@@ -279,6 +307,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RefQuery, predicate.Ref, ref.OrderOption]{typ: ent.TypeRef, tq: q}, nil
 	case *ent.SessionQuery:
 		return &query[*ent.SessionQuery, predicate.Session, session.OrderOption]{typ: ent.TypeSession, tq: q}, nil
+	case *ent.StepResultQuery:
+		return &query[*ent.StepResultQuery, predicate.StepResult, stepresult.OrderOption]{typ: ent.TypeStepResult, tq: q}, nil
 	case *ent.TurnQuery:
 		return &query[*ent.TurnQuery, predicate.Turn, turn.OrderOption]{typ: ent.TypeTurn, tq: q}, nil
 	default:

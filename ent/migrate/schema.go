@@ -247,6 +247,41 @@ var (
 			},
 		},
 	}
+	// StepResultsColumns holds the columns for the "step_results" table.
+	StepResultsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "turn", Type: field.TypeInt},
+		{Name: "step", Type: field.TypeInt},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"READ", "WRITE", "GENERATE", "ANALYZE"}},
+		{Name: "description", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "data", Type: field.TypeJSON},
+		{Name: "refs", Type: field.TypeJSON},
+		{Name: "item_count", Type: field.TypeInt, Default: 0},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeUUID},
+	}
+	// StepResultsTable holds the schema information for the "step_results" table.
+	StepResultsTable = &schema.Table{
+		Name:       "step_results",
+		Columns:    StepResultsColumns,
+		PrimaryKey: []*schema.Column{StepResultsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "step_results_sessions_step_results",
+				Columns:    []*schema.Column{StepResultsColumns[10]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "stepresult_session_id_turn_step",
+				Unique:  true,
+				Columns: []*schema.Column{StepResultsColumns[10], StepResultsColumns[1], StepResultsColumns[2]},
+			},
+		},
+	}
 	// TurnsColumns holds the columns for the "turns" table.
 	TurnsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeUUID},
@@ -291,6 +326,7 @@ var (
 		EventsTable,
 		RefsTable,
 		SessionsTable,
+		StepResultsTable,
 		TurnsTable,
 	}
 )
@@ -299,5 +335,6 @@ func init() {
 	ArtifactsTable.ForeignKeys[0].RefTable = RefsTable
 	ArtifactsTable.ForeignKeys[1].RefTable = SessionsTable
 	RefsTable.ForeignKeys[0].RefTable = SessionsTable
+	StepResultsTable.ForeignKeys[0].RefTable = SessionsTable
 	TurnsTable.ForeignKeys[0].RefTable = SessionsTable
 }

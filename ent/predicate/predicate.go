@@ -24,5 +24,8 @@ type Ref func(*sql.Selector)
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 
+// StepResult is the predicate function for stepresult builders.
+type StepResult func(*sql.Selector)
+
 // Turn is the predicate function for turn builders.
 type Turn func(*sql.Selector)

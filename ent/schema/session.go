@@ -75,6 +75,7 @@ func (Session) Edges() []ent.Edge {
 		edge.To("turns", Turn.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("refs", Ref.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("artifacts", Artifact.Type).Annotations(cascade, entgql.RelayConnection()),
+		edge.To("step_results", StepResult.Type).Annotations(cascade, entgql.RelayConnection()),
 	}
 }
 

@@ -70,6 +70,8 @@ const (
 	EdgeRefs = "refs"
 	// EdgeArtifacts holds the string denoting the artifacts edge name in mutations.
 	EdgeArtifacts = "artifacts"
+	// EdgeStepResults holds the string denoting the step_results edge name in mutations.
+	EdgeStepResults = "step_results"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// TurnsTable is the table that holds the turns relation/edge.
@@ -93,6 +95,13 @@ const (
 	ArtifactsInverseTable = "artifacts"
 	// ArtifactsColumn is the table column denoting the artifacts relation/edge.
 	ArtifactsColumn = "session_id"
+	// StepResultsTable is the table that holds the step_results relation/edge.
+	StepResultsTable = "step_results"
+	// StepResultsInverseTable is the table name for the StepResult entity.
+	// It exists in this package in order to avoid circular dependency with the "stepresult" package.
+	StepResultsInverseTable = "step_results"
+	// StepResultsColumn is the table column denoting the step_results relation/edge.
+	StepResultsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -347,6 +356,20 @@ func ByArtifacts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newArtifactsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByStepResultsCount orders the results by step_results count.
+func ByStepResultsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newStepResultsStep(), opts...)
+	}
+}
+
+// ByStepResults orders the results by step_results terms.
+func ByStepResults(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newStepResultsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTurnsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -366,6 +389,13 @@ func newArtifactsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ArtifactsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ArtifactsTable, ArtifactsColumn),
+	)
+}
+func newStepResultsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(StepResultsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, StepResultsTable, StepResultsColumn),
 	)
 }
 

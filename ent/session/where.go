@@ -1165,6 +1165,29 @@ func HasArtifactsWith(preds ...predicate.Artifact) predicate.Session {
 	})
 }
 
+// HasStepResults applies the HasEdge predicate on the "step_results" edge.
+func HasStepResults() predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, StepResultsTable, StepResultsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasStepResultsWith applies the HasEdge predicate on the "step_results" edge with a given conditions (other predicates).
+func HasStepResultsWith(preds ...predicate.StepResult) predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := newStepResultsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Session) predicate.Session {
 	return predicate.Session(sql.AndPredicates(predicates...))

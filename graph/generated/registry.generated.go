@@ -23,6 +23,9 @@ import (
 type ApplyEnrichmentPayloadResolver interface {
 	Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error)
 }
+type ClearArtifactPayloadResolver interface {
+	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
+}
 type MentionEntityPayloadResolver interface {
 	Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error)
 }
@@ -211,6 +214,38 @@ func (ec *executionContext) _ApplyEnrichmentPayload_records(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_ApplyEnrichmentPayload_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApplyEnrichmentPayload", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
+func (ec *executionContext) _ClearArtifactPayload_ref(ctx context.Context, field graphql.CollectedField, obj *engine.RefResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClearArtifactPayload_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ClearArtifactPayload().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Ref) graphql.Marshaler {
+			return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClearArtifactPayload_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClearArtifactPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ref(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _EnrichmentRequest_ref(ctx context.Context, field graphql.CollectedField, obj *engine.EnrichmentRequest) (ret graphql.Marshaler) {
@@ -1151,6 +1186,43 @@ func (ec *executionContext) unmarshalInputApplyEnrichmentInput(ctx context.Conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClearArtifactInput(ctx context.Context, obj any) (model.ClearArtifactInput, error) {
+	var it model.ClearArtifactInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "ref"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "ref":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ref"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ref = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputEnrichmentLabel(ctx context.Context, obj any) (engine.EnrichmentLabel, error) {
 	var it engine.EnrichmentLabel
 	if obj == nil {
@@ -1860,6 +1932,77 @@ func (ec *executionContext) _ApplyEnrichmentPayload(ctx context.Context, sel ast
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clearArtifactPayloadImplementors = []string{"ClearArtifactPayload"}
+
+func (ec *executionContext) _ClearArtifactPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RefResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clearArtifactPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClearArtifactPayload")
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ClearArtifactPayload_ref(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -2933,6 +3076,21 @@ func (ec *executionContext) marshalNApplyEnrichmentPayload2ᚖsessiongraphᚋint
 	return ec._ApplyEnrichmentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNClearArtifactInput2sessiongraphᚋgraphᚋmodelᚐClearArtifactInput(ctx context.Context, v any) (model.ClearArtifactInput, error) {
+	res, err := ec.unmarshalInputClearArtifactInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClearArtifactPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx context.Context, sel ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClearArtifactPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNEnrichmentLabel2ᚕᚖsessiongraphᚋinternalᚋengineᚐEnrichmentLabelᚄ(ctx context.Context, v any) ([]*engine.EnrichmentLabel, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
@@ -3035,6 +3193,57 @@ func (ec *executionContext) unmarshalNFilterInput2ᚕᚖsessiongraphᚋinternal�
 func (ec *executionContext) unmarshalNFilterInput2ᚖsessiongraphᚋinternalᚋengineᚐFilterInput(ctx context.Context, v any) (*engine.FilterInput, error) {
 	res, err := ec.unmarshalInputFilterInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNJSON2interface(ctx context.Context, v any) (any, error) {
+	res, err := graphql.UnmarshalAny(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJSON2interface(ctx context.Context, sel ast.SelectionSet, v any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalAny(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNJSON2ᚕinterfaceᚄ(ctx context.Context, v any) ([]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNJSON2interface(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNJSON2ᚕinterfaceᚄ(ctx context.Context, sel ast.SelectionSet, v []any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNJSON2interface(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNMentionEntityInput2sessiongraphᚋgraphᚋmodelᚐMentionEntityInput(ctx context.Context, v any) (model.MentionEntityInput, error) {

@@ -39,11 +39,13 @@ type MutationResolver interface {
 	ApplyEnrichment(ctx context.Context, input engine.ApplyEnrichmentInput) (*engine.EnrichmentResult, error)
 	RetainRef(ctx context.Context, input model.RetainRefInput) (*engine.RefResult, error)
 	ReleaseRef(ctx context.Context, input model.ReleaseRefInput) (*engine.RefResult, error)
+	ClearArtifact(ctx context.Context, input model.ClearArtifactInput) (*engine.RefResult, error)
 	OpenSession(ctx context.Context, input engine.OpenSessionInput) (*engine.OpenSessionResult, error)
 	UpdateSession(ctx context.Context, input engine.UpdateSessionInput) (*model.SessionPayload, error)
 	BeginTurn(ctx context.Context, input model.BeginTurnInput) (*model.TurnPayload, error)
 	EndTurn(ctx context.Context, input engine.EndTurnInput) (*model.TurnPayload, error)
 	FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error)
+	RecordStepResult(ctx context.Context, input engine.RecordStepResultInput) (*model.RecordStepResultPayload, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -70,6 +72,20 @@ func (ec *executionContext) field_Mutation_beginTurn_args(ctx context.Context, r
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.BeginTurnInput, error) {
 			return ec.unmarshalNBeginTurnInput2sessiongraphᚋgraphᚋmodelᚐBeginTurnInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clearArtifact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ClearArtifactInput, error) {
+			return ec.unmarshalNClearArtifactInput2sessiongraphᚋgraphᚋmodelᚐClearArtifactInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -252,6 +268,20 @@ func (ec *executionContext) field_Mutation_recordRead_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (engine.RecordReadInput, error) {
 			return ec.unmarshalNRecordReadInput2sessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordStepResult_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (engine.RecordStepResultInput, error) {
+			return ec.unmarshalNRecordStepResultInput2sessiongraphᚋinternalᚋengineᚐRecordStepResultInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1375,6 +1405,50 @@ func (ec *executionContext) fieldContext_Mutation_releaseRef(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_clearArtifact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clearArtifact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClearArtifact(ctx, fc.Args["input"].(model.ClearArtifactInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.RefResult) graphql.Marshaler {
+			return ec.marshalNClearArtifactPayload2ᚖsessiongraphᚋinternalᚋengineᚐRefResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clearArtifact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClearArtifactPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clearArtifact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_openSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1595,6 +1669,50 @@ func (ec *executionContext) fieldContext_Mutation_failTurn(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_recordStepResult(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordStepResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordStepResult(ctx, fc.Args["input"].(engine.RecordStepResultInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordStepResultPayload) graphql.Marshaler {
+			return ec.marshalNRecordStepResultPayload2ᚖsessiongraphᚋgraphᚋmodelᚐRecordStepResultPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordStepResult(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordStepResultPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordStepResult_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -1767,6 +1885,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "clearArtifact":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clearArtifact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "openSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_openSession(ctx, field)
@@ -1798,6 +1923,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "failTurn":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_failTurn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordStepResult":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordStepResult(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

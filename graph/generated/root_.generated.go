@@ -29,6 +29,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	ApplyEnrichmentPayload() ApplyEnrichmentPayloadResolver
+	ClearArtifactPayload() ClearArtifactPayloadResolver
 	MentionEntityPayload() MentionEntityPayloadResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -42,6 +43,7 @@ type ResolverRoot interface {
 	RetainRefPayload() RetainRefPayloadResolver
 	Session() SessionResolver
 	Subscription() SubscriptionResolver
+	Turn() TurnResolver
 	UpdateArtifactPayload() UpdateArtifactPayloadResolver
 }
 
@@ -120,6 +122,10 @@ type ComplexityRoot struct {
 		Content    func(childComplexity int) int
 		Role       func(childComplexity int) int
 		TokenCount func(childComplexity int) int
+	}
+
+	ClearArtifactPayload struct {
+		Ref func(childComplexity int) int
 	}
 
 	ContextBuild struct {
@@ -269,6 +275,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		ApplyEnrichment   func(childComplexity int, input engine.ApplyEnrichmentInput) int
 		BeginTurn         func(childComplexity int, input model.BeginTurnInput) int
+		ClearArtifact     func(childComplexity int, input model.ClearArtifactInput) int
 		CreateAPIKey      func(childComplexity int, input access.NewKey) int
 		DeleteSession     func(childComplexity int, input model.DeleteSessionInput) int
 		EndTurn           func(childComplexity int, input engine.EndTurnInput) int
@@ -282,6 +289,7 @@ type ComplexityRoot struct {
 		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
 		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
 		RecordRead        func(childComplexity int, input engine.RecordReadInput) int
+		RecordStepResult  func(childComplexity int, input engine.RecordStepResultInput) int
 		RecordUpdated     func(childComplexity int, input engine.RecordReadInput) int
 		RecordUserAction  func(childComplexity int, input engine.RecordUserActionInput) int
 		ReleaseRef        func(childComplexity int, input model.ReleaseRefInput) int
@@ -358,6 +366,10 @@ type ComplexityRoot struct {
 		Refs            func(childComplexity int) int
 	}
 
+	RecordStepResultPayload struct {
+		StepResult func(childComplexity int) int
+	}
+
 	RecordUpdatedPayload struct {
 		EnrichmentQueue func(childComplexity int) int
 		Records         func(childComplexity int) int
@@ -432,6 +444,7 @@ type ComplexityRoot struct {
 
 	Session struct {
 		ActiveEntities       func(childComplexity int, turnsWindow *int) int
+		ArchivedContent      func(childComplexity int, ref string) int
 		Artifacts            func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder, where *ent.ArtifactWhereInput) int
 		Context              func(childComplexity int, node contextbuild.Node, options *engine.ContextOptions) int
 		CreatedAt            func(childComplexity int) int
@@ -446,14 +459,17 @@ type ComplexityRoot struct {
 		Focus                func(childComplexity int) int
 		HistorySummary       func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		JustSavedArtifacts   func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) int
 		LastActiveAt         func(childComplexity int) int
 		Metadata             func(childComplexity int) int
+		PendingArtifacts     func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) int
 		PendingClarification func(childComplexity int) int
 		ReadRefs             func(childComplexity int, refs []string) int
 		ReasoningSummary     func(childComplexity int) int
 		Refs                 func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.RefOrder, where *ent.RefWhereInput) int
 		ResolveRefs          func(childComplexity int, refs []string) int
 		Status               func(childComplexity int) int
+		StepResults          func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.StepResultOrder, where *ent.StepResultWhereInput) int
 		SystemPrompt         func(childComplexity int) int
 		TTLSeconds           func(childComplexity int) int
 		Tenant               func(childComplexity int) int
@@ -485,6 +501,32 @@ type ComplexityRoot struct {
 		Sequence  func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		Tenant    func(childComplexity int) int
+	}
+
+	StepResult struct {
+		CreatedAt   func(childComplexity int) int
+		Data        func(childComplexity int) int
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		ItemCount   func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Refs        func(childComplexity int) int
+		Session     func(childComplexity int) int
+		SessionID   func(childComplexity int) int
+		Step        func(childComplexity int) int
+		Turn        func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	StepResultConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	StepResultEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	StepSummary struct {
@@ -524,6 +566,7 @@ type ComplexityRoot struct {
 		SessionID        func(childComplexity int) int
 		StartedAt        func(childComplexity int) int
 		Status           func(childComplexity int) int
+		StepResults      func(childComplexity int) int
 		UserMessage      func(childComplexity int) int
 		UserTokens       func(childComplexity int) int
 	}
@@ -845,6 +888,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChatMessage.TokenCount(childComplexity), true
+
+	case "ClearArtifactPayload.ref":
+		if e.ComplexityRoot.ClearArtifactPayload.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClearArtifactPayload.Ref(childComplexity), true
 
 	case "ContextBuild.budget":
 		if e.ComplexityRoot.ContextBuild.Budget == nil {
@@ -1375,6 +1425,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.BeginTurn(childComplexity, args["input"].(model.BeginTurnInput)), true
+	case "Mutation.clearArtifact":
+		if e.ComplexityRoot.Mutation.ClearArtifact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clearArtifact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClearArtifact(childComplexity, args["input"].(model.ClearArtifactInput)), true
 	case "Mutation.createAPIKey":
 		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
 			break
@@ -1518,6 +1579,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordRead(childComplexity, args["input"].(engine.RecordReadInput)), true
+	case "Mutation.recordStepResult":
+		if e.ComplexityRoot.Mutation.RecordStepResult == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordStepResult_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordStepResult(childComplexity, args["input"].(engine.RecordStepResultInput)), true
 	case "Mutation.recordUpdated":
 		if e.ComplexityRoot.Mutation.RecordUpdated == nil {
 			break
@@ -1862,6 +1934,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecordReadPayload.Refs(childComplexity), true
 
+	case "RecordStepResultPayload.stepResult":
+		if e.ComplexityRoot.RecordStepResultPayload.StepResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordStepResultPayload.StepResult(childComplexity), true
+
 	case "RecordUpdatedPayload.enrichmentQueue":
 		if e.ComplexityRoot.RecordUpdatedPayload.EnrichmentQueue == nil {
 			break
@@ -2118,6 +2197,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ActiveEntities(childComplexity, args["turnsWindow"].(*int)), true
+	case "Session.archivedContent":
+		if e.ComplexityRoot.Session.ArchivedContent == nil {
+			break
+		}
+
+		args, err := ec.field_Session_archivedContent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.ArchivedContent(childComplexity, args["ref"].(string)), true
 	case "Session.artifacts":
 		if e.ComplexityRoot.Session.Artifacts == nil {
 			break
@@ -2217,6 +2307,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ID(childComplexity), true
+	case "Session.justSavedArtifacts":
+		if e.ComplexityRoot.Session.JustSavedArtifacts == nil {
+			break
+		}
+
+		args, err := ec.field_Session_justSavedArtifacts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.JustSavedArtifacts(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.ArtifactOrder)), true
 	case "Session.lastActiveAt":
 		if e.ComplexityRoot.Session.LastActiveAt == nil {
 			break
@@ -2229,6 +2330,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Metadata(childComplexity), true
+	case "Session.pendingArtifacts":
+		if e.ComplexityRoot.Session.PendingArtifacts == nil {
+			break
+		}
+
+		args, err := ec.field_Session_pendingArtifacts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.PendingArtifacts(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.ArtifactOrder)), true
 	case "Session.pendingClarification":
 		if e.ComplexityRoot.Session.PendingClarification == nil {
 			break
@@ -2280,6 +2392,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Status(childComplexity), true
+	case "Session.stepResults":
+		if e.ComplexityRoot.Session.StepResults == nil {
+			break
+		}
+
+		args, err := ec.field_Session_stepResults_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.StepResults(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.StepResultOrder), args["where"].(*ent.StepResultWhereInput)), true
 	case "Session.systemPrompt":
 		if e.ComplexityRoot.Session.SystemPrompt == nil {
 			break
@@ -2435,6 +2558,111 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Tenant(childComplexity), true
+
+	case "StepResult.createdAt":
+		if e.ComplexityRoot.StepResult.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.CreatedAt(childComplexity), true
+	case "StepResult.data":
+		if e.ComplexityRoot.StepResult.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Data(childComplexity), true
+	case "StepResult.description":
+		if e.ComplexityRoot.StepResult.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Description(childComplexity), true
+	case "StepResult.id":
+		if e.ComplexityRoot.StepResult.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.ID(childComplexity), true
+	case "StepResult.itemCount":
+		if e.ComplexityRoot.StepResult.ItemCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.ItemCount(childComplexity), true
+	case "StepResult.kind":
+		if e.ComplexityRoot.StepResult.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Kind(childComplexity), true
+	case "StepResult.refs":
+		if e.ComplexityRoot.StepResult.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Refs(childComplexity), true
+	case "StepResult.session":
+		if e.ComplexityRoot.StepResult.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Session(childComplexity), true
+	case "StepResult.sessionID":
+		if e.ComplexityRoot.StepResult.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.SessionID(childComplexity), true
+	case "StepResult.step":
+		if e.ComplexityRoot.StepResult.Step == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Step(childComplexity), true
+	case "StepResult.turn":
+		if e.ComplexityRoot.StepResult.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.Turn(childComplexity), true
+	case "StepResult.updatedAt":
+		if e.ComplexityRoot.StepResult.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResult.UpdatedAt(childComplexity), true
+
+	case "StepResultConnection.edges":
+		if e.ComplexityRoot.StepResultConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultConnection.Edges(childComplexity), true
+	case "StepResultConnection.pageInfo":
+		if e.ComplexityRoot.StepResultConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultConnection.PageInfo(childComplexity), true
+	case "StepResultConnection.totalCount":
+		if e.ComplexityRoot.StepResultConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultConnection.TotalCount(childComplexity), true
+
+	case "StepResultEdge.cursor":
+		if e.ComplexityRoot.StepResultEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultEdge.Cursor(childComplexity), true
+	case "StepResultEdge.node":
+		if e.ComplexityRoot.StepResultEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StepResultEdge.Node(childComplexity), true
 
 	case "StepSummary.description":
 		if e.ComplexityRoot.StepSummary.Description == nil {
@@ -2604,6 +2832,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.Status(childComplexity), true
+	case "Turn.stepResults":
+		if e.ComplexityRoot.Turn.StepResults == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.StepResults(childComplexity), true
 	case "Turn.userMessage":
 		if e.ComplexityRoot.Turn.UserMessage == nil {
 			break
@@ -2741,6 +2975,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputArtifactOrder,
 		ec.unmarshalInputArtifactWhereInput,
 		ec.unmarshalInputBeginTurnInput,
+		ec.unmarshalInputClearArtifactInput,
 		ec.unmarshalInputContextOptions,
 		ec.unmarshalInputCreateAPIKeyInput,
 		ec.unmarshalInputCurationInput,
@@ -2766,6 +3001,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRecordDeletedInput,
 		ec.unmarshalInputRecordGeneratedInput,
 		ec.unmarshalInputRecordReadInput,
+		ec.unmarshalInputRecordStepResultInput,
 		ec.unmarshalInputRecordUpdatedInput,
 		ec.unmarshalInputRecordUserActionInput,
 		ec.unmarshalInputRefOrder,
@@ -2777,6 +3013,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRevokeAPIKeyInput,
 		ec.unmarshalInputSessionOrder,
 		ec.unmarshalInputSessionWhereInput,
+		ec.unmarshalInputStepResultOrder,
+		ec.unmarshalInputStepResultWhereInput,
 		ec.unmarshalInputStepSummaryInput,
 		ec.unmarshalInputTurnOrder,
 		ec.unmarshalInputTurnWhereInput,
@@ -4466,6 +4704,37 @@ type Session implements Node {
     """
     where: ArtifactWhereInput
   ): ArtifactConnection!
+  stepResults(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for StepResults returned from the connection.
+    """
+    orderBy: [StepResultOrder!]
+
+    """
+    Filtering options for StepResults returned from the connection.
+    """
+    where: StepResultWhereInput
+  ): StepResultConnection!
 }
 """
 A connection to a list of items.
@@ -4804,6 +5073,204 @@ input SessionWhereInput {
   """
   hasArtifacts: Boolean
   hasArtifactsWith: [ArtifactWhereInput!]
+  """
+  step_results edge predicates
+  """
+  hasStepResults: Boolean
+  hasStepResultsWith: [StepResultWhereInput!]
+}
+type StepResult implements Node {
+  id: ID!
+  sessionID: ID!
+  turn: Int!
+  step: Int!
+  kind: StepResultKind!
+  description: String!
+  """
+  The step's items as the LLM sees them: translated records, generated content, an analysis.
+  """
+  data: [JSON!]!
+  """
+  The refs the step touched, first seen first.
+  """
+  refs: [String!]!
+  """
+  How many items the step had; more than data holds when data was cut at its size limit.
+  """
+  itemCount: Int!
+  createdAt: Time!
+  updatedAt: Time!
+  session: Session!
+}
+"""
+A connection to a list of items.
+"""
+type StepResultConnection {
+  """
+  A list of edges.
+  """
+  edges: [StepResultEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type StepResultEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: StepResult
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+StepResultKind is enum for the field kind
+"""
+enum StepResultKind @goModel(model: "sessiongraph/ent/stepresult.Kind") {
+  READ
+  WRITE
+  GENERATE
+  ANALYZE
+}
+"""
+Ordering options for StepResult connections
+"""
+input StepResultOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order StepResults.
+  """
+  field: StepResultOrderField!
+}
+"""
+Properties by which StepResult connections can be ordered.
+"""
+enum StepResultOrderField {
+  TURN
+  STEP
+  CREATED_AT
+}
+"""
+StepResultWhereInput is used for filtering StepResult objects.
+Input was generated by ent.
+"""
+input StepResultWhereInput {
+  not: StepResultWhereInput
+  and: [StepResultWhereInput!]
+  or: [StepResultWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  """
+  session_id field predicates
+  """
+  sessionID: ID
+  sessionIDNEQ: ID
+  sessionIDIn: [ID!]
+  sessionIDNotIn: [ID!]
+  """
+  turn field predicates
+  """
+  turn: Int
+  turnNEQ: Int
+  turnIn: [Int!]
+  turnNotIn: [Int!]
+  turnGT: Int
+  turnGTE: Int
+  turnLT: Int
+  turnLTE: Int
+  """
+  step field predicates
+  """
+  step: Int
+  stepNEQ: Int
+  stepIn: [Int!]
+  stepNotIn: [Int!]
+  stepGT: Int
+  stepGTE: Int
+  stepLT: Int
+  stepLTE: Int
+  """
+  kind field predicates
+  """
+  kind: StepResultKind
+  kindNEQ: StepResultKind
+  kindIn: [StepResultKind!]
+  kindNotIn: [StepResultKind!]
+  """
+  description field predicates
+  """
+  description: String
+  descriptionNEQ: String
+  descriptionIn: [String!]
+  descriptionNotIn: [String!]
+  descriptionGT: String
+  descriptionGTE: String
+  descriptionLT: String
+  descriptionLTE: String
+  descriptionContains: String
+  descriptionHasPrefix: String
+  descriptionHasSuffix: String
+  descriptionEqualFold: String
+  descriptionContainsFold: String
+  """
+  item_count field predicates
+  """
+  itemCount: Int
+  itemCountNEQ: Int
+  itemCountIn: [Int!]
+  itemCountNotIn: [Int!]
+  itemCountGT: Int
+  itemCountGTE: Int
+  itemCountLT: Int
+  itemCountLTE: Int
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  updated_at field predicates
+  """
+  updatedAt: Time
+  updatedAtNEQ: Time
+  updatedAtIn: [Time!]
+  updatedAtNotIn: [Time!]
+  updatedAtGT: Time
+  updatedAtGTE: Time
+  updatedAtLT: Time
+  updatedAtLTE: Time
+  """
+  session edge predicates
+  """
+  hasSession: Boolean
+  hasSessionWith: [SessionWhereInput!]
 }
 """
 The builtin Time type
@@ -5267,6 +5734,17 @@ type ReleaseRefPayload {
   ref: Ref!
 }
 
+input ClearArtifactInput {
+  sessionID: ID!
+  "The generated ref whose artifact is cleared."
+  ref: String!
+}
+
+type ClearArtifactPayload {
+  "The ref, its artifact now CLEARED."
+  ref: Ref!
+}
+
 "What a ref stands for."
 type ResolvedRef {
   ref: String!
@@ -5335,6 +5813,15 @@ extend type Session {
   enrichmentQueue: [EnrichmentRequest!]!
   "The refs that matter now, by tier."
   activeEntities(turnsWindow: Int = 2): ActiveEntities!
+  "Generated content not saved yet (status PENDING)."
+  pendingArtifacts(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: [ArtifactOrder!]): ArtifactConnection!
+  "Generated content saved in the current turn, kept for its linked records until the turn ends (status PROMOTED)."
+  justSavedArtifacts(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: [ArtifactOrder!]): ArtifactConnection!
+  """
+  The generated content a ref was given, whatever became of it since (pending, saved, or cleared):
+  the content archive. Null for a ref that never had generated content.
+  """
+  archivedContent(ref: String!): Artifact
 }
 
 extend type Mutation {
@@ -5360,6 +5847,8 @@ extend type Mutation {
   retainRef(input: RetainRefInput!): RetainRefPayload!
   "Let a retained ref fall out of context."
   releaseRef(input: ReleaseRefInput!): ReleaseRefPayload!
+  "Clear one pending or saved artifact before its turn ends; its content stays in the archive."
+  clearArtifact(input: ClearArtifactInput!): ClearArtifactPayload!
 }
 `, BuiltIn: false},
 	{Name: "../schema/root.graphql", Input: `type Mutation
@@ -5593,6 +6082,43 @@ extend type Mutation {
   "Close the open turn as failed."
   failTurn(input: FailTurnInput!): FailTurnPayload!
 }
+
+"""
+A step of the open turn: what it was (kind, description) and its data as the LLM should see it.
+recordRead, recordUpdated, recordGenerated, recordCreated and recordDeleted given a step already
+add their records to it; call this to describe the step, or to give the data of a step that went
+through no record call (an analysis).
+"""
+input RecordStepResultInput {
+  sessionID: ID!
+  "The step's number in the turn's plan, from 1."
+  step: Int!
+  kind: StepResultKind!
+  "What the step was for, such as Find Indian recipes; kept when not given."
+  description: String
+  """
+  The step's data as the LLM should see it (at most 256 KiB of JSON): a list is its items, anything
+  else one item. It replaces what record calls gathered; without it they are kept. Any UUID in it
+  becomes its ref, or [unregistered id].
+  """
+  data: JSON
+  "Refs the step used beyond those in its data; each must be this session's."
+  refs: [String!]
+}
+
+type RecordStepResultPayload {
+  stepResult: StepResult!
+}
+
+extend type Turn {
+  "What each step of the turn fetched or produced, in step order."
+  stepResults: [StepResult!]!
+}
+
+extend type Mutation {
+  "Record or describe a step of the open turn and its data."
+  recordStepResult(input: RecordStepResultInput!): RecordStepResultPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -5743,6 +6269,14 @@ func (ec *executionContext) childFields_ChatMessage(ctx context.Context, field g
 		return ec.fieldContext_ChatMessage_tokenCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChatMessage", field.Name)
+}
+
+func (ec *executionContext) childFields_ClearArtifactPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_ClearArtifactPayload_ref(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClearArtifactPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ContextBuild(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6139,6 +6673,14 @@ func (ec *executionContext) childFields_RecordReadPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type RecordReadPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RecordStepResultPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "stepResult":
+		return ec.fieldContext_RecordStepResultPayload_stepResult(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordStepResultPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RecordUpdatedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "records":
@@ -6335,6 +6877,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_refs(ctx, field)
 	case "artifacts":
 		return ec.fieldContext_Session_artifacts(ctx, field)
+	case "stepResults":
+		return ec.fieldContext_Session_stepResults(ctx, field)
 	case "context":
 		return ec.fieldContext_Session_context(ctx, field)
 	case "workingMemory":
@@ -6351,6 +6895,12 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_enrichmentQueue(ctx, field)
 	case "activeEntities":
 		return ec.fieldContext_Session_activeEntities(ctx, field)
+	case "pendingArtifacts":
+		return ec.fieldContext_Session_pendingArtifacts(ctx, field)
+	case "justSavedArtifacts":
+		return ec.fieldContext_Session_justSavedArtifacts(ctx, field)
+	case "archivedContent":
+		return ec.fieldContext_Session_archivedContent(ctx, field)
 	case "events":
 		return ec.fieldContext_Session_events(ctx, field)
 	}
@@ -6395,6 +6945,58 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_StepResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_StepResult_id(ctx, field)
+	case "sessionID":
+		return ec.fieldContext_StepResult_sessionID(ctx, field)
+	case "turn":
+		return ec.fieldContext_StepResult_turn(ctx, field)
+	case "step":
+		return ec.fieldContext_StepResult_step(ctx, field)
+	case "kind":
+		return ec.fieldContext_StepResult_kind(ctx, field)
+	case "description":
+		return ec.fieldContext_StepResult_description(ctx, field)
+	case "data":
+		return ec.fieldContext_StepResult_data(ctx, field)
+	case "refs":
+		return ec.fieldContext_StepResult_refs(ctx, field)
+	case "itemCount":
+		return ec.fieldContext_StepResult_itemCount(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_StepResult_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_StepResult_updatedAt(ctx, field)
+	case "session":
+		return ec.fieldContext_StepResult_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StepResult", field.Name)
+}
+
+func (ec *executionContext) childFields_StepResultConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_StepResultConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_StepResultConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_StepResultConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StepResultConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_StepResultEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_StepResultEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_StepResultEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StepResultEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_StepSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6461,6 +7063,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_completedAt(ctx, field)
 	case "session":
 		return ec.fieldContext_Turn_session(ctx, field)
+	case "stepResults":
+		return ec.fieldContext_Turn_stepResults(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }

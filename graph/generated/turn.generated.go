@@ -122,6 +122,38 @@ func (ec *executionContext) fieldContext_FailTurnPayload_turn(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _RecordStepResultPayload_stepResult(ctx context.Context, field graphql.CollectedField, obj *model.RecordStepResultPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordStepResultPayload_stepResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StepResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.StepResult) graphql.Marshaler {
+			return ec.marshalNStepResult2ᚖsessiongraphᚋentᚐStepResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordStepResultPayload_stepResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordStepResultPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StepResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -353,6 +385,71 @@ func (ec *executionContext) unmarshalInputFailTurnInput(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRecordStepResultInput(ctx context.Context, obj any) (engine.RecordStepResultInput, error) {
+	var it engine.RecordStepResultInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "step", "kind", "description", "data", "refs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "step":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("step"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Step = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNStepResultKind2sessiongraphᚋentᚋstepresultᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "data":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("data"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Data = data
+		case "refs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refs"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Refs = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRetainedRefInput(ctx context.Context, obj any) (schematype.RetainedRef, error) {
 	var it schematype.RetainedRef
 	if obj == nil {
@@ -570,6 +667,44 @@ func (ec *executionContext) _FailTurnPayload(ctx context.Context, sel ast.Select
 	return out
 }
 
+var recordStepResultPayloadImplementors = []string{"RecordStepResultPayload"}
+
+func (ec *executionContext) _RecordStepResultPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordStepResultPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordStepResultPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordStepResultPayload")
+		case "stepResult":
+			out.Values[i] = ec._RecordStepResultPayload_stepResult(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
@@ -622,6 +757,21 @@ func (ec *executionContext) marshalNFailTurnPayload2ᚖsessiongraphᚋgraphᚋmo
 		return graphql.Null
 	}
 	return ec._FailTurnPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRecordStepResultInput2sessiongraphᚋinternalᚋengineᚐRecordStepResultInput(ctx context.Context, v any) (engine.RecordStepResultInput, error) {
+	res, err := ec.unmarshalInputRecordStepResultInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordStepResultPayload2ᚖsessiongraphᚋgraphᚋmodelᚐRecordStepResultPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecordStepResultPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordStepResultPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRetainedRefInput2sessiongraphᚋentᚋschemaᚋschematypeᚐRetainedRef(ctx context.Context, v any) (schematype.RetainedRef, error) {

@@ -13,6 +13,12 @@ type BeginTurnInput struct {
 	UserMessage string    `json:"userMessage"`
 }
 
+type ClearArtifactInput struct {
+	SessionID uuid.UUID `json:"sessionID"`
+	// The generated ref whose artifact is cleared.
+	Ref string `json:"ref"`
+}
+
 type CreateAPIKeyPayload struct {
 	// The key itself: shown this once, stored only as a hash. Send it as 'Authorization: Bearer <key>'.
 	Key    string      `json:"key"`
@@ -50,6 +56,10 @@ type MentionEntityInput struct {
 type PurgeExpiredInput struct {
 	// Delete sessions that expired more than this many seconds ago; default: the server's retention.
 	OlderThanSeconds *int `json:"olderThanSeconds,omitempty"`
+}
+
+type RecordStepResultPayload struct {
+	StepResult *ent.StepResult `json:"stepResult"`
 }
 
 type ReleaseRefInput struct {

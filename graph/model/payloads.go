@@ -44,3 +44,11 @@ func Count(n int, err error) (*CountPayload, error) {
 	}
 	return &CountPayload{Count: n}, nil
 }
+
+// StepResult wraps recordStepResult's result in its payload.
+func StepResult(r *ent.StepResult, err error) (*RecordStepResultPayload, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &RecordStepResultPayload{StepResult: r}, nil
+}

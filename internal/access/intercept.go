@@ -10,12 +10,13 @@ import (
 	"sessiongraph/ent/intercept"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 )
 
 // Confine makes every query of client keep to the tenant of the request's key:
-// sessions by their tenant, turns, refs and artifacts by their session's,
-// events by the tenant they carry. API keys are visible to admins; any
+// sessions by their tenant, turns, refs, artifacts and step results by their
+// session's, events by the tenant they carry. API keys are visible to admins; any
 // other key sees only itself. Entity types are shared by every tenant.
 //
 // Because the interceptors sit under every query (connections, edges, node and nodes,
@@ -33,6 +34,9 @@ func Confine(client *ent.Client) {
 	}))
 	client.Artifact.Intercept(intercept.TraverseArtifact(func(ctx context.Context, q *ent.ArtifactQuery) error {
 		return scoped(ctx, func(t string) { q.Where(artifact.HasSessionWith(session.Tenant(t))) })
+	}))
+	client.StepResult.Intercept(intercept.TraverseStepResult(func(ctx context.Context, q *ent.StepResultQuery) error {
+		return scoped(ctx, func(t string) { q.Where(stepresult.HasSessionWith(session.Tenant(t))) })
 	}))
 	client.Event.Intercept(intercept.TraverseEvent(func(ctx context.Context, q *ent.EventQuery) error {
 		return scoped(ctx, func(t string) { q.Where(event.Tenant(t)) })

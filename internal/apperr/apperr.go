@@ -45,6 +45,9 @@ const (
 	// IntrospectionDisabled answers __schema and __type unless the server
 	// runs with -introspection.
 	IntrospectionDisabled Code = "INTROSPECTION_DISABLED"
+	// ArtifactCleared answers a change to generated content that was
+	// already cleared (saved and done with, or discarded).
+	ArtifactCleared Code = "ARTIFACT_CLEARED"
 	// HTTP: requests that are not GraphQL-over-HTTP requests at all.
 
 	// InvalidRequest is a body or parameters that are not a GraphQL request:

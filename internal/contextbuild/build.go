@@ -26,8 +26,12 @@ const (
 const (
 	// FullDetailTurns is how many recent turns keep their full text.
 	FullDetailTurns = 3
-	// FullDetailSteps is how many recent step results keep their full data.
+	// FullDetailSteps is how many recent step results keep their full data,
+	// across turns.
 	FullDetailSteps = 3
+	// OlderStepSummaries is how many step results older than those Act
+	// still lists, one line each, so a long session's build stays bounded.
+	OlderStepSummaries = 20
 	// CondensedBudget is the budget of Understand and Think (seed 000's
 	// ROUTER_CONTEXT_THRESHOLD).
 	CondensedBudget = 8000
@@ -82,7 +86,27 @@ type Snapshot struct {
 	Entries []*registry.Entry
 	// OlderEntries counts refs left out of the snapshot.
 	OlderEntries int
-	Domain       *registry.Domain
+	// Steps are the step results the node shows, newest first: for ACT the
+	// newest FullDetailSteps with their data and up to OlderStepSummaries
+	// more without (MoreSteps when there are older still); for REPLY those
+	// of the turn it answers and the one before, without data.
+	Steps     []StepResult
+	MoreSteps bool
+	Domain    *registry.Domain
+}
+
+// StepResult is what one step of a turn fetched or produced.
+type StepResult struct {
+	Turn        int
+	Step        int
+	Kind        string // READ, WRITE, GENERATE or ANALYZE
+	Description string
+	// Data is the step's items as the LLM sees them, when the build shows
+	// them in full; nil otherwise.
+	Data []any
+	Refs []string
+	// ItemCount may exceed len(Data): items past the size limit are counted only.
+	ItemCount int
 }
 
 // Options tune a build.

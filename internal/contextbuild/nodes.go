@@ -2,9 +2,10 @@ package contextbuild
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
-	"sessiongraph/internal/registry"
+	"sessiongraph/ent/schema/schematype"
 )
 
 // Understand builds seed 000's UnderstandContext: the current message, the
@@ -129,71 +130,6 @@ func buildThink(s *Snapshot, window int) ([]draft, Tiers) {
 	return drafts, names
 }
 
-// buildAct builds Act's context (seed 000, build_act_entity_context and
-// format_full_context): full data of generated and just-saved artifacts,
-// the last three turns, the history summary, step summaries (the last three
-// in full, older ones compressed) and the entities as background.
-func buildAct(s *Snapshot, window int) ([]draft, Tiers) {
-	t, names := tiers(s, window)
-	var drafts []draft
-	var gen, saved []string
-	for _, e := range s.Entries {
-		a := e.Artifact
-		if a == nil {
-			continue
-		}
-		block := fmt.Sprintf("### `%s`: %s (%s), revision %d\n```json\n%s\n```", e.Ref, e.Label, e.EntityType, a.Revision, prettyJSON(a.Content))
-		switch a.Status {
-		case registry.ArtifactPending:
-			gen = append(gen, block)
-		case registry.ArtifactPromoted:
-			saved = append(saved, block)
-		}
-	}
-	drafts = append(drafts, section("generated_content", "Generated content (not saved)", gen...))
-	drafts = append(drafts, section("just_saved", "Just saved (content kept for linked records)", saved...))
-
-	var conv []string
-	if s.EngagementSummary != "" {
-		conv = append(conv, "Session: "+oneLine(s.EngagementSummary))
-	}
-	conv = append(conv, conversationLines(pastTurns(s, FullDetailTurns), nil)...)
-	if cur := current(s); cur != nil {
-		conv = append(conv, fmt.Sprintf("Turn %d — User (now): %s", cur.Number, oneLine(cur.UserMessage)))
-	}
-	drafts = append(drafts, section("conversation", "Recent conversation", conv...))
-	if s.HistorySummary != "" {
-		drafts = append(drafts, section("history_summary", "History summary", oneLine(s.HistorySummary)))
-	}
-
-	// Steps newest first: the last three in full, older ones as one line.
-	var steps []string
-	n := 0
-	turns := s.Turns
-	for i := len(turns) - 1; i >= 0; i-- {
-		if turns[i].Summary == nil {
-			continue
-		}
-		st := turns[i].Summary.Steps
-		for j := len(st) - 1; j >= 0; j-- {
-			if n < FullDetailSteps {
-				steps = append(steps, fmt.Sprintf("T%d step %d (%s): %s → %s", turns[i].Number, st[j].Step, orDash(st[j].Kind), orDash(st[j].Description), orDash(st[j].Outcome)))
-			} else {
-				steps = append(steps, fmt.Sprintf("T%d step %d: %s", turns[i].Number, st[j].Step, orDash(st[j].Outcome)))
-			}
-			n++
-		}
-	}
-	drafts = append(drafts, section("step_summaries", "Step summaries", steps...))
-
-	var ents []string
-	for _, e := range byRecency(append(append(t.Active, t.Retained...), t.Generated...)) {
-		ents = append(ents, entityLine(e))
-	}
-	drafts = append(drafts, section("entities", "Entities", ents...))
-	return drafts, names
-}
-
 // buildReply builds seed 000's ReplyContext: entities marked saved or not,
 // the full pending artifacts, the conversation with the engagement summary,
 // the last turn's reasoning, and the execution outcome.
@@ -202,7 +138,10 @@ func buildReply(s *Snapshot, window int) ([]draft, Tiers) {
 	var drafts []draft
 	var ents, content []string
 	for _, e := range byRecency(append(t.Active, t.Retained...)) {
-		if e.EntityID != nil {
+		switch {
+		case justSaved(s, e):
+			ents = append(ents, entityLine(e)+" — SAVED in this turn. Say it was saved; don't offer to save it again.")
+		case e.EntityID != nil:
 			ents = append(ents, entityLine(e)+" — ALREADY EXISTS. Don't offer to save.")
 		}
 	}
@@ -224,15 +163,18 @@ func buildReply(s *Snapshot, window int) ([]draft, Tiers) {
 	}
 	drafts = append(drafts, section("conversation", "Conversation", conv...))
 
-	// The turn being answered, or else the last one completed.
+	// The turn being answered, or else, while it has nothing to tell yet,
+	// the last one completed.
 	last := cur
-	if last == nil || last.Summary == nil {
+	if last == nil || last.Summary == nil && !hasSteps(s.Steps, last.Number) {
 		if past := pastTurns(s, 1); len(past) > 0 {
 			last = &past[0]
 		}
 	}
-	if last != nil && last.Summary != nil {
-		sum := last.Summary
+	if last == nil {
+		return drafts, names
+	}
+	if sum := last.Summary; sum != nil {
 		var reasoning []string
 		if sum.Phase != "" {
 			reasoning = append(reasoning, "Phase: "+sum.Phase)
@@ -241,9 +183,53 @@ func buildReply(s *Snapshot, window int) ([]draft, Tiers) {
 			reasoning = append(reasoning, "User expressed: "+sum.UserExpressed)
 		}
 		drafts = append(drafts, section("reasoning", "Reasoning", reasoning...))
-		if o := Outcome(sum); o != "" {
-			drafts = append(drafts, section("execution_outcome", "Execution outcome", o))
-		}
+	}
+	if o := turnOutcome(*last, s.Steps); o != "" {
+		drafts = append(drafts, section("execution_outcome", "Execution outcome", o))
 	}
 	return drafts, names
+}
+
+// turnOutcome is the one-line outcome of a turn's steps: "Find Indian
+// recipes: 5 items; Generate weekly plan: completed". A step with a
+// recorded result is told from it (how many items it read or wrote, or
+// that it ran); one the execution summary alone reports keeps its outcome.
+func turnOutcome(t Turn, steps []StepResult) string {
+	byStep := map[int]StepResult{}
+	var numbers []int
+	for _, st := range steps {
+		if st.Turn == t.Number {
+			byStep[st.Step] = st
+			numbers = append(numbers, st.Step)
+		}
+	}
+	reported := map[int]schematype.StepSummary{}
+	if t.Summary != nil {
+		for _, st := range t.Summary.Steps {
+			if _, ok := reported[st.Step]; !ok {
+				reported[st.Step] = st
+				numbers = append(numbers, st.Step)
+			}
+		}
+	}
+	slices.Sort(numbers)
+	numbers = slices.Compact(numbers)
+	parts := make([]string, 0, len(numbers))
+	for _, n := range numbers {
+		rep, hasReport := reported[n]
+		res, hasResult := byStep[n]
+		switch {
+		case hasResult && res.Description == "" && rep.Description != "":
+			parts = append(parts, fmt.Sprintf("%s: %s", oneLine(rep.Description), stepOutcome(res)))
+		case hasResult:
+			parts = append(parts, fmt.Sprintf("%s: %s", describe(res), stepOutcome(res)))
+		case hasReport:
+			parts = append(parts, fmt.Sprintf("%s: %s", orDash(rep.Description), orDash(rep.Outcome)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func hasSteps(steps []StepResult, turn int) bool {
+	return slices.ContainsFunc(steps, func(st StepResult) bool { return st.Turn == turn })
 }

@@ -19,26 +19,15 @@ const (
 // context by seed 000's three rules: generated content (3+ of a type's
 // content markers) becomes "Generated {type}(s): names. [Content archived]";
 // a list of 5+ items becomes "{intro} ({n} items: a, b, c +N more)"; anything
-// else longer than 400 characters is cut there. generated names the labels
-// of what was generated in the turn, by entity type.
-func SummarizeAssistant(msg string, d *registry.Domain, generated map[string][]string) string {
-	lower := strings.ToLower(msg)
-	if d != nil {
-		for _, t := range d.Types {
-			hits := 0
-			for _, m := range t.ContentMarkers {
-				if strings.Contains(lower, strings.ToLower(m)) {
-					hits++
-				}
-			}
-			if hits >= markerThreshold {
-				names := generated[t.Name]
-				if len(names) == 0 {
-					return fmt.Sprintf("Generated %s(s). [Content archived]", t.Name)
-				}
-				return fmt.Sprintf("Generated %s(s): %s. [Content archived]", t.Name, strings.Join(names, ", "))
-			}
+// else longer than 400 characters is cut there, pointing at the step results
+// that hold the rest. names are the labels of the generated content the
+// message shows (see GeneratedType).
+func SummarizeAssistant(msg string, d *registry.Domain, names []string) string {
+	if t := GeneratedType(msg, d); t != "" {
+		if len(names) == 0 {
+			return fmt.Sprintf("Generated %s(s). [Content archived]", t)
 		}
+		return fmt.Sprintf("Generated %s(s): %s. [Content archived]", t, strings.Join(names, ", "))
 	}
 	if items := listItems(msg); len(items) >= listThreshold {
 		intro := strings.TrimSpace(msg[:strings.Index(msg, "\n")])
@@ -49,6 +38,27 @@ func SummarizeAssistant(msg string, d *registry.Domain, generated map[string][]s
 		return string(r[:cutAt]) + "... [content continues in step results]"
 	}
 	return msg
+}
+
+// GeneratedType is the entity type whose generated content msg shows (3+
+// of the type's content markers, the first rule), or "".
+func GeneratedType(msg string, d *registry.Domain) string {
+	if d == nil {
+		return ""
+	}
+	lower := strings.ToLower(msg)
+	for _, t := range d.Types {
+		hits := 0
+		for _, m := range t.ContentMarkers {
+			if strings.Contains(lower, strings.ToLower(m)) {
+				hits++
+			}
+		}
+		if hits >= markerThreshold {
+			return t.Name
+		}
+	}
+	return ""
 }
 
 func listItems(msg string) []string {

@@ -2,11 +2,16 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
@@ -61,6 +66,12 @@ func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.
 		if snap.Entries, err = e.contextEntries(ctx, s, node, o); err != nil {
 			return nil, err
 		}
+		if err := e.scrubArtifacts(ctx, s, snap.Entries); err != nil {
+			return nil, err
+		}
+	}
+	if snap.Steps, snap.MoreSteps, err = e.contextSteps(ctx, s, node); err != nil {
+		return nil, err
 	}
 	if err := e.contextTurns(ctx, s, node, o, snap, counterName, c); err != nil {
 		return nil, err
@@ -84,8 +95,9 @@ func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contex
 		// Only stable fields order a build, so the same session builds the same text.
 		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).
 		Limit(maxContextRefs)
-	if node == contextbuild.Act || node == contextbuild.Reply {
-		q.WithArtifact() // only these show artifact content
+	artifacts := node == contextbuild.Act || node == contextbuild.Reply // only these show artifact content
+	if artifacts {
+		withArtifact(q) // in the refs' statement
 	}
 	rows, err := q.All(ctx)
 	if err != nil {
@@ -93,9 +105,104 @@ func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contex
 	}
 	entries := make([]*registry.Entry, len(rows))
 	for i, r := range rows {
+		if artifacts {
+			if r.Edges.Artifact, err = joinedArtifact(r); err != nil {
+				return nil, err
+			}
+		}
 		entries[i] = toEntry(r)
 	}
 	return entries, nil
+}
+
+// scrubArtifacts replaces the UUIDs a runtime left in the shown artifacts'
+// content with their refs (or "[unregistered id]"), as a read's records are,
+// so that none reaches a prompt. Entities the snapshot does not hold are
+// looked up by id in one more statement, only when there are any.
+func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) error {
+	known := map[uuid.UUID]bool{}
+	for _, en := range entries {
+		if en.EntityID != nil {
+			known[*en.EntityID] = true
+		}
+	}
+	var missing []uuid.UUID
+	named := false
+	for _, en := range entries {
+		if en.Artifact == nil {
+			continue
+		}
+		for _, id := range registry.UUIDsIn(en.Artifact.Content) {
+			named = true
+			if !known[id] {
+				known[id] = true
+				missing = append(missing, id)
+			}
+		}
+	}
+	if !named {
+		return nil
+	}
+	all := slices.Clone(entries)
+	if len(missing) > 0 {
+		rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.EntityIDIn(missing...)).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			all = append(all, toEntry(row))
+		}
+	}
+	r := registry.New(s.CurrentTurn, nil, nil, all...)
+	for _, en := range entries {
+		if en.Artifact != nil {
+			en.Artifact.Content, _ = r.Scrub(en.Artifact.Content).(map[string]any)
+		}
+	}
+	return nil
+}
+
+// contextSteps reads the step results a build shows, newest first, in one
+// statement: for ACT the newest FullDetailSteps with their data and up to
+// OlderStepSummaries more without it (more tells whether older ones were
+// left out); for REPLY those of the current turn and the one before,
+// without data. Other nodes show none.
+func (e *Engine) contextSteps(ctx context.Context, s *ent.Session, node contextbuild.Node) (steps []contextbuild.StepResult, more bool, err error) {
+	q := e.client.StepResult.Query().Where(stepresult.SessionID(s.ID)).
+		Order(ent.Desc(stepresult.FieldTurn), ent.Desc(stepresult.FieldStep))
+	withData := 0
+	switch node {
+	case contextbuild.Act:
+		withData = contextbuild.FullDetailSteps
+		q.Limit(contextbuild.FullDetailSteps + contextbuild.OlderStepSummaries + 1)
+	case contextbuild.Reply:
+		q.Where(stepresult.TurnGTE(s.CurrentTurn - 1)).Limit(2 * maxStep)
+	default:
+		return nil, false, nil
+	}
+	q.Select(stepresult.FieldTurn, stepresult.FieldStep, stepresult.FieldKind, stepresult.FieldDescription,
+		stepresult.FieldRefs, stepresult.FieldItemCount)
+	if withData > 0 {
+		q.Modify(func(sel *sql.Selector) {
+			// Only the newest few carry their data out of the database:
+			// older ones are summarized from their counts and refs.
+			sel.AppendSelectExprAs(sql.Expr(fmt.Sprintf("CASE WHEN row_number() OVER (ORDER BY %s DESC, %s DESC) <= %d THEN %s END",
+				sel.C(stepresult.FieldTurn), sel.C(stepresult.FieldStep), withData, sel.C(stepresult.FieldData))), stepresult.FieldData)
+		})
+	}
+	rows, err := q.All(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if node == contextbuild.Act && len(rows) > contextbuild.FullDetailSteps+contextbuild.OlderStepSummaries {
+		rows, more = rows[:len(rows)-1], true
+	}
+	steps = make([]contextbuild.StepResult, len(rows))
+	for i, r := range rows {
+		steps[i] = contextbuild.StepResult{Turn: r.Turn, Step: r.Step, Kind: r.Kind.String(), Description: r.Description,
+			Data: r.Data, Refs: r.Refs, ItemCount: r.ItemCount}
+	}
+	return steps, more, nil
 }
 
 // contextTurns reads the newest turns the node shows. MESSAGES reads every

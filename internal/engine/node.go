@@ -15,13 +15,14 @@ import (
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
 )
 
 // nodeTables are the tables whose rows are Relay nodes.
 var nodeTables = []string{
-	session.Table, turn.Table, ref.Table, artifact.Table, entitytype.Table, event.Table, apikey.Table,
+	session.Table, turn.Table, ref.Table, artifact.Table, stepresult.Table, entitytype.Table, event.Table, apikey.Table,
 }
 
 // nodeTableQuery finds the table of each of a list of ids in one statement:

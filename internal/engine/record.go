@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+
 	"github.com/google/uuid"
 
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
 	"sessiongraph/internal/store"
@@ -57,32 +59,36 @@ type EnrichmentRequest struct {
 }
 
 // RecordRead registers records read from the database (seed 000's
-// translate_read_output) and returns them translated for the LLM.
+// translate_read_output) and returns them translated for the LLM. With a
+// step, the translated records are that step's data (a READ step).
 func (e *Engine) RecordRead(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
-	return e.recordRecords(ctx, in, registry.ActionRead, KindRefsRead)
+	return e.recordRecords(ctx, in, registry.ActionRead, KindRefsRead, stepresult.KindRead)
 }
 
 // RecordUpdated registers records the runtime updated, as RecordRead does,
-// with the action updated.
+// with the action updated (a WRITE step).
 func (e *Engine) RecordUpdated(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
-	return e.recordRecords(ctx, in, registry.ActionUpdated, KindRefsUpdated)
+	return e.recordRecords(ctx, in, registry.ActionUpdated, KindRefsUpdated, stepresult.KindWrite)
 }
 
-func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, kind string) (*RecordsResult, error) {
+func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, kind string, stepKind stepresult.Kind) (*RecordsResult, error) {
 	if len(in.Records) > maxRecords {
 		return nil, apperr.Invalid("records", "%d records in one call; at most %d are allowed: split the call", len(in.Records), maxRecords)
+	}
+	if err := checkStep(in.Step); err != nil {
+		return nil, err
 	}
 	out := &RecordsResult{SessionID: in.SessionID}
 	sel := selection{entityIDs: registry.UUIDsIn(in.Records)}
 	var table string
-	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := typeByNameOrTable(d, in.EntityType, in.Table)
 		if err != nil {
-			return store.Event{}, err
+			return store.Event{}, nil, err
 		}
 		table = t.Table
 		if out.Records, err = r.Read(d, t, in.Records, action, in.Step); err != nil {
-			return store.Event{}, err
+			return store.Event{}, nil, err
 		}
 		for _, en := range r.Changed() {
 			en.Label = truncate(en.Label, maxLabelLen)
@@ -91,7 +97,12 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 				out.EnrichmentQueue = append(out.EnrichmentQueue, enrichmentRequest(en))
 			}
 		}
-		return store.Event{Kind: kind, Payload: map[string]any{"table": table, "changes": changes(r.Changed())}}, nil
+		items := make([]any, len(out.Records))
+		for i, rec := range out.Records {
+			items[i] = rec
+		}
+		ev := store.Event{Kind: kind, Payload: map[string]any{"table": table, "changes": changes(r.Changed())}}
+		return ev, forStep(in.Step, stepKind, items, out.Refs), nil
 	})
 	if err != nil {
 		return nil, err
@@ -126,17 +137,29 @@ func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (
 	if err != nil {
 		return nil, err
 	}
+	if err := checkStep(in.Step); err != nil {
+		return nil, err
+	}
+	var sel selection
+	if in.Step != nil { // the step's copy of the content carries refs for the UUIDs it names
+		sel.entityIDs = registry.UUIDsIn(in.Content)
+	}
 	out := &RefResult{SessionID: in.SessionID}
-	out.Stored, err = e.writeRegistry(ctx, in.SessionID, selection{}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
-			return store.Event{}, err
+			return store.Event{}, nil, err
 		}
 		en := r.Generate(t, in.Content, label, in.Step)
 		en.Label = truncate(en.Label, maxLabelLen)
 		en.Artifact.Label = en.Label
 		out.Ref = en.Ref
-		return store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+		item, err := r.AsRecord(d, en)
+		if err != nil {
+			return store.Event{}, nil, err
+		}
+		ev := store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(r.Changed())}}
+		return ev, forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref}), nil
 	})
 	if err != nil {
 		return nil, err
@@ -161,19 +184,22 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 	if err != nil {
 		return nil, err
 	}
+	if err := checkStep(in.Step); err != nil {
+		return nil, err
+	}
 	sel := selection{entityIDs: []uuid.UUID{in.EntityID}, pendingOf: in.EntityType, pendingLabel: label, artifacts: true}
 	if in.GenRef != nil {
 		sel.refs = []string{*in.GenRef}
 	}
 	out := &RefResult{SessionID: in.SessionID}
-	out.Stored, err = e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
-			return store.Event{}, err
+			return store.Event{}, nil, err
 		}
 		en, err := r.Create(t, in.EntityID, label, deref(in.GenRef), in.Step)
 		if err != nil {
-			return store.Event{}, err
+			return store.Event{}, nil, err
 		}
 		out.Ref = en.Ref
 		out.Promoted = en.Generated()
@@ -181,7 +207,8 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 		if out.Promoted {
 			kind = KindRefPromoted
 		}
-		return store.Event{Kind: kind, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+		ev := store.Event{Kind: kind, Payload: map[string]any{"changes": changes(r.Changed())}}
+		return ev, forStep(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref}), nil
 	})
 	if err != nil {
 		return nil, err
@@ -211,20 +238,26 @@ func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*Ref
 	if len(in.EntityIDs) > maxRecords {
 		return nil, apperr.Invalid("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), maxRecords)
 	}
+	if err := checkStep(in.Step); err != nil {
+		return nil, err
+	}
 	out := &RefsResult{SessionID: in.SessionID}
-	stored, err := e.writeRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
+	stored, err := e.writeRegistryStep(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
 		t, err := d.Type(in.EntityType)
 		if err != nil {
-			return store.Event{}, err
+			return store.Event{}, nil, err
 		}
+		var items []any
 		for _, id := range in.EntityIDs {
 			en, err := r.Touch(t, id, registry.ActionDeleted, "", in.Step)
 			if err != nil {
-				return store.Event{}, err
+				return store.Event{}, nil, err
 			}
 			out.Refs = append(out.Refs, en.Ref)
+			items = append(items, registry.WrittenItem(t, en))
 		}
-		return store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
+		ev := store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(r.Changed())}}
+		return ev, forStep(in.Step, stepresult.KindWrite, items, out.Refs), nil
 	})
 	if err != nil {
 		return nil, err

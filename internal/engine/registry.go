@@ -142,6 +142,10 @@ func joinedArtifact(row *ent.Ref) (*ent.Artifact, error) {
 // event to record.
 type registryChange func(r *registry.Registry, d *registry.Domain) (store.Event, error)
 
+// stepChange is a registryChange that also returns what the call adds to
+// its step's result: nil when it carries no step.
+type stepChange func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error)
+
 // Stored holds the refs a registry write stored, by name, as their rows now
 // read, so that the write's payload needs no read-back.
 type Stored map[string]*ent.Ref
@@ -151,6 +155,16 @@ type Stored map[string]*ent.Ref
 // changed refs and artifacts in one statement each and the counters with the
 // session's activity stamp. It returns the refs it stored.
 func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel selection, change registryChange) (Stored, error) {
+	return e.writeRegistryStep(ctx, sessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
+		ev, err := change(r, d)
+		return ev, nil, err
+	})
+}
+
+// writeRegistryStep is writeRegistry for a record call that may carry a
+// step: what it returns for the step is added to the step's result in the
+// same commit, and the event names the step.
+func (e *Engine) writeRegistryStep(ctx context.Context, sessionID uuid.UUID, sel selection, change stepChange) (Stored, error) {
 	var stored Stored
 	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
@@ -161,12 +175,19 @@ func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel sel
 		if err != nil {
 			return store.Event{}, err
 		}
-		ev, err := change(r, d)
+		ev, items, err := change(r, d)
 		if err != nil {
 			return store.Event{}, apiError(err)
 		}
 		if stored, err = persist(ctx, w, r.Changed(), l); err != nil {
 			return store.Event{}, err
+		}
+		added, err := addToStep(ctx, w, items)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if added {
+			ev.Payload["step"] = items.Step
 		}
 		w.Update().SetRefCounters(r.Counters).SetGenCounters(r.GenCounters)
 		return ev, nil

@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
@@ -98,9 +99,12 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 		if err != nil {
 			return store.Event{}, err
 		}
-		generated, err := generatedThisTurn(ctx, w, done.Number)
-		if err != nil {
-			return store.Event{}, err
+		var names []string
+		generatedType := contextbuild.GeneratedType(in.AssistantMessage, d)
+		if generatedType != "" {
+			if names, err = generatedNames(ctx, w, done.Number, generatedType, in.AssistantMessage); err != nil {
+				return store.Event{}, err
+			}
 		}
 		cleared, err := w.Tx.Artifact.Update().
 			Where(artifact.SessionID(in.SessionID), artifact.StatusEQ(artifact.StatusPromoted)).
@@ -111,7 +115,7 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 		tokens := e.counter(w.Session.Tokenizer).Count(in.AssistantMessage)
 		done.Status, done.CompletedAt = turn.StatusCompleted, &w.Now
 		done.AssistantMessage, done.AssistantTokens = in.AssistantMessage, tokens
-		done.AssistantSummary = contextbuild.SummarizeAssistant(in.AssistantMessage, d, generated)
+		done.AssistantSummary = contextbuild.SummarizeAssistant(in.AssistantMessage, d, names)
 		done.ExecutionSummary = merge(done.ExecutionSummary, in.Summary)
 		w.Update().AddTokenCount(tokens)
 		return store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": done.Number, "clearedArtifacts": cleared}}, nil
@@ -127,13 +131,17 @@ func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason strin
 	})
 }
 
-// ResetConversation clears the session's history and keeps the session, its
-// registry and, if asked, its system prompt (seed 004's reset). Turn numbers
-// go on from where they were, so refs' turn marks stay meaningful.
+// ResetConversation clears the session's history, its turns and their step
+// results, and keeps the session, its registry and, if asked, its system
+// prompt (seed 004's reset). Turn numbers go on from where they were, so
+// refs' turn marks stay meaningful.
 func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
 	return e.store.Update(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		n, err := w.Tx.Turn.Delete().Where(turn.SessionID(sessionID)).Exec(ctx)
 		if err != nil {
+			return store.Event{}, err
+		}
+		if _, err := w.Tx.StepResult.Delete().Where(stepresult.SessionID(sessionID)).Exec(ctx); err != nil {
 			return store.Event{}, err
 		}
 		u := w.Update().SetTokenCount(0).SetHistorySummary("").SetReasoningSummary("").
@@ -158,19 +166,36 @@ func compressReasoning(w *store.Work, old *ent.Turn) {
 	w.Update().SetReasoningSummary(summary)
 }
 
-// generatedThisTurn returns the labels of what was generated in a turn, by
-// entity type, for the assistant summary's first rule.
-func generatedThisTurn(ctx context.Context, w *store.Work, number int) (map[string][]string, error) {
-	rows, err := w.Tx.Ref.Query().Where(ref.SessionID(w.Session.ID), ref.TurnCreated(number), ref.RefHasPrefix("gen_")).
-		Order(ref.ByCreatedAt()).All(ctx)
+// maxArchiveNames bounds the generated refs the assistant summary's first
+// rule reads for names: the most recently referenced of the type.
+const maxArchiveNames = 100
+
+// generatedNames returns the labels the assistant summary's first rule
+// names for content of entityType: what was generated in the turn, or else
+// archived generated content the turn worked with again (referenced in it,
+// or named in the message), so that a later turn showing it again still
+// says what it showed.
+func generatedNames(ctx context.Context, w *store.Work, number int, entityType, message string) ([]string, error) {
+	rows, err := w.Tx.Ref.Query().
+		Where(ref.SessionID(w.Session.ID), ref.EntityType(entityType), ref.RefHasPrefix("gen_")).
+		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldCreatedAt)).Limit(maxArchiveNames).All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]string{}
+	lower := strings.ToLower(message)
+	var now, again []string
 	for _, r := range rows {
-		out[r.EntityType] = append(out[r.EntityType], r.Label)
+		switch {
+		case r.TurnCreated == number:
+			now = append(now, r.Label)
+		case r.Label != "" && (r.TurnLastReferenced == number || strings.Contains(lower, strings.ToLower(r.Label))):
+			again = append(again, r.Label)
+		}
 	}
-	return out, nil
+	if len(now) == 0 {
+		return again, nil
+	}
+	return now, nil
 }
 
 // merge adds b's given fields to a's: scalars replace, steps append,

@@ -13,6 +13,7 @@ const (
 	RefNotFound       Code = "REF_NOT_FOUND"
 	RefPending        Code = "REF_PENDING"
 	Conflict          Code = "CONFLICT"
+	AlreadyCleared    Code = "ARTIFACT_CLEARED"
 	InvalidInput      Code = "BAD_USER_INPUT"
 )
 

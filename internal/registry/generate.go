@@ -158,6 +158,26 @@ func (r *Registry) UpdateArtifact(t *EntityType, ref string, content map[string]
 	return e, nil
 }
 
+// ClearArtifact ends a generated entity's artifact before its turn does (the
+// seeds' clear_pending_artifact): a pending one is discarded, a promoted one
+// is done with once its linked records are saved. Its content stays in the
+// archive, readable by its ref; the ref itself stays, as refs always do.
+func (r *Registry) ClearArtifact(ref string) (*Entry, error) {
+	e, err := r.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e.Artifact == nil:
+		return nil, Errorf(InvalidInput, "%s has no generated content to clear; only gen_ refs have artifacts", ref)
+	case e.Artifact.Status == ArtifactCleared:
+		return nil, Errorf(AlreadyCleared, "the artifact of %s is already cleared", ref)
+	}
+	e.Artifact.Status = ArtifactCleared
+	r.markChanged(e)
+	return e, nil
+}
+
 // sameLabel compares labels the way people write them: ignoring case and
 // surrounding spaces, as the seeds' _find_matching_pending_artifact does.
 func sameLabel(a, b string) bool {

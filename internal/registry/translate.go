@@ -206,25 +206,41 @@ func (r *Registry) payloadFK(v any, path, want string) (any, error) {
 
 // ReadRefs answers reads of generated refs from their artifacts, in the
 // shape a database read returns (the seeds' read rerouting): the content
-// with the ref in the id field. Refs whose data lives only in the database
-// come back in fromDatabase.
+// with the ref in the id field. Refs whose data lives in the database come
+// back in fromDatabase: database entities, and generated ones that were
+// saved and whose artifact is cleared (the row may have changed since). A
+// generated entity cleared without being saved exists only in the archive,
+// so it is answered from there.
 func (r *Registry) ReadRefs(d *Domain, refs []string) (records []map[string]any, fromDatabase []string, err error) {
 	for _, ref := range refs {
 		e, err := r.lookup(ref)
 		if err != nil {
 			return nil, nil, err
 		}
-		if e.Artifact == nil || e.Artifact.Status == ArtifactCleared {
+		if e.Artifact == nil || e.Artifact.Status == ArtifactCleared && e.EntityID != nil {
 			fromDatabase = append(fromDatabase, ref)
 			continue
 		}
-		t, err := d.Type(e.EntityType)
+		rec, err := r.AsRecord(d, e)
 		if err != nil {
 			return nil, nil, err
 		}
-		rec := r.scrub(e.Artifact.Content).(map[string]any)
-		rec[t.IDField] = e.Ref
 		records = append(records, rec)
 	}
 	return records, fromDatabase, nil
+}
+
+// AsRecord is a generated entry's content as a database read would return
+// it: scrubbed of UUIDs, with the ref in the type's id field.
+func (r *Registry) AsRecord(d *Domain, e *Entry) (map[string]any, error) {
+	t, err := d.Type(e.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	rec, _ := r.scrub(e.Artifact.Content).(map[string]any)
+	if rec == nil {
+		rec = map[string]any{}
+	}
+	rec[t.IDField] = e.Ref
+	return rec, nil
 }

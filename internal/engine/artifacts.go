@@ -1,0 +1,70 @@
+package engine
+
+// This file holds the end of generated content's life: an explicit clear,
+// and the archive it is read back from afterwards.
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/predicate"
+	"sessiongraph/ent/ref"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
+	"sessiongraph/internal/store"
+)
+
+// KindArtifactCleared is the event of ClearArtifact.
+const KindArtifactCleared = "artifact.cleared"
+
+// ClearArtifact clears one pending or promoted artifact before its turn
+// ends (once its linked records are saved, or to discard it); other
+// artifacts are untouched. The content stays readable by its ref
+// (ArchivedContent).
+func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name string) (*RefResult, error) {
+	var status string
+	sel := selection{refs: []string{name}, artifacts: true}
+	stored, err := e.writeRegistry(ctx, sessionID, sel, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
+		if en, ok := r.Entry(name); ok && en.Artifact != nil {
+			status = en.Artifact.Status
+		}
+		if _, err := r.ClearArtifact(name); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindArtifactCleared, Payload: map[string]any{"ref": name, "was": status, "changes": changes(r.Changed())}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RefResult{SessionID: sessionID, Ref: name, Stored: stored}, nil
+}
+
+// ArchivedContent returns the generated content a ref was given, whatever
+// became of it: pending, promoted, or cleared at the end of its turn or
+// explicitly (seed 000's content archive). It is nil for a ref that never
+// had generated content, and REF_NOT_FOUND for a ref the session lacks.
+func (e *Engine) ArchivedContent(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Artifact, error) {
+	row, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).WithArtifact().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return row.Edges.Artifact, nil
+}
+
+// PendingArtifacts selects a session's artifacts not saved yet (the seeds'
+// truly pending artifacts).
+func PendingArtifacts() predicate.Artifact {
+	return artifact.StatusEQ(artifact.StatusPending)
+}
+
+// JustSavedArtifacts selects a session's artifacts saved in its current
+// turn: promoted, their content kept for linked records until the turn ends.
+func JustSavedArtifacts(s *ent.Session) predicate.Artifact {
+	return artifact.And(artifact.StatusEQ(artifact.StatusPromoted), artifact.PromotedTurn(s.CurrentTurn))
+}
