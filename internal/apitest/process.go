@@ -93,7 +93,7 @@ func serveReplica(dsn string) error {
 	a, err := app.New(ctx, app.Config{
 		Settings: settings,
 		NoReaper: true,
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err
