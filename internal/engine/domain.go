@@ -162,18 +162,18 @@ func typeByNameOrTable(d *registry.Domain, entityType, table *string) (*registry
 		return nil, errNoTypeName()
 	case table == nil:
 		t, err := d.Type(*entityType)
-		return t, apiError(err)
+		return t, err
 	case entityType == nil:
 		t, err := d.TypeOfTable(*table)
-		return t, apiError(err)
+		return t, err
 	}
 	byName, err := d.Type(*entityType)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, err
 	}
 	byTable, err := d.TypeOfTable(*table)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, err
 	}
 	if byName != byTable {
 		return nil, apperr.Invalid("table", "entityType %q and table %q disagree: table %q holds entity type %q; give only one of them",

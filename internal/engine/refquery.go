@@ -141,7 +141,7 @@ func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, entityTyp
 	}
 	tr, err := r.TranslateFilters(t, in)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, err
 	}
 	out := &TranslatedFilters{Filters: make([]FilterInput, len(tr.Filters)), PendingRefs: nonNil(tr.Pending)}
 	for i, f := range tr.Filters {
@@ -158,11 +158,11 @@ func (e *Engine) TranslatePayload(ctx context.Context, s *ent.Session, entityTyp
 	}
 	t, err := d.Type(entityType)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, err
 	}
 	out, err := r.TranslatePayload(d, t, data)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, err
 	}
 	return &out, nil
 }
@@ -183,7 +183,7 @@ func (e *Engine) ReadRefs(ctx context.Context, s *ent.Session, refs []string) (*
 	}
 	records, fromDB, err := r.ReadRefs(d, refs)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, err
 	}
 	return &ReadRefsResult{Records: nonNil(records), FromDatabase: nonNil(fromDB)}, nil
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -177,7 +176,7 @@ func (e *Engine) writeRegistryStep(ctx context.Context, sessionID uuid.UUID, sel
 		}
 		ev, items, err := change(r, d)
 		if err != nil {
-			return store.Event{}, apiError(err)
+			return store.Event{}, err
 		}
 		if stored, err = persist(ctx, w, r.Changed(), l); err != nil {
 			return store.Event{}, err
@@ -293,15 +292,6 @@ func toEntry(row *ent.Ref) *registry.Entry {
 		}
 	}
 	return en
-}
-
-// apiError gives a broken registry rule its API error code.
-func apiError(err error) error {
-	var re *registry.Error
-	if errors.As(err, &re) {
-		return apperr.New(apperr.Code(re.Code), "%s", re.Message)
-	}
-	return err
 }
 
 // conflictError reports a unique violation on (session, entity id), which

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
 )
 
@@ -52,14 +53,12 @@ func TestClearArtifactRefusesWhatHasNoArtifactLeft(t *testing.T) {
 	_, err = r.ClearArtifact("gen_recipe_1")
 	require.NoError(t, err)
 
-	for ref, code := range map[string]registry.Code{
-		"gen_recipe_1": registry.AlreadyCleared,
-		"gen_recipe_2": registry.RefNotFound,
-		"recipe_1":     registry.InvalidInput,
+	for ref, code := range map[string]apperr.Code{
+		"gen_recipe_1": apperr.ArtifactCleared,
+		"gen_recipe_2": apperr.RefNotFound,
+		"recipe_1":     apperr.BadUserInput,
 	} {
 		_, err := r.ClearArtifact(ref)
-		var re *registry.Error
-		require.ErrorAs(t, err, &re, ref)
-		assert.Equal(t, code, re.Code, ref)
+		requireCode(t, err, code)
 	}
 }

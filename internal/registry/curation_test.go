@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/registry"
+
+	"sessiongraph/internal/apperr"
 )
 
 // Seed 000's register_from_ui: "Check if UUID already known — if so, update
@@ -48,7 +50,7 @@ func TestTouchRecordsFrontendChanges(t *testing.T) {
 	assert.Equal(t, []string{"recipe_3", "recipe_1", "recipe_2"}, refsOf(r.Changed()))
 
 	_, err = r.Touch(typeOf(t, d, "task"), uuid.MustParse(thaiCurryID), registry.UserAction(registry.UserUpdated), "", nil)
-	requireCode(t, err, registry.Conflict)
+	requireCode(t, err, apperr.Conflict)
 }
 
 // The runtime's own writes: updated and deleted.
@@ -86,7 +88,7 @@ func TestMentionKeepsTheActionAndTouches(t *testing.T) {
 	assert.Equal(t, 1, entry(t, r, "meal_plan_1").TurnLastReferenced, "refs not mentioned are left alone")
 
 	err = r.Mention([]string{"recipe_1", "inv_3"})
-	re := requireCode(t, err, registry.RefNotFound)
+	re := requireCode(t, err, apperr.RefNotFound)
 	assert.Equal(t, `this session has no ref "inv_3"`, re.Message)
 }
 
@@ -103,19 +105,19 @@ func TestRetainAndRelease(t *testing.T) {
 	assert.Equal(t, []string{"recipe_1"}, refsOf(r.Changed()))
 
 	_, err = r.Retain("recipe_2", "")
-	re := requireCode(t, err, registry.InvalidInput)
+	re := requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, "a reason is required to retain recipe_2: say why it stays relevant", re.Message)
 	assert.Nil(t, entry(t, r, "recipe_2").ActiveReason)
 
 	_, err = r.Retain("recipe_8", "because")
-	requireCode(t, err, registry.RefNotFound)
+	requireCode(t, err, apperr.RefNotFound)
 
 	released, err := r.Release("recipe_1")
 	require.NoError(t, err)
 	assert.Nil(t, released.ActiveReason)
 
 	_, err = r.Release("recipe_8")
-	requireCode(t, err, registry.RefNotFound)
+	requireCode(t, err, apperr.RefNotFound)
 }
 
 func TestApplyEnrichmentRejectsUnknownRefsAndEmptyLabels(t *testing.T) {
@@ -127,12 +129,12 @@ func TestApplyEnrichmentRejectsUnknownRefsAndEmptyLabels(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = r.ApplyEnrichment([]registry.Enrichment{{Ref: "ingredient_1", Label: ""}})
-	re := requireCode(t, err, registry.InvalidInput)
+	re := requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, "the label for ingredient_1 is empty", re.Message)
 	assert.True(t, entry(t, r, "ingredient_1").Queued())
 
 	_, err = r.ApplyEnrichment([]registry.Enrichment{{Ref: "ingredient_5", Label: "basil"}})
-	requireCode(t, err, registry.RefNotFound)
+	requireCode(t, err, apperr.RefNotFound)
 
 	out, err := r.ApplyEnrichment(nil)
 	require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"sessiongraph/ent/schema/schematype"
+
+	"sessiongraph/internal/apperr"
 )
 
 // EntityType is one kind of entity a domain knows (the seeds'
@@ -99,7 +101,7 @@ func unknownType(what, name string, d *Domain) error {
 			known = append(known, t.Name)
 		}
 	}
-	return Errorf(UnknownEntityType, "domain %q has no %s %q; it knows %s", d.Name, what, name, strings.Join(known, ", "))
+	return apperr.New(apperr.UnknownEntityType, "domain %q has no %s %q; it knows %s", d.Name, what, name, strings.Join(known, ", "))
 }
 
 var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)

@@ -8,6 +8,8 @@ import (
 
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/internal/registry"
+
+	"sessiongraph/internal/apperr"
 )
 
 func TestKitchenDomainIndexesTypesByNameAndTable(t *testing.T) {
@@ -30,11 +32,11 @@ func TestUnknownTableOrTypeIsUnknownEntityType(t *testing.T) {
 	d := kitchen(t)
 
 	_, err := d.TypeOfTable("recipe")
-	re := requireCode(t, err, registry.UnknownEntityType)
+	re := requireCode(t, err, apperr.UnknownEntityType)
 	assert.Equal(t, `domain "kitchen" has no table "recipe"; it knows recipes, recipe_ingredients, ingredients, inventory, meal_plans, tasks`, re.Message)
 
 	_, err = d.Type("recipes")
-	re = requireCode(t, err, registry.UnknownEntityType)
+	re = requireCode(t, err, apperr.UnknownEntityType)
 	assert.Equal(t, `domain "kitchen" has no entity type "recipes"; it knows recipe, recipe_ingredient, ingredient, inv, meal_plan, task`, re.Message)
 }
 

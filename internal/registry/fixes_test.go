@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/registry"
+
+	"sessiongraph/internal/apperr"
 )
 
 // Fixed: uuidPattern in refname.go is wrapped in \b, so a UUID glued to a
@@ -103,7 +105,7 @@ func TestFixed_PendingGenRefInAnFKFilterIsReroutedAndDropped(t *testing.T) {
 		{Field: "recipe_id", Op: "=", Value: "gen_recipe_1"},
 	})
 	assert.Equal(t, registry.TranslatedFilters{}, got, "got Pending %v and filters %v: a query for recipe_ingredients would be answered with a recipe, or with every row", got.Pending, got.Filters)
-	requireCode(t, err, registry.RefPending)
+	requireCode(t, err, apperr.RefPending)
 }
 
 // Fixed: when every value of the id filter is a pending gen ref, the filter
@@ -165,10 +167,10 @@ func TestFixed_RefOfAnotherTypeTranslatesSilently(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = r.TranslateFilters(typeOf(t, d, "recipe"), []registry.Filter{{Field: "id", Op: "=", Value: "inv_1"}})
-	requireCode(t, err, registry.InvalidInput)
+	requireCode(t, err, apperr.BadUserInput)
 
 	_, err = r.TranslatePayload(d, typeOf(t, d, "recipe_ingredient"), map[string]any{"recipe_id": "ingredient_1", "name": "rice"})
-	requireCode(t, err, registry.InvalidInput)
+	requireCode(t, err, apperr.BadUserInput)
 }
 
 // Fixed: scrub only walks string, []any and map[string]any, so a record

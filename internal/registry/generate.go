@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"sessiongraph/internal/apperr"
 )
 
 // Generate registers LLM-generated content as gen_{type}_{n} with no entity
@@ -63,7 +65,7 @@ func (r *Registry) Create(t *EntityType, id uuid.UUID, label, genRef string, ste
 		return e, nil
 	}
 	if other, ok := r.byID[id]; ok {
-		return nil, Errorf(Conflict, "entity %s is already registered as %s; it cannot also be %s", id, other.Ref, gen.Ref)
+		return nil, apperr.New(apperr.Conflict, "entity %s is already registered as %s; it cannot also be %s", id, other.Ref, gen.Ref)
 	}
 	turn := r.Turn
 	gen.EntityID = &id
@@ -91,11 +93,11 @@ func (r *Registry) promotable(t *EntityType, label, genRef string) (*Entry, erro
 		}
 		switch {
 		case !e.Generated() || e.Artifact == nil:
-			return nil, Errorf(InvalidInput, "%s is not a generated ref; only gen_ refs can be promoted", genRef)
+			return nil, apperr.New(apperr.BadUserInput, "%s is not a generated ref; only gen_ refs can be promoted", genRef)
 		case e.EntityType != t.Name:
-			return nil, Errorf(InvalidInput, "%s is a %s, not a %s", genRef, e.EntityType, t.Name)
+			return nil, apperr.New(apperr.BadUserInput, "%s is a %s, not a %s", genRef, e.EntityType, t.Name)
 		case e.EntityID != nil:
-			return nil, Errorf(Conflict, "%s was already saved as entity %s", genRef, *e.EntityID)
+			return nil, apperr.New(apperr.Conflict, "%s was already saved as entity %s", genRef, *e.EntityID)
 		}
 		return e, nil
 	}
@@ -143,7 +145,7 @@ func (r *Registry) UpdateArtifact(t *EntityType, ref string, content map[string]
 		return nil, err
 	}
 	if e.Artifact == nil || e.Artifact.Status == ArtifactCleared {
-		return nil, Errorf(InvalidInput, "%s has no artifact to update; only generated refs keep content until their turn ends", ref)
+		return nil, apperr.New(apperr.BadUserInput, "%s has no artifact to update; only generated refs keep content until their turn ends", ref)
 	}
 	if label == "" {
 		label = t.Label(content)
@@ -169,9 +171,9 @@ func (r *Registry) ClearArtifact(ref string) (*Entry, error) {
 	}
 	switch {
 	case e.Artifact == nil:
-		return nil, Errorf(InvalidInput, "%s has no generated content to clear; only gen_ refs have artifacts", ref)
+		return nil, apperr.New(apperr.BadUserInput, "%s has no generated content to clear; only gen_ refs have artifacts", ref)
 	case e.Artifact.Status == ArtifactCleared:
-		return nil, Errorf(AlreadyCleared, "the artifact of %s is already cleared", ref)
+		return nil, apperr.New(apperr.ArtifactCleared, "the artifact of %s is already cleared", ref)
 	}
 	e.Artifact.Status = ArtifactCleared
 	r.markChanged(e)

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/registry"
+
+	"sessiongraph/internal/apperr"
 )
 
 func simpleCod() map[string]any {
@@ -81,7 +83,7 @@ func TestGenerateThenSave(t *testing.T) {
 	// Nothing can point at it before it is saved.
 	ingredientRow := map[string]any{"recipe_id": "gen_recipe_1", "ingredient_id": codID, "name": "cod", "quantity": "2 fillets"}
 	_, err = r.TranslatePayload(d, recipeIngredient, ingredientRow)
-	re := requireCode(t, err, registry.RefPending)
+	re := requireCode(t, err, apperr.RefPending)
 	assert.Equal(t, "data.recipe_id is gen_recipe_1, which is generated but not saved yet: save it (recordCreated) before records that point at it", re.Message)
 
 	// Turn 3: "add feta".
@@ -236,28 +238,28 @@ func TestCreateRefusesImpossiblePromotions(t *testing.T) {
 
 	// The entity id is already recipe_1: it cannot also be gen_recipe_1.
 	_, err := r.Create(recipe, uuid.MustParse(thaiCurryID), "Simple Cod", "gen_recipe_1", nil)
-	re := requireCode(t, err, registry.Conflict)
+	re := requireCode(t, err, apperr.Conflict)
 	assert.Equal(t, "entity a508000d-9b55-40f0-8886-dbdd88bd2de2 is already registered as recipe_1; it cannot also be gen_recipe_1", re.Message)
 	assert.Nil(t, gen.EntityID)
 	assert.Equal(t, registry.ArtifactPending, gen.Artifact.Status)
 	assert.Equal(t, "generated", gen.Action)
 
 	_, err = r.Create(recipe, uuid.MustParse(simpleCodID), "", "gen_recipe_9", nil)
-	re = requireCode(t, err, registry.RefNotFound)
+	re = requireCode(t, err, apperr.RefNotFound)
 	assert.Equal(t, `this session has no ref "gen_recipe_9"`, re.Message)
 
 	_, err = r.Create(recipe, uuid.MustParse(simpleCodID), "", "recipe_2", nil)
-	re = requireCode(t, err, registry.InvalidInput)
+	re = requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, "recipe_2 is not a generated ref; only gen_ refs can be promoted", re.Message)
 
 	_, err = r.Create(recipe, uuid.MustParse(simpleCodID), "", "gen_task_1", nil)
-	re = requireCode(t, err, registry.InvalidInput)
+	re = requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, "gen_task_1 is a task, not a recipe", re.Message)
 
 	_, err = r.Create(recipe, uuid.MustParse(simpleCodID), "", "gen_recipe_1", nil)
 	require.NoError(t, err)
 	_, err = r.Create(recipe, uuid.MustParse(lemonPastaID), "", "gen_recipe_1", nil)
-	re = requireCode(t, err, registry.Conflict)
+	re = requireCode(t, err, apperr.Conflict)
 	assert.Equal(t, "gen_recipe_1 was already saved as entity "+simpleCodID, re.Message)
 
 	assert.Equal(t, map[string]int{"recipe": 2}, r.Counters, "no refused creation took a number")
@@ -284,10 +286,10 @@ func TestUpdateArtifactWithLabelAndErrors(t *testing.T) {
 	assert.Equal(t, 3, gen.Artifact.Revision)
 
 	_, err = r.UpdateArtifact(recipe, "gen_recipe_7", simpleCod(), "")
-	requireCode(t, err, registry.RefNotFound)
+	requireCode(t, err, apperr.RefNotFound)
 
 	_, err = r.UpdateArtifact(recipe, "recipe_1", simpleCod(), "")
-	re := requireCode(t, err, registry.InvalidInput)
+	re := requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, "recipe_1 has no artifact to update; only generated refs keep content until their turn ends", re.Message)
 }
 
@@ -308,6 +310,6 @@ func TestReadRefsOfUnknownRefsAndArtifactsWithUUIDs(t *testing.T) {
 	assertNoUUIDs(t, records)
 
 	_, _, err = r.ReadRefs(d, []string{"gen_meal_plan_1", "gen_recipe_4"})
-	re := requireCode(t, err, registry.RefNotFound)
+	re := requireCode(t, err, apperr.RefNotFound)
 	assert.Equal(t, `this session has no ref "gen_recipe_4"`, re.Message)
 }

@@ -13,6 +13,8 @@ import (
 
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/internal/registry"
+
+	"sessiongraph/internal/apperr"
 )
 
 // The kitchen domain of the seeds, built by hand so that these tests do not
@@ -111,12 +113,12 @@ func entry(t *testing.T, r *registry.Registry, ref string) *registry.Entry {
 	return e
 }
 
-// requireCode asserts that err is a *registry.Error with the code, and
+// requireCode asserts that err is an *apperr.Error with the code, and
 // returns it for checks on its message.
-func requireCode(t *testing.T, err error, code registry.Code) *registry.Error {
+func requireCode(t *testing.T, err error, code apperr.Code) *apperr.Error {
 	t.Helper()
-	var re *registry.Error
-	require.Truef(t, errors.As(err, &re), "want a *registry.Error with code %s, got %v", code, err)
+	var re *apperr.Error
+	require.Truef(t, errors.As(err, &re), "want an *apperr.Error with code %s, got %v", code, err)
 	assert.Equal(t, code, re.Code, re.Message)
 	return re
 }

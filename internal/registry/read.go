@@ -6,6 +6,8 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent/schema/schematype"
+
+	"sessiongraph/internal/apperr"
 )
 
 // Read registers the records the runtime read from t's table (or, with
@@ -76,12 +78,12 @@ func (r *Registry) readRecord(d *Domain, t *EntityType, rec map[string]any, acti
 func recordID(t *EntityType, rec map[string]any, path string) (uuid.UUID, error) {
 	raw, ok := rec[t.IDField]
 	if !ok || raw == nil {
-		return uuid.Nil, Errorf(InvalidRecord, "%s has no %q field: every %s record needs its id", path, t.IDField, t.Name)
+		return uuid.Nil, apperr.New(apperr.InvalidRecord, "%s has no %q field: every %s record needs its id", path, t.IDField, t.Name)
 	}
 	s, _ := raw.(string)
 	id, ok := ParseUUID(s)
 	if !ok {
-		return uuid.Nil, Errorf(InvalidID, "%s.%s is %v, not a UUID", path, t.IDField, raw)
+		return uuid.Nil, apperr.New(apperr.InvalidID, "%s.%s is %v, not a UUID", path, t.IDField, raw)
 	}
 	return id, nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/registry"
+
+	"sessiongraph/internal/apperr"
 )
 
 // Seed 001's read flow. Turn 1: "what recipes do i have?" — db_read returns
@@ -212,28 +214,28 @@ func TestReadRejectsRecordsWithoutAUsableID(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		records []map[string]any
-		code    registry.Code
+		code    apperr.Code
 		message string
 	}{
 		"no id": {
 			[]map[string]any{{"id": thaiCurryID, "name": "Thai Curry"}, {"name": "Pasta"}},
-			registry.InvalidRecord, `records[1] has no "id" field: every recipe record needs its id`,
+			apperr.InvalidRecord, `records[1] has no "id" field: every recipe record needs its id`,
 		},
 		"null id": {
 			[]map[string]any{{"id": nil, "name": "Pasta"}},
-			registry.InvalidRecord, `records[0] has no "id" field: every recipe record needs its id`,
+			apperr.InvalidRecord, `records[0] has no "id" field: every recipe record needs its id`,
 		},
 		"a ref for an id": {
 			[]map[string]any{{"id": "recipe_1", "name": "Pasta"}},
-			registry.InvalidID, `records[0].id is recipe_1, not a UUID`,
+			apperr.InvalidID, `records[0].id is recipe_1, not a UUID`,
 		},
 		"a number for an id": {
 			[]map[string]any{{"id": 42, "name": "Pasta"}},
-			registry.InvalidID, `records[0].id is 42, not a UUID`,
+			apperr.InvalidID, `records[0].id is 42, not a UUID`,
 		},
 		"nested child without id": {
 			[]map[string]any{{"id": thaiCurryID, "recipe_ingredients": []any{map[string]any{"name": "basil"}}}},
-			registry.InvalidRecord, `records[0].recipe_ingredients[0] has no "id" field: every recipe_ingredient record needs its id`,
+			apperr.InvalidRecord, `records[0].recipe_ingredients[0] has no "id" field: every recipe_ingredient record needs its id`,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -254,7 +256,7 @@ func TestReadOfOneUUIDAsTwoTypesIsAConflict(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = r.Read(d, typeOf(t, d, "ingredient"), []map[string]any{{"id": thaiCurryID, "name": "curry paste"}}, registry.ActionRead, nil)
-	re := requireCode(t, err, registry.Conflict)
+	re := requireCode(t, err, apperr.Conflict)
 	assert.Equal(t, "entity a508000d-9b55-40f0-8886-dbdd88bd2de2 is already registered as recipe_1, a recipe, not a ingredient", re.Message)
 	assert.Equal(t, "read", entry(t, r, "recipe_1").Action)
 	assert.Equal(t, "Thai Curry", entry(t, r, "recipe_1").Label)

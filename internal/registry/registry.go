@@ -11,6 +11,8 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+
+	"sessiongraph/internal/apperr"
 )
 
 // Entry is one ref of a session.
@@ -150,7 +152,7 @@ func (r *Registry) lookup(ref string) (*Entry, error) {
 	if e, ok := r.byRef[ref]; ok {
 		return e, nil
 	}
-	return nil, Errorf(RefNotFound, "this session has no ref %q", ref)
+	return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", ref)
 }
 
 // register gives a new database entity the next ref of its type.
@@ -178,7 +180,7 @@ func (r *Registry) touch(t *EntityType, id uuid.UUID, action string, step *int) 
 		return r.register(t.Name, id, action, step), nil
 	}
 	if e.EntityType != t.Name {
-		return nil, Errorf(Conflict, "entity %s is already registered as %s, a %s, not a %s", id, e.Ref, e.EntityType, t.Name)
+		return nil, apperr.New(apperr.Conflict, "entity %s is already registered as %s, a %s, not a %s", id, e.Ref, e.EntityType, t.Name)
 	}
 	e.Action = action
 	e.TurnLastReferenced = r.Turn
@@ -217,7 +219,7 @@ func (r *Registry) Mention(refs []string) error {
 // Retain keeps a ref active past the turn window, with Understand's reason.
 func (r *Registry) Retain(ref, reason string) (*Entry, error) {
 	if reason == "" {
-		return nil, Errorf(InvalidInput, "a reason is required to retain %s: say why it stays relevant", ref)
+		return nil, apperr.New(apperr.BadUserInput, "a reason is required to retain %s: say why it stays relevant", ref)
 	}
 	e, err := r.lookup(ref)
 	if err != nil {
@@ -255,7 +257,7 @@ func (r *Registry) ApplyEnrichment(labels []Enrichment) ([]*Entry, error) {
 			return nil, err
 		}
 		if l.Label == "" {
-			return nil, Errorf(InvalidInput, "the label for %s is empty", l.Ref)
+			return nil, apperr.New(apperr.BadUserInput, "the label for %s is empty", l.Ref)
 		}
 		r.setLabel(e, l.Label)
 		out = append(out, e)

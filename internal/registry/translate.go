@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"sessiongraph/internal/apperr"
 )
 
 // Filter is one condition of a runtime query: field op value.
@@ -87,14 +89,14 @@ func (r *Registry) entityID(v, path, want string) (id string, pending bool, err 
 		return u.String(), false, nil
 	}
 	if !IsRef(v) {
-		return "", false, Errorf(InvalidInput, "%s is %q, which is neither a ref (recipe_1) nor a UUID", path, v)
+		return "", false, apperr.New(apperr.BadUserInput, "%s is %q, which is neither a ref (recipe_1) nor a UUID", path, v)
 	}
 	e, err := r.lookup(v)
 	if err != nil {
 		return "", false, err
 	}
 	if e.EntityType != want {
-		return "", false, Errorf(InvalidInput, "%s is %s, a %s; this field holds a %s", path, v, e.EntityType, want)
+		return "", false, apperr.New(apperr.BadUserInput, "%s is %s, a %s; this field holds a %s", path, v, e.EntityType, want)
 	}
 	if e.EntityID == nil {
 		return "", true, nil
@@ -103,7 +105,7 @@ func (r *Registry) entityID(v, path, want string) (id string, pending bool, err 
 }
 
 func pendingError(path, ref string) error {
-	return Errorf(RefPending, "%s is %s, which is generated but not saved yet: save it (recordCreated) before records that point at it", path, ref)
+	return apperr.New(apperr.RefPending, "%s is %s, which is generated but not saved yet: save it (recordCreated) before records that point at it", path, ref)
 }
 
 // TranslatedPayload is a record ready to write to the database.

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/registry"
+
+	"sessiongraph/internal/apperr"
 )
 
 // afterTurn1 is the session of seed 001 after turn 1's read: recipe_1 is
@@ -93,18 +95,18 @@ func TestTranslateFiltersRejectsUnknownRefsAndText(t *testing.T) {
 	recipe := typeOf(t, d, "recipe")
 
 	_, err := r.TranslateFilters(recipe, []registry.Filter{{Field: "id", Op: "in", Value: []any{"recipe_1", "recipe_9"}}})
-	re := requireCode(t, err, registry.RefNotFound)
+	re := requireCode(t, err, apperr.RefNotFound)
 	assert.Equal(t, `this session has no ref "recipe_9"`, re.Message)
 
 	_, err = r.TranslateFilters(recipe, []registry.Filter{{Field: "id", Op: "=", Value: "Thai Curry"}})
-	re = requireCode(t, err, registry.InvalidInput)
+	re = requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, `filters[0].value is "Thai Curry", which is neither a ref (recipe_1) nor a UUID`, re.Message)
 
 	_, err = r.TranslateFilters(typeOf(t, d, "meal_plan"), []registry.Filter{
 		{Field: "date", Op: "=", Value: "2026-01-12"},
 		{Field: "recipe_id", Op: "in", Value: []any{"recipe_1", "butter chicken"}},
 	})
-	re = requireCode(t, err, registry.InvalidInput)
+	re = requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, `filters[1].value[1] is "butter chicken", which is neither a ref (recipe_1) nor a UUID`, re.Message)
 }
 
@@ -146,12 +148,12 @@ func TestTranslatePayloadErrorsNameTheField(t *testing.T) {
 	r := registry.New(1, nil, nil)
 
 	_, err := r.TranslatePayload(d, typeOf(t, d, "inv"), map[string]any{"name": "rice", "ingredient_id": "ingredient_7"})
-	re := requireCode(t, err, registry.RefNotFound)
+	re := requireCode(t, err, apperr.RefNotFound)
 	assert.Equal(t, `this session has no ref "ingredient_7"`, re.Message)
 
 	_, err = r.TranslatePayload(d, typeOf(t, d, "recipe"), map[string]any{
 		"name": "Pasta", "recipe_ingredients": []any{map[string]any{"ingredient_id": "flour"}},
 	})
-	re = requireCode(t, err, registry.InvalidInput)
+	re = requireCode(t, err, apperr.BadUserInput)
 	assert.Equal(t, `data.recipe_ingredients[0].ingredient_id is "flour", which is neither a ref (recipe_1) nor a UUID`, re.Message)
 }
