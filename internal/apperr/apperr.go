@@ -45,6 +45,12 @@ const (
 	// Cancelled answers an operation whose request was cancelled before it
 	// finished: its client went away, or the server is shutting down.
 	Cancelled Code = "CANCELLED"
+	// InputTooLarge answers an argument over a size limit: a string too
+	// long, a list too long, nesting too deep, or too much text at once.
+	InputTooLarge Code = "INPUT_TOO_LARGE"
+	// Unavailable answers a request the database could not serve (it is
+	// down or unreachable): retry it later.
+	Unavailable Code = "UNAVAILABLE"
 	// IntrospectionDisabled answers __schema and __type unless the server
 	// runs with -introspection.
 	IntrospectionDisabled Code = "INTROSPECTION_DISABLED"
@@ -83,6 +89,11 @@ func New(code Code, format string, args ...any) *Error {
 // Invalid returns a BAD_USER_INPUT error about one input field.
 func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: BadUserInput, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// TooLarge returns an INPUT_TOO_LARGE error about one input field.
+func TooLarge(field, format string, args ...any) *Error {
+	return &Error{Code: InputTooLarge, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // CodeOf returns the code of err, or "" when err carries none.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,3 +162,21 @@ func BenchmarkTranslateFilters50(b *testing.B) {
 		require.Len(b, out.Filters[0].Value, 50)
 	})
 }
+
+// benchHugeLabel measures recordRead of one recipe whose name, its label,
+// is size bytes of multi-byte text: the label is cut to 1,000 bytes inside
+// the session's transaction, so its cost is time other writes wait.
+func benchHugeLabel(b *testing.B, size int) {
+	s, id := benchSession(b)
+	ctx := access.System(context.Background())
+	name := strings.Repeat("é", size/2)
+	measure(b, s.DB, func(int) {
+		out, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"),
+			Records: []map[string]any{{"id": uuid.NewString(), "name": name}}})
+		require.NoError(b, err)
+		require.Len(b, out.Records, 1)
+	})
+}
+
+func BenchmarkRecordReadLabel48KB(b *testing.B)   { benchHugeLabel(b, 48<<10) }
+func BenchmarkRecordReadLabel1900KB(b *testing.B) { benchHugeLabel(b, 1900<<10) }

@@ -51,7 +51,7 @@ func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.
 		return nil, err
 	}
 	o = contextbuild.WithDefaults(node, o)
-	c := e.counter(string(counterName))
+	c := e.counter(ctx, string(counterName))
 	d, err := e.Domain(ctx, s.Domain)
 	if err != nil {
 		return nil, err
@@ -79,6 +79,9 @@ func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.
 	b, err := contextbuild.Make(node, snap, o, c)
 	if err != nil {
 		return nil, apperr.Invalid("node", "%v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // counted in part: the build is not what the budget says
 	}
 	return &ContextBuild{Build: b, Tokenizer: string(counterName)}, nil
 }

@@ -16,8 +16,8 @@ import (
 // MentionEntity records that refs were referred to this turn (Understand's
 // reference resolution), which keeps them in the active window.
 func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*RefsResult, error) {
-	if len(refs) == 0 || len(refs) > maxRecords {
-		return nil, apperr.Invalid("refs", "give between 1 and %d refs", maxRecords)
+	if len(refs) == 0 || len(refs) > MaxListItems {
+		return nil, apperr.Invalid("refs", "give between 1 and %d refs", MaxListItems)
 	}
 	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if err := r.Mention(refs); err != nil {
@@ -100,11 +100,11 @@ type EnrichmentResult struct {
 // given the records of the read that queued them, it returns those records
 // with _<field>_label added, as the LLM should see them.
 func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (*EnrichmentResult, error) {
-	if len(in.Labels) == 0 || len(in.Labels) > maxRecords {
-		return nil, apperr.Invalid("labels", "give between 1 and %d labels", maxRecords)
+	if len(in.Labels) == 0 || len(in.Labels) > MaxListItems {
+		return nil, apperr.Invalid("labels", "give between 1 and %d labels", MaxListItems)
 	}
-	if len(in.Records) > maxRecords {
-		return nil, apperr.Invalid("records", "%d records in one call; at most %d are allowed", len(in.Records), maxRecords)
+	if len(in.Records) > MaxListItems {
+		return nil, apperr.TooLarge("records", "%d records in one call; at most %d are allowed", len(in.Records), MaxListItems)
 	}
 	if len(in.Records) > 0 && in.EntityType == nil && in.Table == nil {
 		return nil, errNoTypeName() // the records' FK fields depend on their type
@@ -113,7 +113,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 	enrich := make([]registry.Enrichment, len(in.Labels))
 	for i, l := range in.Labels {
 		if len(l.Label) > maxLabelLen {
-			return nil, apperr.Invalid("labels", "the label for %s is %d bytes; at most %d are allowed", l.Ref, len(l.Label), maxLabelLen)
+			return nil, apperr.TooLarge("labels", "the label for %s is %d bytes; at most %d are allowed", l.Ref, len(l.Label), maxLabelLen)
 		}
 		out.Refs = append(out.Refs, l.Ref)
 		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
@@ -142,7 +142,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 // RetainRef keeps a ref active past the turn window with Understand's reason.
 func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason string) (*RefResult, error) {
 	if len(reason) > maxLabelLen {
-		return nil, apperr.Invalid("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
+		return nil, apperr.TooLarge("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
 	}
 	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
 		if _, err := r.Retain(ref, reason); err != nil {

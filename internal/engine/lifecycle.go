@@ -19,6 +19,9 @@ import (
 // one replica at a time run the expiry reaper.
 const reaperLock = 0x5e5510_0002
 
+// maxRetentionSeconds bounds purgeExpired's olderThanSeconds (ten years).
+const maxRetentionSeconds = 10 * 365 * 24 * 60 * 60
+
 // ExpireSession expires one session now; expiring an expired session
 // changes nothing.
 func (e *Engine) ExpireSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
@@ -68,8 +71,9 @@ func (e *Engine) DeleteSession(ctx context.Context, id uuid.UUID) error {
 func (e *Engine) PurgeExpired(ctx context.Context, olderThanSeconds *int) (int, error) {
 	olderThan := e.cfg.Retention
 	if olderThanSeconds != nil {
-		if *olderThanSeconds < 0 {
-			return 0, apperr.Invalid("olderThanSeconds", "olderThanSeconds must not be negative, got %d", *olderThanSeconds)
+		// Checked as seconds before the multiplication, which would overflow.
+		if *olderThanSeconds < 0 || *olderThanSeconds > maxRetentionSeconds {
+			return 0, apperr.Invalid("olderThanSeconds", "olderThanSeconds must be between 0 and %d (ten years), got %d", maxRetentionSeconds, *olderThanSeconds)
 		}
 		olderThan = time.Duration(*olderThanSeconds) * time.Second
 	}

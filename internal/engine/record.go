@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -72,8 +73,8 @@ func (e *Engine) RecordUpdated(ctx context.Context, in RecordReadInput) (*Record
 }
 
 func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, kind string, stepKind stepresult.Kind) (*RecordsResult, error) {
-	if len(in.Records) > maxRecords {
-		return nil, apperr.Invalid("records", "%d records in one call; at most %d are allowed: split the call", len(in.Records), maxRecords)
+	if len(in.Records) > MaxListItems {
+		return nil, apperr.TooLarge("records", "%d records in one call; at most %d are allowed: split the call", len(in.Records), MaxListItems)
 	}
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
@@ -235,8 +236,8 @@ type RefsResult struct {
 // RecordDeleted tags the entities deleted; unknown ones are registered so
 // the LLM can still say what was deleted.
 func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*RefsResult, error) {
-	if len(in.EntityIDs) > maxRecords {
-		return nil, apperr.Invalid("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), maxRecords)
+	if len(in.EntityIDs) > MaxListItems {
+		return nil, apperr.TooLarge("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), MaxListItems)
 	}
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
@@ -320,21 +321,24 @@ func optionalLabel(label *string) (string, error) {
 		return "", nil
 	}
 	if len(*label) > maxLabelLen {
-		return "", apperr.Invalid("label", "the label is %d bytes; at most %d are allowed", len(*label), maxLabelLen)
+		return "", apperr.TooLarge("label", "the label is %d bytes; at most %d are allowed", len(*label), maxLabelLen)
 	}
 	return *label, nil
 }
 
-// truncate cuts a computed label to n bytes on a rune boundary.
+// truncate cuts a computed label to at most n bytes, on a rune boundary,
+// and marks the cut with "…". It looks at no more than the few bytes around
+// the cut, however long the label: a label is cut inside the session's
+// transaction, while other writes to the session wait.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	for len(string(r)) > n-len("…") {
-		r = r[:len(r)-1]
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	return string(r) + "…"
+	return s[:cut] + "…"
 }
 
 func deref[T any](p *T) T {

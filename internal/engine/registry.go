@@ -18,12 +18,6 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// Limits of registry input.
-const (
-	maxRecords  = 1000
-	maxLabelLen = 1000
-)
-
 // selection says which of a session's refs an operation needs; they are
 // loaded in one statement.
 type selection struct {
@@ -92,7 +86,9 @@ func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selectio
 			entries = append(entries, toEntry(row))
 		}
 	}
-	return registry.New(s.CurrentTurn, s.RefCounters, s.GenCounters, entries...), l, nil
+	r := registry.New(s.CurrentTurn, s.RefCounters, s.GenCounters, entries...)
+	r.StopWhen(ctx)
+	return r, l, nil
 }
 
 // artifactColumn is the column that carries a ref's artifact in the ref's

@@ -21,7 +21,7 @@ import (
 const (
 	maxTenantLen      = 200
 	maxExternalKeyLen = 500
-	maxTTL            = 365 * 24 * time.Hour
+	maxTTLSeconds     = 365 * 24 * 60 * 60
 	maxMetadataKeys   = 256
 	maxMetadataValue  = 4000
 )
@@ -156,7 +156,7 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 				delete(merged, k)
 			}
 			if len(merged) > maxMetadataKeys {
-				return store.Event{}, apperr.Invalid("metadata", "metadata would hold %d keys; at most %d are allowed", len(merged), maxMetadataKeys)
+				return store.Event{}, apperr.TooLarge("metadata", "metadata would hold %d keys; at most %d are allowed", len(merged), maxMetadataKeys)
 			}
 			u.SetMetadata(merged)
 		}
@@ -192,8 +192,10 @@ func (e *Engine) ttl(seconds *int) (int, error) {
 	if seconds == nil {
 		return int(e.cfg.DefaultTTL / time.Second), nil
 	}
-	if *seconds <= 0 || time.Duration(*seconds)*time.Second > maxTTL {
-		return 0, apperr.Invalid("ttlSeconds", "ttlSeconds must be between 1 and %d (one year), got %d", int(maxTTL/time.Second), *seconds)
+	// Compared as seconds, before any arithmetic: a huge value multiplied
+	// into a Duration overflows and would pass as a negative one.
+	if *seconds <= 0 || *seconds > maxTTLSeconds {
+		return 0, apperr.Invalid("ttlSeconds", "ttlSeconds must be between 1 and %d (one year), got %d", maxTTLSeconds, *seconds)
 	}
 	return *seconds, nil
 }
@@ -203,21 +205,21 @@ func requireText(field, v string, maxLen int) error {
 		return apperr.Invalid(field, "%s must not be empty", field)
 	}
 	if len(v) > maxLen {
-		return apperr.Invalid(field, "%s is %d bytes long; at most %d are allowed", field, len(v), maxLen)
+		return apperr.TooLarge(field, "%s is %d bytes long; at most %d are allowed", field, len(v), maxLen)
 	}
 	return nil
 }
 
 func checkMetadata(m map[string]string) error {
 	if len(m) > maxMetadataKeys {
-		return apperr.Invalid("metadata", "metadata has %d keys; at most %d are allowed", len(m), maxMetadataKeys)
+		return apperr.TooLarge("metadata", "metadata has %d keys; at most %d are allowed", len(m), maxMetadataKeys)
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "" {
 			return apperr.Invalid("metadata", "metadata keys must not be empty")
 		}
 		if len(m[k]) > maxMetadataValue {
-			return apperr.Invalid("metadata", "metadata value of %q is %d bytes; at most %d are allowed", k, len(m[k]), maxMetadataValue)
+			return apperr.TooLarge("metadata", "metadata value of %q is %d bytes; at most %d are allowed", k, len(m[k]), maxMetadataValue)
 		}
 	}
 	return nil

@@ -32,7 +32,7 @@ const (
 	// maxStepDataBytes bounds a step's data as JSON. Given data over it is
 	// refused; items a record call adds past it are counted, not kept.
 	maxStepDataBytes = 256 << 10
-	maxStepRefs      = maxRecords
+	maxStepRefs      = MaxListItems
 )
 
 // RecordStepResultInput records a step of the open turn: its kind, what it

@@ -26,15 +26,14 @@ const (
 	KindTurnEnded          = "turn.ended"
 	KindTurnFailed         = "turn.failed"
 	KindConversationReset  = "conversation.reset"
-	maxMessageBytes        = 1 << 20
 	fullReasoningSummaries = 2
 )
 
 // BeginTurn opens the session's next turn with the user's message, counting
 // its tokens once so that no build re-tokenizes it.
 func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage string) (*ent.Turn, error) {
-	if len(userMessage) > maxMessageBytes {
-		return nil, apperr.Invalid("userMessage", "the message is %d bytes; at most %d are allowed", len(userMessage), maxMessageBytes)
+	if len(userMessage) > MaxTextBytes {
+		return nil, apperr.TooLarge("userMessage", "the message is %d bytes; at most %d are allowed", len(userMessage), MaxTextBytes)
 	}
 	var out *ent.Turn
 	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
@@ -44,7 +43,10 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 			}
 			return store.Event{}, err
 		}
-		tokens := e.counter(w.Session.Tokenizer).Count(userMessage)
+		tokens, err := e.countTokens(ctx, w.Session.Tokenizer, userMessage)
+		if err != nil {
+			return store.Event{}, err
+		}
 		number := w.Session.CurrentTurn + 1
 		t, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
 			SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
@@ -91,8 +93,8 @@ type EndTurnInput struct {
 // clears the artifacts promoted in the turn (their content was kept only
 // for linked records).
 func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error) {
-	if len(in.AssistantMessage) > maxMessageBytes {
-		return nil, apperr.Invalid("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), maxMessageBytes)
+	if len(in.AssistantMessage) > MaxTextBytes {
+		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
 	}
 	return e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
 		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
@@ -112,7 +114,10 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 		if err != nil {
 			return store.Event{}, err
 		}
-		tokens := e.counter(w.Session.Tokenizer).Count(in.AssistantMessage)
+		tokens, err := e.countTokens(ctx, w.Session.Tokenizer, in.AssistantMessage)
+		if err != nil {
+			return store.Event{}, err
+		}
 		done.Status, done.CompletedAt = turn.StatusCompleted, &w.Now
 		done.AssistantMessage, done.AssistantTokens = in.AssistantMessage, tokens
 		done.AssistantSummary = contextbuild.SummarizeAssistant(in.AssistantMessage, d, names)

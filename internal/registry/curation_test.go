@@ -7,9 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sessiongraph/internal/registry"
-
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
 )
 
 // Seed 000's register_from_ui: "Check if UUID already known — if so, update

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"sessiongraph/ent/schema/schematype"
-
 	"sessiongraph/internal/apperr"
 )
 

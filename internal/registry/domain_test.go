@@ -7,9 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/ent/schema/schematype"
-	"sessiongraph/internal/registry"
-
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
 )
 
 func TestKitchenDomainIndexesTypesByNameAndTable(t *testing.T) {

@@ -10,9 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sessiongraph/internal/registry"
-
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
 )
 
 // Fixed: uuidPattern in refname.go is wrapped in \b, so a UUID glued to a

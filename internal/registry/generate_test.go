@@ -7,9 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sessiongraph/internal/registry"
-
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
 )
 
 func simpleCod() map[string]any {

@@ -12,9 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/ent/schema/schematype"
-	"sessiongraph/internal/registry"
-
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
 )
 
 // The kitchen domain of the seeds, built by hand so that these tests do not

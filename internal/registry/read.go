@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent/schema/schematype"
-
 	"sessiongraph/internal/apperr"
 )
 
@@ -24,6 +23,9 @@ import (
 func (r *Registry) Read(d *Domain, t *EntityType, records []map[string]any, action string, step *int) ([]map[string]any, error) {
 	out := make([]map[string]any, len(records))
 	for i, rec := range records {
+		if err := r.stop(); err != nil {
+			return nil, err
+		}
 		tr, err := r.readRecord(d, t, rec, action, step, fmt.Sprintf("records[%d]", i))
 		if err != nil {
 			return nil, err
@@ -180,7 +182,7 @@ func (r *Registry) scrub(v any) any {
 		if !ContainsUUID(val) {
 			return val
 		}
-		return uuidPattern.ReplaceAllStringFunc(val, func(s string) string {
+		return replaceUUIDs(val, func(s string) string {
 			if id, err := uuid.Parse(s); err == nil {
 				if e, ok := r.byID[id]; ok {
 					return e.Ref
@@ -228,8 +230,8 @@ func UUIDsIn(v any) []uuid.UUID {
 	seen := map[uuid.UUID]bool{}
 	var out []uuid.UUID
 	eachString(v, func(s string) {
-		for _, m := range uuidPattern.FindAllString(s, -1) {
-			if id, err := uuid.Parse(m); err == nil && !seen[id] {
+		for at := nextUUID(s, 0); at >= 0; at = nextUUID(s, at+uuidLen) {
+			if id, err := uuid.Parse(s[at : at+uuidLen]); err == nil && !seen[id] {
 				seen[id] = true
 				out = append(out, id)
 			}

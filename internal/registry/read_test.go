@@ -1,14 +1,14 @@
 package registry_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sessiongraph/internal/registry"
-
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
 )
 
 // Seed 001's read flow. Turn 1: "what recipes do i have?" — db_read returns
@@ -274,4 +274,21 @@ func TestUUIDsInFindsEveryUUID(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{mondayLunchID, butterChickenID, tuesdayDinnerID, strangerID}, got)
 	assert.Empty(t, registry.UUIDsIn(map[string]any{"id": "recipe_1"}))
+}
+
+// A read runs inside the session's transaction: once its request is over
+// (deadline passed, client gone), it stops between records with the
+// request's error and registers nothing more.
+func TestReadStopsWhenItsRequestEnds(t *testing.T) {
+	d := kitchen(t)
+	r := registry.New(1, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.StopWhen(ctx)
+	records := []map[string]any{{"id": thaiCurryID, "name": "Thai Curry"}, {"id": pastaID, "name": "Pasta"}}
+	_, err := r.Read(d, typeOf(t, d, "recipe"), records[:1], registry.ActionRead, nil)
+	require.NoError(t, err)
+	cancel()
+	_, err = r.Read(d, typeOf(t, d, "recipe"), records[1:], registry.ActionRead, nil)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, map[string]int{"recipe": 1}, r.Counters, "the second read registered nothing")
 }

@@ -7,6 +7,7 @@
 package registry
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -86,6 +87,22 @@ type Registry struct {
 	byID    map[uuid.UUID]*Entry
 	changed map[string]bool
 	order   []string // changed refs, first change first
+	// stopped says why a long operation should stop early (see StopWhen).
+	stopped func() error
+}
+
+// StopWhen makes the registry's long operations (Read over many records)
+// stop with ctx's error once ctx is done: they run inside the session's
+// transaction, and a request whose deadline passed or whose client left
+// should release the session's lock rather than finish work nobody reads.
+func (r *Registry) StopWhen(ctx context.Context) { r.stopped = ctx.Err }
+
+// stop returns why the current operation should stop, or nil.
+func (r *Registry) stop() error {
+	if r.stopped == nil {
+		return nil
+	}
+	return r.stopped()
 }
 
 // New returns a registry at turn with the session's counters and the entries

@@ -6,9 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sessiongraph/internal/registry"
-
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/registry"
 )
 
 // afterTurn1 is the session of seed 001 after turn 1's read: recipe_1 is

@@ -74,3 +74,23 @@ func BenchmarkCountLongRun(b *testing.B) {
 		c.Count(text)
 	}
 }
+
+// BenchmarkCountLongRuns measures a megabyte whose runs have no space: one
+// letter repeated, and CJK text. Each 500-rune run is one piece to merge,
+// the merge's worst case; counting runs inside beginTurn's and endTurn's
+// write, so its cost is time the session's other writes wait.
+func BenchmarkCountLongRuns(b *testing.B) {
+	texts := map[string]string{"letter": strings.Repeat("a", 1<<20), "cjk": strings.Repeat("漢字", 1<<18)}
+	for _, kind := range []string{"letter", "cjk"} {
+		b.Run(kind, func(b *testing.B) {
+			c, err := Get(CL100K)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(texts[kind])))
+			for b.Loop() {
+				c.Count(texts[kind])
+			}
+		})
+	}
+}

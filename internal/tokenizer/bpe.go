@@ -26,7 +26,11 @@ type bpeCounter struct {
 // data to be charged for, not a control token (and tiktoken's Encode
 // panics on disallowed special tokens). Runs longer than maxRun are
 // encoded in cuts so that one pathological turn cannot stall a write.
-func (b bpeCounter) Count(text string) int {
+func (b bpeCounter) Count(text string) int { return b.countUntil(text, nil) }
+
+// countUntil is Count that gives up, answering what it has counted, when
+// done closes; it looks between runs of at most maxRun runes.
+func (b bpeCounter) countUntil(text string, done <-chan struct{}) int {
 	// tiktoken reads invalid UTF-8 as one U+FFFD per bad byte; rather than
 	// imitate that, such rare text takes the original path.
 	if b.ranks == nil || !utf8.ValidString(text) {
@@ -34,6 +38,11 @@ func (b bpeCounter) Count(text string) int {
 	}
 	n := 0
 	for seg := range segments(text, maxRun) {
+		select {
+		case <-done:
+			return n
+		default:
+		}
 		for i := 0; i < len(seg); {
 			end := b.pieceEnd(seg, i)
 			if end <= i { // cannot happen (see pieceEnd), but must not loop

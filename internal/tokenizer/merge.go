@@ -19,7 +19,12 @@ func pieceTokens(piece string, ranks map[string]int, cache *mergeCache) int {
 	if n, ok := cache.get(piece); ok {
 		return n
 	}
-	n := mergedLen(piece, ranks)
+	var n int
+	if len(piece) < longPiece {
+		n = mergedLen(piece, ranks)
+	} else {
+		n = mergedLenHeap(piece, ranks)
+	}
 	cache.put(piece, n)
 	return n
 }

@@ -5,6 +5,7 @@
 package tokenizer
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -34,6 +35,37 @@ type Counter interface {
 	// Name returns the tokenizer that actually counts, which is Chars4
 	// when a BPE encoding failed to load (see ErrFellBack).
 	Name() Name
+}
+
+// WithContext returns c counting only while ctx lasts: once ctx is done,
+// a count stops at the next run of text and answers what it has so far.
+// Counting runs inside writes and builds; a request whose deadline passed
+// or whose client left should stop spending CPU on it. The caller checks
+// ctx.Err() afterwards and throws the count away.
+func WithContext(ctx context.Context, c Counter) Counter {
+	return ctxCounter{Counter: c, ctx: ctx}
+}
+
+type ctxCounter struct {
+	Counter
+	ctx context.Context
+}
+
+func (c ctxCounter) Count(text string) int {
+	if c.ctx.Err() != nil {
+		return 0
+	}
+	if b, ok := c.Counter.(bpeCounter); ok {
+		return b.countUntil(text, c.ctx.Done())
+	}
+	return c.Counter.Count(text)
+}
+
+// AddsUpAcrossSections passes on what the wrapped counter says (see
+// bpeCounter), so that wrapping changes no build.
+func (c ctxCounter) AddsUpAcrossSections() bool {
+	a, ok := c.Counter.(interface{ AddsUpAcrossSections() bool })
+	return ok && a.AddsUpAcrossSections()
 }
 
 // Known returns every valid tokenizer name, Default first.
