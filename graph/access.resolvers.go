@@ -43,7 +43,7 @@ func (r *queryResolver) Viewer(ctx context.Context) (*access.Principal, error) {
 }
 
 // APIKeys is the resolver for the apiKeys field.
-func (r *queryResolver) APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error) {
+func (r *queryResolver) APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error) {
 	return r.Client.APIKey.Query().Paginate(ctx, after, first, before, last,
-		ent.WithAPIKeyOrder(orderBy), ent.WithAPIKeyFilter(where.Filter))
+		ent.WithAPIKeyOrder(&orderBy), ent.WithAPIKeyFilter(where.Filter))
 }

@@ -29,6 +29,6 @@ func (r *sessionResolver) Context(ctx context.Context, obj *ent.Session, node co
 }
 
 // WorkingMemory is the resolver for the workingMemory field.
-func (r *sessionResolver) WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns *int) (*engine.WorkingMemory, error) {
-	return r.Engine.WorkingMemory(ctx, obj, *everyNTurns)
+func (r *sessionResolver) WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns int) (*engine.WorkingMemory, error) {
+	return r.Engine.WorkingMemory(ctx, obj, everyNTurns)
 }

@@ -46,7 +46,7 @@ type ServerConfig struct {
 func NewServer(cfg ServerConfig) *handler.Server {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{
 		Resolvers:  cfg.Resolver,
-		Directives: generated.DirectiveRoot{Admin: adminOnly},
+		Directives: generated.DirectiveRoot{Admin: adminOnly, MatchEverythingWhenEmpty: matchEverythingWhenEmpty},
 	}))
 	subscriptions := newSubscriptionCounts(cfg.Subscriptions)
 	authenticate := authenticateSocket(cfg.Resolver.Keys)
@@ -88,6 +88,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.AroundResponses(addEndReason)
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
+	srv.Use(&InputChecks{})
 	if cfg.Metrics != nil {
 		srv.Use(cfg.Metrics)
 	}

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,4 +87,51 @@ func TestTheStyleCheckFindsEachBreach(t *testing.T) {
 		"bareType returns Thing!: want BareTypePayload!, an object",
 		"nullablePayload returns NullablePayloadPayload: want NullablePayloadPayload!, an object",
 	}, mutationStyleViolations(schema))
+}
+
+// nullableDefaults lists every argument and input field that has a default
+// but may be null: an explicit null reaches the resolver as nil instead of
+// the default, which workingMemory(everyNTurns: null) dereferenced.
+func nullableDefaults(schema *ast.Schema) []string {
+	var out []string
+	for _, def := range schema.Types {
+		if strings.HasPrefix(def.Name, "__") {
+			continue
+		}
+		for _, f := range def.Fields {
+			for _, a := range f.Arguments {
+				if a.DefaultValue != nil && !a.Type.NonNull {
+					out = append(out, fmt.Sprintf("%s.%s(%s: %s = %s)", def.Name, f.Name, a.Name, a.Type, a.DefaultValue))
+				}
+			}
+			if def.Kind == ast.InputObject && f.DefaultValue != nil && !f.Type.NonNull {
+				out = append(out, fmt.Sprintf("%s.%s: %s = %s", def.Name, f.Name, f.Type, f.DefaultValue))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestNoArgumentWithADefaultMayBeNull(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{}).Schema()
+	assert.Empty(t, nullableDefaults(schema), "write `name: Type! = default`, so that null is refused and the resolver always gets a value")
+}
+
+// Every ent filter input carries @matchEverythingWhenEmpty, so that an empty
+// filter matches every row wherever it appears (graph/schema/filters.graphql).
+func TestEveryFilterInputMatchesEverythingWhenEmpty(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{}).Schema()
+	var filters, without []string
+	for name, def := range schema.Types {
+		if def.Kind != ast.InputObject || !strings.HasSuffix(name, "WhereInput") {
+			continue
+		}
+		filters = append(filters, name)
+		if def.Directives.ForName("matchEverythingWhenEmpty") == nil {
+			without = append(without, name)
+		}
+	}
+	assert.Len(t, filters, 7)
+	assert.Empty(t, without, "add `extend input X @matchEverythingWhenEmpty` to graph/schema/filters.graphql")
 }

@@ -38,20 +38,20 @@ type QueryResolver interface {
 	Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error)
 	Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*ent.SessionConnection, error)
 	Viewer(ctx context.Context) (*access.Principal, error)
-	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
+	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
 	EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error)
 	Session(ctx context.Context, id uuid.UUID) (*ent.Session, error)
 	SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error)
 }
 type SessionResolver interface {
 	Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
-	WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns *int) (*engine.WorkingMemory, error)
+	WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns int) (*engine.WorkingMemory, error)
 	ResolveRefs(ctx context.Context, obj *ent.Session, refs []string) ([]*engine.ResolvedRef, error)
 	TranslateFilters(ctx context.Context, obj *ent.Session, entityType *string, table *string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error)
 	TranslatePayload(ctx context.Context, obj *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error)
 	ReadRefs(ctx context.Context, obj *ent.Session, refs []string) (*engine.ReadRefsResult, error)
 	EnrichmentQueue(ctx context.Context, obj *ent.Session) ([]*engine.EnrichmentRequest, error)
-	ActiveEntities(ctx context.Context, obj *ent.Session, turnsWindow *int) (*engine.ActiveEntities, error)
+	ActiveEntities(ctx context.Context, obj *ent.Session, turnsWindow int) (*engine.ActiveEntities, error)
 	PendingArtifacts(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) (*ent.ArtifactConnection, error)
 	JustSavedArtifacts(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) (*ent.ArtifactConnection, error)
 	ArchivedContent(ctx context.Context, obj *ent.Session, ref string) (*ent.Artifact, error)
@@ -115,8 +115,8 @@ func (ec *executionContext) field_Query_apiKeys_args(ctx context.Context, rawArg
 	}
 	args["last"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
-		func(ctx context.Context, v any) (*ent.APIKeyOrder, error) {
-			return ec.unmarshalOAPIKeyOrder2ᚖsessiongraphᚋentᚐAPIKeyOrder(ctx, v)
+		func(ctx context.Context, v any) (ent.APIKeyOrder, error) {
+			return ec.unmarshalNAPIKeyOrder2sessiongraphᚋentᚐAPIKeyOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -269,8 +269,8 @@ func (ec *executionContext) field_Session_activeEntities_args(ctx context.Contex
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "turnsWindow",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -761,8 +761,8 @@ func (ec *executionContext) field_Session_workingMemory_args(ctx context.Context
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "everyNTurns",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2538,7 +2538,7 @@ func (ec *executionContext) _Query_apiKeys(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().APIKeys(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.APIKeyOrder), fc.Args["where"].(*ent.APIKeyWhereInput))
+			return ec.Resolvers.Query().APIKeys(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].(ent.APIKeyOrder), fc.Args["where"].(*ent.APIKeyWhereInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -4158,7 +4158,7 @@ func (ec *executionContext) _Session_workingMemory(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().WorkingMemory(ctx, obj, fc.Args["everyNTurns"].(*int))
+			return ec.Resolvers.Session().WorkingMemory(ctx, obj, fc.Args["everyNTurns"].(int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.WorkingMemory) graphql.Marshaler {
@@ -4410,7 +4410,7 @@ func (ec *executionContext) _Session_activeEntities(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().ActiveEntities(ctx, obj, fc.Args["turnsWindow"].(*int))
+			return ec.Resolvers.Session().ActiveEntities(ctx, obj, fc.Args["turnsWindow"].(int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.ActiveEntities) graphql.Marshaler {
@@ -6319,7 +6319,25 @@ func (ec *executionContext) unmarshalInputAPIKeyWhereInput(ctx context.Context, 
 			it.RevokedAtNotNil = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.APIKeyWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.APIKeyWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputArtifactOrder(ctx context.Context, obj any) (ent.ArtifactOrder, error) {
@@ -7118,7 +7136,25 @@ func (ec *executionContext) unmarshalInputArtifactWhereInput(ctx context.Context
 			it.HasRefWith = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.ArtifactWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.ArtifactWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputEntityTypeOrder(ctx context.Context, obj any) (ent.EntityTypeOrder, error) {
@@ -8022,7 +8058,25 @@ func (ec *executionContext) unmarshalInputEntityTypeWhereInput(ctx context.Conte
 			it.UpdatedAtLTE = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.EntityTypeWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.EntityTypeWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputEventOrder(ctx context.Context, obj any) (ent.EventOrder, error) {
@@ -8513,7 +8567,25 @@ func (ec *executionContext) unmarshalInputEventWhereInput(ctx context.Context, o
 			it.CreatedAtLTE = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.EventWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.EventWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputRefOrder(ctx context.Context, obj any) (ent.RefOrder, error) {
@@ -9935,7 +10007,25 @@ func (ec *executionContext) unmarshalInputRefWhereInput(ctx context.Context, obj
 			it.HasArtifactWith = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.RefWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.RefWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputSessionOrder(ctx context.Context, obj any) (ent.SessionOrder, error) {
@@ -11441,7 +11531,25 @@ func (ec *executionContext) unmarshalInputSessionWhereInput(ctx context.Context,
 			it.HasStepResultsWith = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.SessionWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.SessionWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputStepResultOrder(ctx context.Context, obj any) (ent.StepResultOrder, error) {
@@ -12801,7 +12909,25 @@ func (ec *executionContext) unmarshalInputTurnWhereInput(ctx context.Context, ob
 			it.HasSessionWith = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.TurnWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.TurnWhereInput`, tmp))
 }
 
 // endregion **************************** input.gotpl *****************************
@@ -15478,6 +15604,11 @@ func (ec *executionContext) marshalNAPIKeyConnection2ᚖsessiongraphᚋentᚐAPI
 	return ec._APIKeyConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAPIKeyOrder2sessiongraphᚋentᚐAPIKeyOrder(ctx context.Context, v any) (ent.APIKeyOrder, error) {
+	res, err := ec.unmarshalInputAPIKeyOrder(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNAPIKeyOrderField2ᚖsessiongraphᚋentᚐAPIKeyOrderField(ctx context.Context, v any) (*ent.APIKeyOrderField, error) {
 	var res = new(ent.APIKeyOrderField)
 	err := res.UnmarshalGQL(v)
@@ -16026,14 +16157,6 @@ func (ec *executionContext) marshalOAPIKeyEdge2ᚖsessiongraphᚋentᚐAPIKeyEdg
 		return graphql.Null
 	}
 	return ec._APIKeyEdge(ctx, sel, v)
-}
-
-func (ec *executionContext) unmarshalOAPIKeyOrder2ᚖsessiongraphᚋentᚐAPIKeyOrder(ctx context.Context, v any) (*ent.APIKeyOrder, error) {
-	if v == nil {
-		return nil, nil
-	}
-	res, err := ec.unmarshalInputAPIKeyOrder(ctx, v)
-	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOAPIKeyRole2ᚕsessiongraphᚋentᚋapikeyᚐRoleᚄ(ctx context.Context, v any) ([]apikey.Role, error) {

@@ -48,7 +48,8 @@ type ResolverRoot interface {
 }
 
 type DirectiveRoot struct {
-	Admin func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	Admin                    func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	MatchEverythingWhenEmpty func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -325,7 +326,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIKeys      func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy *ent.APIKeyOrder, where *ent.APIKeyWhereInput) int
+		APIKeys      func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) int
 		EntityTypes  func(childComplexity int, domain string) int
 		Node         func(childComplexity int, id uuid.UUID) int
 		Nodes        func(childComplexity int, ids []uuid.UUID) int
@@ -443,7 +444,7 @@ type ComplexityRoot struct {
 	}
 
 	Session struct {
-		ActiveEntities       func(childComplexity int, turnsWindow *int) int
+		ActiveEntities       func(childComplexity int, turnsWindow int) int
 		ArchivedContent      func(childComplexity int, ref string) int
 		Artifacts            func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder, where *ent.ArtifactWhereInput) int
 		Context              func(childComplexity int, node contextbuild.Node, options *engine.ContextOptions) int
@@ -480,7 +481,7 @@ type ComplexityRoot struct {
 		Turns                func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.TurnOrder, where *ent.TurnWhereInput) int
 		UpdatedAt            func(childComplexity int) int
 		UserID               func(childComplexity int) int
-		WorkingMemory        func(childComplexity int, everyNTurns *int) int
+		WorkingMemory        func(childComplexity int, everyNTurns int) int
 	}
 
 	SessionConnection struct {
@@ -1775,7 +1776,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].(*ent.APIKeyOrder), args["where"].(*ent.APIKeyWhereInput)), true
+		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].(ent.APIKeyOrder), args["where"].(*ent.APIKeyWhereInput)), true
 	case "Query.entityTypes":
 		if e.ComplexityRoot.Query.EntityTypes == nil {
 			break
@@ -2196,7 +2197,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.ActiveEntities(childComplexity, args["turnsWindow"].(*int)), true
+		return e.ComplexityRoot.Session.ActiveEntities(childComplexity, args["turnsWindow"].(int)), true
 	case "Session.archivedContent":
 		if e.ComplexityRoot.Session.ArchivedContent == nil {
 			break
@@ -2488,7 +2489,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.WorkingMemory(childComplexity, args["everyNTurns"].(*int)), true
+		return e.ComplexityRoot.Session.WorkingMemory(childComplexity, args["everyNTurns"].(int)), true
 
 	case "SessionConnection.edges":
 		if e.ComplexityRoot.SessionConnection.Edges == nil {
@@ -3157,7 +3158,7 @@ extend type Query {
   "Who the request's key is."
   viewer: Viewer!
   "Every API key, newest first unless orderBy says otherwise."
-  apiKeys(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: APIKeyOrder = {field: CREATED_AT, direction: DESC}, where: APIKeyWhereInput): APIKeyConnection! @admin
+  apiKeys(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: APIKeyOrder! = {field: CREATED_AT, direction: DESC}, where: APIKeyWhereInput): APIKeyConnection! @admin
 }
 
 extend type Mutation {
@@ -3283,7 +3284,7 @@ type ResetConversationPayload {
 extend type Session {
   "The prompt context of a pipeline node."
   context(node: ContextNode!, options: ContextOptions): ContextBuild!
-  workingMemory(everyNTurns: Int = 5): WorkingMemory!
+  workingMemory(everyNTurns: Int! = 5): WorkingMemory!
 }
 
 extend type Mutation {
@@ -5498,6 +5499,20 @@ input TurnWhereInput {
   hasSessionWith: [SessionWhereInput!]
 }
 `, BuiltIn: false},
+	{Name: "../schema/filters.graphql", Input: `# Filters (ent's WhereInput types): an empty filter matches every row,
+# wherever it appears: {} and {and: [{}]} match everything, {not: {}}
+# nothing. Every WhereInput carries the directive (style_test.go checks).
+"An empty filter of this type matches every row (engine.MatchEverythingWhenEmpty)."
+directive @matchEverythingWhenEmpty on INPUT_OBJECT
+
+extend input APIKeyWhereInput @matchEverythingWhenEmpty
+extend input ArtifactWhereInput @matchEverythingWhenEmpty
+extend input EntityTypeWhereInput @matchEverythingWhenEmpty
+extend input EventWhereInput @matchEverythingWhenEmpty
+extend input RefWhereInput @matchEverythingWhenEmpty
+extend input SessionWhereInput @matchEverythingWhenEmpty
+extend input TurnWhereInput @matchEverythingWhenEmpty
+`, BuiltIn: false},
 	{Name: "../schema/lifecycle.graphql", Input: `# Session lifecycle for admins (seeds 003 and 004): expire what is idle,
 # delete what is no longer wanted.
 
@@ -5812,7 +5827,7 @@ extend type Session {
   "Refs waiting for a label."
   enrichmentQueue: [EnrichmentRequest!]!
   "The refs that matter now, by tier."
-  activeEntities(turnsWindow: Int = 2): ActiveEntities!
+  activeEntities(turnsWindow: Int! = 2): ActiveEntities!
   "Generated content not saved yet (status PENDING)."
   pendingArtifacts(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: [ArtifactOrder!]): ArtifactConnection!
   "Generated content saved in the current turn, kept for its linked records until the turn ends (status PROMOTED)."

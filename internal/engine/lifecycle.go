@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
-	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/apperr"
 )
@@ -40,16 +38,12 @@ func (e *Engine) ExpireSessions(ctx context.Context, where *ent.SessionWhereInpu
 	if where == nil {
 		return 0, apperr.Invalid("where", "give a where: expiring every session takes an explicit {}")
 	}
-	var preds []predicate.Session
+	where = MatchEverythingWhenEmpty(where).(*ent.SessionWhereInput)
 	p, err := where.P()
-	switch {
-	case errors.Is(err, ent.ErrEmptySessionWhereInput): // {}: every live session
-	case err != nil:
+	if err != nil {
 		return 0, apperr.Invalid("where", "%v", err)
-	default:
-		preds = append(preds, p)
 	}
-	ids, err := e.store.ExpireWhere(ctx, "admin", preds...)
+	ids, err := e.store.ExpireWhere(ctx, "admin", p)
 	return len(ids), err
 }
 

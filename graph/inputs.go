@@ -1,0 +1,433 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"sessiongraph/graph/scalar"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/engine"
+)
+
+// InputChecks refuses, before anything executes, every argument value the
+// server cannot take, wherever it sits (a mutation's input, a filter, a
+// nested field's options, a record inside a Map): a string with a NUL
+// (PostgreSQL cannot store one) or that is not UTF-8, an Int outside
+// GraphQL's 32 bits (gqlgen would take 64), a null where the schema wants a
+// value, a cursor this server did not hand out, and anything over the size
+// limits of engine/limits.go. So no oversize or unstorable input reaches a
+// transaction, and every refusal names the field by its path in
+// extensions.field, relative to a mutation's input.
+type InputChecks struct {
+	schema *ast.Schema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+	graphql.OperationContextMutator
+} = &InputChecks{}
+
+// maxQueryNesting bounds how deep brackets nest in a query's text, checked
+// before it is parsed: a valid query nests its selections at most
+// MAX_DEPTH deep and an argument engine.MaxNesting deep, far below this,
+// while a 2,400-deep {not: {not: ...}} literal took gqlparser half a
+// second or more to parse and validate.
+const maxQueryNesting = 128
+
+// ExtensionName implements graphql.HandlerExtension.
+func (*InputChecks) ExtensionName() string { return "InputChecks" }
+
+// Validate implements graphql.HandlerExtension; it keeps the schema, whose
+// types guide the walk.
+func (c *InputChecks) Validate(es graphql.ExecutableSchema) error {
+	c.schema = es.Schema()
+	return nil
+}
+
+// MutateOperationParameters refuses a query whose brackets nest deeper
+// than maxQueryNesting before it is parsed.
+func (*InputChecks) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if depth := bracketDepth(params.Query, maxQueryNesting); depth > maxQueryNesting {
+		e := gqlerror.Errorf("the query nests brackets more than %d deep", maxQueryNesting)
+		e.Extensions = map[string]any{"code": string(apperr.QueryTooDeep)}
+		return e
+	}
+	return nil
+}
+
+// bracketDepth returns how deep (, [ and { nest in a query's text, outside
+// strings and comments, stopping once it passes limit.
+func bracketDepth(query string, limit int) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(query) && deepest <= limit; i++ {
+		switch c := query[i]; c {
+		case '{', '[', '(':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']', ')':
+			depth--
+		case '#':
+			for i < len(query) && query[i] != '\n' {
+				i++
+			}
+		case '"':
+			if strings.HasPrefix(query[i:], `"""`) {
+				end := strings.Index(query[i+3:], `"""`)
+				if end < 0 {
+					return deepest
+				}
+				i += 3 + end + 2
+				continue
+			}
+			for i++; i < len(query) && query[i] != '"' && query[i] != '\n'; i++ {
+				if query[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return deepest
+}
+
+// MutateOperationContext checks every argument of every field of the
+// operation, with the request's variables.
+func (c *InputChecks) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
+	w := &inputWalk{schema: c.schema, frags: rc.Doc.Fragments, vars: rc.Variables, seen: map[string]bool{}}
+	w.selection(rc.Operation.SelectionSet, nil)
+	return w.err
+}
+
+// inputWalk visits the arguments of an operation's fields, each fragment
+// once, and keeps the first problem it finds.
+type inputWalk struct {
+	schema *ast.Schema
+	frags  ast.FragmentDefinitionList
+	vars   map[string]any
+	seen   map[string]bool
+	// at is the path of the value being checked; response is the
+	// response path of the field whose argument it is.
+	at       []any
+	response ast.Path
+	total    int
+	err      *gqlerror.Error
+}
+
+func (w *inputWalk) selection(set ast.SelectionSet, response ast.Path) {
+	for _, sel := range set {
+		if w.err != nil {
+			return
+		}
+		switch s := sel.(type) {
+		case *ast.Field:
+			key := s.Alias
+			if key == "" {
+				key = s.Name
+			}
+			here := append(append(ast.Path{}, response...), ast.PathName(key))
+			w.field(s, here)
+			w.selection(s.SelectionSet, here)
+		case *ast.InlineFragment:
+			w.selection(s.SelectionSet, response)
+		case *ast.FragmentSpread:
+			if w.seen[s.Name] {
+				continue
+			}
+			w.seen[s.Name] = true
+			if def := w.frags.ForName(s.Name); def != nil {
+				w.selection(def.SelectionSet, response)
+			}
+		}
+	}
+}
+
+// field checks the arguments a field is given (defaults come from the
+// schema and are not checked).
+func (w *inputWalk) field(f *ast.Field, response ast.Path) {
+	if f.Definition == nil {
+		return
+	}
+	w.response = response
+	for _, arg := range f.Arguments {
+		def := f.Definition.Arguments.ForName(arg.Name)
+		if def == nil {
+			continue
+		}
+		v, given := w.argument(arg)
+		if !given {
+			continue
+		}
+		// A mutation's fields are named relative to its one input.
+		w.at = w.at[:0]
+		if arg.Name != "input" {
+			w.at = append(w.at, arg.Name)
+		}
+		w.value(def.Type, v, 0)
+		if w.err != nil {
+			return
+		}
+	}
+}
+
+// argument returns an argument's value with the variables in it, and false
+// when it is a variable the request left out (the default applies).
+func (w *inputWalk) argument(arg *ast.Argument) (any, bool) {
+	if arg.Value.Kind == ast.Variable {
+		v, ok := w.vars[arg.Value.Raw]
+		return v, ok
+	}
+	v, err := arg.Value.Value(w.vars)
+	return v, err == nil
+}
+
+// value checks v against the type t at nesting depth.
+func (w *inputWalk) value(t *ast.Type, v any, depth int) {
+	if v == nil {
+		if t.NonNull {
+			w.fail(apperr.BadUserInput, "%s must not be null: give a value, or leave it out for its default", w.path())
+		}
+		return
+	}
+	if t.Elem != nil {
+		list, ok := v.([]any)
+		if !ok { // a single value stands for a list of one
+			w.value(t.Elem, v, depth)
+			return
+		}
+		if !w.nest(depth+1) || !w.count(len(list)) {
+			return
+		}
+		for i, item := range list {
+			w.at = append(w.at, i)
+			w.value(t.Elem, item, depth+1)
+			w.at = w.at[:len(w.at)-1]
+			if w.err != nil {
+				return
+			}
+		}
+		return
+	}
+	def := w.schema.Types[t.NamedType]
+	if def == nil {
+		return
+	}
+	switch def.Kind {
+	case ast.InputObject:
+		obj, ok := v.(map[string]any)
+		if !ok || !w.nest(depth+1) {
+			return
+		}
+		for _, f := range def.Fields { // schema order, so the first problem is the same each time
+			fv, present := obj[f.Name]
+			if !present {
+				continue
+			}
+			w.at = append(w.at, f.Name)
+			w.value(f.Type, fv, depth+1)
+			w.at = w.at[:len(w.at)-1]
+			if w.err != nil {
+				return
+			}
+		}
+	case ast.Enum:
+		w.text(v)
+	case ast.Scalar:
+		w.scalar(def.Name, v, depth)
+	}
+}
+
+// scalar checks a scalar's value; Map, StringMap and JSON are walked whole.
+func (w *inputWalk) scalar(name string, v any, depth int) {
+	switch name {
+	case "Int":
+		w.int32(v)
+	case "Map", "StringMap", "JSON":
+		w.json(v, depth)
+	case "Cursor":
+		if w.text(v) {
+			if _, err := scalar.UnmarshalCursor(v); err != nil {
+				w.fail(apperr.InvalidCursor, "%s: %v", w.path(), err)
+			}
+		}
+	default: // String, ID, UUID, Time, Boolean, Float: a string is checked as text
+		w.text(v)
+	}
+}
+
+// json walks a JSON value: its strings and keys are text, its arrays lists.
+func (w *inputWalk) json(v any, depth int) {
+	switch val := v.(type) {
+	case string:
+		w.text(val)
+	case []any:
+		if !w.nest(depth+1) || !w.count(len(val)) {
+			return
+		}
+		for i, item := range val {
+			w.at = append(w.at, i)
+			w.json(item, depth+1)
+			w.at = w.at[:len(w.at)-1]
+			if w.err != nil {
+				return
+			}
+		}
+	case map[string]any:
+		if !w.nest(depth + 1) {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(val)) {
+			w.at = append(w.at, k)
+			if w.text(k) {
+				w.json(val[k], depth+1)
+			}
+			w.at = w.at[:len(w.at)-1]
+			if w.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// text checks one string (a value or a key) and adds it to the total; it
+// reports whether the walk may go on.
+func (w *inputWalk) text(v any) bool {
+	s, ok := v.(string)
+	if !ok || w.err != nil {
+		return w.err == nil
+	}
+	w.total += len(s)
+	switch {
+	case len(s) > engine.MaxTextBytes:
+		w.fail(apperr.InputTooLarge, "%s is %d bytes; at most %d are allowed", w.path(), len(s), engine.MaxTextBytes)
+	case w.total > engine.MaxInputBytes:
+		w.fail(apperr.InputTooLarge, "the arguments of this operation hold more than %d bytes of text (a variable used twice counts twice): split it", engine.MaxInputBytes)
+	case strings.IndexByte(s, 0) >= 0:
+		w.fail(apperr.BadUserInput, "%s contains a NUL character (\\u0000), which cannot be stored: remove it", w.path())
+	case !utf8.ValidString(s):
+		w.fail(apperr.BadUserInput, "%s is not valid UTF-8", w.path())
+	}
+	return w.err == nil
+}
+
+// int32 refuses an Int outside GraphQL's 32 bits (the spec's range; gqlgen
+// reads 64-bit values into Go ints, and 2^62 seconds overflowed a TTL).
+func (w *inputWalk) int32(v any) {
+	var n int64
+	var err error
+	switch val := v.(type) {
+	case int64:
+		n = val
+	case int:
+		n = int64(val)
+	case json.Number:
+		n, err = strconv.ParseInt(string(val), 10, 64)
+	case float64:
+		n = int64(val)
+		if float64(n) != val {
+			err = fmt.Errorf("not whole")
+		}
+	default:
+		return // not a number: gqlgen's own unmarshalling says so
+	}
+	if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+		w.fail(apperr.BadUserInput, "%s is %v, which is not an Int: GraphQL's Int is 32-bit, from %d to %d", w.path(), v, math.MinInt32, math.MaxInt32)
+	}
+}
+
+// nest reports whether a value may nest one level deeper, failing if not.
+func (w *inputWalk) nest(depth int) bool {
+	if depth > engine.MaxNesting {
+		w.fail(apperr.InputTooLarge, "%s nests more than %d objects and lists deep", w.path(), engine.MaxNesting)
+	}
+	return w.err == nil
+}
+
+// count reports whether a list may have n items, failing if not.
+func (w *inputWalk) count(n int) bool {
+	if n > engine.MaxListItems {
+		w.fail(apperr.InputTooLarge, "%s has %d items; at most %d are allowed: split the call", w.path(), n, engine.MaxListItems)
+	}
+	return w.err == nil
+}
+
+func (w *inputWalk) fail(code apperr.Code, format string, args ...any) {
+	if w.err != nil {
+		return
+	}
+	e := gqlerror.Errorf(format, args...)
+	e.Path = w.response
+	e.Extensions = map[string]any{"code": string(code)}
+	if p := w.path(); p != "" {
+		e.Extensions["field"] = p
+	}
+	w.err = e
+}
+
+// path renders the checked value's place: records[3].name, where.not.and[0],
+// metadata["a key"].
+func (w *inputWalk) path() string {
+	var b strings.Builder
+	for _, seg := range w.at {
+		switch s := seg.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", s)
+		case string:
+			if isName(s) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(s)
+			} else {
+				fmt.Fprintf(&b, "[%s]", strconv.QuoteToASCII(truncateKey(s)))
+			}
+		}
+	}
+	return b.String()
+}
+
+// isName reports whether s reads well after a dot: a GraphQL-style name.
+func isName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// truncateKey keeps a huge map key from filling an error message.
+func truncateKey(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// matchEverythingWhenEmpty implements @matchEverythingWhenEmpty: it runs on
+// each WhereInput as gqlgen unmarshals it (for a resolver's arguments and
+// for ent's eager loading of nested connections alike), innermost first.
+func matchEverythingWhenEmpty(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
+	v, err := next(ctx)
+	if err != nil {
+		return v, err
+	}
+	return engine.MatchEverythingWhenEmpty(v), nil
+}
