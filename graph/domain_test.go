@@ -46,3 +46,29 @@ func TestEntityTypesAndUpsert(t *testing.T) {
 		assert.Equal(t, "BAD_USER_INPUT", res.Errors[0].Code())
 	}
 }
+
+// A table holds one entity type: a new type on a table another type of the
+// domain maps is a CONFLICT naming that type (the unique (domain, table)
+// index failed unmapped, as INTERNAL), and the domain stays as it was.
+// Redefining the type that holds the table, by its name, still works.
+func TestANewTypeOnAMappedTableConflicts(t *testing.T) {
+	s := apitest.New(t)
+	before := dataDigest(t, s)
+	for _, table := range []string{"tasks", "recipes"} {
+		res := s.Do(t, `mutation($t: String!) { upsertEntityType(input: {domain: "kitchen", name: "chore", table: $t}) { entityType { name } } }`,
+			map[string]any{"t": table})
+		require.Len(t, res.Errors, 1, table)
+		assert.Equal(t, "CONFLICT", res.Errors[0].Code())
+		assert.Equal(t, "table", res.Errors[0].Extensions["field"])
+	}
+	res := s.Do(t, `mutation { upsertEntityType(input: {domain: "kitchen", name: "chore", table: "tasks"}) { entityType { name } } }`, nil)
+	assert.Equal(t, `table "tasks" already holds entity type "task" of domain "kitchen", and a table holds one entity type: redefine that type (same name), or give this one its own table`,
+		res.Errors[0].Message)
+	assert.Equal(t, before, dataDigest(t, s))
+
+	var out struct {
+		UpsertEntityType struct{ EntityType struct{ Name, LabelField string } } `json:"upsertEntityType"`
+	}
+	s.MustDo(t, `mutation { upsertEntityType(input: {domain: "kitchen", name: "task", table: "tasks", labelField: "title"}) { entityType { name labelField } } }`, nil, &out)
+	assert.Equal(t, "title", out.UpsertEntityType.EntityType.LabelField)
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -88,7 +89,10 @@ func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput)
 	}
 	types := []registry.EntityType{in.EntityType}
 	for _, t := range current.Types {
-		if t.Name != in.Name && t.Table != in.Table {
+		if t.Name != in.Name && t.Table == in.Table {
+			return nil, tableTaken(in.Domain, in.Table, t.Name)
+		}
+		if t.Name != in.Name {
 			types = append(types, t)
 		}
 	}
@@ -99,11 +103,31 @@ func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput)
 	if err != nil {
 		return nil, apperr.Invalid("input", "%v", err)
 	}
-	if err := e.upsertTypes(ctx, d.Name, d.Types[:1]); err != nil {
+	err = e.upsertTypes(ctx, d.Name, d.Types[:1])
+	e.forgetDomain(in.Domain)
+	if ent.IsConstraintError(err) {
+		// Another replica mapped the table since this one read the domain.
+		return nil, tableTaken(in.Domain, in.Table, "")
+	}
+	if err != nil {
 		return nil, err
 	}
-	e.forgetDomain(in.Domain)
 	return e.client.EntityType.Query().Where(entitytype.Domain(in.Domain), entitytype.Name(in.Name)).Only(ctx)
+}
+
+// tableTaken answers an upsert of a type whose table another type of the
+// domain maps already (other, or "" when another replica mapped it since
+// this one read the domain): each table holds one entity type, so that a
+// read by table knows what it reads.
+func tableTaken(domain, table, other string) error {
+	holder := "another entity type"
+	if other != "" {
+		holder = fmt.Sprintf("entity type %q", other)
+	}
+	e := apperr.New(apperr.Conflict, "table %q already holds %s of domain %q, and a table holds one entity type: redefine that type (same name), or give this one its own table",
+		table, holder, domain)
+	e.Field = "table"
+	return e
 }
 
 // SyncDomain writes a domain file's entity types to the database at start;
