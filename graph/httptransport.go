@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -94,7 +95,25 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeJSON(w, http.StatusOK, media, responses(ctx))
+	resp := responses(ctx)
+	status := http.StatusOK
+	if r.Method == http.MethodPost && hasCode(resp.Errors, apperr.Unavailable) {
+		// The database was down: retryable, and load balancers and clients
+		// should tell it from an error of ours.
+		w.Header().Set("Retry-After", strconv.Itoa(apperr.RetryAfterSeconds))
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, media, resp)
+}
+
+// hasCode reports whether any of errs carries code.
+func hasCode(errs gqlerror.List, code apperr.Code) bool {
+	for _, e := range errs {
+		if e.Extensions["code"] == string(code) {
+			return true
+		}
+	}
+	return false
 }
 
 // postJSON serves POST with an application/json body.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"sessiongraph/ent/apikey"
 	"sessiongraph/internal/access"
@@ -29,6 +30,10 @@ func (a *App) authenticate(next http.Handler) http.Handler {
 		p, err := a.Keys.Authenticate(r.Context(), key)
 		if err != nil {
 			status, code := http.StatusUnauthorized, apperr.CodeOf(err)
+			if code == apperr.Unavailable {
+				w.Header().Set("Retry-After", strconv.Itoa(apperr.RetryAfterSeconds))
+				status = http.StatusServiceUnavailable
+			}
 			if code == "" {
 				a.log.ErrorContext(r.Context(), "authentication failed", "error", err)
 				status, code = http.StatusServiceUnavailable, apperr.Internal

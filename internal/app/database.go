@@ -37,7 +37,7 @@ func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error)
 		db.Close()
 		return nil, nil, fmt.Errorf("database unreachable: %w", err)
 	}
-	var drv dialect.Driver = entsql.OpenDB(dialect.Postgres, db)
+	drv := reportUnavailable(entsql.OpenDB(dialect.Postgres, db))
 	if cfg.WrapDriver != nil {
 		drv = cfg.WrapDriver(drv)
 	}

@@ -71,15 +71,24 @@ const (
 	UnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
 )
 
+// RetryAfterSeconds is how long a client should wait before retrying an
+// UNAVAILABLE request: HTTP answers it as 503 with this Retry-After.
+const RetryAfterSeconds = 1
+
 // Error is an error with a code and a message a person can act on.
 type Error struct {
 	Code    Code
 	Message string
 	// Field names the input field at fault, when there is one.
 	Field string
+	// Cause is the error behind this one, for the log; never shown.
+	Cause error
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the cause, so that errors.Is sees through to it.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // New returns an error with the code and a formatted message.
 func New(code Code, format string, args ...any) *Error {

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"entgo.io/ent/dialect"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/dbhook"
+)
+
+// The database being down or out of reach is not a bug of ours: a request
+// it fails answers UNAVAILABLE, which a client retries. This hook decides
+// that; graph/httptransport.go answers such a POST with 503 and
+// Retry-After, and authenticate a key it cannot check.
+
+// reportUnavailable wraps the ent driver so that a round trip that fails
+// because the database cannot be reached answers UNAVAILABLE (keeping the
+// driver's error as its cause, for the log).
+func reportUnavailable(d dialect.Driver) dialect.Driver {
+	return dbhook.Wrap(d, func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
+		err := run(ctx)
+		if err == nil || ctx.Err() != nil || !databaseUnreachable(err) {
+			return err
+		}
+		return &apperr.Error{Code: apperr.Unavailable, Cause: err,
+			Message: "the database is unavailable right now; retry the request shortly"}
+	})
+}
+
+// databaseUnreachable reports an error that says the database could not be
+// reached or dropped the connection, rather than refusing the statement.
+func databaseUnreachable(err error) bool {
+	var connect *pgconn.ConnectError
+	var pg *pgconn.PgError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connect), errors.As(err, &netErr):
+		return true
+	case errors.As(err, &pg):
+		// Class 08 is connection exceptions; 57P01-03 a server shutting down
+		// or starting; 53300 no connection slot free.
+		return strings.HasPrefix(pg.Code, "08") || pg.Code == "57P01" || pg.Code == "57P02" ||
+			pg.Code == "57P03" || pg.Code == "53300"
+	}
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		pgconn.SafeToRetry(err)
+}
