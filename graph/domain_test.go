@@ -67,7 +67,9 @@ func TestANewTypeOnAMappedTableConflicts(t *testing.T) {
 	assert.Equal(t, before, dataDigest(t, s))
 
 	var out struct {
-		UpsertEntityType struct{ EntityType struct{ Name, LabelField string } } `json:"upsertEntityType"`
+		UpsertEntityType struct {
+			EntityType struct{ Name, LabelField string }
+		} `json:"upsertEntityType"`
 	}
 	s.MustDo(t, `mutation { upsertEntityType(input: {domain: "kitchen", name: "task", table: "tasks", labelField: "title"}) { entityType { name labelField } } }`, nil, &out)
 	assert.Equal(t, "title", out.UpsertEntityType.EntityType.LabelField)
