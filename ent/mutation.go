@@ -5391,6 +5391,8 @@ type SessionMutation struct {
 	tokenizer             *string
 	token_count           *int
 	addtoken_count        *int
+	failed_turns          *int
+	addfailed_turns       *int
 	ref_counters          *map[string]int
 	gen_counters          *map[string]int
 	metadata              *map[string]string
@@ -6093,6 +6095,62 @@ func (m *SessionMutation) ResetTokenCount() {
 	m.addtoken_count = nil
 }
 
+// SetFailedTurns sets the "failed_turns" field.
+func (m *SessionMutation) SetFailedTurns(i int) {
+	m.failed_turns = &i
+	m.addfailed_turns = nil
+}
+
+// FailedTurns returns the value of the "failed_turns" field in the mutation.
+func (m *SessionMutation) FailedTurns() (r int, exists bool) {
+	v := m.failed_turns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFailedTurns returns the old "failed_turns" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldFailedTurns(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFailedTurns is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFailedTurns requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFailedTurns: %w", err)
+	}
+	return oldValue.FailedTurns, nil
+}
+
+// AddFailedTurns adds i to the "failed_turns" field.
+func (m *SessionMutation) AddFailedTurns(i int) {
+	if m.addfailed_turns != nil {
+		*m.addfailed_turns += i
+	} else {
+		m.addfailed_turns = &i
+	}
+}
+
+// AddedFailedTurns returns the value that was added to the "failed_turns" field in this mutation.
+func (m *SessionMutation) AddedFailedTurns() (r int, exists bool) {
+	v := m.addfailed_turns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFailedTurns resets all changes to the "failed_turns" field.
+func (m *SessionMutation) ResetFailedTurns() {
+	m.failed_turns = nil
+	m.addfailed_turns = nil
+}
+
 // SetRefCounters sets the "ref_counters" field.
 func (m *SessionMutation) SetRefCounters(value map[string]int) {
 	m.ref_counters = &value
@@ -6700,7 +6758,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.tenant != nil {
 		fields = append(fields, session.FieldTenant)
 	}
@@ -6742,6 +6800,9 @@ func (m *SessionMutation) Fields() []string {
 	}
 	if m.token_count != nil {
 		fields = append(fields, session.FieldTokenCount)
+	}
+	if m.failed_turns != nil {
+		fields = append(fields, session.FieldFailedTurns)
 	}
 	if m.ref_counters != nil {
 		fields = append(fields, session.FieldRefCounters)
@@ -6806,6 +6867,8 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.Tokenizer()
 	case session.FieldTokenCount:
 		return m.TokenCount()
+	case session.FieldFailedTurns:
+		return m.FailedTurns()
 	case session.FieldRefCounters:
 		return m.RefCounters()
 	case session.FieldGenCounters:
@@ -6861,6 +6924,8 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldTokenizer(ctx)
 	case session.FieldTokenCount:
 		return m.OldTokenCount(ctx)
+	case session.FieldFailedTurns:
+		return m.OldFailedTurns(ctx)
 	case session.FieldRefCounters:
 		return m.OldRefCounters(ctx)
 	case session.FieldGenCounters:
@@ -6986,6 +7051,13 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTokenCount(v)
 		return nil
+	case session.FieldFailedTurns:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFailedTurns(v)
+		return nil
 	case session.FieldRefCounters:
 		v, ok := value.(map[string]int)
 		if !ok {
@@ -7063,6 +7135,9 @@ func (m *SessionMutation) AddedFields() []string {
 	if m.addtoken_count != nil {
 		fields = append(fields, session.FieldTokenCount)
 	}
+	if m.addfailed_turns != nil {
+		fields = append(fields, session.FieldFailedTurns)
+	}
 	if m.addttl_seconds != nil {
 		fields = append(fields, session.FieldTTLSeconds)
 	}
@@ -7078,6 +7153,8 @@ func (m *SessionMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedCurrentTurn()
 	case session.FieldTokenCount:
 		return m.AddedTokenCount()
+	case session.FieldFailedTurns:
+		return m.AddedFailedTurns()
 	case session.FieldTTLSeconds:
 		return m.AddedTTLSeconds()
 	}
@@ -7102,6 +7179,13 @@ func (m *SessionMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddTokenCount(v)
+		return nil
+	case session.FieldFailedTurns:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFailedTurns(v)
 		return nil
 	case session.FieldTTLSeconds:
 		v, ok := value.(int)
@@ -7199,6 +7283,9 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldTokenCount:
 		m.ResetTokenCount()
+		return nil
+	case session.FieldFailedTurns:
+		m.ResetFailedTurns()
 		return nil
 	case session.FieldRefCounters:
 		m.ResetRefCounters()

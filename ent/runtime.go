@@ -424,34 +424,40 @@ func init() {
 	session.DefaultTokenCount = sessionDescTokenCount.Default.(int)
 	// session.TokenCountValidator is a validator for the "token_count" field. It is called by the builders before save.
 	session.TokenCountValidator = sessionDescTokenCount.Validators[0].(func(int) error)
+	// sessionDescFailedTurns is the schema descriptor for failed_turns field.
+	sessionDescFailedTurns := sessionFields[15].Descriptor()
+	// session.DefaultFailedTurns holds the default value on creation for the failed_turns field.
+	session.DefaultFailedTurns = sessionDescFailedTurns.Default.(int)
+	// session.FailedTurnsValidator is a validator for the "failed_turns" field. It is called by the builders before save.
+	session.FailedTurnsValidator = sessionDescFailedTurns.Validators[0].(func(int) error)
 	// sessionDescRefCounters is the schema descriptor for ref_counters field.
-	sessionDescRefCounters := sessionFields[15].Descriptor()
+	sessionDescRefCounters := sessionFields[16].Descriptor()
 	// session.DefaultRefCounters holds the default value on creation for the ref_counters field.
 	session.DefaultRefCounters = sessionDescRefCounters.Default.(map[string]int)
 	// sessionDescGenCounters is the schema descriptor for gen_counters field.
-	sessionDescGenCounters := sessionFields[16].Descriptor()
+	sessionDescGenCounters := sessionFields[17].Descriptor()
 	// session.DefaultGenCounters holds the default value on creation for the gen_counters field.
 	session.DefaultGenCounters = sessionDescGenCounters.Default.(map[string]int)
 	// sessionDescMetadata is the schema descriptor for metadata field.
-	sessionDescMetadata := sessionFields[17].Descriptor()
+	sessionDescMetadata := sessionFields[18].Descriptor()
 	// session.DefaultMetadata holds the default value on creation for the metadata field.
 	session.DefaultMetadata = sessionDescMetadata.Default.(map[string]string)
 	// sessionDescTTLSeconds is the schema descriptor for ttl_seconds field.
-	sessionDescTTLSeconds := sessionFields[18].Descriptor()
+	sessionDescTTLSeconds := sessionFields[19].Descriptor()
 	// session.TTLSecondsValidator is a validator for the "ttl_seconds" field. It is called by the builders before save.
 	session.TTLSecondsValidator = sessionDescTTLSeconds.Validators[0].(func(int) error)
 	// sessionDescCreatedAt is the schema descriptor for created_at field.
-	sessionDescCreatedAt := sessionFields[19].Descriptor()
+	sessionDescCreatedAt := sessionFields[20].Descriptor()
 	// session.DefaultCreatedAt holds the default value on creation for the created_at field.
 	session.DefaultCreatedAt = sessionDescCreatedAt.Default.(func() time.Time)
 	// sessionDescUpdatedAt is the schema descriptor for updated_at field.
-	sessionDescUpdatedAt := sessionFields[20].Descriptor()
+	sessionDescUpdatedAt := sessionFields[21].Descriptor()
 	// session.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	session.DefaultUpdatedAt = sessionDescUpdatedAt.Default.(func() time.Time)
 	// session.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	session.UpdateDefaultUpdatedAt = sessionDescUpdatedAt.UpdateDefault.(func() time.Time)
 	// sessionDescLastActiveAt is the schema descriptor for last_active_at field.
-	sessionDescLastActiveAt := sessionFields[21].Descriptor()
+	sessionDescLastActiveAt := sessionFields[22].Descriptor()
 	// session.DefaultLastActiveAt holds the default value on creation for the last_active_at field.
 	session.DefaultLastActiveAt = sessionDescLastActiveAt.Default.(func() time.Time)
 	// sessionDescID is the schema descriptor for id field.

@@ -48,6 +48,8 @@ type Session struct {
 	Tokenizer string `json:"tokenizer,omitempty"`
 	// TokenCount holds the value of the "token_count" field.
 	TokenCount int `json:"token_count,omitempty"`
+	// How many of the session's turns failed: they are not part of the conversation an LLM is shown, so builds count them out of current_turn.
+	FailedTurns int `json:"failed_turns,omitempty"`
 	// Last number handed out per entity type; never reset, so refs are never reused.
 	RefCounters map[string]int `json:"ref_counters,omitempty"`
 	// Last number handed out per entity type for gen_ refs.
@@ -137,7 +139,7 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case session.FieldFocus, session.FieldPendingClarification, session.FieldRefCounters, session.FieldGenCounters, session.FieldMetadata:
 			values[i] = new([]byte)
-		case session.FieldCurrentTurn, session.FieldTokenCount, session.FieldTTLSeconds:
+		case session.FieldCurrentTurn, session.FieldTokenCount, session.FieldFailedTurns, session.FieldTTLSeconds:
 			values[i] = new(sql.NullInt64)
 		case session.FieldTenant, session.FieldExternalKey, session.FieldUserID, session.FieldDomain, session.FieldStatus, session.FieldSystemPrompt, session.FieldEngagementSummary, session.FieldHistorySummary, session.FieldReasoningSummary, session.FieldTokenizer:
 			values[i] = new(sql.NullString)
@@ -253,6 +255,12 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field token_count", values[i])
 			} else if value.Valid {
 				_m.TokenCount = int(value.Int64)
+			}
+		case session.FieldFailedTurns:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field failed_turns", values[i])
+			} else if value.Valid {
+				_m.FailedTurns = int(value.Int64)
 			}
 		case session.FieldRefCounters:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -412,6 +420,9 @@ func (_m *Session) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("token_count=")
 	builder.WriteString(fmt.Sprintf("%v", _m.TokenCount))
+	builder.WriteString(", ")
+	builder.WriteString("failed_turns=")
+	builder.WriteString(fmt.Sprintf("%v", _m.FailedTurns))
 	builder.WriteString(", ")
 	builder.WriteString("ref_counters=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RefCounters))

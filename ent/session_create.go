@@ -185,6 +185,20 @@ func (_c *SessionCreate) SetNillableTokenCount(v *int) *SessionCreate {
 	return _c
 }
 
+// SetFailedTurns sets the "failed_turns" field.
+func (_c *SessionCreate) SetFailedTurns(v int) *SessionCreate {
+	_c.mutation.SetFailedTurns(v)
+	return _c
+}
+
+// SetNillableFailedTurns sets the "failed_turns" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableFailedTurns(v *int) *SessionCreate {
+	if v != nil {
+		_c.SetFailedTurns(*v)
+	}
+	return _c
+}
+
 // SetRefCounters sets the "ref_counters" field.
 func (_c *SessionCreate) SetRefCounters(v map[string]int) *SessionCreate {
 	_c.mutation.SetRefCounters(v)
@@ -416,6 +430,10 @@ func (_c *SessionCreate) defaults() {
 		v := session.DefaultTokenCount
 		_c.mutation.SetTokenCount(v)
 	}
+	if _, ok := _c.mutation.FailedTurns(); !ok {
+		v := session.DefaultFailedTurns
+		_c.mutation.SetFailedTurns(v)
+	}
 	if _, ok := _c.mutation.RefCounters(); !ok {
 		v := session.DefaultRefCounters
 		_c.mutation.SetRefCounters(v)
@@ -517,6 +535,14 @@ func (_c *SessionCreate) check() error {
 	if v, ok := _c.mutation.TokenCount(); ok {
 		if err := session.TokenCountValidator(v); err != nil {
 			return &ValidationError{Name: "token_count", err: fmt.Errorf(`ent: validator failed for field "Session.token_count": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.FailedTurns(); !ok {
+		return &ValidationError{Name: "failed_turns", err: errors.New(`ent: missing required field "Session.failed_turns"`)}
+	}
+	if v, ok := _c.mutation.FailedTurns(); ok {
+		if err := session.FailedTurnsValidator(v); err != nil {
+			return &ValidationError{Name: "failed_turns", err: fmt.Errorf(`ent: validator failed for field "Session.failed_turns": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.RefCounters(); !ok {
@@ -639,6 +665,10 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TokenCount(); ok {
 		_spec.SetField(session.FieldTokenCount, field.TypeInt, value)
 		_node.TokenCount = value
+	}
+	if value, ok := _c.mutation.FailedTurns(); ok {
+		_spec.SetField(session.FieldFailedTurns, field.TypeInt, value)
+		_node.FailedTurns = value
 	}
 	if value, ok := _c.mutation.RefCounters(); ok {
 		_spec.SetField(session.FieldRefCounters, field.TypeJSON, value)
@@ -945,6 +975,24 @@ func (u *SessionUpsert) UpdateTokenCount() *SessionUpsert {
 // AddTokenCount adds v to the "token_count" field.
 func (u *SessionUpsert) AddTokenCount(v int) *SessionUpsert {
 	u.Add(session.FieldTokenCount, v)
+	return u
+}
+
+// SetFailedTurns sets the "failed_turns" field.
+func (u *SessionUpsert) SetFailedTurns(v int) *SessionUpsert {
+	u.Set(session.FieldFailedTurns, v)
+	return u
+}
+
+// UpdateFailedTurns sets the "failed_turns" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateFailedTurns() *SessionUpsert {
+	u.SetExcluded(session.FieldFailedTurns)
+	return u
+}
+
+// AddFailedTurns adds v to the "failed_turns" field.
+func (u *SessionUpsert) AddFailedTurns(v int) *SessionUpsert {
+	u.Add(session.FieldFailedTurns, v)
 	return u
 }
 
@@ -1295,6 +1343,27 @@ func (u *SessionUpsertOne) AddTokenCount(v int) *SessionUpsertOne {
 func (u *SessionUpsertOne) UpdateTokenCount() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.UpdateTokenCount()
+	})
+}
+
+// SetFailedTurns sets the "failed_turns" field.
+func (u *SessionUpsertOne) SetFailedTurns(v int) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetFailedTurns(v)
+	})
+}
+
+// AddFailedTurns adds v to the "failed_turns" field.
+func (u *SessionUpsertOne) AddFailedTurns(v int) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.AddFailedTurns(v)
+	})
+}
+
+// UpdateFailedTurns sets the "failed_turns" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateFailedTurns() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateFailedTurns()
 	})
 }
 
@@ -1830,6 +1899,27 @@ func (u *SessionUpsertBulk) AddTokenCount(v int) *SessionUpsertBulk {
 func (u *SessionUpsertBulk) UpdateTokenCount() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.UpdateTokenCount()
+	})
+}
+
+// SetFailedTurns sets the "failed_turns" field.
+func (u *SessionUpsertBulk) SetFailedTurns(v int) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetFailedTurns(v)
+	})
+}
+
+// AddFailedTurns adds v to the "failed_turns" field.
+func (u *SessionUpsertBulk) AddFailedTurns(v int) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.AddFailedTurns(v)
+	})
+}
+
+// UpdateFailedTurns sets the "failed_turns" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateFailedTurns() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateFailedTurns()
 	})
 }
 

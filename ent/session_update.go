@@ -199,6 +199,27 @@ func (_u *SessionUpdate) AddTokenCount(v int) *SessionUpdate {
 	return _u
 }
 
+// SetFailedTurns sets the "failed_turns" field.
+func (_u *SessionUpdate) SetFailedTurns(v int) *SessionUpdate {
+	_u.mutation.ResetFailedTurns()
+	_u.mutation.SetFailedTurns(v)
+	return _u
+}
+
+// SetNillableFailedTurns sets the "failed_turns" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableFailedTurns(v *int) *SessionUpdate {
+	if v != nil {
+		_u.SetFailedTurns(*v)
+	}
+	return _u
+}
+
+// AddFailedTurns adds value to the "failed_turns" field.
+func (_u *SessionUpdate) AddFailedTurns(v int) *SessionUpdate {
+	_u.mutation.AddFailedTurns(v)
+	return _u
+}
+
 // SetRefCounters sets the "ref_counters" field.
 func (_u *SessionUpdate) SetRefCounters(v map[string]int) *SessionUpdate {
 	_u.mutation.SetRefCounters(v)
@@ -499,6 +520,11 @@ func (_u *SessionUpdate) check() error {
 			return &ValidationError{Name: "token_count", err: fmt.Errorf(`ent: validator failed for field "Session.token_count": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.FailedTurns(); ok {
+		if err := session.FailedTurnsValidator(v); err != nil {
+			return &ValidationError{Name: "failed_turns", err: fmt.Errorf(`ent: validator failed for field "Session.failed_turns": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.TTLSeconds(); ok {
 		if err := session.TTLSecondsValidator(v); err != nil {
 			return &ValidationError{Name: "ttl_seconds", err: fmt.Errorf(`ent: validator failed for field "Session.ttl_seconds": %w`, err)}
@@ -569,6 +595,12 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedTokenCount(); ok {
 		_spec.AddField(session.FieldTokenCount, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.FailedTurns(); ok {
+		_spec.SetField(session.FieldFailedTurns, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedFailedTurns(); ok {
+		_spec.AddField(session.FieldFailedTurns, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.RefCounters(); ok {
 		_spec.SetField(session.FieldRefCounters, field.TypeJSON, value)
@@ -966,6 +998,27 @@ func (_u *SessionUpdateOne) AddTokenCount(v int) *SessionUpdateOne {
 	return _u
 }
 
+// SetFailedTurns sets the "failed_turns" field.
+func (_u *SessionUpdateOne) SetFailedTurns(v int) *SessionUpdateOne {
+	_u.mutation.ResetFailedTurns()
+	_u.mutation.SetFailedTurns(v)
+	return _u
+}
+
+// SetNillableFailedTurns sets the "failed_turns" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableFailedTurns(v *int) *SessionUpdateOne {
+	if v != nil {
+		_u.SetFailedTurns(*v)
+	}
+	return _u
+}
+
+// AddFailedTurns adds value to the "failed_turns" field.
+func (_u *SessionUpdateOne) AddFailedTurns(v int) *SessionUpdateOne {
+	_u.mutation.AddFailedTurns(v)
+	return _u
+}
+
 // SetRefCounters sets the "ref_counters" field.
 func (_u *SessionUpdateOne) SetRefCounters(v map[string]int) *SessionUpdateOne {
 	_u.mutation.SetRefCounters(v)
@@ -1279,6 +1332,11 @@ func (_u *SessionUpdateOne) check() error {
 			return &ValidationError{Name: "token_count", err: fmt.Errorf(`ent: validator failed for field "Session.token_count": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.FailedTurns(); ok {
+		if err := session.FailedTurnsValidator(v); err != nil {
+			return &ValidationError{Name: "failed_turns", err: fmt.Errorf(`ent: validator failed for field "Session.failed_turns": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.TTLSeconds(); ok {
 		if err := session.TTLSecondsValidator(v); err != nil {
 			return &ValidationError{Name: "ttl_seconds", err: fmt.Errorf(`ent: validator failed for field "Session.ttl_seconds": %w`, err)}
@@ -1366,6 +1424,12 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if value, ok := _u.mutation.AddedTokenCount(); ok {
 		_spec.AddField(session.FieldTokenCount, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.FailedTurns(); ok {
+		_spec.SetField(session.FieldFailedTurns, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedFailedTurns(); ok {
+		_spec.AddField(session.FieldFailedTurns, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.RefCounters(); ok {
 		_spec.SetField(session.FieldRefCounters, field.TypeJSON, value)

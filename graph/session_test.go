@@ -204,7 +204,7 @@ func TestSessionInputErrorsHaveCodesAndWriteNothing(t *testing.T) {
 		code  string
 	}{
 		{"empty tenant", openSession, map[string]any{"in": map[string]any{"tenant": "", "externalKey": "k2"}}, "BAD_USER_INPUT"},
-		{"key too long", openSession, map[string]any{"in": map[string]any{"tenant": "t", "externalKey": string(long)}}, "BAD_USER_INPUT"},
+		{"key too long", openSession, map[string]any{"in": map[string]any{"tenant": "t", "externalKey": string(long)}}, "INPUT_TOO_LARGE"},
 		{"negative ttl", openSession, map[string]any{"in": map[string]any{"tenant": "t", "externalKey": "k", "ttlSeconds": -5}}, "BAD_USER_INPUT"},
 		{"metadata not strings", openSession, map[string]any{"in": map[string]any{"tenant": "t", "externalKey": "k", "metadata": map[string]any{"n": 1}}}, "BAD_USER_INPUT"},
 		{"malformed id", updateSession, map[string]any{"in": map[string]any{"id": "not-a-uuid", "historySummary": "x"}}, "INVALID_ID"},

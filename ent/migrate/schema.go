@@ -206,6 +206,7 @@ var (
 		{Name: "current_turn", Type: field.TypeInt, Default: 0},
 		{Name: "tokenizer", Type: field.TypeString, Default: "cl100k_base"},
 		{Name: "token_count", Type: field.TypeInt, Default: 0},
+		{Name: "failed_turns", Type: field.TypeInt, Default: 0},
 		{Name: "ref_counters", Type: field.TypeJSON},
 		{Name: "gen_counters", Type: field.TypeJSON},
 		{Name: "metadata", Type: field.TypeJSON},
@@ -233,17 +234,22 @@ var (
 			{
 				Name:    "session_status_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[5], SessionsColumns[22]},
+				Columns: []*schema.Column{SessionsColumns[5], SessionsColumns[23]},
 			},
 			{
 				Name:    "session_tenant_last_active_at",
 				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[21]},
+				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[22]},
 			},
 			{
 				Name:    "session_tenant_user_id",
 				Unique:  false,
 				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[3]},
+			},
+			{
+				Name:    "session_tenant_external_key_expired_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[2], SessionsColumns[24]},
 			},
 		},
 	}

@@ -46,6 +46,9 @@ func (Session) Fields() []ent.Field {
 			Comment("The BPE encoding that counts this session's tokens: cl100k_base, o200k_base or chars4."),
 		field.Int("token_count").Default(0).NonNegative().
 			Annotations(entgql.OrderField("TOKEN_COUNT")),
+		field.Int("failed_turns").Default(0).NonNegative().
+			Comment("How many of the session's turns failed: they are not part of the conversation an LLM is shown, so builds count them out of current_turn.").
+			Annotations(entgql.Skip()),
 		field.JSON("ref_counters", map[string]int{}).Default(map[string]int{}).
 			Comment("Last number handed out per entity type; never reset, so refs are never reused.").
 			Annotations(entgql.Skip()),
@@ -92,6 +95,8 @@ func (Session) Indexes() []ent.Index {
 		index.Fields("status", "expires_at"),
 		index.Fields("tenant", "last_active_at"),
 		index.Fields("tenant", "user_id"),
+		// openSession names the newest expired session of a key it replaces.
+		index.Fields("tenant", "external_key", "expired_at"),
 	}
 }
 

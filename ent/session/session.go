@@ -46,6 +46,8 @@ const (
 	FieldTokenizer = "tokenizer"
 	// FieldTokenCount holds the string denoting the token_count field in the database.
 	FieldTokenCount = "token_count"
+	// FieldFailedTurns holds the string denoting the failed_turns field in the database.
+	FieldFailedTurns = "failed_turns"
 	// FieldRefCounters holds the string denoting the ref_counters field in the database.
 	FieldRefCounters = "ref_counters"
 	// FieldGenCounters holds the string denoting the gen_counters field in the database.
@@ -121,6 +123,7 @@ var Columns = []string{
 	FieldCurrentTurn,
 	FieldTokenizer,
 	FieldTokenCount,
+	FieldFailedTurns,
 	FieldRefCounters,
 	FieldGenCounters,
 	FieldMetadata,
@@ -171,6 +174,10 @@ var (
 	DefaultTokenCount int
 	// TokenCountValidator is a validator for the "token_count" field. It is called by the builders before save.
 	TokenCountValidator func(int) error
+	// DefaultFailedTurns holds the default value on creation for the "failed_turns" field.
+	DefaultFailedTurns int
+	// FailedTurnsValidator is a validator for the "failed_turns" field. It is called by the builders before save.
+	FailedTurnsValidator func(int) error
 	// DefaultRefCounters holds the default value on creation for the "ref_counters" field.
 	DefaultRefCounters map[string]int
 	// DefaultGenCounters holds the default value on creation for the "gen_counters" field.
@@ -283,6 +290,11 @@ func ByTokenizer(opts ...sql.OrderTermOption) OrderOption {
 // ByTokenCount orders the results by the token_count field.
 func ByTokenCount(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTokenCount, opts...).ToFunc()
+}
+
+// ByFailedTurns orders the results by the failed_turns field.
+func ByFailedTurns(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldFailedTurns, opts...).ToFunc()
 }
 
 // ByTTLSeconds orders the results by the ttl_seconds field.

@@ -111,6 +111,11 @@ func TokenCount(v int) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldTokenCount, v))
 }
 
+// FailedTurns applies equality check predicate on the "failed_turns" field. It's identical to FailedTurnsEQ.
+func FailedTurns(v int) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldFailedTurns, v))
+}
+
 // TTLSeconds applies equality check predicate on the "ttl_seconds" field. It's identical to TTLSecondsEQ.
 func TTLSeconds(v int) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldTTLSeconds, v))
@@ -844,6 +849,46 @@ func TokenCountLT(v int) predicate.Session {
 // TokenCountLTE applies the LTE predicate on the "token_count" field.
 func TokenCountLTE(v int) predicate.Session {
 	return predicate.Session(sql.FieldLTE(FieldTokenCount, v))
+}
+
+// FailedTurnsEQ applies the EQ predicate on the "failed_turns" field.
+func FailedTurnsEQ(v int) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldFailedTurns, v))
+}
+
+// FailedTurnsNEQ applies the NEQ predicate on the "failed_turns" field.
+func FailedTurnsNEQ(v int) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldFailedTurns, v))
+}
+
+// FailedTurnsIn applies the In predicate on the "failed_turns" field.
+func FailedTurnsIn(vs ...int) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldFailedTurns, vs...))
+}
+
+// FailedTurnsNotIn applies the NotIn predicate on the "failed_turns" field.
+func FailedTurnsNotIn(vs ...int) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldFailedTurns, vs...))
+}
+
+// FailedTurnsGT applies the GT predicate on the "failed_turns" field.
+func FailedTurnsGT(v int) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldFailedTurns, v))
+}
+
+// FailedTurnsGTE applies the GTE predicate on the "failed_turns" field.
+func FailedTurnsGTE(v int) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldFailedTurns, v))
+}
+
+// FailedTurnsLT applies the LT predicate on the "failed_turns" field.
+func FailedTurnsLT(v int) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldFailedTurns, v))
+}
+
+// FailedTurnsLTE applies the LTE predicate on the "failed_turns" field.
+func FailedTurnsLTE(v int) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldFailedTurns, v))
 }
 
 // TTLSecondsEQ applies the EQ predicate on the "ttl_seconds" field.

@@ -213,7 +213,8 @@ func (e *Engine) contextSteps(ctx context.Context, s *ent.Session, node contextb
 // token count says so without reading them), else only the newest it keeps.
 func (e *Engine) contextTurns(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	snap *contextbuild.Snapshot, counterName tokenizer.Name, c tokenizer.Counter) error {
-	q := e.client.Turn.Query().Where(turn.SessionID(s.ID)).Order(ent.Desc(turn.FieldNumber))
+	// A failed turn is not part of the conversation an LLM is shown.
+	q := e.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
 	fitsWhole := node == contextbuild.Messages &&
 		float64(snap.SystemPromptTokens+s.TokenCount) <= float64(o.ModelLimit)*0.8
 	if !fitsWhole {
@@ -236,9 +237,10 @@ func (e *Engine) contextTurns(ctx context.Context, s *ent.Session, node contextb
 		}
 		snap.Turns = append(snap.Turns, bt)
 	}
-	// Turn numbers never restart, so the current one says how many turns
-	// came before the oldest shown (a reset's cleared turns count as cut).
-	snap.TurnCount = s.CurrentTurn
+	// Turn numbers never restart, so the current one, less the failed
+	// turns, says how many turns came before the oldest shown (a reset's
+	// cleared turns count as cut).
+	snap.TurnCount = s.CurrentTurn - s.FailedTurns
 	if recount && node == contextbuild.Messages {
 		snap.TotalTurnTokens = 0
 		for _, t := range snap.Turns {

@@ -55,6 +55,8 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 		}
 		out = t
 		w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
+		// Not activity yet: a turn counts when it ends well (see store.Started).
+		w.CountAs(store.Started)
 		return store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}, nil
 	})
 	if err != nil {
@@ -127,11 +129,17 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 	})
 }
 
-// FailTurn closes the open turn as failed, with the reason.
+// FailTurn closes the open turn as failed, with the reason. A failed turn
+// is not activity: the session's expiry goes back to what its last
+// successful write left (see store.Failed). Nor is it part of the
+// conversation an LLM is shown: builds leave it out, and its user
+// message's tokens leave the session's count.
 func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
 	return e.onOpenTurn(ctx, sessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
 		done.Status, done.CompletedAt = turn.StatusFailed, &w.Now
 		done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
+		w.Update().AddFailedTurns(1).AddTokenCount(-min(done.UserTokens, w.Session.TokenCount))
+		w.CountAs(store.Failed)
 		return store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": done.Number, "reason": reason}}, nil
 	})
 }
@@ -163,7 +171,7 @@ func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, kee
 // turns' summaries are shown in full, older ones only as that line. old is
 // nil when there is no such turn (too early, or cleared by a reset).
 func compressReasoning(w *store.Work, old *ent.Turn) {
-	if old == nil {
+	if old == nil || old.Status == turn.StatusFailed { // not part of the conversation
 		return
 	}
 	line := contextbuild.ReasoningLine(old.Number, old.ExecutionSummary)

@@ -24,8 +24,9 @@ type Opened struct {
 	Session *ent.Session
 	// Created is false when a live session with the key already existed.
 	Created bool
-	// Replaced is the session whose TTL had run out and that the new session
-	// takes the key from, if any.
+	// Replaced is the expired session of the key that the new session
+	// takes over, if any: the one whose TTL ran out just now, or the newest
+	// one the reaper or an admin expired.
 	Replaced *uuid.UUID
 }
 
@@ -59,6 +60,16 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 			events = append(events, sessionEvent{old, Event{Kind: KindSessionExpired,
 				Payload: map[string]any{"reason": "ttl", "replacedBy": "open"}}})
 			out.Replaced = &old.ID
+		} else {
+			// Expired earlier, by the reaper or an admin: name the newest.
+			last, err := tx.Session.Query().Where(session.Tenant(tenant), session.ExternalKey(key),
+				session.StatusEQ(session.StatusExpired)).Order(ent.Desc(session.FieldExpiredAt)).FirstID(ctx)
+			switch {
+			case err == nil:
+				out.Replaced = &last
+			case !ent.IsNotFound(err):
+				return nil, err
+			}
 		}
 		create := tx.Session.Create().SetTenant(tenant).SetExternalKey(key).
 			SetCreatedAt(now).SetUpdatedAt(now).SetLastActiveAt(now)

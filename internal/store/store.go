@@ -44,8 +44,32 @@ type Work struct {
 	// Now is the single timestamp of this commit.
 	Now time.Time
 
-	update *ent.SessionUpdate
+	update   *ent.SessionUpdate
+	activity Activity
 }
+
+// Activity says how a write counts toward the session's expiry. Only
+// committed, successful work is activity; a turn's success is known only
+// when it ends, so its beginning holds the session open without counting,
+// and its failure leaves the activity as the last success left it.
+type Activity int
+
+const (
+	// Succeeded is committed, successful work (the default): lastActiveAt
+	// is now, and the session expires a TTL from now.
+	Succeeded Activity = iota
+	// Started is work whose success is not known yet (a turn begins): the
+	// session expires no sooner than a TTL from now, so the reaper does not
+	// expire it under a running turn, but lastActiveAt stays.
+	Started
+	// Failed is work that ended in failure (a turn fails): lastActiveAt
+	// stays, and the session expires a TTL after it again, as if the
+	// failed work had not happened.
+	Failed
+)
+
+// CountAs says how this write counts toward the session's expiry.
+func (w *Work) CountAs(a Activity) { w.activity = a }
 
 // Update returns the pending update of the session row, saved once together
 // with the activity stamps, so that a change costs no extra statement. (It is
@@ -119,8 +143,16 @@ func stamp(ctx context.Context, w *Work, readBack bool) (*ent.Session, error) {
 	if v, ok := w.update.Mutation().TTLSeconds(); ok {
 		ttl = v
 	}
-	err := w.update.SetLastActiveAt(w.Now).SetExpiresAt(w.Now.Add(time.Duration(ttl) * time.Second)).Exec(ctx)
-	if err != nil || !readBack {
+	lifetime := time.Duration(ttl) * time.Second
+	switch w.activity {
+	case Started:
+		w.update.SetExpiresAt(w.Now.Add(lifetime))
+	case Failed:
+		w.update.SetExpiresAt(w.Session.LastActiveAt.Add(lifetime))
+	default:
+		w.update.SetLastActiveAt(w.Now).SetExpiresAt(w.Now.Add(lifetime))
+	}
+	if err := w.update.Exec(ctx); err != nil || !readBack {
 		return nil, err
 	}
 	return w.Tx.Session.Get(ctx, w.Session.ID)
