@@ -43,12 +43,17 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed" >&2; exit 1)
 	$(GO) vet ./...
 
-## fuzz: each fuzz target for FUZZTIME (default 20s); seeds in testdata/fuzz run with every make test
+## fuzz: each fuzz target for FUZZTIME (default 20s); seeds in testdata/fuzz run with every make test.
+## Then the hostile walk of every schema field with HOSTILE_VARIANTS argument sets each, from a random
+## seed (it prints HOSTILE_SEED=n: rerun with that to replay a failure); make test walks 12 from seed 13.
 FUZZTIME ?= 20s
+HOSTILE_VARIANTS ?= 200
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadRecords$$' -fuzztime $(FUZZTIME) ./internal/registry/
 	$(GO) test -run '^$$' -fuzz '^FuzzArtifactContent$$' -fuzztime $(FUZZTIME) ./internal/registry/
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryText$$' -fuzztime $(FUZZTIME) ./graph/
+	HOSTILE_SEED=$${HOSTILE_SEED:-random} HOSTILE_VARIANTS=$(HOSTILE_VARIANTS) \
+		$(GO) test -run '^TestEveryFieldSurvivesHostileArguments$$' -count=1 -v ./graph/
 
 ## bench: every benchmark, against a real PostgreSQL
 bench:

@@ -67,40 +67,6 @@ func (*InputChecks) MutateOperationParameters(_ context.Context, params *graphql
 	return nil
 }
 
-// bracketDepth returns how deep (, [ and { nest in a query's text, outside
-// strings and comments, stopping once it passes limit.
-func bracketDepth(query string, limit int) int {
-	depth, deepest := 0, 0
-	for i := 0; i < len(query) && deepest <= limit; i++ {
-		switch c := query[i]; c {
-		case '{', '[', '(':
-			depth++
-			deepest = max(deepest, depth)
-		case '}', ']', ')':
-			depth--
-		case '#':
-			for i < len(query) && query[i] != '\n' {
-				i++
-			}
-		case '"':
-			if strings.HasPrefix(query[i:], `"""`) {
-				end := strings.Index(query[i+3:], `"""`)
-				if end < 0 {
-					return deepest
-				}
-				i += 3 + end + 2
-				continue
-			}
-			for i++; i < len(query) && query[i] != '"' && query[i] != '\n'; i++ {
-				if query[i] == '\\' {
-					i++
-				}
-			}
-		}
-	}
-	return deepest
-}
-
 // MutateOperationContext checks every argument of every field of the
 // operation, with the request's variables.
 func (c *InputChecks) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
@@ -200,7 +166,7 @@ func (w *inputWalk) value(t *ast.Type, v any, depth int) {
 		return
 	}
 	if t.Elem != nil {
-		list, ok := v.([]any)
+		list, ok := asList(v)
 		if !ok { // a single value stands for a list of one
 			w.value(t.Elem, v, depth)
 			return
@@ -224,7 +190,7 @@ func (w *inputWalk) value(t *ast.Type, v any, depth int) {
 	}
 	switch def.Kind {
 	case ast.InputObject:
-		obj, ok := v.(map[string]any)
+		obj, ok := asObject(v)
 		if !ok || !w.nest(depth+1) {
 			return
 		}
@@ -241,7 +207,15 @@ func (w *inputWalk) value(t *ast.Type, v any, depth int) {
 			}
 		}
 	case ast.Enum:
-		w.text(v)
+		// gqlparser lets a nested enum variable through in another case
+		// ("admin"), which gqlgen then fails to read, unmapped.
+		if name, ok := v.(string); ok && w.text(name) && def.EnumValues.ForName(name) == nil {
+			values := make([]string, len(def.EnumValues))
+			for i, e := range def.EnumValues {
+				values[i] = e.Name
+			}
+			w.fail(apperr.BadUserInput, "%s is %.40q; it must be one of %s", w.path(), name, strings.Join(values, ", "))
+		}
 	case ast.Scalar:
 		w.scalar(def.Name, v, depth)
 	}
@@ -267,14 +241,11 @@ func (w *inputWalk) scalar(name string, v any, depth int) {
 
 // json walks a JSON value: its strings and keys are text, its arrays lists.
 func (w *inputWalk) json(v any, depth int) {
-	switch val := v.(type) {
-	case string:
-		w.text(val)
-	case []any:
-		if !w.nest(depth+1) || !w.count(len(val)) {
+	if list, ok := asList(v); ok {
+		if !w.nest(depth+1) || !w.count(len(list)) {
 			return
 		}
-		for i, item := range val {
+		for i, item := range list {
 			w.at = append(w.at, i)
 			w.json(item, depth+1)
 			w.at = w.at[:len(w.at)-1]
@@ -282,19 +253,24 @@ func (w *inputWalk) json(v any, depth int) {
 				return
 			}
 		}
-	case map[string]any:
-		if !w.nest(depth + 1) {
-			return
+		return
+	}
+	obj, ok := asObject(v)
+	if !ok {
+		w.text(v)
+		return
+	}
+	if !w.nest(depth + 1) {
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		w.at = append(w.at, k)
+		if w.text(k) {
+			w.json(obj[k], depth+1)
 		}
-		for _, k := range slices.Sorted(maps.Keys(val)) {
-			w.at = append(w.at, k)
-			if w.text(k) {
-				w.json(val[k], depth+1)
-			}
-			w.at = w.at[:len(w.at)-1]
-			if w.err != nil {
-				return
-			}
+		w.at = w.at[:len(w.at)-1]
+		if w.err != nil {
+			return
 		}
 	}
 }
@@ -372,62 +348,4 @@ func (w *inputWalk) fail(code apperr.Code, format string, args ...any) {
 		e.Extensions["field"] = p
 	}
 	w.err = e
-}
-
-// path renders the checked value's place: records[3].name, where.not.and[0],
-// metadata["a key"].
-func (w *inputWalk) path() string {
-	var b strings.Builder
-	for _, seg := range w.at {
-		switch s := seg.(type) {
-		case int:
-			fmt.Fprintf(&b, "[%d]", s)
-		case string:
-			if isName(s) {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(s)
-			} else {
-				fmt.Fprintf(&b, "[%s]", strconv.QuoteToASCII(truncateKey(s)))
-			}
-		}
-	}
-	return b.String()
-}
-
-// isName reports whether s reads well after a dot: a GraphQL-style name.
-func isName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// truncateKey keeps a huge map key from filling an error message.
-func truncateKey(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	cut := 64
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// matchEverythingWhenEmpty implements @matchEverythingWhenEmpty: it runs on
-// each WhereInput as gqlgen unmarshals it (for a resolver's arguments and
-// for ent's eager loading of nested connections alike), innermost first.
-func matchEverythingWhenEmpty(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
-	v, err := next(ctx)
-	if err != nil {
-		return v, err
-	}
-	return engine.MatchEverythingWhenEmpty(v), nil
 }

@@ -168,8 +168,8 @@ func TestAFailedTurnIsNotShownToTheLLM(t *testing.T) {
 		Session struct {
 			TokenCount int `json:"tokenCount"`
 			Messages   struct {
-				Messages []struct{ Role, Content string }
-				Text     string
+				Messages  []struct{ Role, Content string }
+				Text      string
 				Truncated int `json:"truncatedTurns"`
 			} `json:"messages"`
 			Understand, Think, Act, Reply struct {
@@ -202,4 +202,3 @@ func TestAFailedTurnIsNotShownToTheLLM(t *testing.T) {
 	assert.Equal(t, 1, s.Client.Session.Query().Where(session.FailedTurns(1)).CountX(access.System(context.Background())))
 	assert.False(t, strings.Contains(out.Session.Messages.Text, "broke"))
 }
-
