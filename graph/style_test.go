@@ -132,6 +132,6 @@ func TestEveryFilterInputMatchesEverythingWhenEmpty(t *testing.T) {
 			without = append(without, name)
 		}
 	}
-	assert.Len(t, filters, 7)
+	assert.NotEmpty(t, filters)
 	assert.Empty(t, without, "add `extend input X @matchEverythingWhenEmpty` to graph/schema/filters.graphql")
 }

@@ -12131,7 +12131,25 @@ func (ec *executionContext) unmarshalInputStepResultWhereInput(ctx context.Conte
 			it.HasSessionWith = data
 		}
 	}
-	return it, nil
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.StepResultWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.StepResultWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputTurnOrder(ctx context.Context, obj any) (ent.TurnOrder, error) {

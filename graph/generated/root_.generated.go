@@ -5511,6 +5511,7 @@ extend input EntityTypeWhereInput @matchEverythingWhenEmpty
 extend input EventWhereInput @matchEverythingWhenEmpty
 extend input RefWhereInput @matchEverythingWhenEmpty
 extend input SessionWhereInput @matchEverythingWhenEmpty
+extend input StepResultWhereInput @matchEverythingWhenEmpty
 extend input TurnWhereInput @matchEverythingWhenEmpty
 `, BuiltIn: false},
 	{Name: "../schema/lifecycle.graphql", Input: `# Session lifecycle for admins (seeds 003 and 004): expire what is idle,
