@@ -38,7 +38,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			// lib/pq reports a statement cancelled by the deadline as its own
 			// error; the request's context says why.
 			gqlErr.Message = "the request took too long and was cancelled"
-			setCode(gqlErr, "TIMEOUT")
+			setCode(gqlErr, string(apperr.Timeout))
 		case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
 			// The client went away (it completed a subscription, closed its
 			// socket or dropped its request) or the server is stopping: no
