@@ -1,7 +1,5 @@
 package tokenizer
 
-import "container/heap"
-
 // longPiece is the length from which a piece is merged with a heap: the
 // plain merge rescans every pair after each merge, quadratic in the piece,
 // which a long run without spaces (a base64 blob, a line of one letter)
@@ -21,7 +19,7 @@ func mergedLenHeap(piece string, ranks map[string]int) int {
 	for i := range n + 1 {
 		next[i], prev[i] = int32(i+1), int32(i-1)
 	}
-	h := &pairHeap{}
+	h := make(pairHeap, 0, n)
 	// push ranks the pair of tokens starting at boundary i, if there is one.
 	push := func(i int32) {
 		version[i]++
@@ -30,15 +28,15 @@ func mergedLenHeap(piece string, ranks map[string]int) int {
 			return
 		}
 		if r, ok := ranks[piece[i:next[j]]]; ok {
-			heap.Push(h, pair{rank: r, at: i, version: version[i]})
+			h.push(pair{rank: r, at: i, version: version[i]})
 		}
 	}
 	for i := range int32(n - 1) {
 		push(i)
 	}
 	tokens := n
-	for h.Len() > 0 {
-		p := heap.Pop(h).(pair)
+	for len(h) > 0 {
+		p := h.pop()
 		if p.version != version[p.at] {
 			continue // the pair changed after this entry was pushed
 		}
@@ -64,20 +62,48 @@ type pair struct {
 	at, version int32
 }
 
+// pairHeap is a binary min-heap of pairs by rank, then position: typed,
+// so that pushing and popping box nothing (container/heap's interface
+// made the merge as slow as the quadratic one for 500-byte pieces).
 type pairHeap []pair
 
-func (h pairHeap) Len() int { return len(h) }
-func (h pairHeap) Less(a, b int) bool {
-	if h[a].rank != h[b].rank {
-		return h[a].rank < h[b].rank
-	}
-	return h[a].at < h[b].at
+func (p pair) before(q pair) bool {
+	return p.rank < q.rank || p.rank == q.rank && p.at < q.at
 }
-func (h pairHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pair)) }
-func (h *pairHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return p
+
+func (h *pairHeap) push(p pair) {
+	*h = append(*h, p)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s[i].before(s[parent]) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
+}
+
+func (h *pairHeap) pop() pair {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(s) && s[l].before(s[least]) {
+			least = l
+		}
+		if r < len(s) && s[r].before(s[least]) {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		s[i], s[least] = s[least], s[i]
+		i = least
+	}
+	*h = s
+	return top
 }
