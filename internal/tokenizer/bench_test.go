@@ -75,12 +75,12 @@ func BenchmarkCountLongRun(b *testing.B) {
 	}
 }
 
-// BenchmarkCountLongRuns measures a megabyte whose runs have no space: one
+// BenchmarkCountLongRuns measures 128 KiB whose runs have no space: one
 // letter repeated, and CJK text. Each 500-rune run is one piece to merge,
 // the merge's worst case; counting runs inside beginTurn's and endTurn's
 // write, so its cost is time the session's other writes wait.
 func BenchmarkCountLongRuns(b *testing.B) {
-	texts := map[string]string{"letter": strings.Repeat("a", 1<<20), "cjk": strings.Repeat("漢字", 1<<18)}
+	texts := map[string]string{"letter": strings.Repeat("a", 128<<10), "cjk": strings.Repeat("漢字", 128<<10/6)}
 	for _, kind := range []string{"letter", "cjk"} {
 		b.Run(kind, func(b *testing.B) {
 			c, err := Get(CL100K)
