@@ -1,8 +1,6 @@
 package graph_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -81,22 +79,12 @@ func (p *cutProxy) setCut(cut bool) {
 // header and the error codes.
 func post(t *testing.T, s *apitest.Server, query string, vars map[string]any) (int, string, []string) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	s.Authorize(req)
-	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	var out apitest.Response
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+	res := s.Do(t, query, vars)
 	var codes []string
-	for _, e := range out.Errors {
+	for _, e := range res.Errors {
 		codes = append(codes, e.Code())
 	}
-	return res.StatusCode, res.Header.Get("Retry-After"), codes
+	return res.Status, res.Header.Get("Retry-After"), codes
 }
 
 // With the database down, reads and writes answer UNAVAILABLE, and over

@@ -111,6 +111,7 @@ var client = &http.Client{Timeout: 30 * time.Second}
 // Response is a GraphQL response.
 type Response struct {
 	Status int
+	Header http.Header     `json:"-"`
 	Data   json.RawMessage `json:"data"`
 	Errors []Error         `json:"errors"`
 }
@@ -162,7 +163,7 @@ func (s *Server) send(t testing.TB, req *http.Request) *Response {
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
-	out := &Response{Status: res.StatusCode}
+	out := &Response{Status: res.StatusCode, Header: res.Header}
 	require.NoError(t, json.Unmarshal(raw, out), "response body: %s", raw)
 	return out
 }
