@@ -1,0 +1,117 @@
+package apitest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/engine"
+)
+
+// Fixtures write rows directly: driving thousands of turns through the API
+// would measure the setup, not the read a benchmark or a test is after.
+
+// ContextSession opens a session with a history for context builds: turns
+// with messages and summaries, refs spread evenly over the turns (an agent
+// touches a few entities per turn), some retained, three pending generated
+// recipes, and an open turn.
+func ContextSession(tb testing.TB, s *Server, refs, turns int) *ent.Session {
+	tb.Helper()
+	ctx := access.System(context.Background())
+	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: fmt.Sprintf("ctx-%d-%d", refs, turns)})
+	require.NoError(tb, err)
+	id := opened.Session.ID
+	c := s.Client
+	for start := 0; start < turns; start += 500 {
+		bulk := []*ent.TurnCreate{}
+		for n := start + 1; n <= min(start+500, turns); n++ {
+			bulk = append(bulk, c.Turn.Create().SetSessionID(id).SetNumber(n).
+				SetUserMessage(fmt.Sprintf("Turn %d: what can I cook tonight with what I have?", n)).SetUserTokens(14).
+				SetAssistantMessage("You could make a curry or a pasta.").SetAssistantSummary("You could make a curry or a pasta.").SetAssistantTokens(9).
+				SetStatus("COMPLETED").SetExecutionSummary(&schematype.ExecutionSummary{Decision: "plan_direct", Goal: "Suggest dinner", Phase: "exploring",
+				Steps: []schematype.StepSummary{{Step: 1, Kind: "read", Description: "Read recipes", Outcome: "5 items"}}}))
+		}
+		require.NoError(tb, c.Turn.CreateBulk(bulk...).Exec(ctx))
+	}
+	for start := 0; start < refs; start += 1000 {
+		bulk := []*ent.RefCreate{}
+		for i := start; i < min(start+1000, refs); i++ {
+			turn := i*turns/refs + 1
+			r := c.Ref.Create().SetSessionID(id).SetRef(fmt.Sprintf("recipe_%d", i+1)).SetEntityType("recipe").
+				SetEntityID(uuid.New()).SetLabel(fmt.Sprintf("Recipe number %d", i+1)).SetAction("read").
+				SetTurnCreated(turn).SetTurnLastReferenced(turn)
+			if i%(refs/5) == 0 { // a curated long-term memory stays small
+				r.SetActiveReason("User keeps coming back to it")
+			}
+			bulk = append(bulk, r)
+		}
+		require.NoError(tb, c.Ref.CreateBulk(bulk...).Exec(ctx))
+	}
+	s.Client.Session.UpdateOneID(id).SetCurrentTurn(turns).SetRefCounters(map[string]int{"recipe": refs}).
+		SetTokenCount(turns * 23).SetHistorySummary("The user plans weeknight dinners.").ExecX(ctx)
+	for i := 0; i < 3; i++ {
+		_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+			Content: map[string]any{"name": fmt.Sprintf("Idea %d", i), "ingredients": []any{"rice", "peas"}, "instructions": "Cook."}})
+		require.NoError(tb, err)
+	}
+	_, err = s.Engine.BeginTurn(ctx, id, "plan dinners for the week")
+	require.NoError(tb, err)
+	analyze(tb, s)
+	sess, err := s.Engine.Session(ctx, id)
+	require.NoError(tb, err)
+	return sess
+}
+
+// SessionGraph opens sessions sessions in tenant, each with turns completed
+// turns and refs refs spread over them, as a frontend's session list shows
+// them. The sessions are created one second apart, the first the oldest.
+func SessionGraph(tb testing.TB, s *Server, tenant string, sessions, turns, refs int) []uuid.UUID {
+	tb.Helper()
+	ctx := access.System(context.Background())
+	c := s.Client
+	ids := make([]uuid.UUID, sessions)
+	start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	for i := range sessions {
+		opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: tenant, ExternalKey: fmt.Sprintf("%s-chat-%03d", tenant, i), UserID: new(fmt.Sprintf("user-%d", i%7))})
+		require.NoError(tb, err)
+		id := opened.Session.ID
+		ids[i] = id
+		created := start.Add(time.Duration(i) * time.Second)
+		_, err = s.DB.ExecContext(ctx, `UPDATE sessions SET created_at = $1, last_active_at = $2, current_turn = $3 WHERE id = $4`,
+			created, created.Add(time.Duration(turns)*time.Minute), turns, id)
+		require.NoError(tb, err)
+		turnRows := make([]*ent.TurnCreate, turns)
+		for n := range turns {
+			at := created.Add(time.Duration(n) * time.Minute)
+			turnRows[n] = c.Turn.Create().SetSessionID(id).SetNumber(n + 1).
+				SetUserMessage(fmt.Sprintf("Turn %d: leeks for dinner?", n+1)).SetUserTokens(10).
+				SetAssistantMessage("Leek and potato soup.").SetAssistantTokens(5).
+				SetStatus("COMPLETED").SetStartedAt(at).SetCompletedAt(at.Add(2 * time.Second))
+		}
+		require.NoError(tb, c.Turn.CreateBulk(turnRows...).Exec(ctx))
+		refRows := make([]*ent.RefCreate, refs)
+		for j := range refs {
+			turn := j*turns/max(refs, 1) + 1
+			refRows[j] = c.Ref.Create().SetSessionID(id).SetRef(fmt.Sprintf("recipe_%d", j+1)).SetEntityType("recipe").
+				SetEntityID(uuid.New()).SetLabel(fmt.Sprintf("Recipe %d", j+1)).SetAction("read").
+				SetTurnCreated(turn).SetTurnLastReferenced(turn)
+		}
+		require.NoError(tb, c.Ref.CreateBulk(refRows...).Exec(ctx))
+	}
+	analyze(tb, s)
+	return ids
+}
+
+// analyze gathers statistics on bulk-loaded tables, as autovacuum would in a
+// live database.
+func analyze(tb testing.TB, s *Server) {
+	_, err := s.DB.ExecContext(context.Background(), `ANALYZE sessions; ANALYZE refs; ANALYZE turns; ANALYZE artifacts`)
+	require.NoError(tb, err)
+}
