@@ -31,7 +31,16 @@ func main() {
 			gen.FeatureUpsert,
 			gen.FeatureIntercept,
 		},
-	}, entc.Extensions(ex))
+	},
+		entc.Extensions(ex),
+		// After the extension, so that a template here replaces entgql's of
+		// the same name (ent/template says which and why).
+		func(cfg *gen.Config) error {
+			cfg.Templates = append(cfg.Templates, gen.MustParse(
+				gen.NewTemplate("sessiongraph").Funcs(entgql.TemplateFuncs).ParseDir("./ent/template")))
+			return nil
+		},
+	)
 	if err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}
