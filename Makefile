@@ -17,10 +17,10 @@ run:
 test:
 	$(GO) test -race -count=1 ./...
 
-## generate: ent (and graph/schema/ent.graphql), then gqlgen
+## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates
 generate:
 	$(GO) run -mod=mod ./ent/entc.go
-	$(GO) tool gqlgen generate
+	$(GO) run -mod=mod ./graph/gqlgen.go
 
 ## check-generated: fail when committed generated code differs from a fresh run
 check-generated: generate

@@ -7278,3 +7278,38 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 	}
 	return nil, fmt.Errorf("no field named %q was found under type __Type", field.Name)
 }
+
+// marshalListInOrder marshals a list's elements one after another on the
+// calling goroutine, each under its own field context as
+// graphql.MarshalSliceConcurrently sets it; the list is null when marshalling
+// an element panics.
+func marshalListInOrder(ctx context.Context, length int, omitPanicHandler bool, marshalElement func(ctx context.Context, i int) graphql.Marshaler) (ret graphql.Array) {
+	ret = make(graphql.Array, length)
+	fcs := make([]graphql.FieldContext, length)
+	index := make([]int, length)
+	for i := range length {
+		index[i] = i
+		fcs[i].Index = &index[i]
+		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
+		if !omitPanicHandler && marshalElementRecovering(childCtx, i, marshalElement, ret) {
+			return nil
+		}
+		if omitPanicHandler {
+			ret[i] = marshalElement(childCtx, i)
+		}
+	}
+	return ret
+}
+
+// marshalElementRecovering marshals element i into ret and reports whether it
+// panicked (the panic is added to the response's errors).
+func marshalElementRecovering(ctx context.Context, i int, marshalElement func(ctx context.Context, i int) graphql.Marshaler, ret graphql.Array) (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			graphql.AddError(ctx, graphql.Recover(ctx, r))
+			panicked = true
+		}
+	}()
+	ret[i] = marshalElement(ctx, i)
+	return false
+}
