@@ -77,34 +77,3 @@ func TestNodeResolvesEveryType(t *testing.T) {
 	assert.Equal(t, "NOT_FOUND", s.ErrorCode(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": missing}))
 	assert.Equal(t, "INVALID_ID", s.ErrorCode(t, `{ node(id: "recipe_1") { id } }`, nil))
 }
-
-func TestSessionGraphQueryCostsAFixedNumberOfStatements(t *testing.T) {
-	const query = `{ sessions(first: 20) { edges { node { id turns(first: 5) { edges { node { number } } } } } } }`
-	statementsFor := func(sessions int) int64 {
-		s := apitest.New(t)
-		for _, se := range seedSessions(t, s, "acme", sessions) {
-			addTurns(t, s, se.ID, 7)
-		}
-		before := s.Statements()
-		var out struct {
-			Sessions struct {
-				Edges []struct {
-					Node struct {
-						Turns struct {
-							Edges []struct{ Node struct{ Number int } } `json:"edges"`
-						} `json:"turns"`
-					} `json:"node"`
-				} `json:"edges"`
-			} `json:"sessions"`
-		}
-		s.MustDo(t, query, nil, &out)
-		require.Len(t, out.Sessions.Edges, min(sessions, 20))
-		for _, e := range out.Sessions.Edges {
-			require.Len(t, e.Node.Turns.Edges, 5)
-		}
-		return s.Statements() - before
-	}
-	few, many := statementsFor(2), statementsFor(25)
-	assert.Equal(t, int64(2+apitest.AuthStatements), few, "the key from the cache, one statement for the sessions, one for all their turns")
-	assert.Equal(t, few, many, "the count does not grow with the number of sessions")
-}

@@ -310,8 +310,7 @@ func (ec *executionContext) _CreateAPIKeyPayload(ctx context.Context, sel ast.Se
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var revokeAPIKeyPayloadImplementors = []string{"RevokeAPIKeyPayload"}
@@ -350,8 +349,7 @@ func (ec *executionContext) _RevokeAPIKeyPayload(ctx context.Context, sel ast.Se
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var viewerImplementors = []string{"Viewer"}
@@ -400,8 +398,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -1005,8 +1005,7 @@ func (ec *executionContext) _ChatMessage(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var contextBuildImplementors = []string{"ContextBuild"}
@@ -1090,8 +1089,7 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var contextSectionImplementors = []string{"ContextSection"}
@@ -1145,8 +1143,7 @@ func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var contextTiersImplementors = []string{"ContextTiers"}
@@ -1195,8 +1192,7 @@ func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recentEntityImplementors = []string{"RecentEntity"}
@@ -1250,8 +1246,7 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var resetConversationPayloadImplementors = []string{"ResetConversationPayload"}
@@ -1290,8 +1285,7 @@ func (ec *executionContext) _ResetConversationPayload(ctx context.Context, sel a
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var updateTurnPayloadImplementors = []string{"UpdateTurnPayload"}
@@ -1330,8 +1324,7 @@ func (ec *executionContext) _UpdateTurnPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var workingMemoryImplementors = []string{"WorkingMemory"}
@@ -1390,8 +1383,7 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

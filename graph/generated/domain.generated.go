@@ -329,8 +329,7 @@ func (ec *executionContext) _UpsertEntityTypePayload(ctx context.Context, sel as
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

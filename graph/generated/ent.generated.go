@@ -13080,8 +13080,7 @@ func (ec *executionContext) _APIKey(ctx context.Context, sel ast.SelectionSet, o
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var aPIKeyConnectionImplementors = []string{"APIKeyConnection"}
@@ -13130,8 +13129,7 @@ func (ec *executionContext) _APIKeyConnection(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var aPIKeyEdgeImplementors = []string{"APIKeyEdge"}
@@ -13175,8 +13173,7 @@ func (ec *executionContext) _APIKeyEdge(ctx context.Context, sel ast.SelectionSe
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var artifactImplementors = []string{"Artifact", "Node"}
@@ -13285,8 +13282,7 @@ func (ec *executionContext) _Artifact(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var artifactConnectionImplementors = []string{"ArtifactConnection"}
@@ -13335,8 +13331,7 @@ func (ec *executionContext) _ArtifactConnection(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var artifactEdgeImplementors = []string{"ArtifactEdge"}
@@ -13380,8 +13375,7 @@ func (ec *executionContext) _ArtifactEdge(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var entityTypeImplementors = []string{"EntityType", "Node"}
@@ -13490,8 +13484,7 @@ func (ec *executionContext) _EntityType(ctx context.Context, sel ast.SelectionSe
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var eventImplementors = []string{"Event", "Node"}
@@ -13560,8 +13553,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var eventConnectionImplementors = []string{"EventConnection"}
@@ -13610,8 +13602,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var eventEdgeImplementors = []string{"EventEdge"}
@@ -13655,8 +13646,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -13710,8 +13700,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var queryImplementors = []string{"Query"}
@@ -13943,7 +13932,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			Context:  ctx,
 		})
 	}
-
 	return out
 }
 
@@ -14078,8 +14066,7 @@ func (ec *executionContext) _Ref(ctx context.Context, sel ast.SelectionSet, obj 
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var refConnectionImplementors = []string{"RefConnection"}
@@ -14128,8 +14115,7 @@ func (ec *executionContext) _RefConnection(ctx context.Context, sel ast.Selectio
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var refEdgeImplementors = []string{"RefEdge"}
@@ -14173,8 +14159,7 @@ func (ec *executionContext) _RefEdge(ctx context.Context, sel ast.SelectionSet, 
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var sessionImplementors = []string{"Session", "Node"}
@@ -14842,8 +14827,7 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var sessionConnectionImplementors = []string{"SessionConnection"}
@@ -14892,8 +14876,7 @@ func (ec *executionContext) _SessionConnection(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var sessionEdgeImplementors = []string{"SessionEdge"}
@@ -14937,8 +14920,7 @@ func (ec *executionContext) _SessionEdge(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var stepResultImplementors = []string{"StepResult", "Node"}
@@ -15032,8 +15014,7 @@ func (ec *executionContext) _StepResult(ctx context.Context, sel ast.SelectionSe
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var stepResultConnectionImplementors = []string{"StepResultConnection"}
@@ -15082,8 +15063,7 @@ func (ec *executionContext) _StepResultConnection(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var stepResultEdgeImplementors = []string{"StepResultEdge"}
@@ -15127,8 +15107,7 @@ func (ec *executionContext) _StepResultEdge(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var turnImplementors = []string{"Turn", "Node"}
@@ -15269,8 +15248,7 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var turnConnectionImplementors = []string{"TurnConnection"}
@@ -15319,8 +15297,7 @@ func (ec *executionContext) _TurnConnection(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var turnEdgeImplementors = []string{"TurnEdge"}
@@ -15364,8 +15341,7 @@ func (ec *executionContext) _TurnEdge(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

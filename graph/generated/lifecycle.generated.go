@@ -295,8 +295,7 @@ func (ec *executionContext) _DeleteSessionPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var expireSessionPayloadImplementors = []string{"ExpireSessionPayload"}
@@ -335,8 +334,7 @@ func (ec *executionContext) _ExpireSessionPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var expireSessionsPayloadImplementors = []string{"ExpireSessionsPayload"}
@@ -375,8 +373,7 @@ func (ec *executionContext) _ExpireSessionsPayload(ctx context.Context, sel ast.
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var purgeExpiredPayloadImplementors = []string{"PurgeExpiredPayload"}
@@ -415,8 +412,7 @@ func (ec *executionContext) _PurgeExpiredPayload(ctx context.Context, sel ast.Se
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

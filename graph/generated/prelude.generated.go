@@ -1227,8 +1227,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -1282,8 +1281,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -1347,8 +1345,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -1412,8 +1409,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -1477,8 +1473,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -1567,8 +1562,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -1875,8 +1875,7 @@ func (ec *executionContext) _ActiveEntities(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var applyEnrichmentPayloadImplementors = []string{"ApplyEnrichmentPayload"}
@@ -1957,8 +1956,7 @@ func (ec *executionContext) _ApplyEnrichmentPayload(ctx context.Context, sel ast
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var clearArtifactPayloadImplementors = []string{"ClearArtifactPayload"}
@@ -2034,8 +2032,7 @@ func (ec *executionContext) _ClearArtifactPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var enrichmentRequestImplementors = []string{"EnrichmentRequest"}
@@ -2094,8 +2091,7 @@ func (ec *executionContext) _EnrichmentRequest(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var filterImplementors = []string{"Filter"}
@@ -2144,8 +2140,7 @@ func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, o
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var mentionEntityPayloadImplementors = []string{"MentionEntityPayload"}
@@ -2221,8 +2216,7 @@ func (ec *executionContext) _MentionEntityPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var readRefsResultImplementors = []string{"ReadRefsResult"}
@@ -2266,8 +2260,7 @@ func (ec *executionContext) _ReadRefsResult(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recordCreatedPayloadImplementors = []string{"RecordCreatedPayload"}
@@ -2348,8 +2341,7 @@ func (ec *executionContext) _RecordCreatedPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recordDeletedPayloadImplementors = []string{"RecordDeletedPayload"}
@@ -2425,8 +2417,7 @@ func (ec *executionContext) _RecordDeletedPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recordGeneratedPayloadImplementors = []string{"RecordGeneratedPayload"}
@@ -2502,8 +2493,7 @@ func (ec *executionContext) _RecordGeneratedPayload(ctx context.Context, sel ast
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recordReadPayloadImplementors = []string{"RecordReadPayload"}
@@ -2589,8 +2579,7 @@ func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recordUpdatedPayloadImplementors = []string{"RecordUpdatedPayload"}
@@ -2676,8 +2665,7 @@ func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recordUserActionPayloadImplementors = []string{"RecordUserActionPayload"}
@@ -2753,8 +2741,7 @@ func (ec *executionContext) _RecordUserActionPayload(ctx context.Context, sel as
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var releaseRefPayloadImplementors = []string{"ReleaseRefPayload"}
@@ -2830,8 +2817,7 @@ func (ec *executionContext) _ReleaseRefPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var resolvedRefImplementors = []string{"ResolvedRef"}
@@ -2885,8 +2871,7 @@ func (ec *executionContext) _ResolvedRef(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var retainRefPayloadImplementors = []string{"RetainRefPayload"}
@@ -2962,8 +2947,7 @@ func (ec *executionContext) _RetainRefPayload(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var translatedFiltersImplementors = []string{"TranslatedFilters"}
@@ -3007,8 +2991,7 @@ func (ec *executionContext) _TranslatedFilters(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var translatedPayloadImplementors = []string{"TranslatedPayload"}
@@ -3052,8 +3035,7 @@ func (ec *executionContext) _TranslatedPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var updateArtifactPayloadImplementors = []string{"UpdateArtifactPayload"}
@@ -3129,8 +3111,7 @@ func (ec *executionContext) _UpdateArtifactPayload(ctx context.Context, sel ast.
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

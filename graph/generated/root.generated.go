@@ -1953,7 +1953,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			Context:  ctx,
 		})
 	}
-
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"sessiongraph/ent"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/access"
@@ -7312,4 +7313,30 @@ func marshalElementRecovering(ctx context.Context, i int, marshalElement func(ct
 	}()
 	ret[i] = marshalElement(ctx, i)
 	return false
+}
+
+// fieldsInOrder writes an object's fields in the order the query selected
+// them, as graphql.FieldSet does, without the map of written aliases and
+// the copy of every field it makes: graphql.CollectFields already merged the
+// fields of one alias, and an alias is a GraphQL name, which JSON need not
+// escape.
+type fieldsInOrder struct {
+	fields []graphql.CollectedField
+	values []graphql.Marshaler
+}
+
+// MarshalGQL implements graphql.Marshaler.
+func (f fieldsInOrder) MarshalGQL(w io.Writer) {
+	io.WriteString(w, "{")
+	for i := range f.fields {
+		if i > 0 {
+			io.WriteString(w, `,"`)
+		} else {
+			io.WriteString(w, `"`)
+		}
+		io.WriteString(w, f.fields[i].Alias)
+		io.WriteString(w, `":`)
+		f.values[i].MarshalGQL(w)
+	}
+	io.WriteString(w, "}")
 }

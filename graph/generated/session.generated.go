@@ -388,8 +388,7 @@ func (ec *executionContext) _OpenSessionPayload(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var updateSessionPayloadImplementors = []string{"UpdateSessionPayload"}
@@ -428,8 +427,7 @@ func (ec *executionContext) _UpdateSessionPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

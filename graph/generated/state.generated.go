@@ -723,8 +723,7 @@ func (ec *executionContext) _Curation(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var executionSummaryImplementors = []string{"ExecutionSummary"}
@@ -793,8 +792,7 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var fKFieldImplementors = []string{"FKField"}
@@ -848,8 +846,7 @@ func (ec *executionContext) _FKField(ctx context.Context, sel ast.SelectionSet, 
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var focusImplementors = []string{"Focus"}
@@ -898,8 +895,7 @@ func (ec *executionContext) _Focus(ctx context.Context, sel ast.SelectionSet, ob
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var nestedRelationImplementors = []string{"NestedRelation"}
@@ -943,8 +939,7 @@ func (ec *executionContext) _NestedRelation(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var retainedRefImplementors = []string{"RetainedRef"}
@@ -988,8 +983,7 @@ func (ec *executionContext) _RetainedRef(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var stepSummaryImplementors = []string{"StepSummary"}
@@ -1048,8 +1042,7 @@ func (ec *executionContext) _StepSummary(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -628,8 +628,7 @@ func (ec *executionContext) _EntityChange(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var sessionEventImplementors = []string{"SessionEvent"}
@@ -693,8 +692,7 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var subscriptionImplementors = []string{"Subscription"}

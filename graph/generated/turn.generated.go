@@ -589,8 +589,7 @@ func (ec *executionContext) _BeginTurnPayload(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var endTurnPayloadImplementors = []string{"EndTurnPayload"}
@@ -629,8 +628,7 @@ func (ec *executionContext) _EndTurnPayload(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var failTurnPayloadImplementors = []string{"FailTurnPayload"}
@@ -669,8 +667,7 @@ func (ec *executionContext) _FailTurnPayload(ctx context.Context, sel ast.Select
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 var recordStepResultPayloadImplementors = []string{"RecordStepResultPayload"}
@@ -709,8 +706,7 @@ func (ec *executionContext) _RecordStepResultPayload(ctx context.Context, sel as
 			Context:  ctx,
 		})
 	}
-
-	return out
+	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************
