@@ -20,6 +20,7 @@ type bpeCounter struct {
 	ranks    map[string]int
 	pieceEnd pieceEnd
 	cache    *mergeCache
+	counts   *countCache
 }
 
 // Count encodes text as ordinary text: a "<|endoftext|>" inside a turn is
@@ -36,23 +37,40 @@ func (b bpeCounter) countUntil(text string, done <-chan struct{}) int {
 	if b.ranks == nil || !utf8.ValidString(text) {
 		return b.countWithRegex(text)
 	}
+	if !cacheable(text) {
+		n, _ := b.countPieces(text, done)
+		return n
+	}
+	if n, ok := b.counts.get(text); ok {
+		return n
+	}
+	n, whole := b.countPieces(text, done)
+	if whole {
+		b.counts.put(text, n)
+	}
+	return n
+}
+
+// countPieces counts text piece by piece, and reports whether it counted
+// all of it before done closed.
+func (b bpeCounter) countPieces(text string, done <-chan struct{}) (int, bool) {
 	n := 0
 	for seg := range segments(text, maxRun) {
 		select {
 		case <-done:
-			return n
+			return n, false
 		default:
 		}
 		for i := 0; i < len(seg); {
 			end := b.pieceEnd(seg, i)
 			if end <= i { // cannot happen (see pieceEnd), but must not loop
-				return b.countWithRegex(text)
+				return b.countWithRegex(text), true
 			}
 			n += pieceTokens(seg[i:end], b.ranks, b.cache)
 			i = end
 		}
 	}
-	return n
+	return n, true
 }
 
 // countWithRegex is the original count, through tiktoken-go and regexp2:
@@ -89,7 +107,7 @@ func loadBPE(name Name) (Counter, error) {
 	if err != nil {
 		return nil, err // Get names the encoding when it wraps this
 	}
-	c := bpeCounter{name: name, enc: enc, cache: new(mergeCache)}
+	c := bpeCounter{name: name, enc: enc, cache: new(mergeCache), counts: new(countCache)}
 	switch name {
 	case CL100K:
 		c.pieceEnd = cl100kPieceEnd
