@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,19 +11,9 @@ import (
 	"sessiongraph/internal/apitest"
 )
 
-// sessionGraphWithCount is the session graph page asking for how many
+// sessionGraphWithCount is the session graph page asking too for how many
 // sessions there are in all.
-const sessionGraphWithCount = `query SessionGraphPage {
-  sessions(first: 20, orderBy: {field: CREATED_AT, direction: DESC}) {
-    totalCount
-    pageInfo { hasNextPage endCursor }
-    edges { node {
-      id externalKey status currentTurn lastActiveAt
-      turns(first: 10) { edges { node { number userMessage status startedAt } } }
-      refs(first: 20) { edges { node { ref entityType label } } }
-    } }
-  }
-}`
+var sessionGraphWithCount = strings.Replace(sessionGraphPage, "pageInfo {", "totalCount pageInfo {", 1)
 
 // pageStatements serves query once on a server with sessions sessions of 10
 // turns and 20 refs each, and returns the statements it cost and its data.
