@@ -19,10 +19,12 @@ type Event struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID uuid.UUID `json:"id,omitempty"`
-	// Global order of commits; assigned under a transaction-scoped lock so that it never commits out of order.
+	// The event's number within its session: the session row's event_sequence, taken under its row lock, so a session's events commit in this order.
 	Sequence int64 `json:"sequence,omitempty"`
 	// SessionID holds the value of the "session_id" field.
 	SessionID uuid.UUID `json:"session_id,omitempty"`
+	// The writing transaction's id (pg_current_xact_id), raised to the session's previous event's xid when that is higher: it never decreases within a session, and an event whose xid is below the snapshot horizon is final.
+	Xid int64 `json:"xid,omitempty"`
 	// Copied from the session so that feeds filter by tenant without a join.
 	Tenant string `json:"tenant,omitempty"`
 	// Kind holds the value of the "kind" field.
@@ -41,7 +43,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case event.FieldPayload:
 			values[i] = new([]byte)
-		case event.FieldSequence:
+		case event.FieldSequence, event.FieldXid:
 			values[i] = new(sql.NullInt64)
 		case event.FieldTenant, event.FieldKind:
 			values[i] = new(sql.NullString)
@@ -81,6 +83,12 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field session_id", values[i])
 			} else if value != nil {
 				_m.SessionID = *value
+			}
+		case event.FieldXid:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field xid", values[i])
+			} else if value.Valid {
+				_m.Xid = value.Int64
 			}
 		case event.FieldTenant:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -149,6 +157,9 @@ func (_m *Event) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("session_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SessionID))
+	builder.WriteString(", ")
+	builder.WriteString("xid=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Xid))
 	builder.WriteString(", ")
 	builder.WriteString("tenant=")
 	builder.WriteString(_m.Tenant)

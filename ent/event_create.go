@@ -36,6 +36,12 @@ func (_c *EventCreate) SetSessionID(v uuid.UUID) *EventCreate {
 	return _c
 }
 
+// SetXid sets the "xid" field.
+func (_c *EventCreate) SetXid(v int64) *EventCreate {
+	_c.mutation.SetXid(v)
+	return _c
+}
+
 // SetTenant sets the "tenant" field.
 func (_c *EventCreate) SetTenant(v string) *EventCreate {
 	_c.mutation.SetTenant(v)
@@ -140,6 +146,14 @@ func (_c *EventCreate) check() error {
 	if _, ok := _c.mutation.SessionID(); !ok {
 		return &ValidationError{Name: "session_id", err: errors.New(`ent: missing required field "Event.session_id"`)}
 	}
+	if _, ok := _c.mutation.Xid(); !ok {
+		return &ValidationError{Name: "xid", err: errors.New(`ent: missing required field "Event.xid"`)}
+	}
+	if v, ok := _c.mutation.Xid(); ok {
+		if err := event.XidValidator(v); err != nil {
+			return &ValidationError{Name: "xid", err: fmt.Errorf(`ent: validator failed for field "Event.xid": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Tenant(); !ok {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required field "Event.tenant"`)}
 	}
@@ -200,6 +214,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SessionID(); ok {
 		_spec.SetField(event.FieldSessionID, field.TypeUUID, value)
 		_node.SessionID = value
+	}
+	if value, ok := _c.mutation.Xid(); ok {
+		_spec.SetField(event.FieldXid, field.TypeInt64, value)
+		_node.Xid = value
 	}
 	if value, ok := _c.mutation.Tenant(); ok {
 		_spec.SetField(event.FieldTenant, field.TypeString, value)
@@ -291,6 +309,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		}
 		if _, exists := u.create.mutation.SessionID(); exists {
 			s.SetIgnore(event.FieldSessionID)
+		}
+		if _, exists := u.create.mutation.Xid(); exists {
+			s.SetIgnore(event.FieldXid)
 		}
 		if _, exists := u.create.mutation.Tenant(); exists {
 			s.SetIgnore(event.FieldTenant)
@@ -523,6 +544,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			}
 			if _, exists := b.mutation.SessionID(); exists {
 				s.SetIgnore(event.FieldSessionID)
+			}
+			if _, exists := b.mutation.Xid(); exists {
+				s.SetIgnore(event.FieldXid)
 			}
 			if _, exists := b.mutation.Tenant(); exists {
 				s.SetIgnore(event.FieldTenant)

@@ -3105,6 +3105,8 @@ type EventMutation struct {
 	sequence      *int64
 	addsequence   *int64
 	session_id    *uuid.UUID
+	xid           *int64
+	addxid        *int64
 	tenant        *string
 	kind          *string
 	payload       *map[string]interface{}
@@ -3311,6 +3313,62 @@ func (m *EventMutation) ResetSessionID() {
 	m.session_id = nil
 }
 
+// SetXid sets the "xid" field.
+func (m *EventMutation) SetXid(i int64) {
+	m.xid = &i
+	m.addxid = nil
+}
+
+// Xid returns the value of the "xid" field in the mutation.
+func (m *EventMutation) Xid() (r int64, exists bool) {
+	v := m.xid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldXid returns the old "xid" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldXid(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldXid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldXid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldXid: %w", err)
+	}
+	return oldValue.Xid, nil
+}
+
+// AddXid adds i to the "xid" field.
+func (m *EventMutation) AddXid(i int64) {
+	if m.addxid != nil {
+		*m.addxid += i
+	} else {
+		m.addxid = &i
+	}
+}
+
+// AddedXid returns the value that was added to the "xid" field in this mutation.
+func (m *EventMutation) AddedXid() (r int64, exists bool) {
+	v := m.addxid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetXid resets all changes to the "xid" field.
+func (m *EventMutation) ResetXid() {
+	m.xid = nil
+	m.addxid = nil
+}
+
 // SetTenant sets the "tenant" field.
 func (m *EventMutation) SetTenant(s string) {
 	m.tenant = &s
@@ -3489,12 +3547,15 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.sequence != nil {
 		fields = append(fields, event.FieldSequence)
 	}
 	if m.session_id != nil {
 		fields = append(fields, event.FieldSessionID)
+	}
+	if m.xid != nil {
+		fields = append(fields, event.FieldXid)
 	}
 	if m.tenant != nil {
 		fields = append(fields, event.FieldTenant)
@@ -3520,6 +3581,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.Sequence()
 	case event.FieldSessionID:
 		return m.SessionID()
+	case event.FieldXid:
+		return m.Xid()
 	case event.FieldTenant:
 		return m.Tenant()
 	case event.FieldKind:
@@ -3541,6 +3604,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldSequence(ctx)
 	case event.FieldSessionID:
 		return m.OldSessionID(ctx)
+	case event.FieldXid:
+		return m.OldXid(ctx)
 	case event.FieldTenant:
 		return m.OldTenant(ctx)
 	case event.FieldKind:
@@ -3571,6 +3636,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSessionID(v)
+		return nil
+	case event.FieldXid:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetXid(v)
 		return nil
 	case event.FieldTenant:
 		v, ok := value.(string)
@@ -3611,6 +3683,9 @@ func (m *EventMutation) AddedFields() []string {
 	if m.addsequence != nil {
 		fields = append(fields, event.FieldSequence)
 	}
+	if m.addxid != nil {
+		fields = append(fields, event.FieldXid)
+	}
 	return fields
 }
 
@@ -3621,6 +3696,8 @@ func (m *EventMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case event.FieldSequence:
 		return m.AddedSequence()
+	case event.FieldXid:
+		return m.AddedXid()
 	}
 	return nil, false
 }
@@ -3636,6 +3713,13 @@ func (m *EventMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddSequence(v)
+		return nil
+	case event.FieldXid:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddXid(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Event numeric field %s", name)
@@ -3669,6 +3753,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldSessionID:
 		m.ResetSessionID()
+		return nil
+	case event.FieldXid:
+		m.ResetXid()
 		return nil
 	case event.FieldTenant:
 		m.ResetTenant()
@@ -5403,6 +5490,8 @@ type SessionMutation struct {
 	last_active_at        *time.Time
 	expires_at            *time.Time
 	expired_at            *time.Time
+	event_sequence        *int64
+	addevent_sequence     *int64
 	clearedFields         map[string]struct{}
 	turns                 map[uuid.UUID]struct{}
 	removedturns          map[uuid.UUID]struct{}
@@ -6508,6 +6597,62 @@ func (m *SessionMutation) ResetExpiredAt() {
 	delete(m.clearedFields, session.FieldExpiredAt)
 }
 
+// SetEventSequence sets the "event_sequence" field.
+func (m *SessionMutation) SetEventSequence(i int64) {
+	m.event_sequence = &i
+	m.addevent_sequence = nil
+}
+
+// EventSequence returns the value of the "event_sequence" field in the mutation.
+func (m *SessionMutation) EventSequence() (r int64, exists bool) {
+	v := m.event_sequence
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEventSequence returns the old "event_sequence" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldEventSequence(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEventSequence is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEventSequence requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEventSequence: %w", err)
+	}
+	return oldValue.EventSequence, nil
+}
+
+// AddEventSequence adds i to the "event_sequence" field.
+func (m *SessionMutation) AddEventSequence(i int64) {
+	if m.addevent_sequence != nil {
+		*m.addevent_sequence += i
+	} else {
+		m.addevent_sequence = &i
+	}
+}
+
+// AddedEventSequence returns the value that was added to the "event_sequence" field in this mutation.
+func (m *SessionMutation) AddedEventSequence() (r int64, exists bool) {
+	v := m.addevent_sequence
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetEventSequence resets all changes to the "event_sequence" field.
+func (m *SessionMutation) ResetEventSequence() {
+	m.event_sequence = nil
+	m.addevent_sequence = nil
+}
+
 // AddTurnIDs adds the "turns" edge to the Turn entity by ids.
 func (m *SessionMutation) AddTurnIDs(ids ...uuid.UUID) {
 	if m.turns == nil {
@@ -6758,7 +6903,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 25)
 	if m.tenant != nil {
 		fields = append(fields, session.FieldTenant)
 	}
@@ -6831,6 +6976,9 @@ func (m *SessionMutation) Fields() []string {
 	if m.expired_at != nil {
 		fields = append(fields, session.FieldExpiredAt)
 	}
+	if m.event_sequence != nil {
+		fields = append(fields, session.FieldEventSequence)
+	}
 	return fields
 }
 
@@ -6887,6 +7035,8 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.ExpiresAt()
 	case session.FieldExpiredAt:
 		return m.ExpiredAt()
+	case session.FieldEventSequence:
+		return m.EventSequence()
 	}
 	return nil, false
 }
@@ -6944,6 +7094,8 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldExpiresAt(ctx)
 	case session.FieldExpiredAt:
 		return m.OldExpiredAt(ctx)
+	case session.FieldEventSequence:
+		return m.OldEventSequence(ctx)
 	}
 	return nil, fmt.Errorf("unknown Session field %s", name)
 }
@@ -7121,6 +7273,13 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetExpiredAt(v)
 		return nil
+	case session.FieldEventSequence:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEventSequence(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)
 }
@@ -7141,6 +7300,9 @@ func (m *SessionMutation) AddedFields() []string {
 	if m.addttl_seconds != nil {
 		fields = append(fields, session.FieldTTLSeconds)
 	}
+	if m.addevent_sequence != nil {
+		fields = append(fields, session.FieldEventSequence)
+	}
 	return fields
 }
 
@@ -7157,6 +7319,8 @@ func (m *SessionMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedFailedTurns()
 	case session.FieldTTLSeconds:
 		return m.AddedTTLSeconds()
+	case session.FieldEventSequence:
+		return m.AddedEventSequence()
 	}
 	return nil, false
 }
@@ -7193,6 +7357,13 @@ func (m *SessionMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddTTLSeconds(v)
+		return nil
+	case session.FieldEventSequence:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddEventSequence(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Session numeric field %s", name)
@@ -7313,6 +7484,9 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldExpiredAt:
 		m.ResetExpiredAt()
+		return nil
+	case session.FieldEventSequence:
+		m.ResetEventSequence()
 		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)

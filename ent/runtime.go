@@ -222,8 +222,12 @@ func init() {
 	eventDescSequence := eventFields[1].Descriptor()
 	// event.SequenceValidator is a validator for the "sequence" field. It is called by the builders before save.
 	event.SequenceValidator = eventDescSequence.Validators[0].(func(int64) error)
+	// eventDescXid is the schema descriptor for xid field.
+	eventDescXid := eventFields[3].Descriptor()
+	// event.XidValidator is a validator for the "xid" field. It is called by the builders before save.
+	event.XidValidator = eventDescXid.Validators[0].(func(int64) error)
 	// eventDescKind is the schema descriptor for kind field.
-	eventDescKind := eventFields[4].Descriptor()
+	eventDescKind := eventFields[5].Descriptor()
 	// event.KindValidator is a validator for the "kind" field. It is called by the builders before save.
 	event.KindValidator = func() func(string) error {
 		validators := eventDescKind.Validators
@@ -241,7 +245,7 @@ func init() {
 		}
 	}()
 	// eventDescCreatedAt is the schema descriptor for created_at field.
-	eventDescCreatedAt := eventFields[6].Descriptor()
+	eventDescCreatedAt := eventFields[7].Descriptor()
 	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
 	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
 	// eventDescID is the schema descriptor for id field.
@@ -460,6 +464,12 @@ func init() {
 	sessionDescLastActiveAt := sessionFields[22].Descriptor()
 	// session.DefaultLastActiveAt holds the default value on creation for the last_active_at field.
 	session.DefaultLastActiveAt = sessionDescLastActiveAt.Default.(func() time.Time)
+	// sessionDescEventSequence is the schema descriptor for event_sequence field.
+	sessionDescEventSequence := sessionFields[25].Descriptor()
+	// session.DefaultEventSequence holds the default value on creation for the event_sequence field.
+	session.DefaultEventSequence = sessionDescEventSequence.Default.(int64)
+	// session.EventSequenceValidator is a validator for the "event_sequence" field. It is called by the builders before save.
+	session.EventSequenceValidator = sessionDescEventSequence.Validators[0].(func(int64) error)
 	// sessionDescID is the schema descriptor for id field.
 	sessionDescID := sessionFields[0].Descriptor()
 	// session.DefaultID holds the default value on creation for the id field.

@@ -68,6 +68,8 @@ type Session struct {
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// ExpiredAt holds the value of the "expired_at" field.
 	ExpiredAt *time.Time `json:"expired_at,omitempty"`
+	// The sequence of the session's newest event: the next event takes the next number under the session's row lock.
+	EventSequence int64 `json:"event_sequence,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SessionQuery when eager-loading is set.
 	Edges        SessionEdges `json:"edges"`
@@ -139,7 +141,7 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case session.FieldFocus, session.FieldPendingClarification, session.FieldRefCounters, session.FieldGenCounters, session.FieldMetadata:
 			values[i] = new([]byte)
-		case session.FieldCurrentTurn, session.FieldTokenCount, session.FieldFailedTurns, session.FieldTTLSeconds:
+		case session.FieldCurrentTurn, session.FieldTokenCount, session.FieldFailedTurns, session.FieldTTLSeconds, session.FieldEventSequence:
 			values[i] = new(sql.NullInt64)
 		case session.FieldTenant, session.FieldExternalKey, session.FieldUserID, session.FieldDomain, session.FieldStatus, session.FieldSystemPrompt, session.FieldEngagementSummary, session.FieldHistorySummary, session.FieldReasoningSummary, session.FieldTokenizer:
 			values[i] = new(sql.NullString)
@@ -323,6 +325,12 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 				_m.ExpiredAt = new(time.Time)
 				*_m.ExpiredAt = value.Time
 			}
+		case session.FieldEventSequence:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field event_sequence", values[i])
+			} else if value.Valid {
+				_m.EventSequence = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -452,6 +460,9 @@ func (_m *Session) String() string {
 		builder.WriteString("expired_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("event_sequence=")
+	builder.WriteString(fmt.Sprintf("%v", _m.EventSequence))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -285,6 +285,20 @@ func (_c *SessionCreate) SetNillableExpiredAt(v *time.Time) *SessionCreate {
 	return _c
 }
 
+// SetEventSequence sets the "event_sequence" field.
+func (_c *SessionCreate) SetEventSequence(v int64) *SessionCreate {
+	_c.mutation.SetEventSequence(v)
+	return _c
+}
+
+// SetNillableEventSequence sets the "event_sequence" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableEventSequence(v *int64) *SessionCreate {
+	if v != nil {
+		_c.SetEventSequence(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SessionCreate) SetID(v uuid.UUID) *SessionCreate {
 	_c.mutation.SetID(v)
@@ -458,6 +472,10 @@ func (_c *SessionCreate) defaults() {
 		v := session.DefaultLastActiveAt()
 		_c.mutation.SetLastActiveAt(v)
 	}
+	if _, ok := _c.mutation.EventSequence(); !ok {
+		v := session.DefaultEventSequence
+		_c.mutation.SetEventSequence(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := session.DefaultID()
 		_c.mutation.SetID(v)
@@ -573,6 +591,14 @@ func (_c *SessionCreate) check() error {
 	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`ent: missing required field "Session.expires_at"`)}
+	}
+	if _, ok := _c.mutation.EventSequence(); !ok {
+		return &ValidationError{Name: "event_sequence", err: errors.New(`ent: missing required field "Session.event_sequence"`)}
+	}
+	if v, ok := _c.mutation.EventSequence(); ok {
+		if err := session.EventSequenceValidator(v); err != nil {
+			return &ValidationError{Name: "event_sequence", err: fmt.Errorf(`ent: validator failed for field "Session.event_sequence": %w`, err)}
+		}
 	}
 	return nil
 }
@@ -705,6 +731,10 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ExpiredAt(); ok {
 		_spec.SetField(session.FieldExpiredAt, field.TypeTime, value)
 		_node.ExpiredAt = &value
+	}
+	if value, ok := _c.mutation.EventSequence(); ok {
+		_spec.SetField(session.FieldEventSequence, field.TypeInt64, value)
+		_node.EventSequence = value
 	}
 	if nodes := _c.mutation.TurnsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -1104,6 +1134,24 @@ func (u *SessionUpsert) ClearExpiredAt() *SessionUpsert {
 	return u
 }
 
+// SetEventSequence sets the "event_sequence" field.
+func (u *SessionUpsert) SetEventSequence(v int64) *SessionUpsert {
+	u.Set(session.FieldEventSequence, v)
+	return u
+}
+
+// UpdateEventSequence sets the "event_sequence" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateEventSequence() *SessionUpsert {
+	u.SetExcluded(session.FieldEventSequence)
+	return u
+}
+
+// AddEventSequence adds v to the "event_sequence" field.
+func (u *SessionUpsert) AddEventSequence(v int64) *SessionUpsert {
+	u.Add(session.FieldEventSequence, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -1490,6 +1538,27 @@ func (u *SessionUpsertOne) UpdateExpiredAt() *SessionUpsertOne {
 func (u *SessionUpsertOne) ClearExpiredAt() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearExpiredAt()
+	})
+}
+
+// SetEventSequence sets the "event_sequence" field.
+func (u *SessionUpsertOne) SetEventSequence(v int64) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetEventSequence(v)
+	})
+}
+
+// AddEventSequence adds v to the "event_sequence" field.
+func (u *SessionUpsertOne) AddEventSequence(v int64) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.AddEventSequence(v)
+	})
+}
+
+// UpdateEventSequence sets the "event_sequence" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateEventSequence() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateEventSequence()
 	})
 }
 
@@ -2046,6 +2115,27 @@ func (u *SessionUpsertBulk) UpdateExpiredAt() *SessionUpsertBulk {
 func (u *SessionUpsertBulk) ClearExpiredAt() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearExpiredAt()
+	})
+}
+
+// SetEventSequence sets the "event_sequence" field.
+func (u *SessionUpsertBulk) SetEventSequence(v int64) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetEventSequence(v)
+	})
+}
+
+// AddEventSequence adds v to the "event_sequence" field.
+func (u *SessionUpsertBulk) AddEventSequence(v int64) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.AddEventSequence(v)
+	})
+}
+
+// UpdateEventSequence sets the "event_sequence" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateEventSequence() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateEventSequence()
 	})
 }
 

@@ -313,6 +313,27 @@ func (_u *SessionUpdate) ClearExpiredAt() *SessionUpdate {
 	return _u
 }
 
+// SetEventSequence sets the "event_sequence" field.
+func (_u *SessionUpdate) SetEventSequence(v int64) *SessionUpdate {
+	_u.mutation.ResetEventSequence()
+	_u.mutation.SetEventSequence(v)
+	return _u
+}
+
+// SetNillableEventSequence sets the "event_sequence" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableEventSequence(v *int64) *SessionUpdate {
+	if v != nil {
+		_u.SetEventSequence(*v)
+	}
+	return _u
+}
+
+// AddEventSequence adds value to the "event_sequence" field.
+func (_u *SessionUpdate) AddEventSequence(v int64) *SessionUpdate {
+	_u.mutation.AddEventSequence(v)
+	return _u
+}
+
 // AddTurnIDs adds the "turns" edge to the Turn entity by IDs.
 func (_u *SessionUpdate) AddTurnIDs(ids ...uuid.UUID) *SessionUpdate {
 	_u.mutation.AddTurnIDs(ids...)
@@ -530,6 +551,11 @@ func (_u *SessionUpdate) check() error {
 			return &ValidationError{Name: "ttl_seconds", err: fmt.Errorf(`ent: validator failed for field "Session.ttl_seconds": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.EventSequence(); ok {
+		if err := session.EventSequenceValidator(v); err != nil {
+			return &ValidationError{Name: "event_sequence", err: fmt.Errorf(`ent: validator failed for field "Session.event_sequence": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -631,6 +657,12 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ExpiredAtCleared() {
 		_spec.ClearField(session.FieldExpiredAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.EventSequence(); ok {
+		_spec.SetField(session.FieldEventSequence, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedEventSequence(); ok {
+		_spec.AddField(session.FieldEventSequence, field.TypeInt64, value)
 	}
 	if _u.mutation.TurnsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1112,6 +1144,27 @@ func (_u *SessionUpdateOne) ClearExpiredAt() *SessionUpdateOne {
 	return _u
 }
 
+// SetEventSequence sets the "event_sequence" field.
+func (_u *SessionUpdateOne) SetEventSequence(v int64) *SessionUpdateOne {
+	_u.mutation.ResetEventSequence()
+	_u.mutation.SetEventSequence(v)
+	return _u
+}
+
+// SetNillableEventSequence sets the "event_sequence" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableEventSequence(v *int64) *SessionUpdateOne {
+	if v != nil {
+		_u.SetEventSequence(*v)
+	}
+	return _u
+}
+
+// AddEventSequence adds value to the "event_sequence" field.
+func (_u *SessionUpdateOne) AddEventSequence(v int64) *SessionUpdateOne {
+	_u.mutation.AddEventSequence(v)
+	return _u
+}
+
 // AddTurnIDs adds the "turns" edge to the Turn entity by IDs.
 func (_u *SessionUpdateOne) AddTurnIDs(ids ...uuid.UUID) *SessionUpdateOne {
 	_u.mutation.AddTurnIDs(ids...)
@@ -1342,6 +1395,11 @@ func (_u *SessionUpdateOne) check() error {
 			return &ValidationError{Name: "ttl_seconds", err: fmt.Errorf(`ent: validator failed for field "Session.ttl_seconds": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.EventSequence(); ok {
+		if err := session.EventSequenceValidator(v); err != nil {
+			return &ValidationError{Name: "event_sequence", err: fmt.Errorf(`ent: validator failed for field "Session.event_sequence": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1460,6 +1518,12 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if _u.mutation.ExpiredAtCleared() {
 		_spec.ClearField(session.FieldExpiredAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.EventSequence(); ok {
+		_spec.SetField(session.FieldEventSequence, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedEventSequence(); ok {
+		_spec.AddField(session.FieldEventSequence, field.TypeInt64, value)
 	}
 	if _u.mutation.TurnsCleared() {
 		edge := &sqlgraph.EdgeSpec{

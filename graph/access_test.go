@@ -195,9 +195,9 @@ func TestEverySubscriptionKeepsToTheKeysTenant(t *testing.T) {
 		assert.Equal(t, "complete", ws.Read(10*time.Second).Type)
 	}
 
-	// sessionsChanged replays from the start: globex sees its own session
-	// open, and none of acme's events.
-	ws.Subscribe(`subscription { sessionsChanged(after: 0) { tenant kind } }`, nil)
+	// sessionsChanged replays from the start (the empty cursor): globex
+	// sees its own session open, and none of acme's events.
+	ws.Subscribe(`subscription { sessionsChanged(after: "") { tenant kind } }`, nil)
 	first := nextEvent(t, ws, "sessionsChanged")
 	assert.Equal(t, "session.opened", first.Kind)
 	o.s.MustDo(t, `mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "acme only"}) { session { id } } }`,

@@ -18,6 +18,11 @@ import (
 	"github.com/google/uuid"
 )
 
+// SessionsChangedCursor is the resolver for the sessionsChangedCursor field.
+func (r *queryResolver) SessionsChangedCursor(ctx context.Context) (string, error) {
+	return r.Engine.SessionsChangedCursor(ctx)
+}
+
 // Events is the resolver for the events field.
 func (r *sessionResolver) Events(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error) {
 	return r.Client.Event.Query().Where(event.SessionID(obj.ID)).Paginate(ctx, after, first, before, last,
@@ -48,7 +53,7 @@ func (r *subscriptionResolver) ContextUpdated(ctx context.Context, sessionID uui
 }
 
 // SessionsChanged is the resolver for the sessionsChanged field.
-func (r *subscriptionResolver) SessionsChanged(ctx context.Context, after *int) (<-chan *events.Event, error) {
+func (r *subscriptionResolver) SessionsChanged(ctx context.Context, after *string) (<-chan *events.Event, error) {
 	st, err := r.Engine.SessionsChanged(ctx, after)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,8 @@ const (
 	FieldSequence = "sequence"
 	// FieldSessionID holds the string denoting the session_id field in the database.
 	FieldSessionID = "session_id"
+	// FieldXid holds the string denoting the xid field in the database.
+	FieldXid = "xid"
 	// FieldTenant holds the string denoting the tenant field in the database.
 	FieldTenant = "tenant"
 	// FieldKind holds the string denoting the kind field in the database.
@@ -35,6 +37,7 @@ var Columns = []string{
 	FieldID,
 	FieldSequence,
 	FieldSessionID,
+	FieldXid,
 	FieldTenant,
 	FieldKind,
 	FieldPayload,
@@ -54,6 +57,8 @@ func ValidColumn(column string) bool {
 var (
 	// SequenceValidator is a validator for the "sequence" field. It is called by the builders before save.
 	SequenceValidator func(int64) error
+	// XidValidator is a validator for the "xid" field. It is called by the builders before save.
+	XidValidator func(int64) error
 	// KindValidator is a validator for the "kind" field. It is called by the builders before save.
 	KindValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -78,6 +83,11 @@ func BySequence(opts ...sql.OrderTermOption) OrderOption {
 // BySessionID orders the results by the session_id field.
 func BySessionID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSessionID, opts...).ToFunc()
+}
+
+// ByXid orders the results by the xid field.
+func ByXid(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldXid, opts...).ToFunc()
 }
 
 // ByTenant orders the results by the tenant field.

@@ -65,6 +65,11 @@ func SessionID(v uuid.UUID) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldSessionID, v))
 }
 
+// Xid applies equality check predicate on the "xid" field. It's identical to XidEQ.
+func Xid(v int64) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldXid, v))
+}
+
 // Tenant applies equality check predicate on the "tenant" field. It's identical to TenantEQ.
 func Tenant(v string) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldTenant, v))
@@ -158,6 +163,46 @@ func SessionIDLT(v uuid.UUID) predicate.Event {
 // SessionIDLTE applies the LTE predicate on the "session_id" field.
 func SessionIDLTE(v uuid.UUID) predicate.Event {
 	return predicate.Event(sql.FieldLTE(FieldSessionID, v))
+}
+
+// XidEQ applies the EQ predicate on the "xid" field.
+func XidEQ(v int64) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldXid, v))
+}
+
+// XidNEQ applies the NEQ predicate on the "xid" field.
+func XidNEQ(v int64) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldXid, v))
+}
+
+// XidIn applies the In predicate on the "xid" field.
+func XidIn(vs ...int64) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldXid, vs...))
+}
+
+// XidNotIn applies the NotIn predicate on the "xid" field.
+func XidNotIn(vs ...int64) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldXid, vs...))
+}
+
+// XidGT applies the GT predicate on the "xid" field.
+func XidGT(v int64) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldXid, v))
+}
+
+// XidGTE applies the GTE predicate on the "xid" field.
+func XidGTE(v int64) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldXid, v))
+}
+
+// XidLT applies the LT predicate on the "xid" field.
+func XidLT(v int64) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldXid, v))
+}
+
+// XidLTE applies the LTE predicate on the "xid" field.
+func XidLTE(v int64) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldXid, v))
 }
 
 // TenantEQ applies the EQ predicate on the "tenant" field.

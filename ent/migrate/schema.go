@@ -109,8 +109,9 @@ var (
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeUUID},
-		{Name: "sequence", Type: field.TypeInt64, Unique: true},
+		{Name: "sequence", Type: field.TypeInt64},
 		{Name: "session_id", Type: field.TypeUUID},
+		{Name: "xid", Type: field.TypeInt64},
 		{Name: "tenant", Type: field.TypeString},
 		{Name: "kind", Type: field.TypeString, Size: 100},
 		{Name: "payload", Type: field.TypeJSON},
@@ -124,8 +125,13 @@ var (
 		Indexes: []*schema.Index{
 			{
 				Name:    "event_session_id_sequence",
-				Unique:  false,
+				Unique:  true,
 				Columns: []*schema.Column{EventsColumns[2], EventsColumns[1]},
+			},
+			{
+				Name:    "event_xid_session_id_sequence",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[3], EventsColumns[2], EventsColumns[1]},
 			},
 		},
 	}
@@ -216,6 +222,7 @@ var (
 		{Name: "last_active_at", Type: field.TypeTime},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "expired_at", Type: field.TypeTime, Nullable: true},
+		{Name: "event_sequence", Type: field.TypeInt64, Default: 0},
 	}
 	// SessionsTable holds the schema information for the "sessions" table.
 	SessionsTable = &schema.Table{

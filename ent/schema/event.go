@@ -14,7 +14,10 @@ import (
 // Event is one committed change, written in the same transaction as the
 // change itself: the outbox subscriptions replay from and the audit trail.
 // It carries session_id without a foreign key so that the event recording a
-// session's deletion outlives the session.
+// session's deletion outlives the session. Everything about an event is
+// keyed by its session: its number counts within the session, and the
+// feeds across sessions order by (xid, session_id, sequence); see
+// docs/events.md.
 type Event struct {
 	ent.Schema
 }
@@ -23,10 +26,13 @@ type Event struct {
 func (Event) Fields() []ent.Field {
 	return []ent.Field{
 		field.UUID("id", uuid.UUID{}).Default(newID).Immutable(),
-		field.Int64("sequence").Positive().Unique().Immutable().
-			Comment("Global order of commits; assigned under a transaction-scoped lock so that it never commits out of order.").
+		field.Int64("sequence").Positive().Immutable().
+			Comment("The event's number within its session: the session row's event_sequence, taken under its row lock, so a session's events commit in this order.").
 			Annotations(entgql.OrderField("SEQUENCE")),
 		field.UUID("session_id", uuid.UUID{}).Immutable(),
+		field.Int64("xid").NonNegative().Immutable().
+			Comment("The writing transaction's id (pg_current_xact_id), raised to the session's previous event's xid when that is higher: it never decreases within a session, and an event whose xid is below the snapshot horizon is final.").
+			Annotations(entgql.Skip()),
 		field.String("tenant").Immutable().
 			Comment("Copied from the session so that feeds filter by tenant without a join."),
 		field.String("kind").NotEmpty().MaxLen(100).Immutable(),
@@ -40,7 +46,10 @@ func (Event) Fields() []ent.Field {
 // Indexes of the Event.
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("session_id", "sequence"),
+		// A session's events, in order: subscriptions replay from it.
+		index.Fields("session_id", "sequence").Unique(),
+		// The feeds across sessions, in order below the snapshot horizon.
+		index.Fields("xid", "session_id", "sequence"),
 	}
 }
 

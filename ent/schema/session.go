@@ -68,6 +68,9 @@ func (Session) Fields() []ent.Field {
 		field.Time("expires_at").
 			Annotations(entgql.OrderField("EXPIRES_AT")),
 		field.Time("expired_at").Optional().Nillable(),
+		field.Int64("event_sequence").Default(0).NonNegative().
+			Comment("The sequence of the session's newest event: the next event takes the next number under the session's row lock.").
+			Annotations(entgql.Skip()),
 	}
 }
 

@@ -66,6 +66,8 @@ const (
 	FieldExpiresAt = "expires_at"
 	// FieldExpiredAt holds the string denoting the expired_at field in the database.
 	FieldExpiredAt = "expired_at"
+	// FieldEventSequence holds the string denoting the event_sequence field in the database.
+	FieldEventSequence = "event_sequence"
 	// EdgeTurns holds the string denoting the turns edge name in mutations.
 	EdgeTurns = "turns"
 	// EdgeRefs holds the string denoting the refs edge name in mutations.
@@ -133,6 +135,7 @@ var Columns = []string{
 	FieldLastActiveAt,
 	FieldExpiresAt,
 	FieldExpiredAt,
+	FieldEventSequence,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -194,6 +197,10 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// DefaultLastActiveAt holds the default value on creation for the "last_active_at" field.
 	DefaultLastActiveAt func() time.Time
+	// DefaultEventSequence holds the default value on creation for the "event_sequence" field.
+	DefaultEventSequence int64
+	// EventSequenceValidator is a validator for the "event_sequence" field. It is called by the builders before save.
+	EventSequenceValidator func(int64) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() uuid.UUID
 )
@@ -325,6 +332,11 @@ func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiredAt orders the results by the expired_at field.
 func ByExpiredAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiredAt, opts...).ToFunc()
+}
+
+// ByEventSequence orders the results by the event_sequence field.
+func ByEventSequence(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEventSequence, opts...).ToFunc()
 }
 
 // ByTurnsCount orders the results by turns count.

@@ -146,6 +146,11 @@ func ExpiredAt(v time.Time) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldExpiredAt, v))
 }
 
+// EventSequence applies equality check predicate on the "event_sequence" field. It's identical to EventSequenceEQ.
+func EventSequence(v int64) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldEventSequence, v))
+}
+
 // TenantEQ applies the EQ predicate on the "tenant" field.
 func TenantEQ(v string) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldTenant, v))
@@ -1139,6 +1144,46 @@ func ExpiredAtIsNil() predicate.Session {
 // ExpiredAtNotNil applies the NotNil predicate on the "expired_at" field.
 func ExpiredAtNotNil() predicate.Session {
 	return predicate.Session(sql.FieldNotNull(FieldExpiredAt))
+}
+
+// EventSequenceEQ applies the EQ predicate on the "event_sequence" field.
+func EventSequenceEQ(v int64) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldEventSequence, v))
+}
+
+// EventSequenceNEQ applies the NEQ predicate on the "event_sequence" field.
+func EventSequenceNEQ(v int64) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldEventSequence, v))
+}
+
+// EventSequenceIn applies the In predicate on the "event_sequence" field.
+func EventSequenceIn(vs ...int64) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldEventSequence, vs...))
+}
+
+// EventSequenceNotIn applies the NotIn predicate on the "event_sequence" field.
+func EventSequenceNotIn(vs ...int64) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldEventSequence, vs...))
+}
+
+// EventSequenceGT applies the GT predicate on the "event_sequence" field.
+func EventSequenceGT(v int64) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldEventSequence, v))
+}
+
+// EventSequenceGTE applies the GTE predicate on the "event_sequence" field.
+func EventSequenceGTE(v int64) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldEventSequence, v))
+}
+
+// EventSequenceLT applies the LT predicate on the "event_sequence" field.
+func EventSequenceLT(v int64) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldEventSequence, v))
+}
+
+// EventSequenceLTE applies the LTE predicate on the "event_sequence" field.
+func EventSequenceLTE(v int64) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldEventSequence, v))
 }
 
 // HasTurns applies the HasEdge predicate on the "turns" edge.

@@ -327,14 +327,15 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIKeys      func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) int
-		EntityTypes  func(childComplexity int, domain string) int
-		Node         func(childComplexity int, id uuid.UUID) int
-		Nodes        func(childComplexity int, ids []uuid.UUID) int
-		Session      func(childComplexity int, id uuid.UUID) int
-		SessionByKey func(childComplexity int, tenant string, externalKey string) int
-		Sessions     func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) int
-		Viewer       func(childComplexity int) int
+		APIKeys               func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) int
+		EntityTypes           func(childComplexity int, domain string) int
+		Node                  func(childComplexity int, id uuid.UUID) int
+		Nodes                 func(childComplexity int, ids []uuid.UUID) int
+		Session               func(childComplexity int, id uuid.UUID) int
+		SessionByKey          func(childComplexity int, tenant string, externalKey string) int
+		Sessions              func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) int
+		SessionsChangedCursor func(childComplexity int) int
+		Viewer                func(childComplexity int) int
 	}
 
 	ReadRefsResult struct {
@@ -498,6 +499,7 @@ type ComplexityRoot struct {
 
 	SessionEvent struct {
 		CreatedAt func(childComplexity int) int
+		Cursor    func(childComplexity int) int
 		Kind      func(childComplexity int) int
 		Payload   func(childComplexity int) int
 		Sequence  func(childComplexity int) int
@@ -543,7 +545,7 @@ type ComplexityRoot struct {
 		ContextUpdated  func(childComplexity int, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) int
 		EntityChanges   func(childComplexity int, sessionID uuid.UUID, entityTypes []string, after *int) int
 		SessionEvents   func(childComplexity int, sessionID uuid.UUID, after *int) int
-		SessionsChanged func(childComplexity int, after *int) int
+		SessionsChanged func(childComplexity int, after *string) int
 	}
 
 	TranslatedFilters struct {
@@ -1845,6 +1847,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.SessionOrder), args["where"].(*ent.SessionWhereInput)), true
+	case "Query.sessionsChangedCursor":
+		if e.ComplexityRoot.Query.SessionsChangedCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SessionsChangedCursor(childComplexity), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -2530,6 +2538,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.CreatedAt(childComplexity), true
+	case "SessionEvent.cursor":
+		if e.ComplexityRoot.SessionEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Cursor(childComplexity), true
 	case "SessionEvent.kind":
 		if e.ComplexityRoot.SessionEvent.Kind == nil {
 			break
@@ -2740,7 +2754,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.SessionsChanged(childComplexity, args["after"].(*int)), true
+		return e.ComplexityRoot.Subscription.SessionsChanged(childComplexity, args["after"].(*string)), true
 
 	case "TranslatedFilters.filters":
 		if e.ComplexityRoot.TranslatedFilters.Filters == nil {
@@ -3977,7 +3991,7 @@ input EntityTypeWhereInput {
 type Event implements Node {
   id: ID!
   """
-  Global order of commits; assigned under a transaction-scoped lock so that it never commits out of order.
+  The event's number within its session: the session row's event_sequence, taken under its row lock, so a session's events commit in this order.
   """
   sequence: Int!
   sessionID: UUID!
@@ -5994,12 +6008,15 @@ type NestedRelation {
 }
 `, BuiltIn: false},
 	{Name: "../schema/subscription.graphql", Input: `# Live: every committed change, once, in order, from any replica. A client
-# that reconnects passes the last sequence it received as ` + "`" + `after` + "`" + `.
+# that reconnects passes the last ` + "`" + `sequence` + "`" + ` it received as ` + "`" + `after` + "`" + `
+# (sessionEvents, entityChanges), or the last ` + "`" + `cursor` + "`" + ` (sessionsChanged).
 
 "A committed change of a session."
 type SessionEvent {
-  "Global and increasing: resume after it."
+  "The event's number within its session: 1, 2, 3, … Pass the last one you received as ` + "`" + `after` + "`" + ` to resume sessionEvents or entityChanges."
   sequence: Int!
+  "Where the event stands in the feed of every session (opaque): pass the last one you received as ` + "`" + `after` + "`" + ` to resume sessionsChanged."
+  cursor: String!
   sessionID: ID!
   tenant: String!
   kind: String!
@@ -6009,6 +6026,7 @@ type SessionEvent {
 
 "A change to one ref or artifact of a session."
 type EntityChange {
+  "The sequence of the event that carried the change, within its session."
   sequence: Int!
   "The event kind: refs.read, ref.promoted, artifact.revised, ..."
   kind: String!
@@ -6018,14 +6036,28 @@ type EntityChange {
 }
 
 type Subscription {
-  "Every event of a session after ` + "`" + `after` + "`" + ` (omit it for new events only), then live."
+  "Every event of a session after the sequence ` + "`" + `after` + "`" + ` (0: from its first; omit it for new events only), then live, in order."
   sessionEvents(sessionID: ID!, after: Int): SessionEvent
-  "Ref and artifact changes of a session, optionally of some entity types."
+  "Ref and artifact changes of a session, optionally of some entity types, after the event sequence ` + "`" + `after` + "`" + `."
   entityChanges(sessionID: ID!, entityTypes: [String!], after: Int): EntityChange
   "A fresh context build after each change (a burst of changes gives one build)."
   contextUpdated(sessionID: ID!, node: ContextNode!, options: ContextOptions): ContextBuild
-  "Sessions opened, updated, expired or deleted, for the admin list."
-  sessionsChanged(after: Int): SessionEvent
+  """
+  Sessions opened, updated, expired or deleted, for the admin list: after the ` + "`" + `cursor` + "`" + ` of the last
+  event you received, or after ` + "`" + `sessionsChangedCursor` + "`" + ` read before you loaded the list ("" replays
+  from the first event; omit it for new changes only). Each session's changes arrive in their order; a change arrives once every
+  transaction that began before it has ended, so a write left open anywhere on the database delays
+  it (never loses it).
+  """
+  sessionsChanged(after: String): SessionEvent
+}
+
+extend type Query {
+  """
+  The position of the sessionsChanged feed now: read it, then load what you show, then subscribe
+  with it as ` + "`" + `after` + "`" + `, and no change committed in between is missed.
+  """
+  sessionsChangedCursor: String!
 }
 
 extend type Session {
@@ -6950,6 +6982,8 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 	switch field.Name {
 	case "sequence":
 		return ec.fieldContext_SessionEvent_sequence(ctx, field)
+	case "cursor":
+		return ec.fieldContext_SessionEvent_cursor(ctx, field)
 	case "sessionID":
 		return ec.fieldContext_SessionEvent_sessionID(ctx, field)
 	case "tenant":

@@ -24,7 +24,7 @@ type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (<-chan *events.Event, error)
 	EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (<-chan *engine.EntityChange, error)
 	ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) (<-chan *engine.ContextBuild, error)
-	SessionsChanged(ctx context.Context, after *int) (<-chan *events.Event, error)
+	SessionsChanged(ctx context.Context, after *string) (<-chan *events.Event, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -117,8 +117,8 @@ func (ec *executionContext) field_Subscription_sessionsChanged_args(ctx context.
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -267,6 +267,29 @@ func (ec *executionContext) _SessionEvent_sequence(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_SessionEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SessionEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *events.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SessionEvent_sessionID(ctx context.Context, field graphql.CollectedField, obj *events.Event) (ret graphql.Marshaler) {
@@ -526,7 +549,7 @@ func (ec *executionContext) _Subscription_sessionsChanged(ctx context.Context, f
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().SessionsChanged(ctx, fc.Args["after"].(*int))
+			return ec.Resolvers.Subscription().SessionsChanged(ctx, fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *events.Event) graphql.Marshaler {
@@ -645,6 +668,11 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 			out.Values[i] = graphql.MarshalString("SessionEvent")
 		case "sequence":
 			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.Sequence)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._SessionEvent_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

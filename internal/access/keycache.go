@@ -39,7 +39,9 @@ const resubscribeDelay = time.Second
 // What remains of staleness: a key revoked on another replica is refused
 // here once this replica's hub has read the revocation event, that is after
 // the doorbell's latency (milliseconds; the hub's 2-second poll if a
-// doorbell is lost). On the revoking replica it is refused at once. Should
+// doorbell is lost), and once every transaction older than the revocation
+// has ended (the hub reads below the snapshot horizon; docs/events.md). On
+// the revoking replica it is refused at once. Should
 // the hub stop reading events while the subscription stays open, the
 // lastUsedAt touch, which matches only an unrevoked key, still finds the
 // revocation within touchEvery.
@@ -79,7 +81,7 @@ func NewKeys(client *ent.Client, st *store.Store, log *slog.Logger) *Keys {
 }
 
 // Subscribe is where Keys hears of events: the hub's Subscribe.
-type Subscribe func(ctx context.Context, f events.Filter, after int64) *events.Stream
+type Subscribe func(ctx context.Context, f events.Filter, after events.Cursor) *events.Stream
 
 // Run keeps Keys subscribed to revocations until ctx ends, resubscribing
 // whenever the stream ends early (too slow, database trouble).
@@ -98,25 +100,28 @@ func (k *Keys) Run(ctx context.Context, subscribe Subscribe) {
 	}
 }
 
-// follow subscribes to revocations and caches while the subscription lasts.
-// It subscribes from the newest event rather than from the last revocation
-// it saw: it forgot every key when the last subscription ended, so no key it
-// will cache was read before this one starts, and resuming further back
-// would read every event since (the hub filters kinds in memory).
+// follow subscribes to revocations, the events of the store's system
+// session, and caches while the subscription lasts. It subscribes from the
+// newest revocation as read before it subscribes, not from the last one it
+// saw: it forgot every key when the last subscription ended, so no key it
+// will cache was read before this one starts.
 func (k *Keys) follow(ctx context.Context, subscribe Subscribe) error {
-	after, err := newestEvent(ctx, k.client)
+	after, err := newestRevocation(ctx, k.client)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := subscribe(ctx, events.Filter{Kinds: map[string]bool{store.KindKeyRevoked: true}}, after)
+	st := subscribe(ctx, events.Filter{SessionID: &store.SystemSession}, events.AfterSequence(after))
 	k.setLive(true)
 	defer k.setLive(false)
 	if err := k.recheckHolds(ctx); err != nil {
 		return err
 	}
 	for ev := range st.C {
+		if ev.Kind != store.KindKeyRevoked {
+			continue
+		}
 		raw, _ := ev.Payload["keyID"].(string)
 		id, err := uuid.Parse(raw)
 		if err != nil {
@@ -130,9 +135,11 @@ func (k *Keys) follow(ctx context.Context, subscribe Subscribe) error {
 	return fmt.Errorf("the event hub closed the revocation stream")
 }
 
-// newestEvent is the sequence of the newest committed event (0 for none).
-func newestEvent(ctx context.Context, client *ent.Client) (int64, error) {
-	ev, err := client.Event.Query().Order(ent.Desc(event.FieldSequence)).Select(event.FieldSequence).First(System(ctx))
+// newestRevocation is the sequence of the newest committed event of the
+// system session (0 for none).
+func newestRevocation(ctx context.Context, client *ent.Client) (int64, error) {
+	ev, err := client.Event.Query().Where(event.SessionID(store.SystemSession)).
+		Order(ent.Desc(event.FieldSequence)).Select(event.FieldSequence).First(System(ctx))
 	if ent.IsNotFound(err) {
 		return 0, nil
 	}

@@ -52,8 +52,8 @@ func newKeysFixture(t *testing.T) *keysFixture {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.Run(ctx, func(ctx context.Context, filter events.Filter, _ int64) *events.Stream {
-			assert.Equal(t, map[string]bool{store.KindKeyRevoked: true}, filter.Kinds)
+		f.Run(ctx, func(ctx context.Context, filter events.Filter, _ events.Cursor) *events.Stream {
+			assert.Equal(t, &store.SystemSession, filter.SessionID, "revocations are the system session's events")
 			ch := make(chan *events.Event, events.BufferSize)
 			f.streams <- ch
 			// Like the hub, end the stream when the subscriber leaves, unless

@@ -118,6 +118,8 @@ func (a *App) Close() error {
 // to revocations and the expiry reaper until Close.
 func (a *App) startHub(cfg Config, st *store.Store) {
 	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
+	bell := events.NewDoorbell(a.DB, a.Hub, cfg.Logger)
+	st.OnCommit(bell.Ring)
 	a.Engine.SetHub(a.Hub)
 	a.Keys = access.NewKeys(a.Client, st, cfg.Logger)
 	// The hub and the reaper are the server's own work, across tenants.
@@ -128,6 +130,11 @@ func (a *App) startHub(cfg Config, st *store.Store) {
 		if err := a.Hub.Run(ctx); err != nil {
 			a.log.Error("event hub stopped", "error", err)
 		}
+	}()
+	rang := make(chan struct{})
+	go func() {
+		defer close(rang)
+		bell.Run(ctx)
 	}()
 	keysDone := make(chan struct{})
 	go func() {
@@ -144,6 +151,7 @@ func (a *App) startHub(cfg Config, st *store.Store) {
 	a.stopHub = func() {
 		cancel()
 		<-done
+		<-rang
 		<-keysDone
 		<-reaped
 	}

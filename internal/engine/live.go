@@ -17,11 +17,34 @@ import (
 // SetHub connects the engine to this replica's event hub.
 func (e *Engine) SetHub(h *events.Hub) { e.hub = h }
 
-func cursor(after *int) int64 {
+// sessionCursor resumes a subscription to one session after the sequence
+// the client received last; none means from now.
+func sessionCursor(after *int) (events.Cursor, error) {
 	if after == nil {
-		return events.FromNow
+		return events.FromNow, nil
 	}
-	return int64(*after)
+	if *after < 0 {
+		return events.Cursor{}, apperr.New(apperr.InvalidCursor,
+			"after is %d; pass the sequence of the last event you received (0 for the session's first event), or omit it for new events only", *after)
+	}
+	return events.AfterSequence(int64(*after)), nil
+}
+
+// feedCursor resumes a subscription across sessions after the cursor the
+// client received last; none means from now, and the empty cursor from the
+// first event.
+func feedCursor(after *string) (events.Cursor, error) {
+	switch {
+	case after == nil:
+		return events.FromNow, nil
+	case *after == "":
+		return events.AfterPosition(events.Position{}), nil
+	}
+	p, err := events.ParsePosition(*after)
+	if err != nil {
+		return events.Cursor{}, apperr.New(apperr.InvalidCursor, "%v", err)
+	}
+	return events.AfterPosition(p), nil
 }
 
 // liveSession checks that a session exists before a subscription starts.
@@ -37,7 +60,11 @@ func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *
 	if _, err := e.liveSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	return e.hub.Source(ctx, events.Filter{SessionID: &sessionID}, cursor(after)), nil
+	c, err := sessionCursor(after)
+	if err != nil {
+		return nil, err
+	}
+	return e.hub.Source(ctx, events.Filter{SessionID: &sessionID}, c), nil
 }
 
 // Kinds of session lifecycle events, for the admin feed.
@@ -47,7 +74,7 @@ var sessionKinds = map[string]bool{
 
 // SessionsChanged streams session lifecycle events of every session the
 // key may see: every tenant's for an admin, its own tenant's otherwise.
-func (e *Engine) SessionsChanged(ctx context.Context, after *int) (events.Source, error) {
+func (e *Engine) SessionsChanged(ctx context.Context, after *string) (events.Source, error) {
 	if e.hub == nil {
 		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
 	}
@@ -55,11 +82,32 @@ func (e *Engine) SessionsChanged(ctx context.Context, after *int) (events.Source
 	if err != nil {
 		return nil, err
 	}
+	c, err := feedCursor(after)
+	if err != nil {
+		return nil, err
+	}
 	f := events.Filter{Kinds: sessionKinds}
 	if tenant != "" {
 		f.Tenant = &tenant
 	}
-	return e.hub.Source(ctx, f, cursor(after)), nil
+	return e.hub.Source(ctx, f, c), nil
+}
+
+// SessionsChangedCursor is the position of the feed of every session now:
+// sessionsChanged resumed after it delivers every change committed from now
+// on, however late it starts.
+func (e *Engine) SessionsChangedCursor(ctx context.Context) (string, error) {
+	if e.hub == nil {
+		return "", apperr.New(apperr.Internal, "subscriptions are not running on this server")
+	}
+	if _, err := access.TenantScope(ctx); err != nil {
+		return "", err
+	}
+	now, err := e.hub.Now(ctx)
+	if err != nil {
+		return "", err
+	}
+	return now.String(), nil
 }
 
 // EntityChange is one ref or artifact change carried by an event.

@@ -1,15 +1,23 @@
 // Package events delivers committed events to subscribers. Events are rows
 // (written by the store in the transaction of the change); PostgreSQL's
-// NOTIFY is only a doorbell. Each replica keeps one LISTEN connection, reads
-// new events by sequence from the table when the bell rings (and on a timer,
-// and after every reconnect), and fans them out in memory, so a missed or
-// coalesced notification never loses an event.
+// NOTIFY is only a doorbell, rung after the commit (Doorbell). Each replica
+// keeps one LISTEN connection, reads new events from the table when the bell
+// rings (and on a timer, and after every reconnect), and fans them out in
+// memory, so a missed or coalesced notification never loses an event.
+//
+// Two reads feed the hub. The feed of every session is read in (xid,
+// session, sequence) order, only below the snapshot horizon, where every
+// event is final: a transaction that commits late is never skipped, and no
+// writer takes a lock for it. And the sessions a doorbell names are read by
+// their own sequence, at once: a session's events commit in the order of
+// their numbers, so its subscribers need not wait for the horizon. A
+// subscriber of one session takes each event once, by its sequence, and
+// fills any gap from the table. docs/events.md has the rules and their cost.
 package events
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,15 +25,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
-
-	"sessiongraph/internal/store"
 )
 
 // Event is one committed change as subscribers see it.
 type Event struct {
-	ID        uuid.UUID
-	Sequence  int64
+	ID uuid.UUID
+	// Sequence numbers the event within its session, from 1.
+	Sequence int64
+	// Xid orders the feed of every session (see Position).
+	Xid       int64
 	SessionID uuid.UUID
 	Tenant    string
 	Kind      string
@@ -36,6 +44,15 @@ type Event struct {
 	// event, by their key (see Encoded); nil for a replayed one.
 	encodings *sync.Map
 }
+
+// Position is where the event stands in the feed of every session.
+func (ev *Event) Position() Position {
+	return Position{Xid: ev.Xid, SessionID: ev.SessionID, Sequence: ev.Sequence}
+}
+
+// Cursor is the event's position as the opaque cursor that resumes a
+// subscription across sessions after it.
+func (ev *Event) Cursor() string { return ev.Position().String() }
 
 // Encoded returns what encode makes of the event for key. Subscribers of a
 // published event share it: the first that asks with a key encodes, the
@@ -65,6 +82,14 @@ const (
 	pageSize = 500
 	// pollInterval is the safety net for a doorbell that never rang.
 	pollInterval = 2 * time.Second
+	// waitingRetry is how soon the hub looks again when events have
+	// committed above the snapshot horizon: the transaction holding the
+	// horizon back may write no event and so ring no bell when it ends.
+	// The delay doubles, up to pollInterval, while the horizon stays put.
+	waitingRetry = 5 * time.Millisecond
+	// readGap spaces the hub's reads under load: the bells of the commits
+	// that land meanwhile are served by one read.
+	readGap = 2 * time.Millisecond
 	// BufferSize is how many events a subscriber may lag behind before it
 	// is disconnected.
 	BufferSize = 128
@@ -80,131 +105,123 @@ type Hub struct {
 	dsn string
 	log *slog.Logger
 
+	wake chan struct{} // a bell rung, here or by a NOTIFY
+
 	mu        sync.Mutex
-	last      int64 // the highest sequence published
+	last      Position // published up to here: every final event before it
 	bySession map[uuid.UUID]map[*sub]struct{}
 	firehose  map[*sub]struct{} // subscribers of every session (filtered by tenant)
-	ready     chan struct{}
-	lag       time.Duration // commit-to-publish delay of the last event
+	// offered is, for each session with subscribers, the newest sequence
+	// offered to them; rung holds those the doorbell named since the last
+	// read of sessions.
+	offered map[uuid.UUID]int64
+	rung    map[uuid.UUID]struct{}
+	ready   chan struct{}
+	lag     time.Duration // commit-to-publish delay of the last event
 }
 
 // NewHub returns a hub reading events through db and listening on dsn.
 func NewHub(db *sql.DB, dsn string, log *slog.Logger) *Hub {
 	return &Hub{
 		db: db, dsn: dsn, log: log,
+		wake:      make(chan struct{}, 1),
 		bySession: map[uuid.UUID]map[*sub]struct{}{},
 		firehose:  map[*sub]struct{}{},
+		offered:   map[uuid.UUID]int64{},
+		rung:      map[uuid.UUID]struct{}{},
 		ready:     make(chan struct{}),
 	}
 }
 
-// Run listens and publishes until ctx ends.
-func (h *Hub) Run(ctx context.Context) error {
-	wake := make(chan struct{}, 1)
-	ring := func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	}
-	listener := pq.NewListener(h.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
-		if ev == pq.ListenerEventReconnected {
-			h.log.Info("event listener reconnected; catching up from the table")
-			ring()
-		}
-		if err != nil {
-			h.log.Warn("event listener", "event", ev, "error", err)
-		}
-	})
-	defer listener.Close()
-	if err := listener.Listen(store.NotifyChannel); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	if err := h.start(ctx); err != nil {
-		return err
-	}
-	ticker := time.NewTicker(pollInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			h.closeAll()
-			return nil
-		case <-listener.Notify: // a doorbell, or nil after a reconnect
-			drain(listener.Notify)
-		case <-wake:
-		case <-ticker.C:
-		}
-		if err := h.catchUp(ctx); err != nil && ctx.Err() == nil {
-			h.log.Warn("reading events", "error", err)
-		}
+// wakeUp makes the hub read the table now (or, if it is reading, once more).
+func (h *Hub) wakeUp() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
 	}
 }
 
-// drain swallows doorbells that rang meanwhile: one read serves them all.
-func drain(ch <-chan *pq.Notification) {
-	for {
-		select {
-		case <-ch:
-		default:
-			return
+// changed says that sessions have new events: those with subscribers here
+// are read at once, by their sequence.
+func (h *Hub) changed(sessions []uuid.UUID) {
+	h.mu.Lock()
+	for _, id := range sessions {
+		if _, ok := h.bySession[id]; ok {
+			h.rung[id] = struct{}{}
 		}
 	}
+	h.mu.Unlock()
+	h.wakeUp()
 }
 
-// start sets the hub's position to the newest event; subscribers replay
-// older ones from the table themselves.
+// start sets the hub's position to the snapshot horizon: it publishes the
+// events that become final from now on; subscribers replay older ones from
+// the table themselves.
 func (h *Hub) start(ctx context.Context) error {
-	var last sql.NullInt64
-	if err := h.db.QueryRowContext(ctx, `SELECT MAX(sequence) FROM events`).Scan(&last); err != nil {
+	now, err := h.Now(ctx)
+	if err != nil {
 		return fmt.Errorf("events position: %w", err)
 	}
 	h.mu.Lock()
-	h.last = last.Int64
+	h.last = now
 	h.mu.Unlock()
 	close(h.ready)
 	return nil
 }
 
+// Now is the position of the feed of every session now, as the database
+// (not this hub, which may lag) knows it: every event committed later comes
+// after it. A subscription across sessions that resumes after it receives
+// every event committed after Now was read (and perhaps a few committed just
+// before).
+func (h *Hub) Now(ctx context.Context) (Position, error) {
+	horizon, err := readHorizon(ctx, h.db)
+	return horizonPosition(horizon), err
+}
+
 // Ready is closed once the hub knows its position and accepts subscribers.
 func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
-// catchUp reads and publishes every event after the hub's position.
-func (h *Hub) catchUp(ctx context.Context) error {
-	for {
-		h.mu.Lock()
-		after := h.last
-		h.mu.Unlock()
-		page, err := readEvents(ctx, h.db, after, 0, Filter{})
-		if err != nil {
-			return err
-		}
-		for _, ev := range page {
-			h.publish(ev)
-		}
-		if len(page) < pageSize {
-			return nil
-		}
-	}
-}
-
-// publish hands an event to every matching subscriber without waiting: a
-// subscriber whose buffer is full is cut off with ErrTooSlow, never skipped.
+// publish hands an event of the feed to every matching subscriber without
+// waiting: a subscriber whose buffer is full is cut off with ErrTooSlow,
+// never skipped.
 func (h *Hub) publish(ev Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ev.Sequence <= h.last {
+	if !ev.Position().After(h.last) {
 		return
 	}
-	h.last = ev.Sequence
+	h.last = ev.Position()
 	h.lag = time.Since(ev.CreatedAt)
 	shared := &ev // one immutable copy for every subscriber
 	shared.encodings = &sync.Map{}
-	for s := range h.bySession[ev.SessionID] {
-		h.offerLocked(s, shared)
-	}
+	h.offerSessionLocked(shared)
 	for s := range h.firehose {
 		h.offerLocked(s, shared)
+	}
+}
+
+// publishSession hands an event read by its session's sequence to that
+// session's subscribers (the feed brings it to the others later).
+func (h *Hub) publishSession(ev Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	shared := &ev
+	shared.encodings = &sync.Map{}
+	h.offerSessionLocked(shared)
+}
+
+func (h *Hub) offerSessionLocked(ev *Event) {
+	set, ok := h.bySession[ev.SessionID]
+	if !ok {
+		return
+	}
+	if last, known := h.offered[ev.SessionID]; known && ev.Sequence <= last {
+		return // offered already, by the other read
+	}
+	h.offered[ev.SessionID] = ev.Sequence
+	for s := range set {
+		h.offerLocked(s, ev)
 	}
 }
 
@@ -213,6 +230,9 @@ func (h *Hub) offerLocked(s *sub, ev *Event) {
 		return
 	}
 	if !s.direct {
+		if !s.wants(ev) {
+			return
+		}
 		select {
 		case s.replayBuffer <- ev:
 		default:
@@ -220,17 +240,24 @@ func (h *Hub) offerLocked(s *sub, ev *Event) {
 		}
 		return
 	}
-	if ev.Sequence <= s.cursor {
+	if !s.isNew(ev) {
+		return
+	}
+	if s.gapBefore(ev) {
+		// Events between its cursor and this one reached this subscriber
+		// by neither read (it joined between them): it fills the gap from
+		// the table, then takes this one.
+		h.catchUpLocked(s, ev)
 		return
 	}
 	if !s.offer(ev) {
 		h.dropLocked(s, ErrTooSlow)
 		return
 	}
-	s.cursor = ev.Sequence
+	s.advance(ev)
 }
 
-// Lag is how long after its commit the last event was published.
+// Lag is how long after its commit the last event of the feed was published.
 func (h *Hub) Lag() time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -255,11 +282,13 @@ func (h *Hub) dropLocked(s *sub, err error) {
 		return
 	}
 	s.dropped, s.err = true, err
-	if s.filter.SessionID != nil {
-		set := h.bySession[*s.filter.SessionID]
+	if id := s.filter.SessionID; id != nil {
+		set := h.bySession[*id]
 		delete(set, s)
 		if len(set) == 0 {
-			delete(h.bySession, *s.filter.SessionID)
+			delete(h.bySession, *id)
+			delete(h.offered, *id)
+			delete(h.rung, *id)
 		}
 	} else {
 		delete(h.firehose, s)
@@ -280,42 +309,4 @@ func (h *Hub) closeAll() {
 	for s := range h.firehose {
 		h.dropLocked(s, nil)
 	}
-}
-
-// readEvents reads up to pageSize events after a sequence (and, when upTo is
-// positive, not after upTo) that match the filter, in order.
-func readEvents(ctx context.Context, db *sql.DB, after, upTo int64, f Filter) ([]Event, error) {
-	q := `SELECT id, sequence, session_id, tenant, kind, payload, created_at FROM events WHERE sequence > $1`
-	args := []any{after}
-	if upTo > 0 {
-		args = append(args, upTo)
-		q += fmt.Sprintf(" AND sequence <= $%d", len(args))
-	}
-	if f.SessionID != nil {
-		args = append(args, *f.SessionID)
-		q += fmt.Sprintf(" AND session_id = $%d", len(args))
-	}
-	if f.Tenant != nil {
-		args = append(args, *f.Tenant)
-		q += fmt.Sprintf(" AND tenant = $%d", len(args))
-	}
-	q += fmt.Sprintf(" ORDER BY sequence LIMIT %d", pageSize)
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var ev Event
-		var payload []byte
-		if err := rows.Scan(&ev.ID, &ev.Sequence, &ev.SessionID, &ev.Tenant, &ev.Kind, &payload, &ev.CreatedAt); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(payload, &ev.Payload); err != nil {
-			return nil, err
-		}
-		out = append(out, ev)
-	}
-	return out, rows.Err()
 }

@@ -22,20 +22,32 @@ import (
 
 func hubAndStore(t *testing.T) (*events.Hub, *store.Store, *ent.Session) {
 	t.Helper()
+	hub, st, s, _ := hubFixture(t)
+	return hub, st, s
+}
+
+// hubFixture is a running hub and its doorbell, a store that rings it, an
+// open session, and the database's DSN.
+func hubFixture(t *testing.T) (*events.Hub, *store.Store, *ent.Session, string) {
+	t.Helper()
 	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
 	db, err := sql.Open("postgres", dsn)
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
 	st := store.New(client, nil)
-	hub := events.NewHub(db, dsn, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hub := events.NewHub(db, dsn, log)
+	bell := events.NewDoorbell(db, hub, log)
+	st.OnCommit(bell.Ring)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = hub.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	done := make(chan struct{}, 2)
+	go func() { defer func() { done <- struct{}{} }(); _ = hub.Run(ctx) }()
+	go func() { defer func() { done <- struct{}{} }(); bell.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
 	opened, err := st.Open(context.Background(), "acme", "hub", func(c *ent.SessionCreate) { c.SetDomain("kitchen").SetTTLSeconds(3600) })
 	require.NoError(t, err)
-	return hub, st, opened.Session
+	return hub, st, opened.Session, dsn
 }
 
 func tick(t *testing.T, st *store.Store, s *ent.Session) {
@@ -73,7 +85,7 @@ func TestSlowSubscriberIsToldAndDisconnected(t *testing.T) {
 func TestSubscriberThatLeavesIsUnregistered(t *testing.T) {
 	hub, st, s := hubAndStore(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	stream := hub.Subscribe(ctx, events.Filter{SessionID: &s.ID}, 0)
+	stream := hub.Subscribe(ctx, events.Filter{SessionID: &s.ID}, events.AfterSequence(0))
 	ev := <-stream.C
 	assert.Equal(t, "session.opened", ev.Kind, "replayed from the table")
 	tick(t, st, s)

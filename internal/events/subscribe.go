@@ -2,38 +2,77 @@ package events
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/google/uuid"
 )
 
-// Filter says which events a subscriber wants: one session's, or every
-// session's of a tenant, or (both nil) all.
+// Filter says which events a subscriber wants: one session's, all of them,
+// resumed by its sequence; or every session's, of a tenant and of some kinds
+// when those are set, resumed by their position in the feed of every
+// session.
 type Filter struct {
 	SessionID *uuid.UUID
-	Tenant    *string
-	// Kinds, when set, keeps only these kinds.
-	Kinds map[string]bool
+	// Tenant and Kinds narrow a subscription across sessions.
+	Tenant *string
+	Kinds  map[string]bool
 }
 
 func (f Filter) matches(ev Event) bool {
-	return (f.SessionID == nil || *f.SessionID == ev.SessionID) &&
-		(f.Tenant == nil || *f.Tenant == ev.Tenant) &&
-		(f.Kinds == nil || f.Kinds[ev.Kind])
+	if f.SessionID != nil {
+		return *f.SessionID == ev.SessionID
+	}
+	return (f.Tenant == nil || *f.Tenant == ev.Tenant) && (f.Kinds == nil || f.Kinds[ev.Kind])
 }
 
 // sub is one subscriber. While it replays the table, live events wait in
 // replayBuffer; once it is live, the hub offers events straight to it and
 // no goroutine serves it.
 type sub struct {
+	ctx          context.Context
 	filter       Filter
 	replayBuffer chan *Event
+	buffered     int64 // the newest sequence in replayBuffer, for one session's subscriber
 	direct       bool
-	offer        func(*Event) bool
+	wait, offer  func(*Event) bool
 	end          func(error)
-	cursor       int64 // the last sequence delivered, once direct
+	cursor       Cursor // the last event delivered
 	dropped      bool
 	err          error
+}
+
+// wants reports whether a replaying subscriber should buffer ev: a session's
+// events reach it by two reads, and one copy is enough.
+func (s *sub) wants(ev *Event) bool {
+	if s.filter.SessionID == nil {
+		return true
+	}
+	if ev.Sequence <= s.buffered {
+		return false
+	}
+	s.buffered = ev.Sequence
+	return true
+}
+
+// gapBefore reports whether a subscriber of one session would skip events
+// by taking ev now. (A session's numbers have gaps only where events were
+// deleted with their session, or were numbered before this scheme; filling
+// such a gap finds nothing, which is fine.)
+func (s *sub) gapBefore(ev *Event) bool {
+	return s.filter.SessionID != nil && ev.Sequence > s.cursor.sequence+1
+}
+
+// isNew reports whether ev comes after the subscriber's cursor: by its
+// sequence for a subscriber of one session, by its position otherwise.
+func (s *sub) isNew(ev *Event) bool {
+	if s.filter.SessionID != nil {
+		return ev.Sequence > s.cursor.sequence
+	}
+	return ev.Position().After(s.cursor.position)
+}
+
+// advance moves the subscriber's cursor to ev.
+func (s *sub) advance(ev *Event) {
+	s.cursor.sequence, s.cursor.position = ev.Sequence, ev.Position()
 }
 
 // Source delivers one subscription's events, in order and once each, then
@@ -54,11 +93,8 @@ type Stream struct {
 // Err says why C was closed (see Source).
 func (s *Stream) Err() error { return s.err }
 
-// FromNow subscribes to events committed after the subscription starts.
-const FromNow int64 = -1
-
 // Subscribe is Source delivered to a channel.
-func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) *Stream {
+func (h *Hub) Subscribe(ctx context.Context, f Filter, after Cursor) *Stream {
 	out := make(chan *Event, BufferSize)
 	st := &Stream{C: out}
 	h.Source(ctx, f, after)(func(ev *Event) bool {
@@ -82,13 +118,12 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) *Stream {
 	return st
 }
 
-// Source subscribes to every event matching f with a sequence after `after`
-// (FromNow: after the newest event in the table): first those already in
-// the table, then live ones. The subscriber is registered before it
-// replays, so nothing committed in between is missed, and live events the
-// replay already delivered are skipped. A goroutine serves the replay; a
-// live subscriber costs no goroutine.
-func (h *Hub) Source(ctx context.Context, f Filter, after int64) Source {
+// Source subscribes to every event matching f after `after`: first those
+// already in the table, then live ones. The subscriber is registered before
+// it replays, so nothing committed in between is missed, and live events
+// the replay already delivered are skipped. A goroutine serves the replay;
+// a live subscriber costs no goroutine.
+func (h *Hub) Source(ctx context.Context, f Filter, after Cursor) Source {
 	return func(wait, offer func(*Event) bool, end func(error)) {
 		select {
 		case <-h.ready:
@@ -96,7 +131,7 @@ func (h *Hub) Source(ctx context.Context, f Filter, after int64) Source {
 			end(nil)
 			return
 		}
-		s := &sub{filter: f, replayBuffer: make(chan *Event, BufferSize), offer: offer, end: end}
+		s := &sub{ctx: ctx, filter: f, replayBuffer: make(chan *Event, BufferSize), wait: wait, offer: offer, end: end}
 		h.mu.Lock()
 		joinAt := h.last
 		if f.SessionID != nil {
@@ -115,61 +150,50 @@ func (h *Hub) Source(ctx context.Context, f Filter, after int64) Source {
 			h.dropLocked(s, nil)
 			h.mu.Unlock()
 		})
-		go h.replay(ctx, s, after, joinAt, wait)
+		go h.replay(s, after, joinAt)
 	}
 }
 
-// replay delivers the table's events after `after` up to joinAt, then the
-// live events buffered meanwhile, and hands the subscriber to the hub.
-func (h *Hub) replay(ctx context.Context, s *sub, after, joinAt int64, wait func(*Event) bool) {
+// replay delivers the table's events after `after`, then the live events
+// buffered meanwhile, and hands the subscriber to the hub.
+func (h *Hub) replay(s *sub, after Cursor, joinAt Position) {
+	ctx := s.ctx
 	finish := func(err error) {
 		h.mu.Lock()
 		h.dropLocked(s, err)
 		err = s.err
 		h.mu.Unlock()
-		s.end(err)
+		s.end(ctxErr(ctx, err))
 	}
-	if after == FromNow {
-		// Now is the table's newest event, not the hub's position: the hub
-		// may not have published what another replica just committed.
-		var newest sql.NullInt64
-		if err := h.db.QueryRowContext(ctx, `SELECT MAX(sequence) FROM events`).Scan(&newest); err != nil {
-			finish(ctxErr(ctx, err))
-			return
-		}
-		after = newest.Int64
+	var err error
+	left := false
+	if s.filter.SessionID != nil {
+		s.cursor, left, err = h.replaySession(ctx, s, after)
+	} else {
+		s.cursor, left, err = h.replayFeed(ctx, s, after, joinAt)
 	}
-	cursor := after
-	for cursor < joinAt {
-		page, err := readEvents(ctx, h.db, cursor, joinAt, s.filter)
-		if err != nil {
-			finish(ctxErr(ctx, err))
-			return
-		}
-		for i := range page {
-			if s.filter.matches(page[i]) && !wait(&page[i]) {
-				finish(nil)
-				return
-			}
-		}
-		if len(page) < pageSize {
-			break
-		}
-		cursor = page[len(page)-1].Sequence
+	if err != nil || left {
+		finish(err)
+		return
 	}
-	cursor = max(cursor, joinAt)
 	for {
 		// Deliver what arrived during the replay, blocking, until the buffer
 		// is empty; then switch to direct delivery under the lock, so no
 		// event can slip between the two.
 		select {
 		case ev := <-s.replayBuffer:
-			if ev.Sequence > cursor {
-				if !wait(ev) {
+			if s.gapBefore(ev) { // the table has what came between
+				if s.cursor, left, err = h.replaySession(ctx, s, s.cursor); err != nil || left {
+					finish(err)
+					return
+				}
+			}
+			if s.isNew(ev) {
+				if !s.wait(ev) {
 					finish(nil)
 					return
 				}
-				cursor = ev.Sequence
+				s.advance(ev)
 			}
 			continue
 		default:
@@ -184,10 +208,76 @@ func (h *Hub) replay(ctx context.Context, s *sub, after, joinAt int64, wait func
 			}
 			continue
 		}
-		s.direct, s.cursor, s.replayBuffer = true, cursor, nil
+		s.direct, s.replayBuffer = true, nil
+		if id := s.filter.SessionID; id != nil && s.cursor.sequence > h.offered[*id] {
+			// The hub may now read this session by its sequence from here.
+			h.offered[*id] = s.cursor.sequence
+		}
 		h.mu.Unlock()
 		return
 	}
+}
+
+// replaySession delivers one session's events after the cursor's sequence
+// (from now: after its newest) and returns the cursor it reached; left
+// reports that the subscriber left.
+func (h *Hub) replaySession(ctx context.Context, s *sub, after Cursor) (cursor Cursor, left bool, err error) {
+	session := *s.filter.SessionID
+	seq := after.sequence
+	if after.fromNow {
+		if seq, err = newestSequence(ctx, h.db, session); err != nil {
+			return cursor, false, err
+		}
+	}
+	for {
+		page, err := readSession(ctx, h.db, session, seq)
+		if err != nil {
+			return cursor, false, err
+		}
+		for i := range page {
+			if !s.wait(&page[i]) {
+				return cursor, true, nil
+			}
+			seq = page[i].Sequence
+		}
+		if len(page) < pageSize {
+			return AfterSequence(seq), false, nil
+		}
+	}
+}
+
+// replayFeed delivers the events of every session after the cursor's
+// position (from now: after the horizon) up to joinAt, where the hub was
+// when the subscriber joined, and returns the cursor it reached; left
+// reports that the subscriber left. Events up to joinAt are final, so the
+// replay needs no horizon of its own.
+func (h *Hub) replayFeed(ctx context.Context, s *sub, after Cursor, joinAt Position) (cursor Cursor, left bool, err error) {
+	pos := after.position
+	if after.fromNow {
+		if pos, err = h.Now(ctx); err != nil {
+			return cursor, false, err
+		}
+	}
+	for joinAt.After(pos) {
+		page, err := readFeed(ctx, h.db, pos, &joinAt, s.filter)
+		if err != nil {
+			return cursor, false, err
+		}
+		for i := range page.events {
+			if !s.wait(&page.events[i]) {
+				return cursor, true, nil
+			}
+		}
+		if len(page.events) < pageSize {
+			break
+		}
+		pos = page.events[len(page.events)-1].Position()
+	}
+	// Every matching event up to joinAt has been delivered.
+	if joinAt.After(pos) {
+		pos = joinAt
+	}
+	return AfterPosition(pos), false, nil
 }
 
 func ctxErr(ctx context.Context, err error) error {

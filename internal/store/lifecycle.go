@@ -34,8 +34,9 @@ func (s *Store) ExpireWhere(ctx context.Context, reason string, where ...predica
 		if err != nil || len(ids) == 0 {
 			return nil, err
 		}
+		// Each session gets exactly one event, numbered by lockSessions.
 		return events, tx.Session.Update().Where(session.IDIn(ids...)).
-			SetStatus(session.StatusExpired).SetExpiredAt(now).Exec(ctx)
+			SetStatus(session.StatusExpired).SetExpiredAt(now).AddEventSequence(1).Exec(ctx)
 	})
 	return ids, err
 }
@@ -62,10 +63,10 @@ func (s *Store) DeleteWhere(ctx context.Context, reason string, where ...predica
 }
 
 // lockSessions locks the sessions matching where and prepares one event of
-// kind for each.
+// kind for each, numbered next in its session.
 func lockSessions(ctx context.Context, tx *ent.Tx, kind, reason string, where []predicate.Session) ([]uuid.UUID, []sessionEvent, error) {
 	rows, err := tx.Session.Query().Where(where...).
-		Select(session.FieldID, session.FieldTenant).ForUpdate().All(ctx)
+		Select(session.FieldID, session.FieldTenant, session.FieldEventSequence).ForUpdate().All(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,16 +74,20 @@ func lockSessions(ctx context.Context, tx *ent.Tx, kind, reason string, where []
 	events := make([]sessionEvent, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
-		events[i] = sessionEvent{r, Event{Kind: kind, Payload: map[string]any{"reason": reason}}}
+		events[i] = nextEvent(r, Event{Kind: kind, Payload: map[string]any{"reason": reason}})
 	}
 	return ids, events, nil
 }
 
-// appendEvents writes a commit's events with the next global sequences and
-// rings the doorbell, in one statement at the end of the transaction, so
-// the order lock is held only for the commit itself. The lock is taken in a
-// materialized CTE that the INSERT reads from, so nextval runs only once the
-// lock is held, and sequences commit in order.
+// appendEvents writes a commit's events, each with the number its session
+// gave it, in one statement at the end of the transaction. It takes no lock
+// of its own: each event's session is locked already (its row, or for the
+// system feed an advisory lock). Its xid is the transaction's, raised to the
+// session's previous event's xid, so that it never decreases within a
+// session: a feed across sessions that reads below the snapshot horizon in
+// xid order then also sees each session's events in their order, even when
+// this transaction took its xid before it waited for the session's lock
+// (docs/events.md). The doorbell rings after the commit (Store.OnCommit).
 func appendEvents(ctx context.Context, tx *ent.Tx, events []sessionEvent, now time.Time) error {
 	for _, ev := range events {
 		if ev.Kind == "" {
@@ -94,6 +99,7 @@ func appendEvents(ctx context.Context, tx *ent.Tx, events []sessionEvent, now ti
 	}
 	ids := make([]string, len(events))
 	sessions := make([]string, len(events))
+	sequences := make([]int64, len(events))
 	tenants := make([]string, len(events))
 	kinds := make([]string, len(events))
 	payloads := make([]string, len(events))
@@ -103,21 +109,18 @@ func appendEvents(ctx context.Context, tx *ent.Tx, events []sessionEvent, now ti
 			return fmt.Errorf("event payload: %w", err)
 		}
 		ids[i], sessions[i], tenants[i] = uuid.Must(uuid.NewV7()).String(), ev.session.ID.String(), ev.session.Tenant
-		kinds[i], payloads[i] = ev.Kind, string(p)
+		sequences[i], kinds[i], payloads[i] = ev.sequence, ev.Kind, string(p)
 	}
-	// The sequence given here is a negative placeholder: the
-	// events_sequence_at_commit trigger (migrations) numbers each event under
-	// the event order lock as the transaction commits. The doorbell rings at commit too; its payload
-	// is empty, so PostgreSQL folds a transaction's doorbells into one.
 	_, err := tx.ExecContext(ctx, `
-		WITH appended AS (
-			INSERT INTO events (id, sequence, session_id, tenant, kind, payload, created_at)
-			SELECT r.id, -nextval('events_placeholder_seq'), r.session_id, r.tenant, r.kind, r.payload, $6
-			FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[]) AS r(id, session_id, tenant, kind, payload)
-			RETURNING 1
-		)
-		SELECT pg_notify($7, '') FROM appended LIMIT 1`,
-		pq.Array(ids), pq.Array(sessions), pq.Array(tenants), pq.Array(kinds), pq.Array(payloads), now, NotifyChannel)
+		INSERT INTO events (id, session_id, sequence, xid, tenant, kind, payload, created_at)
+		SELECT r.id, r.session_id, r.sequence,
+			GREATEST(pg_current_xact_id()::text::bigint, (
+				SELECT p.xid FROM events p WHERE p.session_id = r.session_id AND p.sequence < r.sequence
+				ORDER BY p.sequence DESC LIMIT 1)),
+			r.tenant, r.kind, r.payload, $7
+		FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::jsonb[])
+			AS r(id, session_id, sequence, tenant, kind, payload)`,
+		pq.Array(ids), pq.Array(sessions), pq.Array(sequences), pq.Array(tenants), pq.Array(kinds), pq.Array(payloads), now)
 	if err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}

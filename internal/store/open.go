@@ -52,13 +52,14 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 		if current != nil {
 			// The reaper has not reached it yet, but its TTL has run out: it
 			// expires now and the key passes to a fresh session.
+			expiry := nextEvent(current, Event{Kind: KindSessionExpired,
+				Payload: map[string]any{"reason": "ttl", "replacedBy": "open"}})
 			old, err := tx.Session.UpdateOne(current).
-				SetStatus(session.StatusExpired).SetExpiredAt(now).Save(ctx)
+				SetStatus(session.StatusExpired).SetExpiredAt(now).SetEventSequence(expiry.sequence).Save(ctx)
 			if err != nil {
 				return nil, err
 			}
-			events = append(events, sessionEvent{old, Event{Kind: KindSessionExpired,
-				Payload: map[string]any{"reason": "ttl", "replacedBy": "open"}}})
+			events = append(events, expiry)
 			out.Replaced = &old.ID
 		} else {
 			// Expired earlier, by the reaper or an admin: name the newest.
@@ -72,7 +73,7 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 			}
 		}
 		create := tx.Session.Create().SetTenant(tenant).SetExternalKey(key).
-			SetCreatedAt(now).SetUpdatedAt(now).SetLastActiveAt(now)
+			SetCreatedAt(now).SetUpdatedAt(now).SetLastActiveAt(now).SetEventSequence(1)
 		fill(create)
 		ttl, _ := create.Mutation().TTLSeconds()
 		create.SetExpiresAt(now.Add(time.Duration(ttl) * time.Second))
@@ -99,7 +100,7 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 		if out.Replaced != nil {
 			payload["replaced"] = out.Replaced.String()
 		}
-		return append(events, sessionEvent{out.Session, Event{Kind: KindSessionOpened, Payload: payload}}), nil
+		return append(events, sessionEvent{out.Session, 1, Event{Kind: KindSessionOpened, Payload: payload}}), nil
 	})
 	return out, err
 }

@@ -1,6 +1,9 @@
 // Package store is the one mutation point (seed 003's golden rule): every
 // write to a session runs through Write or Open, which own the transaction,
 // the session row lock, the activity timestamps, the event and its doorbell.
+//
+// An event is numbered within its session, under the session's row lock, so
+// no write waits for another session's; docs/events.md has the rules.
 package store
 
 import (
@@ -14,18 +17,6 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/apperr"
 )
-
-// NotifyChannel is the PostgreSQL channel that rings after each commit. Its
-// payload is empty: listeners read the events table.
-const NotifyChannel = "sessiongraph_events"
-
-// eventOrderLock is the key of the transaction-scoped advisory lock that
-// serializes event sequence numbers: as a transaction commits, the
-// events_sequence_at_commit trigger (migrations) takes it, then the next
-// numbers, and keeps it until the commit is durable, so sequences commit in
-// order and a reader resuming after N can never miss a later-committed N-1.
-// The trigger spells the key out; TestEventOrderLockMatchesTheTrigger checks.
-const eventOrderLock = 0x5e5510_0001
 
 // Event is what a change records about itself: its kind and a small payload.
 type Event struct {
@@ -84,6 +75,9 @@ type Change func(ctx context.Context, w *Work) (Event, error)
 type Store struct {
 	client *ent.Client
 	now    func() time.Time
+	// committed rings the doorbell after a commit that appended events; it
+	// must not block (see OnCommit).
+	committed func(sessions []uuid.UUID)
 }
 
 // New returns a Store over client. now may be nil (time.Now).
@@ -91,8 +85,14 @@ func New(client *ent.Client, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{client: client, now: now}
+	return &Store{client: client, now: now, committed: func([]uuid.UUID) {}}
 }
+
+// OnCommit sets what rings after every commit that appended events, with
+// the sessions they belong to: the doorbell, outside the transaction, so
+// that no commit waits for PostgreSQL's notification lock. ring must not
+// block. Set it before the first write.
+func (s *Store) OnCommit(ring func(sessions []uuid.UUID)) { s.committed = ring }
 
 // Write runs change against a live session: lock the row, refuse an expired
 // session, apply the change, stamp lastActiveAt and expiresAt, append the
@@ -128,10 +128,12 @@ func (s *Store) write(ctx context.Context, sessionID uuid.UUID, change Change, r
 		if err != nil {
 			return nil, err
 		}
+		next := nextEvent(locked, ev)
+		w.update.SetEventSequence(next.sequence)
 		if out, err = stamp(ctx, w, readBack); err != nil {
 			return nil, err
 		}
-		return []sessionEvent{{locked, ev}}, nil
+		return []sessionEvent{next}, nil
 	})
 	return out, err
 }
@@ -162,17 +164,25 @@ func expired(s *ent.Session, now time.Time) bool {
 	return s.Status == session.StatusExpired || !now.Before(s.ExpiresAt)
 }
 
-// sessionEvent is an event and the session it belongs to.
+// sessionEvent is an event, the session it belongs to and its number there.
 type sessionEvent struct {
-	session *ent.Session
+	session  *ent.Session
+	sequence int64
 	Event
+}
+
+// nextEvent numbers ev as the next event of locked, a session row locked
+// by this transaction; the caller stores the number on the row.
+func nextEvent(locked *ent.Session, ev Event) sessionEvent {
+	return sessionEvent{session: locked, sequence: locked.EventSequence + 1, Event: ev}
 }
 
 // txBody does a write's work and returns the events it produced: one per
 // session it changed.
 type txBody func(tx *ent.Tx, now time.Time) ([]sessionEvent, error)
 
-// inTx runs body in a transaction, then appends its event and commits.
+// inTx runs body in a transaction, then appends its events, commits and
+// rings the doorbell.
 func (s *Store) inTx(ctx context.Context, body txBody) (err error) {
 	tx, err := s.client.Tx(ctx)
 	if err != nil {
@@ -193,6 +203,13 @@ func (s *Store) inTx(ctx context.Context, body txBody) (err error) {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	if len(events) > 0 {
+		sessions := make([]uuid.UUID, len(events))
+		for i, ev := range events {
+			sessions[i] = ev.session.ID
+		}
+		s.committed(sessions)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,13 +45,20 @@ func openOne(t *testing.T, st *store.Store, key string) *ent.Session {
 	return o.Session
 }
 
-func TestWriteAppendsOneEventAndRingsTheDoorbell(t *testing.T) {
+func TestWriteAppendsOneEventAndRingsTheDoorbellAfterCommit(t *testing.T) {
 	st, client, dsn := newStore(t)
 	ctx := context.Background()
 
+	// Nothing NOTIFYs inside the writing transaction: the doorbell rings
+	// after the commit, from the store's OnCommit.
 	listener := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)
-	require.NoError(t, listener.Listen(store.NotifyChannel))
+	require.NoError(t, listener.Listen("sessiongraph_events"))
 	t.Cleanup(func() { listener.Close() })
+	var rings atomic.Int32
+	st.OnCommit(func(sessions []uuid.UUID) {
+		assert.Len(t, sessions, 1, "the session it wrote")
+		rings.Add(1)
+	})
 
 	s := openOne(t, st, "k")
 	got, err := st.Update(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
@@ -61,21 +69,22 @@ func TestWriteAppendsOneEventAndRingsTheDoorbell(t *testing.T) {
 	assert.Equal(t, "summary", got.HistorySummary)
 	assert.True(t, got.LastActiveAt.After(s.LastActiveAt))
 	assert.Equal(t, time.Hour, got.ExpiresAt.Sub(got.LastActiveAt))
+	assert.Equal(t, int64(2), got.EventSequence, "the session row holds its newest event's number")
 
 	evs := client.Event.Query().Order(event.BySequence()).AllX(ctx)
 	require.Len(t, evs, 2)
 	assert.Equal(t, []string{"session.opened", "test.changed"}, []string{evs[0].Kind, evs[1].Kind})
-	assert.Equal(t, []int64{1, 2}, []int64{evs[0].Sequence, evs[1].Sequence}, "numbered at commit, densely")
+	assert.Equal(t, []int64{1, 2}, []int64{evs[0].Sequence, evs[1].Sequence}, "numbered within the session")
+	assert.Positive(t, evs[0].Xid, "the writing transaction's id")
+	assert.Greater(t, evs[1].Xid, evs[0].Xid)
 	assert.Equal(t, "acme", evs[1].Tenant)
 	assert.Equal(t, map[string]any{"n": float64(1)}, evs[1].Payload)
+	assert.Equal(t, int32(2), rings.Load(), "one ring per committed write")
 
-	for range 2 { // one doorbell per committed write
-		select {
-		case n := <-listener.Notify:
-			assert.Empty(t, n.Extra, "the doorbell carries nothing: listeners read the table")
-		case <-time.After(5 * time.Second):
-			t.Fatal("no notification")
-		}
+	select {
+	case n := <-listener.Notify:
+		t.Fatalf("a write sent a NOTIFY itself: %+v", n)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
 
@@ -100,6 +109,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 
 	after := client.Session.GetX(ctx, s.ID)
 	assert.Equal(t, s.LastActiveAt, after.LastActiveAt, "a failed write is not activity")
+	assert.Equal(t, int64(1), after.EventSequence, "and numbers no event")
 	assert.Equal(t, "", after.HistorySummary)
 	assert.Equal(t, 0, client.Turn.Query().CountX(ctx))
 	assert.Equal(t, 1, client.Event.Query().CountX(ctx))
@@ -111,10 +121,12 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 }
 
-// TestSequencesCommitInOrder runs writers on many sessions while a reader
-// polls "events after my cursor" the way a subscriber does: it must never see
-// sequence N+1 before N is visible, or it would skip N for good.
-func TestSequencesCommitInOrder(t *testing.T) {
+// TestSessionSequencesCommitInOrder runs writers on many sessions while a
+// reader polls each session's "events after my cursor" the way a subscriber
+// of that session does: it must never see sequence N+1 before N is
+// visible, or it would skip N for good; and every session's numbers run
+// 1, 2, 3, … without a gap.
+func TestSessionSequencesCommitInOrder(t *testing.T) {
 	st, client, _ := newStore(t)
 	ctx := context.Background()
 	const writers, writes = 8, 25
@@ -124,10 +136,10 @@ func TestSequencesCommitInOrder(t *testing.T) {
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range writers {
+	for i := range writers * 2 { // two writers per session
 		wg.Go(func() {
 			for range writes {
-				err := st.Write(ctx, sessions[i].ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+				err := st.Write(ctx, sessions[i%writers].ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 					return store.Event{Kind: "test.tick"}, nil
 				})
 				assert.NoError(t, err)
@@ -136,18 +148,23 @@ func TestSequencesCommitInOrder(t *testing.T) {
 	}
 	go func() { wg.Wait(); close(done) }()
 
-	var cursor int64
+	cursors := make([]int64, writers)
 	for finished := false; !finished; {
 		select {
 		case <-done:
 			finished = true
 		default:
 		}
-		evs := client.Event.Query().Where(event.SequenceGT(cursor)).Order(event.BySequence()).AllX(ctx)
-		for _, e := range evs {
-			require.Equal(t, cursor+1, e.Sequence, "a reader saw a gap")
-			cursor = e.Sequence
+		for i, s := range sessions {
+			evs := client.Event.Query().Where(event.SessionID(s.ID), event.SequenceGT(cursors[i])).Order(event.BySequence()).AllX(ctx)
+			for _, e := range evs {
+				require.Equal(t, cursors[i]+1, e.Sequence, "a reader of session %d saw a gap", i)
+				cursors[i] = e.Sequence
+			}
 		}
 	}
-	assert.Equal(t, int64(writers+writers*writes), cursor)
+	for i, s := range sessions {
+		assert.Equal(t, int64(1+2*writes), cursors[i])
+		assert.Equal(t, int64(1+2*writes), client.Session.GetX(ctx, s.ID).EventSequence)
+	}
 }

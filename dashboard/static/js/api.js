@@ -152,7 +152,8 @@ function closeLive() {
 
 /**
  * subscribe starts a subscription; next gets each result's data and error
- * gets a sentence. With resume, which picks the sequence out of a result,
+ * gets a sentence. With resume, which picks the cursor out of a result (an
+ * event's sequence, or for the feed of every session its cursor string),
  * variables.after follows the stream, so that the client's automatic
  * resubscription after a reconnect resumes where it stopped (graphql-ws
  * sends the same payload object again). It returns the function that stops it.
@@ -167,8 +168,8 @@ export function subscribe(query, variables, { next, error, resume }) {
         return;
       }
       if (resume) {
-        const seq = resume(result.data);
-        if (typeof seq === 'number') payload.variables.after = seq;
+        const cursor = resume(result.data);
+        if (typeof cursor === 'number' || typeof cursor === 'string') payload.variables.after = cursor;
       }
       next(result.data);
     },

@@ -18,14 +18,9 @@ const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: Sessi
 
 const countQuery = `query LiveCount($where: SessionWhereInput) { sessions(first: 1, where: $where) { totalCount } }`;
 const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(input: {where: $where}) { count } }`;
-const feed = `subscription SessionsChanged($after: Int) { sessionsChanged(after: $after) { sequence kind sessionID } }`;
-// The newest event of the most recently updated session: a sequence no
-// later than the newest event, where the feed starts.
-const cursorQuery = `query FeedCursor {
-  sessions(first: 1, orderBy: [{field: UPDATED_AT, direction: DESC}]) {
-    edges { node { id events(last: 1, orderBy: [{field: SEQUENCE}]) { edges { node { sequence } } } } }
-  }
-}`;
+const feed = `subscription SessionsChanged($after: String) { sessionsChanged(after: $after) { cursor kind sessionID createdAt } }`;
+// Where the feed stands now: read before the list, so the feed starts there.
+const cursorQuery = `query FeedCursor { sessionsChangedCursor }`;
 
 const idleChoices = [
   ['', 'any'], ['300', 'over 5 min'], ['3600', 'over 1 hour'], ['86400', 'over 1 day'], ['604800', 'over 7 days'],
@@ -216,26 +211,24 @@ export function sessionsList(root) {
   const refresh = debounce(load, 250);
   let stopFeed = () => {};
 
-  // follow starts the feed from a sequence read before the list, so that a
+  // follow starts the feed from the cursor read before the list, so that a
   // change committed between the list's read and the subscription's start
   // is replayed rather than missed.
   async function follow() {
     let after;
     try {
-      const edge = (await gql(cursorQuery)).sessions.edges[0];
-      const last = edge ? edge.node.events.edges[0] : null;
-      after = last ? last.node.sequence : 0;
+      after = (await gql(cursorQuery)).sessionsChangedCursor;
     } catch {
       after = undefined; // live from now: load() reports what went wrong
     }
     if (stopped) return;
     stopFeed = subscribe(feed, after === undefined ? {} : { after }, {
-      resume: (data) => data.sessionsChanged?.sequence,
+      resume: (data) => data.sessionsChanged?.cursor,
       next: (data) => {
         const ev = data.sessionsChanged;
         if (!ev) return;
         changed.set(ev.sessionID, ev.kind);
-        feedState.textContent = `Last change: session ${kindWords[ev.kind] || ev.kind} (event ${ev.sequence}).`;
+        feedState.textContent = `Last change: session ${kindWords[ev.kind] || ev.kind} at ${new Date(ev.createdAt).toLocaleTimeString()}.`;
         refresh();
       },
       error: (text) => { feedState.textContent = text; },

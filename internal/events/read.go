@@ -1,0 +1,176 @@
+package events
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/lib/pq"
+)
+
+// horizonSQL is the snapshot horizon: every transaction whose id is below
+// it has ended, so every event whose xid is below it is final.
+const horizonSQL = `pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+
+// eventColumns are what every read selects, in Event's order.
+const eventColumns = `id, sequence, xid, session_id, tenant, kind, payload, created_at`
+
+// readHorizon returns the snapshot horizon now.
+func readHorizon(ctx context.Context, db *sql.DB) (int64, error) {
+	var horizon int64
+	err := db.QueryRowContext(ctx, `SELECT `+horizonSQL).Scan(&horizon)
+	return horizon, err
+}
+
+// feedPage is one read of the feed of every session.
+type feedPage struct {
+	events []Event
+	// horizon is the snapshot horizon the read stopped at.
+	horizon int64
+	// waiting is true when events have committed at or above the horizon:
+	// they wait for an older transaction to end.
+	waiting bool
+}
+
+// readFeed reads up to pageSize final events after a position (and, when
+// upTo is given, not after it) that match the filter, in the feed's order.
+// Its one statement also returns the horizon, and whether events wait
+// above it.
+func readFeed(ctx context.Context, db *sql.DB, after Position, upTo *Position, f Filter) (feedPage, error) {
+	args := []any{after.Xid, after.SessionID, after.Sequence}
+	where := `(xid, session_id, sequence) > ($1, $2, $3) AND xid < h.horizon`
+	if upTo != nil {
+		args = append(args, upTo.Xid, upTo.SessionID, upTo.Sequence)
+		where += ` AND (xid, session_id, sequence) <= ($4, $5, $6)`
+	}
+	where += f.sql(&args)
+	q := fmt.Sprintf(`SELECT h.horizon, h.newest >= h.horizon, e.*
+		FROM (SELECT %s AS horizon, (SELECT MAX(xid) FROM events) AS newest) AS h
+		LEFT JOIN LATERAL (
+			SELECT %s FROM events WHERE %s ORDER BY xid, session_id, sequence LIMIT %d
+		) AS e ON true`, horizonSQL, eventColumns, where, pageSize)
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return feedPage{}, err
+	}
+	defer rows.Close()
+	var page feedPage
+	for rows.Next() {
+		var waiting sql.NullBool
+		var id uuid.NullUUID
+		var ev Event
+		var seq, xid sql.NullInt64
+		var session uuid.NullUUID
+		var tenant, kind sql.NullString
+		var payload []byte
+		var at sql.NullTime
+		if err := rows.Scan(&page.horizon, &waiting, &id, &seq, &xid, &session, &tenant, &kind, &payload, &at); err != nil {
+			return feedPage{}, err
+		}
+		page.waiting = waiting.Bool
+		if !id.Valid { // no event: the row carries only the horizon
+			continue
+		}
+		ev = Event{ID: id.UUID, Sequence: seq.Int64, Xid: xid.Int64, SessionID: session.UUID,
+			Tenant: tenant.String, Kind: kind.String, CreatedAt: at.Time}
+		if err := json.Unmarshal(payload, &ev.Payload); err != nil {
+			return feedPage{}, err
+		}
+		page.events = append(page.events, ev)
+	}
+	return page, rows.Err()
+}
+
+// readSession reads up to pageSize events of one session after a sequence,
+// in order. No horizon applies: a session's events commit in the order of
+// their sequence (each under the session's lock), so every event before a
+// visible one is visible.
+func readSession(ctx context.Context, db *sql.DB, session uuid.UUID, after int64) ([]Event, error) {
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(
+		`SELECT %s FROM events WHERE session_id = $1 AND sequence > $2 ORDER BY sequence LIMIT %d`, eventColumns, pageSize),
+		session, after)
+	if err != nil {
+		return nil, err
+	}
+	return scanEvents(rows)
+}
+
+// readSessions reads the events of several sessions, each after its own
+// sequence, up to pageSize each, in order within each; full lists the
+// sessions that have more.
+func readSessions(ctx context.Context, db *sql.DB, sessions []uuid.UUID, after []int64) (evs []Event, full []uuid.UUID, err error) {
+	ids := make([]string, len(sessions))
+	for i, id := range sessions {
+		ids[i] = id.String()
+	}
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT e.* FROM unnest($1::uuid[], $2::bigint[]) AS c(session_id, after)
+		CROSS JOIN LATERAL (
+			SELECT %s FROM events WHERE session_id = c.session_id AND sequence > c.after ORDER BY sequence LIMIT %d
+		) AS e`, eventColumns, pageSize), pq.Array(ids), pq.Array(after))
+	if err != nil {
+		return nil, nil, err
+	}
+	if evs, err = scanEvents(rows); err != nil {
+		return nil, nil, err
+	}
+	count := map[uuid.UUID]int{}
+	for _, ev := range evs {
+		if count[ev.SessionID]++; count[ev.SessionID] == pageSize {
+			full = append(full, ev.SessionID)
+		}
+	}
+	return evs, full, nil
+}
+
+// scanEvents reads rows of eventColumns and closes them.
+func scanEvents(rows *sql.Rows) ([]Event, error) {
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var ev Event
+		var payload []byte
+		var at time.Time
+		if err := rows.Scan(&ev.ID, &ev.Sequence, &ev.Xid, &ev.SessionID, &ev.Tenant, &ev.Kind, &payload, &at); err != nil {
+			return nil, err
+		}
+		ev.CreatedAt = at
+		if err := json.Unmarshal(payload, &ev.Payload); err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// newestSequence is the sequence of a session's newest event (0: none).
+func newestSequence(ctx context.Context, db *sql.DB, session uuid.UUID) (int64, error) {
+	var newest int64
+	err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_id = $1`, session).Scan(&newest)
+	return newest, err
+}
+
+// sql adds the filter's tenant and kinds to a read of the feed.
+func (f Filter) sql(args *[]any) string {
+	var b strings.Builder
+	if f.Tenant != nil {
+		*args = append(*args, *f.Tenant)
+		fmt.Fprintf(&b, " AND tenant = $%d", len(*args))
+	}
+	if f.Kinds != nil {
+		kinds := make([]string, 0, len(f.Kinds))
+		for k, ok := range f.Kinds {
+			if ok {
+				kinds = append(kinds, k)
+			}
+		}
+		slices.Sort(kinds)
+		*args = append(*args, pq.Array(kinds))
+		fmt.Fprintf(&b, " AND kind = ANY($%d)", len(*args))
+	}
+	return b.String()
+}
