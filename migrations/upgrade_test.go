@@ -1,0 +1,93 @@
+package migrations_test
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/ent"
+	"sessiongraph/internal/events"
+	"sessiongraph/internal/store"
+	"sessiongraph/internal/testdb"
+	"sessiongraph/migrations"
+)
+
+// globalSequence is the last migration of the previous design: one global
+// sequence, numbered at commit by a trigger under an advisory lock.
+const globalSequence = 20261121130000
+
+// A database written by the previous design upgrades in place: events keep
+// their numbers, so a subscriber's cursor from before resumes where it
+// stopped, and each session's next event continues from its highest.
+func TestAnUpgradedDatabaseKeepsItsEventsAndCursors(t *testing.T) {
+	ctx := context.Background()
+	empty := func(context.Context, string) error { return nil }
+	dsn := testdb.New(t, empty, "empty database")
+	require.NoError(t, migrations.ApplyTo(ctx, dsn, globalSequence))
+	db, err := sql.Open("postgres", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+
+	// Two sessions whose events interleave, written as the previous
+	// version wrote them: a placeholder the trigger replaces at commit.
+	a, b := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
+	for _, id := range []uuid.UUID{a, b} {
+		_, err := db.Exec(`INSERT INTO sessions (id, tenant, external_key, domain, ref_counters, gen_counters, metadata,
+			ttl_seconds, created_at, updated_at, last_active_at, expires_at)
+			VALUES ($1, 'acme', $2, 'kitchen', '{}', '{}', '{}', 3600, now(), now(), now(), now() + interval '1 hour')`, id, id.String())
+		require.NoError(t, err)
+	}
+	for _, id := range []uuid.UUID{a, b, a, a, b} {
+		_, err := db.Exec(`INSERT INTO events (id, sequence, session_id, tenant, kind, payload, created_at)
+			VALUES ($1, -nextval('events_placeholder_seq'), $2, 'acme', 'session.updated', '{}', now())`, uuid.Must(uuid.NewV7()), id)
+		require.NoError(t, err)
+	}
+
+	require.NoError(t, migrations.Apply(ctx, dsn))
+
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
+	assert.Equal(t, int64(4), client.Session.GetX(ctx, a).EventSequence, "a session continues from its highest event")
+	assert.Equal(t, int64(5), client.Session.GetX(ctx, b).EventSequence)
+	var leftovers int
+	require.NoError(t, db.QueryRow(`SELECT (SELECT count(*) FROM pg_trigger WHERE tgname = 'events_sequence_at_commit')
+		+ (SELECT count(*) FROM pg_class WHERE relkind = 'S' AND relname LIKE 'events_%_seq')`).Scan(&leftovers))
+	assert.Zero(t, leftovers, "no trigger, no sequence")
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hub := events.NewHub(db, dsn, log)
+	st := store.New(client, nil)
+	bell := events.NewDoorbell(db, hub, log)
+	st.OnCommit(bell.Ring)
+	hubCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{}, 2)
+	go func() { _ = hub.Run(hubCtx); done <- struct{}{} }()
+	go func() { bell.Run(hubCtx); done <- struct{}{} }()
+	t.Cleanup(func() { stop(); <-done; <-done })
+
+	// A subscriber that had received a's event 3 before the upgrade.
+	stream := hub.Subscribe(t.Context(), events.Filter{SessionID: &a}, events.AfterSequence(3))
+	require.NoError(t, st.Write(ctx, a, func(context.Context, *store.Work) (store.Event, error) {
+		return store.Event{Kind: "session.updated"}, nil
+	}))
+	var got []int64
+	for len(got) < 2 {
+		select {
+		case ev := <-stream.C:
+			got = append(got, ev.Sequence)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("received %v", got)
+		}
+	}
+	assert.Equal(t, []int64{4, 5}, got, "the old event after its cursor, then the new one numbered next")
+	newest := client.Session.GetX(ctx, a)
+	assert.Equal(t, int64(5), newest.EventSequence)
+}
