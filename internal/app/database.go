@@ -30,12 +30,14 @@ func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	db.SetMaxOpenConns(cfg.MaxOpenConns)
-	db.SetMaxIdleConns(cfg.MaxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("database unreachable: %w", err)
+	}
+	if _, err := sizePool(ctx, db, cfg.MaxOpenConns); err != nil {
+		db.Close()
+		return nil, nil, err
 	}
 	drv := reportUnavailable(entsql.OpenDB(dialect.Postgres, db))
 	if cfg.WrapDriver != nil {

@@ -59,11 +59,11 @@ type Settings struct {
 	// Subscriptions caps the live subscriptions of one WebSocket, of one API
 	// key on one replica, and of the replica.
 	Subscriptions SubscriptionLimits
+	// MaxOpenConns bounds the database pool; 0 sizes it from the machine
+	// and the database (internal/app's poolSize).
+	MaxOpenConns int
 
 	// Not flags: fixed defaults that tests may change.
-
-	// MaxOpenConns bounds the database pool.
-	MaxOpenConns int
 	// DomainCacheTTL bounds how long a replica may use entity types another
 	// replica has since changed.
 	DomainCacheTTL time.Duration
@@ -132,8 +132,8 @@ func (s *Settings) bind(b *binder) {
 	b.int(&s.Subscriptions.PerSocket, FlagSubscriptionsPerSocket, "MAX_SUBSCRIPTIONS_PER_SOCKET", 100, "most live subscriptions on one WebSocket")
 	b.int(&s.Subscriptions.PerKey, FlagSubscriptionsPerKey, "MAX_SUBSCRIPTIONS_PER_KEY", 1_000, "most live subscriptions of one API key on this replica")
 	b.int(&s.Subscriptions.PerReplica, FlagSubscriptionsPerReplica, "MAX_SUBSCRIPTIONS", 10_000, "most live subscriptions on this replica")
+	b.intOrZero(&s.MaxOpenConns, "max-open-conns", "MAX_OPEN_CONNS", "most database connections this replica opens; 0 sizes the pool from the cores and PostgreSQL's max_connections")
 
-	s.MaxOpenConns = 20
 	s.DomainCacheTTL = 10 * time.Second
 	s.PageDefault = 20
 	s.PageMax = 100
@@ -187,6 +187,7 @@ type binder struct {
 type positive struct {
 	flag, env string
 	ok        func() bool
+	zeroOK    bool // 0 is allowed too
 }
 
 func newBinder(fs *flag.FlagSet, env Lookup) *binder { return &binder{fs: fs, env: env} }
@@ -243,6 +244,12 @@ func (b *binder) int(p *int, name, env string, def int, usage string) {
 	b.mustBePositive(name, env, func() bool { return *p > 0 })
 }
 
+// intOrZero is an int whose default, 0, means "decided at start".
+func (b *binder) intOrZero(p *int, name, env, usage string) {
+	b.fs.IntVar(p, name, fromEnv(b, env, 0, parseInt[int]), b.usage(env, usage))
+	b.positive = append(b.positive, positive{flag: name, env: env, ok: func() bool { return *p >= 0 }, zeroOK: true})
+}
+
 func (b *binder) int64(p *int64, name, env string, def int64, usage string) {
 	b.fs.Int64Var(p, name, fromEnv(b, env, def, parseInt[int64]), b.usage(env, usage))
 	b.mustBePositive(name, env, func() bool { return *p > 0 })
@@ -263,7 +270,11 @@ func (b *binder) mustBePositive(name, env string, ok func() bool) {
 func (b *binder) checkPositive() error {
 	var errs []error
 	for _, p := range b.positive {
-		if !p.ok() {
+		switch {
+		case p.ok():
+		case p.zeroOK:
+			errs = append(errs, fmt.Errorf("-%s (%s) must be zero or above", p.flag, p.env))
+		default:
 			errs = append(errs, fmt.Errorf("-%s (%s) must be above zero", p.flag, p.env))
 		}
 	}

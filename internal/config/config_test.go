@@ -22,9 +22,9 @@ func TestDefaultsAreWhatNoFlagAndNoVariableGive(t *testing.T) {
 		SlowRequest: time.Second, DefaultTTL: 24 * time.Hour, DefaultDomain: "kitchen",
 		ShutdownTimeout: 15 * time.Second, ReapInterval: time.Minute, Retention: 7 * 24 * time.Hour,
 		MaxBodyBytes: 2 << 20, RequestTimeout: 30 * time.Second, TokenLimit: 15000,
-		Limits:        config.Limits{MaxDepth: 15, MaxAliases: 30, MaxRootFields: 20, MaxComplexity: 50000},
-		Subscriptions: config.SubscriptionLimits{PerSocket: 100, PerKey: 1000, PerReplica: 10000},
-		MaxOpenConns:  20, DomainCacheTTL: 10 * time.Second, PageDefault: 20, PageMax: 100,
+		Limits:         config.Limits{MaxDepth: 15, MaxAliases: 30, MaxRootFields: 20, MaxComplexity: 50000},
+		Subscriptions:  config.SubscriptionLimits{PerSocket: 100, PerKey: 1000, PerReplica: 10000},
+		DomainCacheTTL: 10 * time.Second, PageDefault: 20, PageMax: 100,
 	}, d)
 
 	loaded, rest, err := config.Load("sessiongraph", nil, env(nil), io.Discard, nil)
@@ -61,6 +61,13 @@ func TestOutOfRangeValuesAreRefused(t *testing.T) {
 	_, _, err := config.Load("sessiongraph", []string{"-request-timeout", "0s"},
 		env(map[string]string{"MAX_BODY_BYTES": "-1"}), io.Discard, nil)
 	assert.EqualError(t, err, "-max-body-bytes (MAX_BODY_BYTES) must be above zero\n-request-timeout (REQUEST_TIMEOUT) must be above zero")
+
+	// 0 connections sizes the pool from the machine; fewer is refused.
+	s, _, err := config.Load("sessiongraph", []string{"-max-open-conns", "0"}, env(nil), io.Discard, nil)
+	require.NoError(t, err)
+	assert.Zero(t, s.MaxOpenConns)
+	_, _, err = config.Load("sessiongraph", nil, env(map[string]string{"MAX_OPEN_CONNS": "-2"}), io.Discard, nil)
+	assert.EqualError(t, err, "-max-open-conns (MAX_OPEN_CONNS) must be zero or above")
 
 	_, _, err = config.Load("sessiongraph", []string{"-log-level", "loud"}, env(nil), io.Discard, nil)
 	assert.EqualError(t, err, `invalid value "loud" for flag -log-level: use debug, info, warn, error`)
