@@ -19,7 +19,7 @@ const NotifyChannel = "sessiongraph_events"
 const (
 	// ringGap is the least time between two NOTIFYs of one replica: the
 	// commits of that span share one.
-	ringGap = 2 * time.Millisecond
+	ringGap = 5 * time.Millisecond
 	// ringSessions is the most sessions one NOTIFY names (a payload must
 	// stay under 8,000 bytes); past it, it names none, and other replicas
 	// deliver those sessions' events by the feed alone.

@@ -89,7 +89,7 @@ const (
 	waitingRetry = 5 * time.Millisecond
 	// readGap spaces the hub's reads under load: the bells of the commits
 	// that land meanwhile are served by one read.
-	readGap = 2 * time.Millisecond
+	readGap = 5 * time.Millisecond
 	// BufferSize is how many events a subscriber may lag behind before it
 	// is disconnected.
 	BufferSize = 128

@@ -100,7 +100,7 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 		if out.Replaced != nil {
 			payload["replaced"] = out.Replaced.String()
 		}
-		return append(events, sessionEvent{out.Session, 1, Event{Kind: KindSessionOpened, Payload: payload}}), nil
+		return append(events, sessionEvent{session: out.Session, sequence: 1, Event: Event{Kind: KindSessionOpened, Payload: payload}}), nil
 	})
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
@@ -129,10 +130,18 @@ func (s *Store) write(ctx context.Context, sessionID uuid.UUID, change Change, r
 			return nil, err
 		}
 		next := nextEvent(locked, ev)
-		w.update.SetEventSequence(next.sequence)
+		args, err := eventArgs([]sessionEvent{next}, now)
+		if err != nil {
+			return nil, err
+		}
+		// The event rides on the session's update: one statement for both.
+		w.update.SetEventSequence(next.sequence).Modify(func(u *entsql.UpdateBuilder) {
+			u.Prefix(&eventsBefore{args: args})
+		})
 		if out, err = stamp(ctx, w, readBack); err != nil {
 			return nil, err
 		}
+		next.appended = true
 		return []sessionEvent{next}, nil
 	})
 	return out, err
@@ -169,6 +178,8 @@ type sessionEvent struct {
 	session  *ent.Session
 	sequence int64
 	Event
+	// appended is true once a statement of the write has appended it.
+	appended bool
 }
 
 // nextEvent numbers ev as the next event of locked, a session row locked
