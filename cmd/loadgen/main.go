@@ -37,6 +37,7 @@ type options struct {
 	databaseURL  string
 	dataDir      string
 	showSQL      []string
+	shortTurns   bool
 }
 
 func main() {
@@ -65,6 +66,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each phase's CPU profile to this path, with -<clients>c before the extension")
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "a PostgreSQL server to create the run's database on; empty uses the embedded default (DATABASE_URL)")
 	fs.StringVar(&o.dataDir, "data-dir", envOr("DATA_DIR", ".data/postgres"), "where the embedded default keeps its private cluster (DATA_DIR)")
+	fs.BoolVar(&o.shortTurns, "short-turns", false, "a turn is only beginTurn, recordRead-20 and endTurn, and no frontends run (the turn of issue 14)")
 	showSQL := fs.String("show-sql", "", "operations (comma-separated, e.g. sessionsPage,recordRead-20) whose first request (seeding included) prints its SQL to stderr")
 	_ = fs.Parse(args)
 	for _, op := range strings.Split(*showSQL, ",") {

@@ -108,6 +108,9 @@ func (l *load) seed(ctx context.Context) error {
 // measured window, and collects what the window measured.
 func (l *load) phase(ctx context.Context, agents int) (phaseResult, error) {
 	p := phaseResult{agents: agents, frontends: (agents + l.opts.perFrontend - 1) / l.opts.perFrontend}
+	if l.opts.shortTurns {
+		p.frontends = 0
+	}
 	l.log.Info("phase", "agents", agents, "frontends", p.frontends, "warmup", l.opts.warmup, "measured", l.opts.duration)
 	var err error
 	if p.idle, err = l.probe.measure(ctx, floorSelects, floorInserts); err != nil {
@@ -128,7 +131,7 @@ func (l *load) phase(ctx context.Context, agents int) (phaseResult, error) {
 	}
 	for i := range agents {
 		a := &agent{c: c, rng: rand.New(rand.NewPCG(uint64(agents), uint64(i))),
-			key: fmt.Sprintf("agent-%dc-%d", agents, i), turns: l.opts.turns}
+			key: fmt.Sprintf("agent-%dc-%d", agents, i), turns: l.opts.turns, short: l.opts.shortTurns}
 		spawn(a.run)
 	}
 	for range p.frontends {

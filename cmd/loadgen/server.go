@@ -23,8 +23,9 @@ import (
 	"sessiongraph/internal/devdb"
 )
 
-// loadDatabase is dropped and created afresh by every run, so runs compare.
-const loadDatabase = "sessiongraph_load"
+// loadDatabase is dropped and created afresh by every run, so runs compare;
+// LOAD_DATABASE names another, for runs side by side on one PostgreSQL.
+var loadDatabase = envOr("LOAD_DATABASE", "sessiongraph_load")
 
 // loadTenant owns every session the load opens.
 const loadTenant = "load"
