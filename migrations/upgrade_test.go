@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pool's driver, as the server uses
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -33,7 +34,7 @@ func TestAnUpgradedDatabaseKeepsItsEventsAndCursors(t *testing.T) {
 	empty := func(context.Context, string) error { return nil }
 	dsn := testdb.New(t, empty, "empty database")
 	require.NoError(t, migrations.ApplyTo(ctx, dsn, globalSequence))
-	db, err := sql.Open("postgres", dsn)
+	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pool's driver, as the server uses
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +37,7 @@ type keysFixture struct {
 
 func newKeysFixture(t *testing.T) *keysFixture {
 	t.Helper()
-	db, err := sql.Open("postgres", testdb.New(t, migrations.Apply, migrations.Fingerprint()))
+	db, err := sql.Open("pgx", testdb.New(t, migrations.Apply, migrations.Fingerprint()))
 	require.NoError(t, err)
 	f := &keysFixture{statements: new(atomic.Int64), streams: make(chan chan *events.Event, 4)}
 	// Every round trip counts (raw statements and transactions included), so

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pool's driver, as the server uses
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -152,7 +153,7 @@ func TestAnOpenTransactionDelaysTheFeedAndLosesNothing(t *testing.T) {
 	all := hub.Subscribe(t.Context(), events.Filter{Kinds: map[string]bool{"test.tick": true}}, events.FromNow)
 	time.Sleep(100 * time.Millisecond) // both are live
 
-	db, err := sql.Open("postgres", dsn)
+	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	held, err := db.BeginTx(ctx, nil)

@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pool's driver, as the server uses
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,7 +32,7 @@ func hubAndStore(t *testing.T) (*events.Hub, *store.Store, *ent.Session) {
 func hubFixture(t *testing.T) (*events.Hub, *store.Store, *ent.Session, string) {
 	t.Helper()
 	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
-	db, err := sql.Open("postgres", dsn)
+	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })

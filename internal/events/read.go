@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 )
 
 // horizonSQL is the snapshot horizon: every transaction whose id is below
@@ -19,6 +18,9 @@ const horizonSQL = `pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 
 // eventColumns are what every read selects, in Event's order.
 const eventColumns = `id, sequence, xid, session_id, tenant, kind, payload, created_at`
+
+// The reads run on the server's pool, whose driver is pgx: it sends Go
+// slices as arrays.
 
 // readHorizon returns the snapshot horizon now.
 func readHorizon(ctx context.Context, db *sql.DB) (int64, error) {
@@ -104,14 +106,10 @@ func readSession(ctx context.Context, db *sql.DB, session uuid.UUID, after int64
 // sequence, up to pageSize each, in order within each; full lists the
 // sessions that have more.
 func readSessions(ctx context.Context, db *sql.DB, sessions []uuid.UUID, after []int64) (evs []Event, full []uuid.UUID, err error) {
-	ids := make([]string, len(sessions))
-	for i, id := range sessions {
-		ids[i] = id.String()
-	}
 	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT e.* FROM unnest($1::uuid[], $2::bigint[]) AS c(session_id, after)
 		CROSS JOIN LATERAL (
 			SELECT %s FROM events WHERE session_id = c.session_id AND sequence > c.after ORDER BY sequence LIMIT %d
-		) AS e`, eventColumns, pageSize), pq.Array(ids), pq.Array(after))
+		) AS e`, eventColumns, pageSize), sessions, after)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,7 +167,7 @@ func (f Filter) sql(args *[]any) string {
 			}
 		}
 		slices.Sort(kinds)
-		*args = append(*args, pq.Array(kinds))
+		*args = append(*args, kinds)
 		fmt.Fprintf(&b, " AND kind = ANY($%d)", len(*args))
 	}
 	return b.String()

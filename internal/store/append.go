@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 
 	"sessiongraph/ent"
 )
@@ -36,8 +35,8 @@ func insertEvents(offset int) string {
 
 // eventArgs are insertEvents' arguments for events.
 func eventArgs(events []sessionEvent, now time.Time) ([]any, error) {
-	ids := make([]string, len(events))
-	sessions := make([]string, len(events))
+	ids := make([]uuid.UUID, len(events))
+	sessions := make([]uuid.UUID, len(events))
 	sequences := make([]int64, len(events))
 	tenants := make([]string, len(events))
 	kinds := make([]string, len(events))
@@ -50,10 +49,12 @@ func eventArgs(events []sessionEvent, now time.Time) ([]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("event payload: %w", err)
 		}
-		ids[i], sessions[i], tenants[i] = uuid.Must(uuid.NewV7()).String(), ev.session.ID.String(), ev.session.Tenant
+		ids[i], sessions[i], tenants[i] = uuid.Must(uuid.NewV7()), ev.session.ID, ev.session.Tenant
 		sequences[i], kinds[i], payloads[i] = ev.sequence, ev.Kind, string(p)
 	}
-	return []any{pq.Array(ids), pq.Array(sessions), pq.Array(sequences), pq.Array(tenants), pq.Array(kinds), pq.Array(payloads), now}, nil
+	// Go slices, which pgx (the pool's driver) sends as binary arrays: a
+	// lib/pq array would be sent as text, which pgx parses to re-encode.
+	return []any{ids, sessions, sequences, tenants, kinds, payloads, now}, nil
 }
 
 // appendEvents writes the events of a commit that its session update did

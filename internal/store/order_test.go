@@ -9,6 +9,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pool's driver, as the server uses
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +26,7 @@ import (
 // smaller transaction id. The event's xid is raised to B's previous one, so
 // that a feed ordered by xid still shows B's events in their order.
 func TestEventXidNeverDecreasesWithinASession(t *testing.T) {
-	db, err := sql.Open("postgres", testdb.New(t, migrations.Apply, migrations.Fingerprint()))
+	db, err := sql.Open("pgx", testdb.New(t, migrations.Apply, migrations.Fingerprint()))
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })

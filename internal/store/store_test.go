@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pool's driver, as the server uses
 	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ import (
 func newStore(t *testing.T) (*store.Store, *ent.Client, string) {
 	t.Helper()
 	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
-	db, err := sql.Open("postgres", dsn)
+	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
