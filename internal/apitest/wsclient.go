@@ -117,6 +117,14 @@ func mustJSON(v any) json.RawMessage {
 // TryDialWS subscribes to sessionEvents(id, after) on a new connection,
 // returning an error instead of failing the test, for clients that retry.
 func (s *Server) TryDialWS(vars map[string]any) (*WS, error) {
+	return s.TrySubscribe(`subscription($id: ID!, $after: Int) { sessionEvents(sessionID: $id, after: $after) { sequence sessionID kind payload } }`, vars)
+}
+
+// TrySubscribe starts a subscription (id "1") on a new connection,
+// returning an error instead of failing the test, for clients that retry.
+// It needs only the server's URL and Key, so it reaches servers in other
+// processes too.
+func (s *Server) TrySubscribe(query string, vars map[string]any) (*WS, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", &websocket.DialOptions{
 		Subprotocols: []string{"graphql-transport-ws"},
@@ -138,8 +146,7 @@ func (s *Server) TryDialWS(vars map[string]any) (*WS, error) {
 		return fail(fmt.Errorf("no ack: %v %v", m.Type, err))
 	}
 	err = wsjson.Write(ctx, conn, Message{ID: "1", Type: "subscribe", Payload: mustJSON(map[string]any{
-		"query":     `subscription($id: ID!, $after: Int) { sessionEvents(sessionID: $id, after: $after) { sequence sessionID kind payload } }`,
-		"variables": vars})})
+		"query": query, "variables": vars})})
 	if err != nil {
 		return fail(err)
 	}
