@@ -329,6 +329,14 @@ var (
 				Unique:  true,
 				Columns: []*schema.Column{TurnsColumns[11], TurnsColumns[1]},
 			},
+			{
+				Name:    "turn_one_open_per_session",
+				Unique:  true,
+				Columns: []*schema.Column{TurnsColumns[11]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "((status)::text = 'OPEN'::text)",
+				},
+			},
 		},
 	}
 	// Tables holds all the tables in the schema.

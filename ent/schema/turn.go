@@ -5,6 +5,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -54,6 +55,11 @@ func (Turn) Edges() []ent.Edge {
 func (Turn) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("session_id", "number").Unique(),
+		// At most one open turn per session: beginning a turn is one insert,
+		// which this index refuses while another is open. The predicate is
+		// written as PostgreSQL normalizes it, so that no drift is found.
+		index.Fields("session_id").Unique().StorageKey("turn_one_open_per_session").
+			Annotations(entsql.IndexWhere("((status)::text = 'OPEN'::text)")),
 	}
 }
 

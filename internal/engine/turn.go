@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/artifact"
@@ -37,19 +39,18 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	}
 	var out *ent.Turn
 	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		if open, _, err := openTurn(ctx, w, 0); err != nil || open != nil {
-			if err == nil {
-				err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", open.Number)
-			}
-			return store.Event{}, err
-		}
 		tokens, err := e.countTokens(ctx, w.Session.Tokenizer, userMessage)
 		if err != nil {
 			return store.Event{}, err
 		}
 		number := w.Session.CurrentTurn + 1
+		// No read first: the index of one open turn per session refuses the
+		// insert while the current turn is open.
 		t, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
 			SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
+		if isOpenTurnConflict(err) {
+			err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
+		}
 		if err != nil {
 			return store.Event{}, err
 		}
@@ -63,6 +64,21 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 		return nil, err
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
+}
+
+// openTurnIndex is the index that allows one open turn per session (the
+// Turn schema's StorageKey); uniqueViolation is PostgreSQL's error code
+// for a refused duplicate.
+const (
+	openTurnIndex   = "turn_one_open_per_session"
+	uniqueViolation = "23505"
+)
+
+// isOpenTurnConflict reports an insert refused because the session already
+// has an open turn.
+func isOpenTurnConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == openTurnIndex
 }
 
 // UpdateTurnInput adds to the open turn's execution summary while the turn
