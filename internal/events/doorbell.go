@@ -12,8 +12,9 @@ import (
 )
 
 // NotifyChannel is the PostgreSQL channel the doorbell rings on. Its payload
-// names the sessions that have new events, comma-separated, or is empty
-// ("read the feed"); either way listeners read the events table.
+// is the ringing replica's origin, then ";" and the sessions that have new
+// events, comma-separated, or "*" for too many to name ("read the feed");
+// either way listeners read the events table.
 const NotifyChannel = "sessiongraph_events"
 
 const (
@@ -80,10 +81,13 @@ func (d *Doorbell) payload() string {
 	tooMany := d.tooMany
 	d.sessions, d.tooMany = map[uuid.UUID]struct{}{}, false
 	if tooMany {
-		return ""
+		return d.hub.origin + ";" + everySession
 	}
-	return strings.Join(ids, ",")
+	return d.hub.origin + ";" + strings.Join(ids, ",")
 }
+
+// everySession stands for more sessions than a bell names.
+const everySession = "*"
 
 // Run sends the NOTIFYs until ctx ends.
 func (d *Doorbell) Run(ctx context.Context) {
@@ -108,17 +112,20 @@ func (d *Doorbell) Run(ctx context.Context) {
 	}
 }
 
-// rungSessions reads the sessions a NOTIFY's payload names; it ignores what
-// it cannot read (the feed delivers those events anyway).
-func rungSessions(payload string) []uuid.UUID {
-	if payload == "" {
-		return nil
+// parseBell reads a NOTIFY's payload: who rang, the sessions it names, and
+// whether it named them all (a payload it cannot read names none: the feed
+// delivers those events).
+func parseBell(payload string) (origin string, sessions []uuid.UUID, named bool) {
+	origin, list, ok := strings.Cut(payload, ";")
+	if !ok || list == everySession {
+		return origin, nil, false
 	}
-	var out []uuid.UUID
-	for _, s := range strings.Split(payload, ",") {
-		if id, err := uuid.Parse(s); err == nil {
-			out = append(out, id)
+	for _, s := range strings.Split(list, ",") {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return origin, nil, false
 		}
+		sessions = append(sessions, id)
 	}
-	return out
+	return origin, sessions, true
 }

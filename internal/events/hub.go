@@ -106,6 +106,8 @@ type Hub struct {
 	log *slog.Logger
 
 	wake chan struct{} // a bell rung, here or by a NOTIFY
+	// origin tells this replica's doorbells from other replicas'.
+	origin string
 
 	mu        sync.Mutex
 	last      Position // published up to here: every final event before it
@@ -116,8 +118,10 @@ type Hub struct {
 	// read of sessions.
 	offered map[uuid.UUID]int64
 	rung    map[uuid.UUID]struct{}
-	ready   chan struct{}
-	lag     time.Duration // commit-to-publish delay of the last event
+	// needFeed asks the next read for the feed of every session.
+	needFeed bool
+	ready    chan struct{}
+	lag      time.Duration // commit-to-publish delay of the last event a subscriber was offered
 }
 
 // NewHub returns a hub reading events through db and listening on dsn.
@@ -125,6 +129,7 @@ func NewHub(db *sql.DB, dsn string, log *slog.Logger) *Hub {
 	return &Hub{
 		db: db, dsn: dsn, log: log,
 		wake:      make(chan struct{}, 1),
+		origin:    uuid.NewString(),
 		bySession: map[uuid.UUID]map[*sub]struct{}{},
 		firehose:  map[*sub]struct{}{},
 		offered:   map[uuid.UUID]int64{},
@@ -192,7 +197,9 @@ func (h *Hub) publish(ev Event) {
 		return
 	}
 	h.last = ev.Position()
-	h.lag = time.Since(ev.CreatedAt)
+	if len(h.firehose) > 0 || len(h.bySession[ev.SessionID]) > 0 {
+		h.lag = time.Since(ev.CreatedAt)
+	}
 	shared := &ev // one immutable copy for every subscriber
 	shared.encodings = &sync.Map{}
 	h.offerSessionLocked(shared)
@@ -220,6 +227,7 @@ func (h *Hub) offerSessionLocked(ev *Event) {
 		return // offered already, by the other read
 	}
 	h.offered[ev.SessionID] = ev.Sequence
+	h.lag = time.Since(ev.CreatedAt)
 	for s := range set {
 		h.offerLocked(s, ev)
 	}
@@ -257,7 +265,8 @@ func (h *Hub) offerLocked(s *sub, ev *Event) {
 	s.advance(ev)
 }
 
-// Lag is how long after its commit the last event of the feed was published.
+// Lag is how long after its commit the last event offered to a subscriber
+// here was offered.
 func (h *Hub) Lag() time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -33,6 +33,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	defer retry.Stop()
 	var backoff time.Duration
 	for {
+		timed := false
 		select {
 		case <-ctx.Done():
 			h.closeAll()
@@ -42,10 +43,15 @@ func (h *Hub) Run(ctx context.Context) error {
 			h.drain(listener.Notify)
 		case <-h.wake:
 		case <-ticker.C:
+			timed = true
 		case <-retry.C:
+			timed = true
 		}
 		if err := h.catchUpSessions(ctx); err != nil && ctx.Err() == nil {
 			h.log.Warn("reading sessions' events", "error", err)
+		}
+		if !timed && !h.feedWanted() {
+			continue // the bell named every session that has subscribers here
 		}
 		waiting, progressed, err := h.catchUp(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -69,11 +75,40 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 }
 
-// heard notes the sessions a doorbell names.
+// heard notes what a doorbell says. A bell this replica rang itself was
+// answered when it rang (the hub was woken then); a bell that names no
+// session (too many, or a listener that reconnected: nil) asks for the feed.
 func (h *Hub) heard(n *pq.Notification) {
-	if n != nil {
-		h.changed(rungSessions(n.Extra))
+	if n == nil {
+		h.wantFeed()
+		return
 	}
+	origin, sessions, named := parseBell(n.Extra)
+	if origin == h.origin {
+		return
+	}
+	if !named {
+		h.wantFeed()
+	}
+	h.changed(sessions)
+}
+
+// wantFeed makes the next read include the feed of every session.
+func (h *Hub) wantFeed() {
+	h.mu.Lock()
+	h.needFeed = true
+	h.mu.Unlock()
+	h.wakeUp()
+}
+
+// feedWanted reports whether the feed of every session must be read now:
+// when it has subscribers here, or when the sessions' own reads could not
+// serve someone. Otherwise the feed waits for the timer, and costs nothing
+// per commit.
+func (h *Hub) feedWanted() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.firehose) > 0 || h.needFeed
 }
 
 // drain takes the doorbells that rang meanwhile: one read serves them all.
@@ -95,6 +130,7 @@ func (h *Hub) catchUp(ctx context.Context) (waiting, progressed bool, err error)
 	for {
 		h.mu.Lock()
 		after := h.last
+		h.needFeed = false
 		h.mu.Unlock()
 		page, err := readFeed(ctx, h.db, after, nil, Filter{})
 		if err != nil {
@@ -134,6 +170,8 @@ func (h *Hub) catchUpSessions(ctx context.Context) error {
 	for id := range h.rung {
 		if last, known := h.offered[id]; known {
 			ids, after = append(ids, id), append(after, last)
+		} else {
+			h.needFeed = true // its subscribers are still replaying: the feed brings it
 		}
 	}
 	clear(h.rung)
