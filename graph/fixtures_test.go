@@ -11,6 +11,7 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/turn"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 )
@@ -34,7 +35,7 @@ func addTurns(t *testing.T, s *apitest.Server, sessionID uuid.UUID, n int) {
 	t.Helper()
 	bulk := make([]*ent.TurnCreate, n)
 	for i := range n {
-		bulk[i] = s.Client.Turn.Create().SetSessionID(sessionID).SetNumber(i + 1).
+		bulk[i] = s.Client.Turn.Create().SetSessionID(sessionID).SetNumber(i + 1).SetStatus(turn.StatusCompleted).
 			SetUserMessage(fmt.Sprintf("message %d", i+1)).SetStartedAt(time.Now())
 	}
 	require.NoError(t, s.Client.Turn.CreateBulk(bulk...).Exec(access.System(context.Background())))
