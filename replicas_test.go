@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"os/signal"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,34 +27,6 @@ import (
 	"sessiongraph/internal/testdb"
 	"sessiongraph/migrations"
 )
-
-// replicaEnv, when set, makes the test binary serve as one replica: it runs
-// the server from its environment (LISTEN_ADDR, DATABASE_URL, …) exactly as
-// the sessiongraph binary's main does, in a process of its own.
-const replicaEnv = "SESSIONGRAPH_TEST_REPLICA"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(replicaEnv) != "" {
-		os.Exit(serveReplica())
-	}
-	os.Exit(m.Run())
-}
-
-func serveReplica() int {
-	opts := parseOptions(nil)
-	log, err := newLogger(opts.logLevel, "text")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, opts, log, os.Stdout); err != nil {
-		log.Error("replica stopped", "error", err)
-		return 1
-	}
-	return 0
-}
 
 // replica is a server process on one PostgreSQL, at a fixed address so that
 // it comes back where it was after a kill.
@@ -89,9 +58,8 @@ func (r *replica) url() string { return "http://" + r.addr }
 
 // start runs the process and waits until it is ready.
 func (r *replica) start() {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), replicaEnv+"=1", "DATABASE_URL="+r.dsn, "LISTEN_ADDR="+r.addr,
-		"LOG_LEVEL=warn", "REAP_INTERVAL=1h")
+	cmd := exec.Command(binaryPath) // the binary TestMain built
+	cmd.Env = binaryEnv("DATABASE_URL="+r.dsn, "LISTEN_ADDR="+r.addr, "LOG_LEVEL=warn", "REAP_INTERVAL=1h")
 	cmd.Stdout, cmd.Stderr = &r.logs, &r.logs
 	require.NoError(r.t, cmd.Start())
 	r.mu.Lock()
@@ -200,7 +168,7 @@ func (s *subscriber) run(ctx context.Context, replicas []*replica, key string) {
 	}
 }
 
-// Three server processes on one PostgreSQL, writers and subscribers spread
+// Three sessiongraph processes (the binary TestMain built) on one PostgreSQL, writers and subscribers spread
 // over them, and one replica killed in the middle of the stream and started
 // again: every subscriber receives every event of what it follows exactly
 // once, each session's in order, whichever replica it ends up on; those on
@@ -275,13 +243,15 @@ func TestThreeReplicasDeliverEveryEventOnceThroughAKill(t *testing.T) {
 	progress.Add(sessions)
 	for i, id := range ids {
 		done.Go(func() {
+			var once sync.Once
+			defer once.Do(progress.Done) // a writer that gave up does not hold the kill back
 			target := i
 			for n := range writes {
 				if n == writes/3 {
-					progress.Done()
+					once.Do(progress.Done)
 				}
 				for attempt := 0; ; attempt++ {
-					_, err := post(replicas[target%3].url(), key, `mutation($in: UpdateSessionInput!) { updateSession(input: $in) { id } }`,
+					_, err := post(replicas[target%3].url(), key, `mutation($in: UpdateSessionInput!) { updateSession(input: $in) { session { id } } }`,
 						map[string]any{"in": map[string]any{"id": id, "metadata": map[string]any{"n": fmt.Sprint(n)}}})
 					target++
 					if err == nil {

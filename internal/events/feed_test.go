@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 	_ "github.com/jackc/pgx/v5/stdlib" // the pool's driver, as the server uses
 	"github.com/stretchr/testify/assert"
@@ -17,6 +19,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/events"
+	"sessiongraph/internal/store"
 )
 
 // collect reads n events from a stream, failing after timeout.
@@ -176,4 +179,64 @@ func TestAnOpenTransactionDelaysTheFeedAndLosesNothing(t *testing.T) {
 	ev = collect(t, all, 1, 10*time.Second)[0]
 	assert.Equal(t, s.ID, ev.SessionID)
 	assert.Equal(t, int64(2), ev.Sequence)
+}
+
+// A subscriber that joins may read the table further than the hub has
+// offered the session's other subscribers (here the writes ring no bell,
+// so the hub learns of them only from its timer). The hub must go on
+// offering from where they are, not from where the newcomer is: they would
+// wait for events it never offered again.
+func TestASubscriberWhoReadsAheadDoesNotStrandTheOthers(t *testing.T) {
+	hub, _, s, dsn := hubFixture(t)
+	<-hub.Ready()
+	db, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
+	t.Cleanup(func() { client.Close() })
+	silent := store.New(client, nil) // rings no doorbell
+
+	early := gather(t, hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(0)), 6)
+	for hub.Subscribers() < 1 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // past its replay: live
+	for range 5 {
+		tick(t, silent, s)
+	}
+	late := gather(t, hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(0)), 6)
+	for i, evs := range [][]*events.Event{early(), late()} {
+		for n, ev := range evs {
+			assert.Equal(t, int64(n+1), ev.Sequence, "subscriber %d", i)
+		}
+	}
+}
+
+// gather reads n events from a stream in the background; wait returns
+// them, or fails the test if the stream ends first or takes over 30 s.
+func gather(t *testing.T, st *events.Stream, n int) (wait func() []*events.Event) {
+	done := make(chan []*events.Event, 1)
+	go func() {
+		var out []*events.Event
+		deadline := time.After(30 * time.Second)
+		for len(out) < n {
+			select {
+			case ev, ok := <-st.C:
+				if !ok {
+					done <- out
+					return
+				}
+				out = append(out, ev)
+			case <-deadline:
+				done <- out
+				return
+			}
+		}
+		done <- out
+	}()
+	return func() []*events.Event {
+		t.Helper()
+		out := <-done
+		require.Len(t, out, n, "events before the stream ended or 30 s passed (%v)", st.Err())
+		return out
+	}
 }

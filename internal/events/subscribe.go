@@ -209,9 +209,14 @@ func (h *Hub) replay(s *sub, after Cursor, joinAt Position) {
 			continue
 		}
 		s.direct, s.replayBuffer = true, nil
-		if id := s.filter.SessionID; id != nil && s.cursor.sequence > h.offered[*id] {
-			// The hub may now read this session by its sequence from here.
-			h.offered[*id] = s.cursor.sequence
+		if id := s.filter.SessionID; id != nil {
+			if _, known := h.offered[*id]; !known {
+				// The first live subscriber of the session here: the hub may
+				// now read the session by its sequence, from here. (Not past
+				// what it offered the others when it knows: they would wait
+				// for events it would never offer again.)
+				h.offered[*id] = s.cursor.sequence
+			}
 		}
 		h.mu.Unlock()
 		return
