@@ -80,6 +80,12 @@ func (ev *Event) Encoded(key string, encode func() (any, bool)) (any, bool) {
 const (
 	// pageSize is how many events one read fetches.
 	pageSize = 500
+	// sessionPage is how many events of one session a read of the sessions
+	// a bell named fetches: at most half a subscriber's buffer at once, so
+	// that a backlog (a hub that was slow to read, a burst of commits)
+	// reaches a subscriber in pieces it can take, readGap apart, instead of
+	// cutting it off as too slow.
+	sessionPage = BufferSize / 2
 	// pollInterval is the safety net for a doorbell that never rang.
 	pollInterval = 2 * time.Second
 	// waitingRetry is how soon the hub looks again when events have

@@ -103,13 +103,13 @@ func readSession(ctx context.Context, db *sql.DB, session uuid.UUID, after int64
 }
 
 // readSessions reads the events of several sessions, each after its own
-// sequence, up to pageSize each, in order within each; full lists the
+// sequence, up to sessionPage each, in order within each; full lists the
 // sessions that have more.
 func readSessions(ctx context.Context, db *sql.DB, sessions []uuid.UUID, after []int64) (evs []Event, full []uuid.UUID, err error) {
 	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT e.* FROM unnest($1::uuid[], $2::bigint[]) AS c(session_id, after)
 		CROSS JOIN LATERAL (
 			SELECT %s FROM events WHERE session_id = c.session_id AND sequence > c.after ORDER BY sequence LIMIT %d
-		) AS e`, eventColumns, pageSize), sessions, after)
+		) AS e`, eventColumns, sessionPage), sessions, after)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,7 +118,7 @@ func readSessions(ctx context.Context, db *sql.DB, sessions []uuid.UUID, after [
 	}
 	count := map[uuid.UUID]int{}
 	for _, ev := range evs {
-		if count[ev.SessionID]++; count[ev.SessionID] == pageSize {
+		if count[ev.SessionID]++; count[ev.SessionID] == sessionPage {
 			full = append(full, ev.SessionID)
 		}
 	}
