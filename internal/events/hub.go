@@ -91,8 +91,11 @@ const (
 	// waitingRetry is how soon the hub looks again when events have
 	// committed above the snapshot horizon: the transaction holding the
 	// horizon back may write no event and so ring no bell when it ends.
-	// The delay doubles, up to pollInterval, while the horizon stays put.
-	waitingRetry = 5 * time.Millisecond
+	// The delay doubles, up to waitingRetryMax, while the horizon stays put:
+	// a held horizon costs a replica four reads a second, and delays the
+	// feed at most that much past the transaction's end.
+	waitingRetry    = 5 * time.Millisecond
+	waitingRetryMax = 250 * time.Millisecond
 	// readGap spaces the hub's reads under load: the bells of the commits
 	// that land meanwhile are served by one read.
 	readGap = 5 * time.Millisecond

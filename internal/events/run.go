@@ -63,7 +63,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		case progressed || backoff == 0:
 			backoff = waitingRetry
 		default:
-			backoff = min(2*backoff, pollInterval)
+			backoff = min(2*backoff, waitingRetryMax)
 		}
 		if backoff > 0 {
 			retry.Reset(backoff)
