@@ -23,6 +23,16 @@ var files embed.FS
 // Apply brings the database at dsn up to the latest migration. golang-migrate
 // holds its own lock while it runs, so replicas starting together are safe.
 func Apply(ctx context.Context, dsn string) error {
+	return migrating(ctx, dsn, func(m *migrate.Migrate) error {
+		if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+			return fmt.Errorf("applying migrations: %w", err)
+		}
+		return nil
+	})
+}
+
+// migrating runs do with the migrations of the database at dsn.
+func migrating(ctx context.Context, dsn string, do func(*migrate.Migrate) error) error {
 	db, err := sql.Open("postgres", dsn)
 	if err != nil {
 		return err
@@ -32,10 +42,7 @@ func Apply(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-		return fmt.Errorf("applying migrations: %w", err)
-	}
-	return nil
+	return do(m)
 }
 
 // Status reports the version the database is at and whether a migration

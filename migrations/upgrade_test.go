@@ -24,7 +24,7 @@ import (
 
 // globalSequence is the last migration of the previous design: one global
 // sequence, numbered at commit by a trigger under an advisory lock.
-const globalSequence = 20261121130000
+const globalSequence = 20261123110550
 
 // A database written by the previous design upgrades in place: events keep
 // their numbers, so a subscriber's cursor from before resumes where it
