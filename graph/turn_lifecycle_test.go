@@ -160,6 +160,7 @@ func TestAFailedTurnIsNotShownToTheLLM(t *testing.T) {
 	a.do(beginTurn, map[string]any{"m": "what can I cook?"})
 	a.do(endTurn, map[string]any{"m": "Dal."})
 	a.do(beginTurn, map[string]any{"m": "the question that broke"})
+	a.describe(1, "ANALYZE", "Weigh what broke the pantry")
 	a.do(failTurn, nil)
 	a.do(beginTurn, map[string]any{"m": "and for dessert?"})
 	a.do(endTurn, map[string]any{"m": "Kheer."})
@@ -194,7 +195,7 @@ func TestAFailedTurnIsNotShownToTheLLM(t *testing.T) {
 		Text      string
 		Truncated int `json:"truncatedTurns"`
 	}{"UNDERSTAND": out.Session.Understand, "THINK": out.Session.Think, "ACT": out.Session.Act, "REPLY": out.Session.Reply} {
-		assert.NotContains(t, b.Text, "broke", node)
+		assert.NotContains(t, b.Text, "broke", node) // neither its message nor its step
 		assert.Zero(t, b.Truncated, node)
 	}
 	chars4 := func(s string) int { return (len([]rune(s)) + 3) / 4 }

@@ -183,6 +183,14 @@ func (e *Engine) contextSteps(ctx context.Context, s *ent.Session, node contextb
 	default:
 		return nil, false, nil
 	}
+	if s.FailedTurns > 0 {
+		// A failed turn is not part of what the LLM is shown, its steps neither.
+		q.Where(func(sel *sql.Selector) {
+			t := sql.Table(turn.Table)
+			sel.Where(sql.NotIn(sel.C(stepresult.FieldTurn), sql.Select(t.C(turn.FieldNumber)).From(t).
+				Where(sql.And(sql.EQ(t.C(turn.FieldSessionID), s.ID), sql.EQ(t.C(turn.FieldStatus), turn.StatusFailed)))))
+		})
+	}
 	q.Select(stepresult.FieldTurn, stepresult.FieldStep, stepresult.FieldKind, stepresult.FieldDescription,
 		stepresult.FieldRefs, stepresult.FieldItemCount)
 	if withData > 0 {
