@@ -17,17 +17,19 @@ run:
 test:
 	$(GO) test -race -count=1 ./...
 
-## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates
+## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates,
+## then the TypeScript client's typed operations from the schema (npm ci on first use)
 generate:
 	$(GO) run -mod=mod ./ent/entc.go
 	$(GO) run -mod=mod ./graph/gqlgen.go
+	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent generate
 
 ## check-generated: fail when committed generated code differs from a fresh run
 check-generated: generate
-	@git diff --exit-code --stat -- ent graph go.mod go.sum || \
+	@git diff --exit-code --stat -- ent graph go.mod go.sum clients/typescript/src/generated || \
 		(echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1)
-	@test -z "$$(git status --porcelain --untracked-files=all -- ent graph)" || \
-		(git status --porcelain -- ent graph; echo "generate made untracked files: commit them" >&2; exit 1)
+	@test -z "$$(git status --porcelain --untracked-files=all -- ent graph clients/typescript/src/generated)" || \
+		(git status --porcelain -- ent graph clients/typescript/src/generated; echo "generate made untracked files: commit them" >&2; exit 1)
 
 ## migration: write the next migration from the ent schema (NAME=what_changed)
 migration:

@@ -6,6 +6,7 @@ package scalar
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,8 +41,18 @@ func UnmarshalUUID(v any) (uuid.UUID, error) {
 	return u, nil
 }
 
-// MarshalMap writes a JSON object.
-func MarshalMap(m map[string]any) graphql.Marshaler { return graphql.MarshalMap(m) }
+// MarshalMap writes a JSON object. gqlgen's own MarshalMap uses a
+// json.Encoder, which ends every object with a newline: a response with a
+// list of records came back with one between each record.
+func MarshalMap(m map[string]any) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		b, err := json.Marshal(m)
+		if err != nil {
+			panic(err) // as gqlgen's: a map from the database or a request always encodes
+		}
+		_, _ = w.Write(b)
+	})
+}
 
 // UnmarshalMap reads a JSON object.
 func UnmarshalMap(v any) (map[string]any, error) {
@@ -54,11 +65,13 @@ func UnmarshalMap(v any) (map[string]any, error) {
 
 // MarshalStringMap writes a map of strings as a JSON object.
 func MarshalStringMap(m map[string]string) graphql.Marshaler {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
+	if m == nil {
+		m = map[string]string{} // an empty object, as before: never null
 	}
-	return graphql.MarshalMap(out)
+	return graphql.WriterFunc(func(w io.Writer) {
+		b, _ := json.Marshal(m) // strings always encode
+		_, _ = w.Write(b)
+	})
 }
 
 // UnmarshalStringMap reads a JSON object whose values are all strings.

@@ -102,7 +102,7 @@ func TestGenerateThenSave(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, registry.TranslatedPayload{
 		Data:  map[string]any{"name": "Simple Cod with Feta", "servings": 2},
-		Saves: "gen_recipe_1",
+		Saves: new("gen_recipe_1"),
 	}, payload, "the database assigns the id")
 
 	// The database returns the new UUID; type and label find the artifact.

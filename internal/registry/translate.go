@@ -112,8 +112,9 @@ func pendingError(path, ref string) error {
 type TranslatedPayload struct {
 	Data map[string]any
 	// Saves names the generated ref the payload's id field held: the record
-	// being created is that artifact, so pass it to recordCreated.
-	Saves string
+	// being created is that artifact, so pass it to recordCreated. Nil when
+	// it held none (the API's null, not an empty string).
+	Saves *string
 }
 
 // TranslatePayload turns refs into UUIDs in the id, FK and nested fields of a
@@ -122,8 +123,12 @@ type TranslatedPayload struct {
 // REF_PENDING: save it first.
 func (r *Registry) TranslatePayload(d *Domain, t *EntityType, data map[string]any) (TranslatedPayload, error) {
 	var out TranslatedPayload
+	var saves string
 	var err error
-	out.Data, err = r.payload(d, t, data, "data", &out.Saves)
+	out.Data, err = r.payload(d, t, data, "data", &saves)
+	if saves != "" {
+		out.Saves = &saves
+	}
 	return out, err
 }
 

@@ -1,0 +1,62 @@
+"""Errors: every GraphQL error the server answers becomes a SessionGraphError
+carrying its extensions.code (and extensions.field when the server names the
+argument). Codes worth retrying as they are raise RetryableError, a subclass."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+# The codes of README.md "Error codes" whose answer is "yes": the same request
+# may succeed later (after Retry-After for UNAVAILABLE; from the last cursor
+# for a subscriber).
+RETRYABLE_CODES = frozenset({"TIMEOUT", "CANCELLED", "UNAVAILABLE", "SUBSCRIBER_TOO_SLOW", "PERSISTED_QUERY_NOT_FOUND"})
+
+# Codes that may succeed once something else has happened first (endTurn, a
+# save, another subscription ending): not retryable as they are.
+RETRY_AFTER_ACTION_CODES = frozenset({"TURN_IN_PROGRESS", "NO_OPEN_TURN", "REF_PENDING", "SUBSCRIPTION_LIMIT"})
+
+
+class SessionGraphError(Exception):
+    """A GraphQL error: code is extensions.code, field extensions.field."""
+
+    retryable = False
+
+    def __init__(self, message: str, code: Optional[str] = None, field: Optional[str] = None,
+                 path: Optional[List[Any]] = None, errors: Optional[List[Dict[str, Any]]] = None,
+                 status: Optional[int] = None, retry_after: Optional[float] = None):
+        super().__init__(f"{code}: {message}" if code else message)
+        self.message = message
+        self.code = code
+        self.field = field
+        self.path = path
+        self.errors = errors or []
+        self.status = status
+        self.retry_after = retry_after
+
+
+class RetryableError(SessionGraphError):
+    """An error whose code says the same request may succeed later."""
+
+    retryable = True
+
+
+class SubscriptionClosed(SessionGraphError):
+    """The server closed a subscription's WebSocket with a code that ends it
+    (4403: the key is unknown or revoked; 44xx: a protocol error)."""
+
+    def __init__(self, close_code: int, reason: str):
+        code = "UNAUTHENTICATED" if close_code == 4403 else "SUBSCRIPTION_CLOSED"
+        super().__init__(f"WebSocket closed {close_code}: {reason}", code=code)
+        self.close_code = close_code
+        self.reason = reason
+
+
+def from_errors(errors: List[Dict[str, Any]], status: Optional[int] = None,
+                retry_after: Optional[float] = None) -> SessionGraphError:
+    """The exception for a response's errors (the first one decides the class)."""
+    first = errors[0] if errors else {"message": "unknown error"}
+    ext = first.get("extensions") or {}
+    code = ext.get("code")
+    cls = RetryableError if code in RETRYABLE_CODES else SessionGraphError
+    return cls(first.get("message", ""), code=code, field=ext.get("field"), path=first.get("path"),
+               errors=errors, status=status, retry_after=retry_after)
