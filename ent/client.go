@@ -13,10 +13,12 @@ import (
 
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
@@ -38,6 +40,8 @@ type Client struct {
 	APIKey *APIKeyClient
 	// Artifact is the client for interacting with the Artifact builders.
 	Artifact *ArtifactClient
+	// ContextReceipt is the client for interacting with the ContextReceipt builders.
+	ContextReceipt *ContextReceiptClient
 	// EntityType is the client for interacting with the EntityType builders.
 	EntityType *EntityTypeClient
 	// Event is the client for interacting with the Event builders.
@@ -46,6 +50,8 @@ type Client struct {
 	Ref *RefClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// SessionKey is the client for interacting with the SessionKey builders.
+	SessionKey *SessionKeyClient
 	// StepResult is the client for interacting with the StepResult builders.
 	StepResult *StepResultClient
 	// Turn is the client for interacting with the Turn builders.
@@ -63,10 +69,12 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Artifact = NewArtifactClient(c.config)
+	c.ContextReceipt = NewContextReceiptClient(c.config)
 	c.EntityType = NewEntityTypeClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.Ref = NewRefClient(c.config)
 	c.Session = NewSessionClient(c.config)
+	c.SessionKey = NewSessionKeyClient(c.config)
 	c.StepResult = NewStepResultClient(c.config)
 	c.Turn = NewTurnClient(c.config)
 }
@@ -159,16 +167,18 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		APIKey:     NewAPIKeyClient(cfg),
-		Artifact:   NewArtifactClient(cfg),
-		EntityType: NewEntityTypeClient(cfg),
-		Event:      NewEventClient(cfg),
-		Ref:        NewRefClient(cfg),
-		Session:    NewSessionClient(cfg),
-		StepResult: NewStepResultClient(cfg),
-		Turn:       NewTurnClient(cfg),
+		ctx:            ctx,
+		config:         cfg,
+		APIKey:         NewAPIKeyClient(cfg),
+		Artifact:       NewArtifactClient(cfg),
+		ContextReceipt: NewContextReceiptClient(cfg),
+		EntityType:     NewEntityTypeClient(cfg),
+		Event:          NewEventClient(cfg),
+		Ref:            NewRefClient(cfg),
+		Session:        NewSessionClient(cfg),
+		SessionKey:     NewSessionKeyClient(cfg),
+		StepResult:     NewStepResultClient(cfg),
+		Turn:           NewTurnClient(cfg),
 	}, nil
 }
 
@@ -186,16 +196,18 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		APIKey:     NewAPIKeyClient(cfg),
-		Artifact:   NewArtifactClient(cfg),
-		EntityType: NewEntityTypeClient(cfg),
-		Event:      NewEventClient(cfg),
-		Ref:        NewRefClient(cfg),
-		Session:    NewSessionClient(cfg),
-		StepResult: NewStepResultClient(cfg),
-		Turn:       NewTurnClient(cfg),
+		ctx:            ctx,
+		config:         cfg,
+		APIKey:         NewAPIKeyClient(cfg),
+		Artifact:       NewArtifactClient(cfg),
+		ContextReceipt: NewContextReceiptClient(cfg),
+		EntityType:     NewEntityTypeClient(cfg),
+		Event:          NewEventClient(cfg),
+		Ref:            NewRefClient(cfg),
+		Session:        NewSessionClient(cfg),
+		SessionKey:     NewSessionKeyClient(cfg),
+		StepResult:     NewStepResultClient(cfg),
+		Turn:           NewTurnClient(cfg),
 	}, nil
 }
 
@@ -225,8 +237,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Artifact, c.EntityType, c.Event, c.Ref, c.Session, c.StepResult,
-		c.Turn,
+		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.Ref, c.Session,
+		c.SessionKey, c.StepResult, c.Turn,
 	} {
 		n.Use(hooks...)
 	}
@@ -236,8 +248,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Artifact, c.EntityType, c.Event, c.Ref, c.Session, c.StepResult,
-		c.Turn,
+		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.Ref, c.Session,
+		c.SessionKey, c.StepResult, c.Turn,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -250,6 +262,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIKey.mutate(ctx, m)
 	case *ArtifactMutation:
 		return c.Artifact.mutate(ctx, m)
+	case *ContextReceiptMutation:
+		return c.ContextReceipt.mutate(ctx, m)
 	case *EntityTypeMutation:
 		return c.EntityType.mutate(ctx, m)
 	case *EventMutation:
@@ -258,6 +272,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Ref.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
+	case *SessionKeyMutation:
+		return c.SessionKey.mutate(ctx, m)
 	case *StepResultMutation:
 		return c.StepResult.mutate(ctx, m)
 	case *TurnMutation:
@@ -562,6 +578,155 @@ func (c *ArtifactClient) mutate(ctx context.Context, m *ArtifactMutation) (Value
 		return (&ArtifactDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Artifact mutation op: %q", m.Op())
+	}
+}
+
+// ContextReceiptClient is a client for the ContextReceipt schema.
+type ContextReceiptClient struct {
+	config
+}
+
+// NewContextReceiptClient returns a client for the ContextReceipt from the given config.
+func NewContextReceiptClient(c config) *ContextReceiptClient {
+	return &ContextReceiptClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `contextreceipt.Hooks(f(g(h())))`.
+func (c *ContextReceiptClient) Use(hooks ...Hook) {
+	c.hooks.ContextReceipt = append(c.hooks.ContextReceipt, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `contextreceipt.Intercept(f(g(h())))`.
+func (c *ContextReceiptClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ContextReceipt = append(c.inters.ContextReceipt, interceptors...)
+}
+
+// Create returns a builder for creating a ContextReceipt entity.
+func (c *ContextReceiptClient) Create() *ContextReceiptCreate {
+	mutation := newContextReceiptMutation(c.config, OpCreate)
+	return &ContextReceiptCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ContextReceipt entities.
+func (c *ContextReceiptClient) CreateBulk(builders ...*ContextReceiptCreate) *ContextReceiptCreateBulk {
+	return &ContextReceiptCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ContextReceiptClient) MapCreateBulk(slice any, setFunc func(*ContextReceiptCreate, int)) *ContextReceiptCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ContextReceiptCreateBulk{err: fmt.Errorf("calling to ContextReceiptClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ContextReceiptCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ContextReceiptCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ContextReceipt.
+func (c *ContextReceiptClient) Update() *ContextReceiptUpdate {
+	mutation := newContextReceiptMutation(c.config, OpUpdate)
+	return &ContextReceiptUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ContextReceiptClient) UpdateOne(_m *ContextReceipt) *ContextReceiptUpdateOne {
+	mutation := newContextReceiptMutation(c.config, OpUpdateOne, withContextReceipt(_m))
+	return &ContextReceiptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ContextReceiptClient) UpdateOneID(id uuid.UUID) *ContextReceiptUpdateOne {
+	mutation := newContextReceiptMutation(c.config, OpUpdateOne, withContextReceiptID(id))
+	return &ContextReceiptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ContextReceipt.
+func (c *ContextReceiptClient) Delete() *ContextReceiptDelete {
+	mutation := newContextReceiptMutation(c.config, OpDelete)
+	return &ContextReceiptDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ContextReceiptClient) DeleteOne(_m *ContextReceipt) *ContextReceiptDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ContextReceiptClient) DeleteOneID(id uuid.UUID) *ContextReceiptDeleteOne {
+	builder := c.Delete().Where(contextreceipt.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ContextReceiptDeleteOne{builder}
+}
+
+// Query returns a query builder for ContextReceipt.
+func (c *ContextReceiptClient) Query() *ContextReceiptQuery {
+	return &ContextReceiptQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeContextReceipt},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ContextReceipt entity by its id.
+func (c *ContextReceiptClient) Get(ctx context.Context, id uuid.UUID) (*ContextReceipt, error) {
+	return c.Query().Where(contextreceipt.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ContextReceiptClient) GetX(ctx context.Context, id uuid.UUID) *ContextReceipt {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a ContextReceipt.
+func (c *ContextReceiptClient) QuerySession(_m *ContextReceipt) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(contextreceipt.Table, contextreceipt.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, contextreceipt.SessionTable, contextreceipt.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ContextReceiptClient) Hooks() []Hook {
+	return c.hooks.ContextReceipt
+}
+
+// Interceptors returns the client interceptors.
+func (c *ContextReceiptClient) Interceptors() []Interceptor {
+	return c.inters.ContextReceipt
+}
+
+func (c *ContextReceiptClient) mutate(ctx context.Context, m *ContextReceiptMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ContextReceiptCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ContextReceiptUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ContextReceiptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ContextReceiptDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ContextReceipt mutation op: %q", m.Op())
 	}
 }
 
@@ -1168,6 +1333,22 @@ func (c *SessionClient) QueryStepResults(_m *Session) *StepResultQuery {
 	return query
 }
 
+// QueryContextReceipts queries the context_receipts edge of a Session.
+func (c *SessionClient) QueryContextReceipts(_m *Session) *ContextReceiptQuery {
+	query := (&ContextReceiptClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(contextreceipt.Table, contextreceipt.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.ContextReceiptsTable, session.ContextReceiptsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *SessionClient) Hooks() []Hook {
 	return c.hooks.Session
@@ -1190,6 +1371,139 @@ func (c *SessionClient) mutate(ctx context.Context, m *SessionMutation) (Value, 
 		return (&SessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Session mutation op: %q", m.Op())
+	}
+}
+
+// SessionKeyClient is a client for the SessionKey schema.
+type SessionKeyClient struct {
+	config
+}
+
+// NewSessionKeyClient returns a client for the SessionKey from the given config.
+func NewSessionKeyClient(c config) *SessionKeyClient {
+	return &SessionKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sessionkey.Hooks(f(g(h())))`.
+func (c *SessionKeyClient) Use(hooks ...Hook) {
+	c.hooks.SessionKey = append(c.hooks.SessionKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sessionkey.Intercept(f(g(h())))`.
+func (c *SessionKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SessionKey = append(c.inters.SessionKey, interceptors...)
+}
+
+// Create returns a builder for creating a SessionKey entity.
+func (c *SessionKeyClient) Create() *SessionKeyCreate {
+	mutation := newSessionKeyMutation(c.config, OpCreate)
+	return &SessionKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SessionKey entities.
+func (c *SessionKeyClient) CreateBulk(builders ...*SessionKeyCreate) *SessionKeyCreateBulk {
+	return &SessionKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SessionKeyClient) MapCreateBulk(slice any, setFunc func(*SessionKeyCreate, int)) *SessionKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SessionKeyCreateBulk{err: fmt.Errorf("calling to SessionKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SessionKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SessionKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SessionKey.
+func (c *SessionKeyClient) Update() *SessionKeyUpdate {
+	mutation := newSessionKeyMutation(c.config, OpUpdate)
+	return &SessionKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SessionKeyClient) UpdateOne(_m *SessionKey) *SessionKeyUpdateOne {
+	mutation := newSessionKeyMutation(c.config, OpUpdateOne, withSessionKey(_m))
+	return &SessionKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SessionKeyClient) UpdateOneID(id uuid.UUID) *SessionKeyUpdateOne {
+	mutation := newSessionKeyMutation(c.config, OpUpdateOne, withSessionKeyID(id))
+	return &SessionKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SessionKey.
+func (c *SessionKeyClient) Delete() *SessionKeyDelete {
+	mutation := newSessionKeyMutation(c.config, OpDelete)
+	return &SessionKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SessionKeyClient) DeleteOne(_m *SessionKey) *SessionKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SessionKeyClient) DeleteOneID(id uuid.UUID) *SessionKeyDeleteOne {
+	builder := c.Delete().Where(sessionkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SessionKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for SessionKey.
+func (c *SessionKeyClient) Query() *SessionKeyQuery {
+	return &SessionKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSessionKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SessionKey entity by its id.
+func (c *SessionKeyClient) Get(ctx context.Context, id uuid.UUID) (*SessionKey, error) {
+	return c.Query().Where(sessionkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SessionKeyClient) GetX(ctx context.Context, id uuid.UUID) *SessionKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SessionKeyClient) Hooks() []Hook {
+	return c.hooks.SessionKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *SessionKeyClient) Interceptors() []Interceptor {
+	return c.inters.SessionKey
+}
+
+func (c *SessionKeyClient) mutate(ctx context.Context, m *SessionKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SessionKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SessionKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SessionKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SessionKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SessionKey mutation op: %q", m.Op())
 	}
 }
 
@@ -1494,11 +1808,12 @@ func (c *TurnClient) mutate(ctx context.Context, m *TurnMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Artifact, EntityType, Event, Ref, Session, StepResult, Turn []ent.Hook
+		APIKey, Artifact, ContextReceipt, EntityType, Event, Ref, Session, SessionKey,
+		StepResult, Turn []ent.Hook
 	}
 	inters struct {
-		APIKey, Artifact, EntityType, Event, Ref, Session, StepResult,
-		Turn []ent.Interceptor
+		APIKey, Artifact, ContextReceipt, EntityType, Event, Ref, Session, SessionKey,
+		StepResult, Turn []ent.Interceptor
 	}
 )
 

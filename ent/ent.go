@@ -9,10 +9,12 @@ import (
 	"reflect"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sync"
@@ -80,14 +82,16 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:     apikey.ValidColumn,
-			artifact.Table:   artifact.ValidColumn,
-			entitytype.Table: entitytype.ValidColumn,
-			event.Table:      event.ValidColumn,
-			ref.Table:        ref.ValidColumn,
-			session.Table:    session.ValidColumn,
-			stepresult.Table: stepresult.ValidColumn,
-			turn.Table:       turn.ValidColumn,
+			apikey.Table:         apikey.ValidColumn,
+			artifact.Table:       artifact.ValidColumn,
+			contextreceipt.Table: contextreceipt.ValidColumn,
+			entitytype.Table:     entitytype.ValidColumn,
+			event.Table:          event.ValidColumn,
+			ref.Table:            ref.ValidColumn,
+			session.Table:        session.ValidColumn,
+			sessionkey.Table:     sessionkey.ValidColumn,
+			stepresult.Table:     stepresult.ValidColumn,
+			turn.Table:           turn.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

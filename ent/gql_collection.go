@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
@@ -316,6 +317,181 @@ func newArtifactPaginateArgs(rv map[string]any) *artifactPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*ArtifactWhereInput); ok {
 		args.opts = append(args.opts, WithArtifactFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ContextReceiptQuery) CollectFields(ctx context.Context, satisfies ...string) (*ContextReceiptQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ContextReceiptQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(contextreceipt.Columns))
+		selectedFields = []string{contextreceipt.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "session":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SessionClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, sessionImplementors)...); err != nil {
+				return err
+			}
+			_q.withSession = query
+			if _, ok := fieldSeen[contextreceipt.FieldSessionID]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldSessionID)
+				fieldSeen[contextreceipt.FieldSessionID] = struct{}{}
+			}
+		case "sessionID":
+			if _, ok := fieldSeen[contextreceipt.FieldSessionID]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldSessionID)
+				fieldSeen[contextreceipt.FieldSessionID] = struct{}{}
+			}
+		case "turn":
+			if _, ok := fieldSeen[contextreceipt.FieldTurn]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldTurn)
+				fieldSeen[contextreceipt.FieldTurn] = struct{}{}
+			}
+		case "node":
+			if _, ok := fieldSeen[contextreceipt.FieldNode]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldNode)
+				fieldSeen[contextreceipt.FieldNode] = struct{}{}
+			}
+		case "eventSequence":
+			if _, ok := fieldSeen[contextreceipt.FieldEventSequence]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldEventSequence)
+				fieldSeen[contextreceipt.FieldEventSequence] = struct{}{}
+			}
+		case "budget":
+			if _, ok := fieldSeen[contextreceipt.FieldBudget]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldBudget)
+				fieldSeen[contextreceipt.FieldBudget] = struct{}{}
+			}
+		case "tokenizer":
+			if _, ok := fieldSeen[contextreceipt.FieldTokenizer]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldTokenizer)
+				fieldSeen[contextreceipt.FieldTokenizer] = struct{}{}
+			}
+		case "tokenCount":
+			if _, ok := fieldSeen[contextreceipt.FieldTokenCount]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldTokenCount)
+				fieldSeen[contextreceipt.FieldTokenCount] = struct{}{}
+			}
+		case "sections":
+			if _, ok := fieldSeen[contextreceipt.FieldSections]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldSections)
+				fieldSeen[contextreceipt.FieldSections] = struct{}{}
+			}
+		case "tiers":
+			if _, ok := fieldSeen[contextreceipt.FieldTiers]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldTiers)
+				fieldSeen[contextreceipt.FieldTiers] = struct{}{}
+			}
+		case "truncatedTurns":
+			if _, ok := fieldSeen[contextreceipt.FieldTruncatedTurns]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldTruncatedTurns)
+				fieldSeen[contextreceipt.FieldTruncatedTurns] = struct{}{}
+			}
+		case "notes":
+			if _, ok := fieldSeen[contextreceipt.FieldNotes]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldNotes)
+				fieldSeen[contextreceipt.FieldNotes] = struct{}{}
+			}
+		case "text":
+			if _, ok := fieldSeen[contextreceipt.FieldText]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldText)
+				fieldSeen[contextreceipt.FieldText] = struct{}{}
+			}
+		case "textSha256":
+			if _, ok := fieldSeen[contextreceipt.FieldTextSha256]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldTextSha256)
+				fieldSeen[contextreceipt.FieldTextSha256] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[contextreceipt.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, contextreceipt.FieldCreatedAt)
+				fieldSeen[contextreceipt.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type contextreceiptPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ContextReceiptPaginateOption
+}
+
+func newContextReceiptPaginateArgs(rv map[string]any) *contextreceiptPaginateArgs {
+	args := &contextreceiptPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case []*ContextReceiptOrder:
+			args.opts = append(args.opts, WithContextReceiptOrder(v))
+		case []any:
+			var orders []*ContextReceiptOrder
+			for i := range v {
+				mv, ok := v[i].(map[string]any)
+				if !ok {
+					continue
+				}
+				var (
+					err1, err2 error
+					order      = &ContextReceiptOrder{Field: &ContextReceiptOrderField{}, Direction: entgql.OrderDirectionAsc}
+				)
+				if d, ok := mv[directionField]; ok {
+					err1 = order.Direction.UnmarshalGQL(d)
+				}
+				if f, ok := mv[fieldField]; ok {
+					err2 = order.Field.UnmarshalGQL(f)
+				}
+				if err1 == nil && err2 == nil {
+					orders = append(orders, order)
+				}
+			}
+			args.opts = append(args.opts, WithContextReceiptOrder(orders))
+		}
+	}
+	if v, ok := rv[whereField].(*ContextReceiptWhereInput); ok {
+		args.opts = append(args.opts, WithContextReceiptFilter(v.Filter))
 	}
 	return args
 }
@@ -1176,6 +1352,95 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				query = pager.applyOrder(query)
 			}
 			_q.WithNamedStepResults(alias, func(wq *StepResultQuery) {
+				*wq = *query
+			})
+
+		case "contextReceipts":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ContextReceiptClient{config: _q.config}).Query()
+			)
+			args := newContextReceiptPaginateArgs(fieldArgs(ctx, new(ContextReceiptWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newContextReceiptPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Session) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID uuid.UUID `sql:"session_id"`
+							Count  int       `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(session.ContextReceiptsColumn), ids...))
+						})
+						if err := query.GroupBy(session.ContextReceiptsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[uuid.UUID]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[4][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Session) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.ContextReceipts)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[4][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, contextreceiptImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(session.ContextReceiptsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedContextReceipts(alias, func(wq *ContextReceiptQuery) {
 				*wq = *query
 			})
 		case "tenant":

@@ -24,6 +24,14 @@ func (_m *Artifact) Ref(ctx context.Context) (*Ref, error) {
 	return result, err
 }
 
+func (_m *ContextReceipt) Session(ctx context.Context) (*Session, error) {
+	result, err := _m.Edges.SessionOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySession().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Ref) Session(ctx context.Context) (*Session, error) {
 	result, err := _m.Edges.SessionOrErr()
 	if IsNotLoaded(err) {
@@ -122,6 +130,27 @@ func (_m *Session) StepResults(
 		return conn, nil
 	}
 	return _m.QueryStepResults().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Session) ContextReceipts(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy []*ContextReceiptOrder, where *ContextReceiptWhereInput,
+) (*ContextReceiptConnection, error) {
+	opts := []ContextReceiptPaginateOption{
+		WithContextReceiptOrder(orderBy),
+		WithContextReceiptFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	if nodes, err := _m.NamedContextReceipts(alias); err == nil || hasTotalCount {
+		pager, err := newContextReceiptPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &ContextReceiptConnection{Edges: []*ContextReceiptEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryContextReceipts().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *StepResult) Session(ctx context.Context) (*Session, error) {

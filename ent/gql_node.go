@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
@@ -34,6 +35,11 @@ var artifactImplementors = []string{"Artifact", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Artifact) IsNode() {}
+
+var contextreceiptImplementors = []string{"ContextReceipt", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*ContextReceipt) IsNode() {}
 
 var entitytypeImplementors = []string{"EntityType", "Node"}
 
@@ -137,6 +143,15 @@ func (c *Client) noder(ctx context.Context, table string, id uuid.UUID) (Noder, 
 			Where(artifact.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, artifactImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case contextreceipt.Table:
+		query := c.ContextReceipt.Query().
+			Where(contextreceipt.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, contextreceiptImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -288,6 +303,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []uuid.UUID) ([]N
 		query := c.Artifact.Query().
 			Where(artifact.IDIn(ids...))
 		query, err := query.CollectFields(ctx, artifactImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case contextreceipt.Table:
+		query := c.ContextReceipt.Query().
+			Where(contextreceipt.IDIn(ids...))
+		query, err := query.CollectFields(ctx, contextreceiptImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
@@ -71,8 +72,15 @@ func collectedField(ctx context.Context, path ...string) *graphql.CollectedField
 	oc := graphql.GetOperationContext(ctx)
 walk:
 	for _, name := range path {
-		for _, f := range graphql.CollectFields(oc, field.Selections, nil) {
+		fields := graphql.CollectFields(oc, field.Selections, nil)
+		for _, f := range fields {
 			if f.Alias == name {
+				field = f
+				continue walk
+			}
+		}
+		for _, f := range fields {
+			if f.Name == name {
 				field = f
 				continue walk
 			}
@@ -765,6 +773,356 @@ func (_m *Artifact) ToEdge(order *ArtifactOrder) *ArtifactEdge {
 		order = DefaultArtifactOrder
 	}
 	return &ArtifactEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// ContextReceiptEdge is the edge representation of ContextReceipt.
+type ContextReceiptEdge struct {
+	Node   *ContextReceipt `json:"node"`
+	Cursor Cursor          `json:"cursor"`
+}
+
+// ContextReceiptConnection is the connection containing edges to ContextReceipt.
+type ContextReceiptConnection struct {
+	Edges      []*ContextReceiptEdge `json:"edges"`
+	PageInfo   PageInfo              `json:"pageInfo"`
+	TotalCount int                   `json:"totalCount"`
+}
+
+func (c *ContextReceiptConnection) build(nodes []*ContextReceipt, pager *contextreceiptPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *ContextReceipt
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *ContextReceipt {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *ContextReceipt {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*ContextReceiptEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &ContextReceiptEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// ContextReceiptPaginateOption enables pagination customization.
+type ContextReceiptPaginateOption func(*contextreceiptPager) error
+
+// WithContextReceiptOrder configures pagination ordering.
+func WithContextReceiptOrder(order []*ContextReceiptOrder) ContextReceiptPaginateOption {
+	return func(pager *contextreceiptPager) error {
+		for _, o := range order {
+			if err := o.Direction.Validate(); err != nil {
+				return err
+			}
+		}
+		pager.order = append(pager.order, order...)
+		return nil
+	}
+}
+
+// WithContextReceiptFilter configures pagination filter.
+func WithContextReceiptFilter(filter func(*ContextReceiptQuery) (*ContextReceiptQuery, error)) ContextReceiptPaginateOption {
+	return func(pager *contextreceiptPager) error {
+		if filter == nil {
+			return errors.New("ContextReceiptQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type contextreceiptPager struct {
+	reverse bool
+	order   []*ContextReceiptOrder
+	filter  func(*ContextReceiptQuery) (*ContextReceiptQuery, error)
+}
+
+func newContextReceiptPager(opts []ContextReceiptPaginateOption, reverse bool) (*contextreceiptPager, error) {
+	pager := &contextreceiptPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	for i, o := range pager.order {
+		if i > 0 && o.Field == pager.order[i-1].Field {
+			return nil, fmt.Errorf("duplicate order direction %q", o.Direction)
+		}
+	}
+	return pager, nil
+}
+
+func (p *contextreceiptPager) applyFilter(query *ContextReceiptQuery) (*ContextReceiptQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *contextreceiptPager) toCursor(_m *ContextReceipt) Cursor {
+	cs_ := make([]any, 0, len(p.order))
+	for _, o_ := range p.order {
+		cs_ = append(cs_, o_.Field.toCursor(_m).Value)
+	}
+	return Cursor{ID: _m.ID, Value: cs_}
+}
+
+func (p *contextreceiptPager) applyCursors(query *ContextReceiptQuery, after, before *Cursor) (*ContextReceiptQuery, error) {
+	idDirection := entgql.OrderDirectionAsc
+	if p.reverse {
+		idDirection = entgql.OrderDirectionDesc
+	}
+	fields, directions := make([]string, 0, len(p.order)), make([]OrderDirection, 0, len(p.order))
+	for _, o := range p.order {
+		fields = append(fields, o.Field.column)
+		direction := o.Direction
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		directions = append(directions, direction)
+	}
+	predicates, err := entgql.MultiCursorsPredicate(after, before, &entgql.MultiCursorsOptions{
+		FieldID:     DefaultContextReceiptOrder.Field.column,
+		DirectionID: idDirection,
+		Fields:      fields,
+		Directions:  directions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, predicate := range predicates {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *contextreceiptPager) applyOrder(query *ContextReceiptQuery) *ContextReceiptQuery {
+	var defaultOrdered bool
+	for _, o := range p.order {
+		direction := o.Direction
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		query = query.Order(o.Field.toTerm(direction.OrderTermOption()))
+		if o.Field.column == DefaultContextReceiptOrder.Field.column {
+			defaultOrdered = true
+		}
+		if len(query.ctx.Fields) > 0 {
+			query.ctx.AppendFieldOnce(o.Field.column)
+		}
+	}
+	if !defaultOrdered {
+		direction := entgql.OrderDirectionAsc
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		query = query.Order(DefaultContextReceiptOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	return query
+}
+
+func (p *contextreceiptPager) orderExpr(query *ContextReceiptQuery) sql.Querier {
+	if len(query.ctx.Fields) > 0 {
+		for _, o := range p.order {
+			query.ctx.AppendFieldOnce(o.Field.column)
+		}
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		for _, o := range p.order {
+			direction := o.Direction
+			if p.reverse {
+				direction = direction.Reverse()
+			}
+			b.Ident(o.Field.column).Pad().WriteString(string(direction))
+			b.Comma()
+		}
+		direction := entgql.OrderDirectionAsc
+		if p.reverse {
+			direction = direction.Reverse()
+		}
+		b.Ident(DefaultContextReceiptOrder.Field.column).Pad().WriteString(string(direction))
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to ContextReceipt.
+func (_m *ContextReceiptQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...ContextReceiptPaginateOption,
+) (*ContextReceiptConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newContextReceiptPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &ContextReceiptConnection{Edges: []*ContextReceiptEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || (ignoredEdges && hasCollectedField(ctx, pageInfoField)) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// ContextReceiptOrderFieldTurn orders ContextReceipt by turn.
+	ContextReceiptOrderFieldTurn = &ContextReceiptOrderField{
+		Value: func(_m *ContextReceipt) (ent.Value, error) {
+			return _m.Turn, nil
+		},
+		column: contextreceipt.FieldTurn,
+		toTerm: contextreceipt.ByTurn,
+		toCursor: func(_m *ContextReceipt) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Turn,
+			}
+		},
+	}
+	// ContextReceiptOrderFieldCreatedAt orders ContextReceipt by created_at.
+	ContextReceiptOrderFieldCreatedAt = &ContextReceiptOrderField{
+		Value: func(_m *ContextReceipt) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: contextreceipt.FieldCreatedAt,
+		toTerm: contextreceipt.ByCreatedAt,
+		toCursor: func(_m *ContextReceipt) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f ContextReceiptOrderField) String() string {
+	var str string
+	switch f.column {
+	case ContextReceiptOrderFieldTurn.column:
+		str = "TURN"
+	case ContextReceiptOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f ContextReceiptOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *ContextReceiptOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("ContextReceiptOrderField %T must be a string", v)
+	}
+	switch str {
+	case "TURN":
+		*f = *ContextReceiptOrderFieldTurn
+	case "CREATED_AT":
+		*f = *ContextReceiptOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid ContextReceiptOrderField", str)
+	}
+	return nil
+}
+
+// ContextReceiptOrderField defines the ordering field of ContextReceipt.
+type ContextReceiptOrderField struct {
+	// Value extracts the ordering value from the given ContextReceipt.
+	Value    func(*ContextReceipt) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) contextreceipt.OrderOption
+	toCursor func(*ContextReceipt) Cursor
+}
+
+// ContextReceiptOrder defines the ordering of ContextReceipt.
+type ContextReceiptOrder struct {
+	Direction OrderDirection            `json:"direction"`
+	Field     *ContextReceiptOrderField `json:"field"`
+}
+
+// DefaultContextReceiptOrder is the default ordering of ContextReceipt.
+var DefaultContextReceiptOrder = &ContextReceiptOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &ContextReceiptOrderField{
+		Value: func(_m *ContextReceipt) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: contextreceipt.FieldID,
+		toTerm: contextreceipt.ByID,
+		toCursor: func(_m *ContextReceipt) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts ContextReceipt into ContextReceiptEdge.
+func (_m *ContextReceipt) ToEdge(order *ContextReceiptOrder) *ContextReceiptEdge {
+	if order == nil {
+		order = DefaultContextReceiptOrder
+	}
+	return &ContextReceiptEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

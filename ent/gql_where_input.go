@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/predicate"
@@ -14,6 +15,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/internal/contextbuild"
 	"time"
 
 	"github.com/google/uuid"
@@ -988,6 +990,598 @@ func (i *ArtifactWhereInput) P() (predicate.Artifact, error) {
 		return predicates[0], nil
 	default:
 		return artifact.And(predicates...), nil
+	}
+}
+
+// ContextReceiptWhereInput represents a where input for filtering ContextReceipt queries.
+type ContextReceiptWhereInput struct {
+	Predicates []predicate.ContextReceipt  `json:"-"`
+	Not        *ContextReceiptWhereInput   `json:"not,omitempty"`
+	Or         []*ContextReceiptWhereInput `json:"or,omitempty"`
+	And        []*ContextReceiptWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *uuid.UUID  `json:"id,omitempty"`
+	IDNEQ   *uuid.UUID  `json:"idNEQ,omitempty"`
+	IDIn    []uuid.UUID `json:"idIn,omitempty"`
+	IDNotIn []uuid.UUID `json:"idNotIn,omitempty"`
+	IDGT    *uuid.UUID  `json:"idGT,omitempty"`
+	IDGTE   *uuid.UUID  `json:"idGTE,omitempty"`
+	IDLT    *uuid.UUID  `json:"idLT,omitempty"`
+	IDLTE   *uuid.UUID  `json:"idLTE,omitempty"`
+
+	// "session_id" field predicates.
+	SessionID      *uuid.UUID  `json:"sessionID,omitempty"`
+	SessionIDNEQ   *uuid.UUID  `json:"sessionIDNEQ,omitempty"`
+	SessionIDIn    []uuid.UUID `json:"sessionIDIn,omitempty"`
+	SessionIDNotIn []uuid.UUID `json:"sessionIDNotIn,omitempty"`
+
+	// "turn" field predicates.
+	Turn      *int  `json:"turn,omitempty"`
+	TurnNEQ   *int  `json:"turnNEQ,omitempty"`
+	TurnIn    []int `json:"turnIn,omitempty"`
+	TurnNotIn []int `json:"turnNotIn,omitempty"`
+	TurnGT    *int  `json:"turnGT,omitempty"`
+	TurnGTE   *int  `json:"turnGTE,omitempty"`
+	TurnLT    *int  `json:"turnLT,omitempty"`
+	TurnLTE   *int  `json:"turnLTE,omitempty"`
+
+	// "node" field predicates.
+	Node             *contextbuild.Node  `json:"node,omitempty"`
+	NodeNEQ          *contextbuild.Node  `json:"nodeNEQ,omitempty"`
+	NodeIn           []contextbuild.Node `json:"nodeIn,omitempty"`
+	NodeNotIn        []contextbuild.Node `json:"nodeNotIn,omitempty"`
+	NodeGT           *contextbuild.Node  `json:"nodeGT,omitempty"`
+	NodeGTE          *contextbuild.Node  `json:"nodeGTE,omitempty"`
+	NodeLT           *contextbuild.Node  `json:"nodeLT,omitempty"`
+	NodeLTE          *contextbuild.Node  `json:"nodeLTE,omitempty"`
+	NodeContains     *contextbuild.Node  `json:"nodeContains,omitempty"`
+	NodeHasPrefix    *contextbuild.Node  `json:"nodeHasPrefix,omitempty"`
+	NodeHasSuffix    *contextbuild.Node  `json:"nodeHasSuffix,omitempty"`
+	NodeEqualFold    *contextbuild.Node  `json:"nodeEqualFold,omitempty"`
+	NodeContainsFold *contextbuild.Node  `json:"nodeContainsFold,omitempty"`
+
+	// "event_sequence" field predicates.
+	EventSequence      *int64  `json:"eventSequence,omitempty"`
+	EventSequenceNEQ   *int64  `json:"eventSequenceNEQ,omitempty"`
+	EventSequenceIn    []int64 `json:"eventSequenceIn,omitempty"`
+	EventSequenceNotIn []int64 `json:"eventSequenceNotIn,omitempty"`
+	EventSequenceGT    *int64  `json:"eventSequenceGT,omitempty"`
+	EventSequenceGTE   *int64  `json:"eventSequenceGTE,omitempty"`
+	EventSequenceLT    *int64  `json:"eventSequenceLT,omitempty"`
+	EventSequenceLTE   *int64  `json:"eventSequenceLTE,omitempty"`
+
+	// "budget" field predicates.
+	Budget      *int  `json:"budget,omitempty"`
+	BudgetNEQ   *int  `json:"budgetNEQ,omitempty"`
+	BudgetIn    []int `json:"budgetIn,omitempty"`
+	BudgetNotIn []int `json:"budgetNotIn,omitempty"`
+	BudgetGT    *int  `json:"budgetGT,omitempty"`
+	BudgetGTE   *int  `json:"budgetGTE,omitempty"`
+	BudgetLT    *int  `json:"budgetLT,omitempty"`
+	BudgetLTE   *int  `json:"budgetLTE,omitempty"`
+
+	// "tokenizer" field predicates.
+	Tokenizer             *string  `json:"tokenizer,omitempty"`
+	TokenizerNEQ          *string  `json:"tokenizerNEQ,omitempty"`
+	TokenizerIn           []string `json:"tokenizerIn,omitempty"`
+	TokenizerNotIn        []string `json:"tokenizerNotIn,omitempty"`
+	TokenizerGT           *string  `json:"tokenizerGT,omitempty"`
+	TokenizerGTE          *string  `json:"tokenizerGTE,omitempty"`
+	TokenizerLT           *string  `json:"tokenizerLT,omitempty"`
+	TokenizerLTE          *string  `json:"tokenizerLTE,omitempty"`
+	TokenizerContains     *string  `json:"tokenizerContains,omitempty"`
+	TokenizerHasPrefix    *string  `json:"tokenizerHasPrefix,omitempty"`
+	TokenizerHasSuffix    *string  `json:"tokenizerHasSuffix,omitempty"`
+	TokenizerEqualFold    *string  `json:"tokenizerEqualFold,omitempty"`
+	TokenizerContainsFold *string  `json:"tokenizerContainsFold,omitempty"`
+
+	// "token_count" field predicates.
+	TokenCount      *int  `json:"tokenCount,omitempty"`
+	TokenCountNEQ   *int  `json:"tokenCountNEQ,omitempty"`
+	TokenCountIn    []int `json:"tokenCountIn,omitempty"`
+	TokenCountNotIn []int `json:"tokenCountNotIn,omitempty"`
+	TokenCountGT    *int  `json:"tokenCountGT,omitempty"`
+	TokenCountGTE   *int  `json:"tokenCountGTE,omitempty"`
+	TokenCountLT    *int  `json:"tokenCountLT,omitempty"`
+	TokenCountLTE   *int  `json:"tokenCountLTE,omitempty"`
+
+	// "truncated_turns" field predicates.
+	TruncatedTurns      *int  `json:"truncatedTurns,omitempty"`
+	TruncatedTurnsNEQ   *int  `json:"truncatedTurnsNEQ,omitempty"`
+	TruncatedTurnsIn    []int `json:"truncatedTurnsIn,omitempty"`
+	TruncatedTurnsNotIn []int `json:"truncatedTurnsNotIn,omitempty"`
+	TruncatedTurnsGT    *int  `json:"truncatedTurnsGT,omitempty"`
+	TruncatedTurnsGTE   *int  `json:"truncatedTurnsGTE,omitempty"`
+	TruncatedTurnsLT    *int  `json:"truncatedTurnsLT,omitempty"`
+	TruncatedTurnsLTE   *int  `json:"truncatedTurnsLTE,omitempty"`
+
+	// "text" field predicates.
+	Text             *string  `json:"text,omitempty"`
+	TextNEQ          *string  `json:"textNEQ,omitempty"`
+	TextIn           []string `json:"textIn,omitempty"`
+	TextNotIn        []string `json:"textNotIn,omitempty"`
+	TextGT           *string  `json:"textGT,omitempty"`
+	TextGTE          *string  `json:"textGTE,omitempty"`
+	TextLT           *string  `json:"textLT,omitempty"`
+	TextLTE          *string  `json:"textLTE,omitempty"`
+	TextContains     *string  `json:"textContains,omitempty"`
+	TextHasPrefix    *string  `json:"textHasPrefix,omitempty"`
+	TextHasSuffix    *string  `json:"textHasSuffix,omitempty"`
+	TextIsNil        bool     `json:"textIsNil,omitempty"`
+	TextNotNil       bool     `json:"textNotNil,omitempty"`
+	TextEqualFold    *string  `json:"textEqualFold,omitempty"`
+	TextContainsFold *string  `json:"textContainsFold,omitempty"`
+
+	// "text_sha256" field predicates.
+	TextSha256             *string  `json:"textSha256,omitempty"`
+	TextSha256NEQ          *string  `json:"textSha256NEQ,omitempty"`
+	TextSha256In           []string `json:"textSha256In,omitempty"`
+	TextSha256NotIn        []string `json:"textSha256NotIn,omitempty"`
+	TextSha256GT           *string  `json:"textSha256GT,omitempty"`
+	TextSha256GTE          *string  `json:"textSha256GTE,omitempty"`
+	TextSha256LT           *string  `json:"textSha256LT,omitempty"`
+	TextSha256LTE          *string  `json:"textSha256LTE,omitempty"`
+	TextSha256Contains     *string  `json:"textSha256Contains,omitempty"`
+	TextSha256HasPrefix    *string  `json:"textSha256HasPrefix,omitempty"`
+	TextSha256HasSuffix    *string  `json:"textSha256HasSuffix,omitempty"`
+	TextSha256EqualFold    *string  `json:"textSha256EqualFold,omitempty"`
+	TextSha256ContainsFold *string  `json:"textSha256ContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "session" edge predicates.
+	HasSession     *bool                `json:"hasSession,omitempty"`
+	HasSessionWith []*SessionWhereInput `json:"hasSessionWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ContextReceiptWhereInput) AddPredicates(predicates ...predicate.ContextReceipt) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ContextReceiptWhereInput filter on the ContextReceiptQuery builder.
+func (i *ContextReceiptWhereInput) Filter(q *ContextReceiptQuery) (*ContextReceiptQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyContextReceiptWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyContextReceiptWhereInput is returned in case the ContextReceiptWhereInput is empty.
+var ErrEmptyContextReceiptWhereInput = errors.New("ent: empty predicate ContextReceiptWhereInput")
+
+// P returns a predicate for filtering contextreceipts.
+// An error is returned if the input is empty or invalid.
+func (i *ContextReceiptWhereInput) P() (predicate.ContextReceipt, error) {
+	var predicates []predicate.ContextReceipt
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, contextreceipt.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.ContextReceipt, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, contextreceipt.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.ContextReceipt, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, contextreceipt.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, contextreceipt.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, contextreceipt.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, contextreceipt.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, contextreceipt.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, contextreceipt.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, contextreceipt.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, contextreceipt.IDLTE(*i.IDLTE))
+	}
+	if i.SessionID != nil {
+		predicates = append(predicates, contextreceipt.SessionIDEQ(*i.SessionID))
+	}
+	if i.SessionIDNEQ != nil {
+		predicates = append(predicates, contextreceipt.SessionIDNEQ(*i.SessionIDNEQ))
+	}
+	if len(i.SessionIDIn) > 0 {
+		predicates = append(predicates, contextreceipt.SessionIDIn(i.SessionIDIn...))
+	}
+	if len(i.SessionIDNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.SessionIDNotIn(i.SessionIDNotIn...))
+	}
+	if i.Turn != nil {
+		predicates = append(predicates, contextreceipt.TurnEQ(*i.Turn))
+	}
+	if i.TurnNEQ != nil {
+		predicates = append(predicates, contextreceipt.TurnNEQ(*i.TurnNEQ))
+	}
+	if len(i.TurnIn) > 0 {
+		predicates = append(predicates, contextreceipt.TurnIn(i.TurnIn...))
+	}
+	if len(i.TurnNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.TurnNotIn(i.TurnNotIn...))
+	}
+	if i.TurnGT != nil {
+		predicates = append(predicates, contextreceipt.TurnGT(*i.TurnGT))
+	}
+	if i.TurnGTE != nil {
+		predicates = append(predicates, contextreceipt.TurnGTE(*i.TurnGTE))
+	}
+	if i.TurnLT != nil {
+		predicates = append(predicates, contextreceipt.TurnLT(*i.TurnLT))
+	}
+	if i.TurnLTE != nil {
+		predicates = append(predicates, contextreceipt.TurnLTE(*i.TurnLTE))
+	}
+	if i.Node != nil {
+		predicates = append(predicates, contextreceipt.NodeEQ(*i.Node))
+	}
+	if i.NodeNEQ != nil {
+		predicates = append(predicates, contextreceipt.NodeNEQ(*i.NodeNEQ))
+	}
+	if len(i.NodeIn) > 0 {
+		predicates = append(predicates, contextreceipt.NodeIn(i.NodeIn...))
+	}
+	if len(i.NodeNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.NodeNotIn(i.NodeNotIn...))
+	}
+	if i.NodeGT != nil {
+		predicates = append(predicates, contextreceipt.NodeGT(*i.NodeGT))
+	}
+	if i.NodeGTE != nil {
+		predicates = append(predicates, contextreceipt.NodeGTE(*i.NodeGTE))
+	}
+	if i.NodeLT != nil {
+		predicates = append(predicates, contextreceipt.NodeLT(*i.NodeLT))
+	}
+	if i.NodeLTE != nil {
+		predicates = append(predicates, contextreceipt.NodeLTE(*i.NodeLTE))
+	}
+	if i.NodeContains != nil {
+		predicates = append(predicates, contextreceipt.NodeContains(*i.NodeContains))
+	}
+	if i.NodeHasPrefix != nil {
+		predicates = append(predicates, contextreceipt.NodeHasPrefix(*i.NodeHasPrefix))
+	}
+	if i.NodeHasSuffix != nil {
+		predicates = append(predicates, contextreceipt.NodeHasSuffix(*i.NodeHasSuffix))
+	}
+	if i.NodeEqualFold != nil {
+		predicates = append(predicates, contextreceipt.NodeEqualFold(*i.NodeEqualFold))
+	}
+	if i.NodeContainsFold != nil {
+		predicates = append(predicates, contextreceipt.NodeContainsFold(*i.NodeContainsFold))
+	}
+	if i.EventSequence != nil {
+		predicates = append(predicates, contextreceipt.EventSequenceEQ(*i.EventSequence))
+	}
+	if i.EventSequenceNEQ != nil {
+		predicates = append(predicates, contextreceipt.EventSequenceNEQ(*i.EventSequenceNEQ))
+	}
+	if len(i.EventSequenceIn) > 0 {
+		predicates = append(predicates, contextreceipt.EventSequenceIn(i.EventSequenceIn...))
+	}
+	if len(i.EventSequenceNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.EventSequenceNotIn(i.EventSequenceNotIn...))
+	}
+	if i.EventSequenceGT != nil {
+		predicates = append(predicates, contextreceipt.EventSequenceGT(*i.EventSequenceGT))
+	}
+	if i.EventSequenceGTE != nil {
+		predicates = append(predicates, contextreceipt.EventSequenceGTE(*i.EventSequenceGTE))
+	}
+	if i.EventSequenceLT != nil {
+		predicates = append(predicates, contextreceipt.EventSequenceLT(*i.EventSequenceLT))
+	}
+	if i.EventSequenceLTE != nil {
+		predicates = append(predicates, contextreceipt.EventSequenceLTE(*i.EventSequenceLTE))
+	}
+	if i.Budget != nil {
+		predicates = append(predicates, contextreceipt.BudgetEQ(*i.Budget))
+	}
+	if i.BudgetNEQ != nil {
+		predicates = append(predicates, contextreceipt.BudgetNEQ(*i.BudgetNEQ))
+	}
+	if len(i.BudgetIn) > 0 {
+		predicates = append(predicates, contextreceipt.BudgetIn(i.BudgetIn...))
+	}
+	if len(i.BudgetNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.BudgetNotIn(i.BudgetNotIn...))
+	}
+	if i.BudgetGT != nil {
+		predicates = append(predicates, contextreceipt.BudgetGT(*i.BudgetGT))
+	}
+	if i.BudgetGTE != nil {
+		predicates = append(predicates, contextreceipt.BudgetGTE(*i.BudgetGTE))
+	}
+	if i.BudgetLT != nil {
+		predicates = append(predicates, contextreceipt.BudgetLT(*i.BudgetLT))
+	}
+	if i.BudgetLTE != nil {
+		predicates = append(predicates, contextreceipt.BudgetLTE(*i.BudgetLTE))
+	}
+	if i.Tokenizer != nil {
+		predicates = append(predicates, contextreceipt.TokenizerEQ(*i.Tokenizer))
+	}
+	if i.TokenizerNEQ != nil {
+		predicates = append(predicates, contextreceipt.TokenizerNEQ(*i.TokenizerNEQ))
+	}
+	if len(i.TokenizerIn) > 0 {
+		predicates = append(predicates, contextreceipt.TokenizerIn(i.TokenizerIn...))
+	}
+	if len(i.TokenizerNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.TokenizerNotIn(i.TokenizerNotIn...))
+	}
+	if i.TokenizerGT != nil {
+		predicates = append(predicates, contextreceipt.TokenizerGT(*i.TokenizerGT))
+	}
+	if i.TokenizerGTE != nil {
+		predicates = append(predicates, contextreceipt.TokenizerGTE(*i.TokenizerGTE))
+	}
+	if i.TokenizerLT != nil {
+		predicates = append(predicates, contextreceipt.TokenizerLT(*i.TokenizerLT))
+	}
+	if i.TokenizerLTE != nil {
+		predicates = append(predicates, contextreceipt.TokenizerLTE(*i.TokenizerLTE))
+	}
+	if i.TokenizerContains != nil {
+		predicates = append(predicates, contextreceipt.TokenizerContains(*i.TokenizerContains))
+	}
+	if i.TokenizerHasPrefix != nil {
+		predicates = append(predicates, contextreceipt.TokenizerHasPrefix(*i.TokenizerHasPrefix))
+	}
+	if i.TokenizerHasSuffix != nil {
+		predicates = append(predicates, contextreceipt.TokenizerHasSuffix(*i.TokenizerHasSuffix))
+	}
+	if i.TokenizerEqualFold != nil {
+		predicates = append(predicates, contextreceipt.TokenizerEqualFold(*i.TokenizerEqualFold))
+	}
+	if i.TokenizerContainsFold != nil {
+		predicates = append(predicates, contextreceipt.TokenizerContainsFold(*i.TokenizerContainsFold))
+	}
+	if i.TokenCount != nil {
+		predicates = append(predicates, contextreceipt.TokenCountEQ(*i.TokenCount))
+	}
+	if i.TokenCountNEQ != nil {
+		predicates = append(predicates, contextreceipt.TokenCountNEQ(*i.TokenCountNEQ))
+	}
+	if len(i.TokenCountIn) > 0 {
+		predicates = append(predicates, contextreceipt.TokenCountIn(i.TokenCountIn...))
+	}
+	if len(i.TokenCountNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.TokenCountNotIn(i.TokenCountNotIn...))
+	}
+	if i.TokenCountGT != nil {
+		predicates = append(predicates, contextreceipt.TokenCountGT(*i.TokenCountGT))
+	}
+	if i.TokenCountGTE != nil {
+		predicates = append(predicates, contextreceipt.TokenCountGTE(*i.TokenCountGTE))
+	}
+	if i.TokenCountLT != nil {
+		predicates = append(predicates, contextreceipt.TokenCountLT(*i.TokenCountLT))
+	}
+	if i.TokenCountLTE != nil {
+		predicates = append(predicates, contextreceipt.TokenCountLTE(*i.TokenCountLTE))
+	}
+	if i.TruncatedTurns != nil {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsEQ(*i.TruncatedTurns))
+	}
+	if i.TruncatedTurnsNEQ != nil {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsNEQ(*i.TruncatedTurnsNEQ))
+	}
+	if len(i.TruncatedTurnsIn) > 0 {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsIn(i.TruncatedTurnsIn...))
+	}
+	if len(i.TruncatedTurnsNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsNotIn(i.TruncatedTurnsNotIn...))
+	}
+	if i.TruncatedTurnsGT != nil {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsGT(*i.TruncatedTurnsGT))
+	}
+	if i.TruncatedTurnsGTE != nil {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsGTE(*i.TruncatedTurnsGTE))
+	}
+	if i.TruncatedTurnsLT != nil {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsLT(*i.TruncatedTurnsLT))
+	}
+	if i.TruncatedTurnsLTE != nil {
+		predicates = append(predicates, contextreceipt.TruncatedTurnsLTE(*i.TruncatedTurnsLTE))
+	}
+	if i.Text != nil {
+		predicates = append(predicates, contextreceipt.TextEQ(*i.Text))
+	}
+	if i.TextNEQ != nil {
+		predicates = append(predicates, contextreceipt.TextNEQ(*i.TextNEQ))
+	}
+	if len(i.TextIn) > 0 {
+		predicates = append(predicates, contextreceipt.TextIn(i.TextIn...))
+	}
+	if len(i.TextNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.TextNotIn(i.TextNotIn...))
+	}
+	if i.TextGT != nil {
+		predicates = append(predicates, contextreceipt.TextGT(*i.TextGT))
+	}
+	if i.TextGTE != nil {
+		predicates = append(predicates, contextreceipt.TextGTE(*i.TextGTE))
+	}
+	if i.TextLT != nil {
+		predicates = append(predicates, contextreceipt.TextLT(*i.TextLT))
+	}
+	if i.TextLTE != nil {
+		predicates = append(predicates, contextreceipt.TextLTE(*i.TextLTE))
+	}
+	if i.TextContains != nil {
+		predicates = append(predicates, contextreceipt.TextContains(*i.TextContains))
+	}
+	if i.TextHasPrefix != nil {
+		predicates = append(predicates, contextreceipt.TextHasPrefix(*i.TextHasPrefix))
+	}
+	if i.TextHasSuffix != nil {
+		predicates = append(predicates, contextreceipt.TextHasSuffix(*i.TextHasSuffix))
+	}
+	if i.TextIsNil {
+		predicates = append(predicates, contextreceipt.TextIsNil())
+	}
+	if i.TextNotNil {
+		predicates = append(predicates, contextreceipt.TextNotNil())
+	}
+	if i.TextEqualFold != nil {
+		predicates = append(predicates, contextreceipt.TextEqualFold(*i.TextEqualFold))
+	}
+	if i.TextContainsFold != nil {
+		predicates = append(predicates, contextreceipt.TextContainsFold(*i.TextContainsFold))
+	}
+	if i.TextSha256 != nil {
+		predicates = append(predicates, contextreceipt.TextSha256EQ(*i.TextSha256))
+	}
+	if i.TextSha256NEQ != nil {
+		predicates = append(predicates, contextreceipt.TextSha256NEQ(*i.TextSha256NEQ))
+	}
+	if len(i.TextSha256In) > 0 {
+		predicates = append(predicates, contextreceipt.TextSha256In(i.TextSha256In...))
+	}
+	if len(i.TextSha256NotIn) > 0 {
+		predicates = append(predicates, contextreceipt.TextSha256NotIn(i.TextSha256NotIn...))
+	}
+	if i.TextSha256GT != nil {
+		predicates = append(predicates, contextreceipt.TextSha256GT(*i.TextSha256GT))
+	}
+	if i.TextSha256GTE != nil {
+		predicates = append(predicates, contextreceipt.TextSha256GTE(*i.TextSha256GTE))
+	}
+	if i.TextSha256LT != nil {
+		predicates = append(predicates, contextreceipt.TextSha256LT(*i.TextSha256LT))
+	}
+	if i.TextSha256LTE != nil {
+		predicates = append(predicates, contextreceipt.TextSha256LTE(*i.TextSha256LTE))
+	}
+	if i.TextSha256Contains != nil {
+		predicates = append(predicates, contextreceipt.TextSha256Contains(*i.TextSha256Contains))
+	}
+	if i.TextSha256HasPrefix != nil {
+		predicates = append(predicates, contextreceipt.TextSha256HasPrefix(*i.TextSha256HasPrefix))
+	}
+	if i.TextSha256HasSuffix != nil {
+		predicates = append(predicates, contextreceipt.TextSha256HasSuffix(*i.TextSha256HasSuffix))
+	}
+	if i.TextSha256EqualFold != nil {
+		predicates = append(predicates, contextreceipt.TextSha256EqualFold(*i.TextSha256EqualFold))
+	}
+	if i.TextSha256ContainsFold != nil {
+		predicates = append(predicates, contextreceipt.TextSha256ContainsFold(*i.TextSha256ContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, contextreceipt.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, contextreceipt.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, contextreceipt.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, contextreceipt.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, contextreceipt.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, contextreceipt.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, contextreceipt.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, contextreceipt.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+
+	if i.HasSession != nil {
+		p := contextreceipt.HasSession()
+		if !*i.HasSession {
+			p = contextreceipt.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSessionWith) > 0 {
+		with := make([]predicate.Session, 0, len(i.HasSessionWith))
+		for _, w := range i.HasSessionWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSessionWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, contextreceipt.HasSessionWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyContextReceiptWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return contextreceipt.And(predicates...), nil
 	}
 }
 
@@ -3078,6 +3672,10 @@ type SessionWhereInput struct {
 	// "step_results" edge predicates.
 	HasStepResults     *bool                   `json:"hasStepResults,omitempty"`
 	HasStepResultsWith []*StepResultWhereInput `json:"hasStepResultsWith,omitempty"`
+
+	// "context_receipts" edge predicates.
+	HasContextReceipts     *bool                       `json:"hasContextReceipts,omitempty"`
+	HasContextReceiptsWith []*ContextReceiptWhereInput `json:"hasContextReceiptsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -3808,6 +4406,24 @@ func (i *SessionWhereInput) P() (predicate.Session, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, session.HasStepResultsWith(with...))
+	}
+	if i.HasContextReceipts != nil {
+		p := session.HasContextReceipts()
+		if !*i.HasContextReceipts {
+			p = session.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasContextReceiptsWith) > 0 {
+		with := make([]predicate.ContextReceipt, 0, len(i.HasContextReceiptsWith))
+		for _, w := range i.HasContextReceiptsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasContextReceiptsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, session.HasContextReceiptsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:

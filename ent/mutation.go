@@ -8,14 +8,17 @@ import (
 	"fmt"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/internal/contextbuild"
 	"sync"
 	"time"
 
@@ -33,14 +36,16 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIKey     = "APIKey"
-	TypeArtifact   = "Artifact"
-	TypeEntityType = "EntityType"
-	TypeEvent      = "Event"
-	TypeRef        = "Ref"
-	TypeSession    = "Session"
-	TypeStepResult = "StepResult"
-	TypeTurn       = "Turn"
+	TypeAPIKey         = "APIKey"
+	TypeArtifact       = "Artifact"
+	TypeContextReceipt = "ContextReceipt"
+	TypeEntityType     = "EntityType"
+	TypeEvent          = "Event"
+	TypeRef            = "Ref"
+	TypeSession        = "Session"
+	TypeSessionKey     = "SessionKey"
+	TypeStepResult     = "StepResult"
+	TypeTurn           = "Turn"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -1996,6 +2001,1316 @@ func (m *ArtifactMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Artifact edge %s", name)
+}
+
+// ContextReceiptMutation represents an operation that mutates the ContextReceipt nodes in the graph.
+type ContextReceiptMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *uuid.UUID
+	turn               *int
+	addturn            *int
+	node               *contextbuild.Node
+	event_sequence     *int64
+	addevent_sequence  *int64
+	budget             *int
+	addbudget          *int
+	tokenizer          *string
+	token_count        *int
+	addtoken_count     *int
+	sections           *[]schematype.ReceiptSection
+	appendsections     []schematype.ReceiptSection
+	tiers              *contextbuild.Tiers
+	truncated_turns    *int
+	addtruncated_turns *int
+	notes              *[]string
+	appendnotes        []string
+	text               *string
+	text_sha256        *string
+	created_at         *time.Time
+	clearedFields      map[string]struct{}
+	session            *uuid.UUID
+	clearedsession     bool
+	done               bool
+	oldValue           func(context.Context) (*ContextReceipt, error)
+	predicates         []predicate.ContextReceipt
+}
+
+var _ ent.Mutation = (*ContextReceiptMutation)(nil)
+
+// contextreceiptOption allows management of the mutation configuration using functional options.
+type contextreceiptOption func(*ContextReceiptMutation)
+
+// newContextReceiptMutation creates new mutation for the ContextReceipt entity.
+func newContextReceiptMutation(c config, op Op, opts ...contextreceiptOption) *ContextReceiptMutation {
+	m := &ContextReceiptMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeContextReceipt,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withContextReceiptID sets the ID field of the mutation.
+func withContextReceiptID(id uuid.UUID) contextreceiptOption {
+	return func(m *ContextReceiptMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ContextReceipt
+		)
+		m.oldValue = func(ctx context.Context) (*ContextReceipt, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ContextReceipt.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withContextReceipt sets the old ContextReceipt of the mutation.
+func withContextReceipt(node *ContextReceipt) contextreceiptOption {
+	return func(m *ContextReceiptMutation) {
+		m.oldValue = func(context.Context) (*ContextReceipt, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ContextReceiptMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ContextReceiptMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ContextReceipt entities.
+func (m *ContextReceiptMutation) SetID(id uuid.UUID) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ContextReceiptMutation) ID() (id uuid.UUID, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ContextReceiptMutation) IDs(ctx context.Context) ([]uuid.UUID, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []uuid.UUID{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ContextReceipt.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *ContextReceiptMutation) SetSessionID(u uuid.UUID) {
+	m.session = &u
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *ContextReceiptMutation) SessionID() (r uuid.UUID, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldSessionID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *ContextReceiptMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetTurn sets the "turn" field.
+func (m *ContextReceiptMutation) SetTurn(i int) {
+	m.turn = &i
+	m.addturn = nil
+}
+
+// Turn returns the value of the "turn" field in the mutation.
+func (m *ContextReceiptMutation) Turn() (r int, exists bool) {
+	v := m.turn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurn returns the old "turn" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldTurn(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurn: %w", err)
+	}
+	return oldValue.Turn, nil
+}
+
+// AddTurn adds i to the "turn" field.
+func (m *ContextReceiptMutation) AddTurn(i int) {
+	if m.addturn != nil {
+		*m.addturn += i
+	} else {
+		m.addturn = &i
+	}
+}
+
+// AddedTurn returns the value that was added to the "turn" field in this mutation.
+func (m *ContextReceiptMutation) AddedTurn() (r int, exists bool) {
+	v := m.addturn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTurn resets all changes to the "turn" field.
+func (m *ContextReceiptMutation) ResetTurn() {
+	m.turn = nil
+	m.addturn = nil
+}
+
+// SetNode sets the "node" field.
+func (m *ContextReceiptMutation) SetNode(c contextbuild.Node) {
+	m.node = &c
+}
+
+// Node returns the value of the "node" field in the mutation.
+func (m *ContextReceiptMutation) Node() (r contextbuild.Node, exists bool) {
+	v := m.node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNode returns the old "node" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldNode(ctx context.Context) (v contextbuild.Node, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNode: %w", err)
+	}
+	return oldValue.Node, nil
+}
+
+// ResetNode resets all changes to the "node" field.
+func (m *ContextReceiptMutation) ResetNode() {
+	m.node = nil
+}
+
+// SetEventSequence sets the "event_sequence" field.
+func (m *ContextReceiptMutation) SetEventSequence(i int64) {
+	m.event_sequence = &i
+	m.addevent_sequence = nil
+}
+
+// EventSequence returns the value of the "event_sequence" field in the mutation.
+func (m *ContextReceiptMutation) EventSequence() (r int64, exists bool) {
+	v := m.event_sequence
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEventSequence returns the old "event_sequence" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldEventSequence(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEventSequence is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEventSequence requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEventSequence: %w", err)
+	}
+	return oldValue.EventSequence, nil
+}
+
+// AddEventSequence adds i to the "event_sequence" field.
+func (m *ContextReceiptMutation) AddEventSequence(i int64) {
+	if m.addevent_sequence != nil {
+		*m.addevent_sequence += i
+	} else {
+		m.addevent_sequence = &i
+	}
+}
+
+// AddedEventSequence returns the value that was added to the "event_sequence" field in this mutation.
+func (m *ContextReceiptMutation) AddedEventSequence() (r int64, exists bool) {
+	v := m.addevent_sequence
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetEventSequence resets all changes to the "event_sequence" field.
+func (m *ContextReceiptMutation) ResetEventSequence() {
+	m.event_sequence = nil
+	m.addevent_sequence = nil
+}
+
+// SetBudget sets the "budget" field.
+func (m *ContextReceiptMutation) SetBudget(i int) {
+	m.budget = &i
+	m.addbudget = nil
+}
+
+// Budget returns the value of the "budget" field in the mutation.
+func (m *ContextReceiptMutation) Budget() (r int, exists bool) {
+	v := m.budget
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudget returns the old "budget" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldBudget(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudget is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudget requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudget: %w", err)
+	}
+	return oldValue.Budget, nil
+}
+
+// AddBudget adds i to the "budget" field.
+func (m *ContextReceiptMutation) AddBudget(i int) {
+	if m.addbudget != nil {
+		*m.addbudget += i
+	} else {
+		m.addbudget = &i
+	}
+}
+
+// AddedBudget returns the value that was added to the "budget" field in this mutation.
+func (m *ContextReceiptMutation) AddedBudget() (r int, exists bool) {
+	v := m.addbudget
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBudget resets all changes to the "budget" field.
+func (m *ContextReceiptMutation) ResetBudget() {
+	m.budget = nil
+	m.addbudget = nil
+}
+
+// SetTokenizer sets the "tokenizer" field.
+func (m *ContextReceiptMutation) SetTokenizer(s string) {
+	m.tokenizer = &s
+}
+
+// Tokenizer returns the value of the "tokenizer" field in the mutation.
+func (m *ContextReceiptMutation) Tokenizer() (r string, exists bool) {
+	v := m.tokenizer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenizer returns the old "tokenizer" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldTokenizer(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenizer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenizer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenizer: %w", err)
+	}
+	return oldValue.Tokenizer, nil
+}
+
+// ResetTokenizer resets all changes to the "tokenizer" field.
+func (m *ContextReceiptMutation) ResetTokenizer() {
+	m.tokenizer = nil
+}
+
+// SetTokenCount sets the "token_count" field.
+func (m *ContextReceiptMutation) SetTokenCount(i int) {
+	m.token_count = &i
+	m.addtoken_count = nil
+}
+
+// TokenCount returns the value of the "token_count" field in the mutation.
+func (m *ContextReceiptMutation) TokenCount() (r int, exists bool) {
+	v := m.token_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenCount returns the old "token_count" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldTokenCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenCount: %w", err)
+	}
+	return oldValue.TokenCount, nil
+}
+
+// AddTokenCount adds i to the "token_count" field.
+func (m *ContextReceiptMutation) AddTokenCount(i int) {
+	if m.addtoken_count != nil {
+		*m.addtoken_count += i
+	} else {
+		m.addtoken_count = &i
+	}
+}
+
+// AddedTokenCount returns the value that was added to the "token_count" field in this mutation.
+func (m *ContextReceiptMutation) AddedTokenCount() (r int, exists bool) {
+	v := m.addtoken_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokenCount resets all changes to the "token_count" field.
+func (m *ContextReceiptMutation) ResetTokenCount() {
+	m.token_count = nil
+	m.addtoken_count = nil
+}
+
+// SetSections sets the "sections" field.
+func (m *ContextReceiptMutation) SetSections(ss []schematype.ReceiptSection) {
+	m.sections = &ss
+	m.appendsections = nil
+}
+
+// Sections returns the value of the "sections" field in the mutation.
+func (m *ContextReceiptMutation) Sections() (r []schematype.ReceiptSection, exists bool) {
+	v := m.sections
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSections returns the old "sections" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldSections(ctx context.Context) (v []schematype.ReceiptSection, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSections is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSections requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSections: %w", err)
+	}
+	return oldValue.Sections, nil
+}
+
+// AppendSections adds ss to the "sections" field.
+func (m *ContextReceiptMutation) AppendSections(ss []schematype.ReceiptSection) {
+	m.appendsections = append(m.appendsections, ss...)
+}
+
+// AppendedSections returns the list of values that were appended to the "sections" field in this mutation.
+func (m *ContextReceiptMutation) AppendedSections() ([]schematype.ReceiptSection, bool) {
+	if len(m.appendsections) == 0 {
+		return nil, false
+	}
+	return m.appendsections, true
+}
+
+// ResetSections resets all changes to the "sections" field.
+func (m *ContextReceiptMutation) ResetSections() {
+	m.sections = nil
+	m.appendsections = nil
+}
+
+// SetTiers sets the "tiers" field.
+func (m *ContextReceiptMutation) SetTiers(c contextbuild.Tiers) {
+	m.tiers = &c
+}
+
+// Tiers returns the value of the "tiers" field in the mutation.
+func (m *ContextReceiptMutation) Tiers() (r contextbuild.Tiers, exists bool) {
+	v := m.tiers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTiers returns the old "tiers" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldTiers(ctx context.Context) (v contextbuild.Tiers, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTiers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTiers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTiers: %w", err)
+	}
+	return oldValue.Tiers, nil
+}
+
+// ResetTiers resets all changes to the "tiers" field.
+func (m *ContextReceiptMutation) ResetTiers() {
+	m.tiers = nil
+}
+
+// SetTruncatedTurns sets the "truncated_turns" field.
+func (m *ContextReceiptMutation) SetTruncatedTurns(i int) {
+	m.truncated_turns = &i
+	m.addtruncated_turns = nil
+}
+
+// TruncatedTurns returns the value of the "truncated_turns" field in the mutation.
+func (m *ContextReceiptMutation) TruncatedTurns() (r int, exists bool) {
+	v := m.truncated_turns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTruncatedTurns returns the old "truncated_turns" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldTruncatedTurns(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTruncatedTurns is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTruncatedTurns requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTruncatedTurns: %w", err)
+	}
+	return oldValue.TruncatedTurns, nil
+}
+
+// AddTruncatedTurns adds i to the "truncated_turns" field.
+func (m *ContextReceiptMutation) AddTruncatedTurns(i int) {
+	if m.addtruncated_turns != nil {
+		*m.addtruncated_turns += i
+	} else {
+		m.addtruncated_turns = &i
+	}
+}
+
+// AddedTruncatedTurns returns the value that was added to the "truncated_turns" field in this mutation.
+func (m *ContextReceiptMutation) AddedTruncatedTurns() (r int, exists bool) {
+	v := m.addtruncated_turns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTruncatedTurns resets all changes to the "truncated_turns" field.
+func (m *ContextReceiptMutation) ResetTruncatedTurns() {
+	m.truncated_turns = nil
+	m.addtruncated_turns = nil
+}
+
+// SetNotes sets the "notes" field.
+func (m *ContextReceiptMutation) SetNotes(s []string) {
+	m.notes = &s
+	m.appendnotes = nil
+}
+
+// Notes returns the value of the "notes" field in the mutation.
+func (m *ContextReceiptMutation) Notes() (r []string, exists bool) {
+	v := m.notes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNotes returns the old "notes" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldNotes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNotes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNotes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNotes: %w", err)
+	}
+	return oldValue.Notes, nil
+}
+
+// AppendNotes adds s to the "notes" field.
+func (m *ContextReceiptMutation) AppendNotes(s []string) {
+	m.appendnotes = append(m.appendnotes, s...)
+}
+
+// AppendedNotes returns the list of values that were appended to the "notes" field in this mutation.
+func (m *ContextReceiptMutation) AppendedNotes() ([]string, bool) {
+	if len(m.appendnotes) == 0 {
+		return nil, false
+	}
+	return m.appendnotes, true
+}
+
+// ResetNotes resets all changes to the "notes" field.
+func (m *ContextReceiptMutation) ResetNotes() {
+	m.notes = nil
+	m.appendnotes = nil
+}
+
+// SetText sets the "text" field.
+func (m *ContextReceiptMutation) SetText(s string) {
+	m.text = &s
+}
+
+// Text returns the value of the "text" field in the mutation.
+func (m *ContextReceiptMutation) Text() (r string, exists bool) {
+	v := m.text
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldText returns the old "text" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldText(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldText is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldText requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldText: %w", err)
+	}
+	return oldValue.Text, nil
+}
+
+// ClearText clears the value of the "text" field.
+func (m *ContextReceiptMutation) ClearText() {
+	m.text = nil
+	m.clearedFields[contextreceipt.FieldText] = struct{}{}
+}
+
+// TextCleared returns if the "text" field was cleared in this mutation.
+func (m *ContextReceiptMutation) TextCleared() bool {
+	_, ok := m.clearedFields[contextreceipt.FieldText]
+	return ok
+}
+
+// ResetText resets all changes to the "text" field.
+func (m *ContextReceiptMutation) ResetText() {
+	m.text = nil
+	delete(m.clearedFields, contextreceipt.FieldText)
+}
+
+// SetTextSha256 sets the "text_sha256" field.
+func (m *ContextReceiptMutation) SetTextSha256(s string) {
+	m.text_sha256 = &s
+}
+
+// TextSha256 returns the value of the "text_sha256" field in the mutation.
+func (m *ContextReceiptMutation) TextSha256() (r string, exists bool) {
+	v := m.text_sha256
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTextSha256 returns the old "text_sha256" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldTextSha256(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTextSha256 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTextSha256 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTextSha256: %w", err)
+	}
+	return oldValue.TextSha256, nil
+}
+
+// ResetTextSha256 resets all changes to the "text_sha256" field.
+func (m *ContextReceiptMutation) ResetTextSha256() {
+	m.text_sha256 = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ContextReceiptMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ContextReceiptMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ContextReceipt entity.
+// If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContextReceiptMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ContextReceiptMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *ContextReceiptMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[contextreceipt.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *ContextReceiptMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *ContextReceiptMutation) SessionIDs() (ids []uuid.UUID) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *ContextReceiptMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the ContextReceiptMutation builder.
+func (m *ContextReceiptMutation) Where(ps ...predicate.ContextReceipt) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ContextReceiptMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ContextReceiptMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ContextReceipt, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ContextReceiptMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ContextReceiptMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ContextReceipt).
+func (m *ContextReceiptMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ContextReceiptMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.session != nil {
+		fields = append(fields, contextreceipt.FieldSessionID)
+	}
+	if m.turn != nil {
+		fields = append(fields, contextreceipt.FieldTurn)
+	}
+	if m.node != nil {
+		fields = append(fields, contextreceipt.FieldNode)
+	}
+	if m.event_sequence != nil {
+		fields = append(fields, contextreceipt.FieldEventSequence)
+	}
+	if m.budget != nil {
+		fields = append(fields, contextreceipt.FieldBudget)
+	}
+	if m.tokenizer != nil {
+		fields = append(fields, contextreceipt.FieldTokenizer)
+	}
+	if m.token_count != nil {
+		fields = append(fields, contextreceipt.FieldTokenCount)
+	}
+	if m.sections != nil {
+		fields = append(fields, contextreceipt.FieldSections)
+	}
+	if m.tiers != nil {
+		fields = append(fields, contextreceipt.FieldTiers)
+	}
+	if m.truncated_turns != nil {
+		fields = append(fields, contextreceipt.FieldTruncatedTurns)
+	}
+	if m.notes != nil {
+		fields = append(fields, contextreceipt.FieldNotes)
+	}
+	if m.text != nil {
+		fields = append(fields, contextreceipt.FieldText)
+	}
+	if m.text_sha256 != nil {
+		fields = append(fields, contextreceipt.FieldTextSha256)
+	}
+	if m.created_at != nil {
+		fields = append(fields, contextreceipt.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ContextReceiptMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case contextreceipt.FieldSessionID:
+		return m.SessionID()
+	case contextreceipt.FieldTurn:
+		return m.Turn()
+	case contextreceipt.FieldNode:
+		return m.Node()
+	case contextreceipt.FieldEventSequence:
+		return m.EventSequence()
+	case contextreceipt.FieldBudget:
+		return m.Budget()
+	case contextreceipt.FieldTokenizer:
+		return m.Tokenizer()
+	case contextreceipt.FieldTokenCount:
+		return m.TokenCount()
+	case contextreceipt.FieldSections:
+		return m.Sections()
+	case contextreceipt.FieldTiers:
+		return m.Tiers()
+	case contextreceipt.FieldTruncatedTurns:
+		return m.TruncatedTurns()
+	case contextreceipt.FieldNotes:
+		return m.Notes()
+	case contextreceipt.FieldText:
+		return m.Text()
+	case contextreceipt.FieldTextSha256:
+		return m.TextSha256()
+	case contextreceipt.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ContextReceiptMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case contextreceipt.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case contextreceipt.FieldTurn:
+		return m.OldTurn(ctx)
+	case contextreceipt.FieldNode:
+		return m.OldNode(ctx)
+	case contextreceipt.FieldEventSequence:
+		return m.OldEventSequence(ctx)
+	case contextreceipt.FieldBudget:
+		return m.OldBudget(ctx)
+	case contextreceipt.FieldTokenizer:
+		return m.OldTokenizer(ctx)
+	case contextreceipt.FieldTokenCount:
+		return m.OldTokenCount(ctx)
+	case contextreceipt.FieldSections:
+		return m.OldSections(ctx)
+	case contextreceipt.FieldTiers:
+		return m.OldTiers(ctx)
+	case contextreceipt.FieldTruncatedTurns:
+		return m.OldTruncatedTurns(ctx)
+	case contextreceipt.FieldNotes:
+		return m.OldNotes(ctx)
+	case contextreceipt.FieldText:
+		return m.OldText(ctx)
+	case contextreceipt.FieldTextSha256:
+		return m.OldTextSha256(ctx)
+	case contextreceipt.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ContextReceipt field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ContextReceiptMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case contextreceipt.FieldSessionID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case contextreceipt.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurn(v)
+		return nil
+	case contextreceipt.FieldNode:
+		v, ok := value.(contextbuild.Node)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNode(v)
+		return nil
+	case contextreceipt.FieldEventSequence:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEventSequence(v)
+		return nil
+	case contextreceipt.FieldBudget:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudget(v)
+		return nil
+	case contextreceipt.FieldTokenizer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenizer(v)
+		return nil
+	case contextreceipt.FieldTokenCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenCount(v)
+		return nil
+	case contextreceipt.FieldSections:
+		v, ok := value.([]schematype.ReceiptSection)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSections(v)
+		return nil
+	case contextreceipt.FieldTiers:
+		v, ok := value.(contextbuild.Tiers)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTiers(v)
+		return nil
+	case contextreceipt.FieldTruncatedTurns:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTruncatedTurns(v)
+		return nil
+	case contextreceipt.FieldNotes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNotes(v)
+		return nil
+	case contextreceipt.FieldText:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetText(v)
+		return nil
+	case contextreceipt.FieldTextSha256:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTextSha256(v)
+		return nil
+	case contextreceipt.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ContextReceipt field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ContextReceiptMutation) AddedFields() []string {
+	var fields []string
+	if m.addturn != nil {
+		fields = append(fields, contextreceipt.FieldTurn)
+	}
+	if m.addevent_sequence != nil {
+		fields = append(fields, contextreceipt.FieldEventSequence)
+	}
+	if m.addbudget != nil {
+		fields = append(fields, contextreceipt.FieldBudget)
+	}
+	if m.addtoken_count != nil {
+		fields = append(fields, contextreceipt.FieldTokenCount)
+	}
+	if m.addtruncated_turns != nil {
+		fields = append(fields, contextreceipt.FieldTruncatedTurns)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ContextReceiptMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case contextreceipt.FieldTurn:
+		return m.AddedTurn()
+	case contextreceipt.FieldEventSequence:
+		return m.AddedEventSequence()
+	case contextreceipt.FieldBudget:
+		return m.AddedBudget()
+	case contextreceipt.FieldTokenCount:
+		return m.AddedTokenCount()
+	case contextreceipt.FieldTruncatedTurns:
+		return m.AddedTruncatedTurns()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ContextReceiptMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case contextreceipt.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTurn(v)
+		return nil
+	case contextreceipt.FieldEventSequence:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddEventSequence(v)
+		return nil
+	case contextreceipt.FieldBudget:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBudget(v)
+		return nil
+	case contextreceipt.FieldTokenCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokenCount(v)
+		return nil
+	case contextreceipt.FieldTruncatedTurns:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTruncatedTurns(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ContextReceipt numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ContextReceiptMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(contextreceipt.FieldText) {
+		fields = append(fields, contextreceipt.FieldText)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ContextReceiptMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ContextReceiptMutation) ClearField(name string) error {
+	switch name {
+	case contextreceipt.FieldText:
+		m.ClearText()
+		return nil
+	}
+	return fmt.Errorf("unknown ContextReceipt nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ContextReceiptMutation) ResetField(name string) error {
+	switch name {
+	case contextreceipt.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case contextreceipt.FieldTurn:
+		m.ResetTurn()
+		return nil
+	case contextreceipt.FieldNode:
+		m.ResetNode()
+		return nil
+	case contextreceipt.FieldEventSequence:
+		m.ResetEventSequence()
+		return nil
+	case contextreceipt.FieldBudget:
+		m.ResetBudget()
+		return nil
+	case contextreceipt.FieldTokenizer:
+		m.ResetTokenizer()
+		return nil
+	case contextreceipt.FieldTokenCount:
+		m.ResetTokenCount()
+		return nil
+	case contextreceipt.FieldSections:
+		m.ResetSections()
+		return nil
+	case contextreceipt.FieldTiers:
+		m.ResetTiers()
+		return nil
+	case contextreceipt.FieldTruncatedTurns:
+		m.ResetTruncatedTurns()
+		return nil
+	case contextreceipt.FieldNotes:
+		m.ResetNotes()
+		return nil
+	case contextreceipt.FieldText:
+		m.ResetText()
+		return nil
+	case contextreceipt.FieldTextSha256:
+		m.ResetTextSha256()
+		return nil
+	case contextreceipt.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ContextReceipt field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ContextReceiptMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, contextreceipt.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ContextReceiptMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case contextreceipt.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ContextReceiptMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ContextReceiptMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ContextReceiptMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, contextreceipt.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ContextReceiptMutation) EdgeCleared(name string) bool {
+	switch name {
+	case contextreceipt.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ContextReceiptMutation) ClearEdge(name string) error {
+	switch name {
+	case contextreceipt.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ContextReceipt unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ContextReceiptMutation) ResetEdge(name string) error {
+	switch name {
+	case contextreceipt.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ContextReceipt edge %s", name)
 }
 
 // EntityTypeMutation represents an operation that mutates the EntityType nodes in the graph.
@@ -5459,55 +6774,58 @@ func (m *RefMutation) ResetEdge(name string) error {
 // SessionMutation represents an operation that mutates the Session nodes in the graph.
 type SessionMutation struct {
 	config
-	op                    Op
-	typ                   string
-	id                    *uuid.UUID
-	tenant                *string
-	external_key          *string
-	user_id               *string
-	domain                *string
-	status                *session.Status
-	system_prompt         *string
-	focus                 **schematype.Focus
-	engagement_summary    *string
-	history_summary       *string
-	reasoning_summary     *string
-	pending_clarification *map[string]interface{}
-	current_turn          *int
-	addcurrent_turn       *int
-	tokenizer             *string
-	token_count           *int
-	addtoken_count        *int
-	failed_turns          *int
-	addfailed_turns       *int
-	ref_counters          *map[string]int
-	gen_counters          *map[string]int
-	metadata              *map[string]string
-	ttl_seconds           *int
-	addttl_seconds        *int
-	created_at            *time.Time
-	updated_at            *time.Time
-	last_active_at        *time.Time
-	expires_at            *time.Time
-	expired_at            *time.Time
-	event_sequence        *int64
-	addevent_sequence     *int64
-	clearedFields         map[string]struct{}
-	turns                 map[uuid.UUID]struct{}
-	removedturns          map[uuid.UUID]struct{}
-	clearedturns          bool
-	refs                  map[uuid.UUID]struct{}
-	removedrefs           map[uuid.UUID]struct{}
-	clearedrefs           bool
-	artifacts             map[uuid.UUID]struct{}
-	removedartifacts      map[uuid.UUID]struct{}
-	clearedartifacts      bool
-	step_results          map[uuid.UUID]struct{}
-	removedstep_results   map[uuid.UUID]struct{}
-	clearedstep_results   bool
-	done                  bool
-	oldValue              func(context.Context) (*Session, error)
-	predicates            []predicate.Session
+	op                      Op
+	typ                     string
+	id                      *uuid.UUID
+	tenant                  *string
+	external_key            *string
+	user_id                 *string
+	domain                  *string
+	status                  *session.Status
+	system_prompt           *string
+	focus                   **schematype.Focus
+	engagement_summary      *string
+	history_summary         *string
+	reasoning_summary       *string
+	pending_clarification   *map[string]interface{}
+	current_turn            *int
+	addcurrent_turn         *int
+	tokenizer               *string
+	token_count             *int
+	addtoken_count          *int
+	failed_turns            *int
+	addfailed_turns         *int
+	ref_counters            *map[string]int
+	gen_counters            *map[string]int
+	metadata                *map[string]string
+	ttl_seconds             *int
+	addttl_seconds          *int
+	created_at              *time.Time
+	updated_at              *time.Time
+	last_active_at          *time.Time
+	expires_at              *time.Time
+	expired_at              *time.Time
+	event_sequence          *int64
+	addevent_sequence       *int64
+	clearedFields           map[string]struct{}
+	turns                   map[uuid.UUID]struct{}
+	removedturns            map[uuid.UUID]struct{}
+	clearedturns            bool
+	refs                    map[uuid.UUID]struct{}
+	removedrefs             map[uuid.UUID]struct{}
+	clearedrefs             bool
+	artifacts               map[uuid.UUID]struct{}
+	removedartifacts        map[uuid.UUID]struct{}
+	clearedartifacts        bool
+	step_results            map[uuid.UUID]struct{}
+	removedstep_results     map[uuid.UUID]struct{}
+	clearedstep_results     bool
+	context_receipts        map[uuid.UUID]struct{}
+	removedcontext_receipts map[uuid.UUID]struct{}
+	clearedcontext_receipts bool
+	done                    bool
+	oldValue                func(context.Context) (*Session, error)
+	predicates              []predicate.Session
 }
 
 var _ ent.Mutation = (*SessionMutation)(nil)
@@ -6869,6 +8187,60 @@ func (m *SessionMutation) ResetStepResults() {
 	m.removedstep_results = nil
 }
 
+// AddContextReceiptIDs adds the "context_receipts" edge to the ContextReceipt entity by ids.
+func (m *SessionMutation) AddContextReceiptIDs(ids ...uuid.UUID) {
+	if m.context_receipts == nil {
+		m.context_receipts = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		m.context_receipts[ids[i]] = struct{}{}
+	}
+}
+
+// ClearContextReceipts clears the "context_receipts" edge to the ContextReceipt entity.
+func (m *SessionMutation) ClearContextReceipts() {
+	m.clearedcontext_receipts = true
+}
+
+// ContextReceiptsCleared reports if the "context_receipts" edge to the ContextReceipt entity was cleared.
+func (m *SessionMutation) ContextReceiptsCleared() bool {
+	return m.clearedcontext_receipts
+}
+
+// RemoveContextReceiptIDs removes the "context_receipts" edge to the ContextReceipt entity by IDs.
+func (m *SessionMutation) RemoveContextReceiptIDs(ids ...uuid.UUID) {
+	if m.removedcontext_receipts == nil {
+		m.removedcontext_receipts = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		delete(m.context_receipts, ids[i])
+		m.removedcontext_receipts[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedContextReceipts returns the removed IDs of the "context_receipts" edge to the ContextReceipt entity.
+func (m *SessionMutation) RemovedContextReceiptsIDs() (ids []uuid.UUID) {
+	for id := range m.removedcontext_receipts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ContextReceiptsIDs returns the "context_receipts" edge IDs in the mutation.
+func (m *SessionMutation) ContextReceiptsIDs() (ids []uuid.UUID) {
+	for id := range m.context_receipts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetContextReceipts resets all changes to the "context_receipts" edge.
+func (m *SessionMutation) ResetContextReceipts() {
+	m.context_receipts = nil
+	m.clearedcontext_receipts = false
+	m.removedcontext_receipts = nil
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -7494,7 +8866,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.turns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -7506,6 +8878,9 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.step_results != nil {
 		edges = append(edges, session.EdgeStepResults)
+	}
+	if m.context_receipts != nil {
+		edges = append(edges, session.EdgeContextReceipts)
 	}
 	return edges
 }
@@ -7538,13 +8913,19 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeContextReceipts:
+		ids := make([]ent.Value, 0, len(m.context_receipts))
+		for id := range m.context_receipts {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.removedturns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -7556,6 +8937,9 @@ func (m *SessionMutation) RemovedEdges() []string {
 	}
 	if m.removedstep_results != nil {
 		edges = append(edges, session.EdgeStepResults)
+	}
+	if m.removedcontext_receipts != nil {
+		edges = append(edges, session.EdgeContextReceipts)
 	}
 	return edges
 }
@@ -7588,13 +8972,19 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeContextReceipts:
+		ids := make([]ent.Value, 0, len(m.removedcontext_receipts))
+		for id := range m.removedcontext_receipts {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.clearedturns {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -7606,6 +8996,9 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedstep_results {
 		edges = append(edges, session.EdgeStepResults)
+	}
+	if m.clearedcontext_receipts {
+		edges = append(edges, session.EdgeContextReceipts)
 	}
 	return edges
 }
@@ -7622,6 +9015,8 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedartifacts
 	case session.EdgeStepResults:
 		return m.clearedstep_results
+	case session.EdgeContextReceipts:
+		return m.clearedcontext_receipts
 	}
 	return false
 }
@@ -7650,8 +9045,451 @@ func (m *SessionMutation) ResetEdge(name string) error {
 	case session.EdgeStepResults:
 		m.ResetStepResults()
 		return nil
+	case session.EdgeContextReceipts:
+		m.ResetContextReceipts()
+		return nil
 	}
 	return fmt.Errorf("unknown Session edge %s", name)
+}
+
+// SessionKeyMutation represents an operation that mutates the SessionKey nodes in the graph.
+type SessionKeyMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *uuid.UUID
+	tenant        *string
+	external_key  *string
+	session_id    *uuid.UUID
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SessionKey, error)
+	predicates    []predicate.SessionKey
+}
+
+var _ ent.Mutation = (*SessionKeyMutation)(nil)
+
+// sessionkeyOption allows management of the mutation configuration using functional options.
+type sessionkeyOption func(*SessionKeyMutation)
+
+// newSessionKeyMutation creates new mutation for the SessionKey entity.
+func newSessionKeyMutation(c config, op Op, opts ...sessionkeyOption) *SessionKeyMutation {
+	m := &SessionKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSessionKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSessionKeyID sets the ID field of the mutation.
+func withSessionKeyID(id uuid.UUID) sessionkeyOption {
+	return func(m *SessionKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SessionKey
+		)
+		m.oldValue = func(ctx context.Context) (*SessionKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SessionKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSessionKey sets the old SessionKey of the mutation.
+func withSessionKey(node *SessionKey) sessionkeyOption {
+	return func(m *SessionKeyMutation) {
+		m.oldValue = func(context.Context) (*SessionKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SessionKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SessionKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SessionKey entities.
+func (m *SessionKeyMutation) SetID(id uuid.UUID) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SessionKeyMutation) ID() (id uuid.UUID, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SessionKeyMutation) IDs(ctx context.Context) ([]uuid.UUID, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []uuid.UUID{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SessionKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenant sets the "tenant" field.
+func (m *SessionKeyMutation) SetTenant(s string) {
+	m.tenant = &s
+}
+
+// Tenant returns the value of the "tenant" field in the mutation.
+func (m *SessionKeyMutation) Tenant() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenant returns the old "tenant" field's value of the SessionKey entity.
+// If the SessionKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionKeyMutation) OldTenant(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenant is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenant requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenant: %w", err)
+	}
+	return oldValue.Tenant, nil
+}
+
+// ResetTenant resets all changes to the "tenant" field.
+func (m *SessionKeyMutation) ResetTenant() {
+	m.tenant = nil
+}
+
+// SetExternalKey sets the "external_key" field.
+func (m *SessionKeyMutation) SetExternalKey(s string) {
+	m.external_key = &s
+}
+
+// ExternalKey returns the value of the "external_key" field in the mutation.
+func (m *SessionKeyMutation) ExternalKey() (r string, exists bool) {
+	v := m.external_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExternalKey returns the old "external_key" field's value of the SessionKey entity.
+// If the SessionKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionKeyMutation) OldExternalKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExternalKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExternalKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExternalKey: %w", err)
+	}
+	return oldValue.ExternalKey, nil
+}
+
+// ResetExternalKey resets all changes to the "external_key" field.
+func (m *SessionKeyMutation) ResetExternalKey() {
+	m.external_key = nil
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *SessionKeyMutation) SetSessionID(u uuid.UUID) {
+	m.session_id = &u
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *SessionKeyMutation) SessionID() (r uuid.UUID, exists bool) {
+	v := m.session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the SessionKey entity.
+// If the SessionKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionKeyMutation) OldSessionID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *SessionKeyMutation) ResetSessionID() {
+	m.session_id = nil
+}
+
+// Where appends a list predicates to the SessionKeyMutation builder.
+func (m *SessionKeyMutation) Where(ps ...predicate.SessionKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SessionKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SessionKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SessionKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SessionKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SessionKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SessionKey).
+func (m *SessionKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SessionKeyMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.tenant != nil {
+		fields = append(fields, sessionkey.FieldTenant)
+	}
+	if m.external_key != nil {
+		fields = append(fields, sessionkey.FieldExternalKey)
+	}
+	if m.session_id != nil {
+		fields = append(fields, sessionkey.FieldSessionID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SessionKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sessionkey.FieldTenant:
+		return m.Tenant()
+	case sessionkey.FieldExternalKey:
+		return m.ExternalKey()
+	case sessionkey.FieldSessionID:
+		return m.SessionID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SessionKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sessionkey.FieldTenant:
+		return m.OldTenant(ctx)
+	case sessionkey.FieldExternalKey:
+		return m.OldExternalKey(ctx)
+	case sessionkey.FieldSessionID:
+		return m.OldSessionID(ctx)
+	}
+	return nil, fmt.Errorf("unknown SessionKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SessionKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sessionkey.FieldTenant:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenant(v)
+		return nil
+	case sessionkey.FieldExternalKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExternalKey(v)
+		return nil
+	case sessionkey.FieldSessionID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SessionKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SessionKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SessionKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SessionKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SessionKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SessionKeyMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SessionKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SessionKeyMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SessionKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SessionKeyMutation) ResetField(name string) error {
+	switch name {
+	case sessionkey.FieldTenant:
+		m.ResetTenant()
+		return nil
+	case sessionkey.FieldExternalKey:
+		m.ResetExternalKey()
+		return nil
+	case sessionkey.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	}
+	return fmt.Errorf("unknown SessionKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SessionKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SessionKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SessionKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SessionKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SessionKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SessionKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SessionKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SessionKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SessionKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SessionKey edge %s", name)
 }
 
 // StepResultMutation represents an operation that mutates the StepResult nodes in the graph.

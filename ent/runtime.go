@@ -5,12 +5,14 @@ package ent
 import (
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"time"
@@ -110,6 +112,20 @@ func init() {
 	artifactDescID := artifactFields[0].Descriptor()
 	// artifact.DefaultID holds the default value on creation for the id field.
 	artifact.DefaultID = artifactDescID.Default.(func() uuid.UUID)
+	contextreceiptFields := schema.ContextReceipt{}.Fields()
+	_ = contextreceiptFields
+	// contextreceiptDescTurn is the schema descriptor for turn field.
+	contextreceiptDescTurn := contextreceiptFields[2].Descriptor()
+	// contextreceipt.TurnValidator is a validator for the "turn" field. It is called by the builders before save.
+	contextreceipt.TurnValidator = contextreceiptDescTurn.Validators[0].(func(int) error)
+	// contextreceiptDescCreatedAt is the schema descriptor for created_at field.
+	contextreceiptDescCreatedAt := contextreceiptFields[14].Descriptor()
+	// contextreceipt.DefaultCreatedAt holds the default value on creation for the created_at field.
+	contextreceipt.DefaultCreatedAt = contextreceiptDescCreatedAt.Default.(func() time.Time)
+	// contextreceiptDescID is the schema descriptor for id field.
+	contextreceiptDescID := contextreceiptFields[0].Descriptor()
+	// contextreceipt.DefaultID holds the default value on creation for the id field.
+	contextreceipt.DefaultID = contextreceiptDescID.Default.(func() uuid.UUID)
 	entitytypeFields := schema.EntityType{}.Fields()
 	_ = entitytypeFields
 	// entitytypeDescDomain is the schema descriptor for domain field.
@@ -474,6 +490,44 @@ func init() {
 	sessionDescID := sessionFields[0].Descriptor()
 	// session.DefaultID holds the default value on creation for the id field.
 	session.DefaultID = sessionDescID.Default.(func() uuid.UUID)
+	sessionkeyFields := schema.SessionKey{}.Fields()
+	_ = sessionkeyFields
+	// sessionkeyDescTenant is the schema descriptor for tenant field.
+	sessionkeyDescTenant := sessionkeyFields[1].Descriptor()
+	// sessionkey.TenantValidator is a validator for the "tenant" field. It is called by the builders before save.
+	sessionkey.TenantValidator = func() func(string) error {
+		validators := sessionkeyDescTenant.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(tenant string) error {
+			for _, fn := range fns {
+				if err := fn(tenant); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sessionkeyDescExternalKey is the schema descriptor for external_key field.
+	sessionkeyDescExternalKey := sessionkeyFields[2].Descriptor()
+	// sessionkey.ExternalKeyValidator is a validator for the "external_key" field. It is called by the builders before save.
+	sessionkey.ExternalKeyValidator = func() func(string) error {
+		validators := sessionkeyDescExternalKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(external_key string) error {
+			for _, fn := range fns {
+				if err := fn(external_key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	stepresultFields := schema.StepResult{}.Fields()
 	_ = stepresultFields
 	// stepresultDescTurn is the schema descriptor for turn field.

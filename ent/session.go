@@ -86,16 +86,19 @@ type SessionEdges struct {
 	Artifacts []*Artifact `json:"artifacts,omitempty"`
 	// StepResults holds the value of the step_results edge.
 	StepResults []*StepResult `json:"step_results,omitempty"`
+	// ContextReceipts holds the value of the context_receipts edge.
+	ContextReceipts []*ContextReceipt `json:"context_receipts,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [4]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
-	totalCount [4]map[string]int
+	totalCount [5]map[string]int
 
-	namedTurns       map[string][]*Turn
-	namedRefs        map[string][]*Ref
-	namedArtifacts   map[string][]*Artifact
-	namedStepResults map[string][]*StepResult
+	namedTurns           map[string][]*Turn
+	namedRefs            map[string][]*Ref
+	namedArtifacts       map[string][]*Artifact
+	namedStepResults     map[string][]*StepResult
+	namedContextReceipts map[string][]*ContextReceipt
 }
 
 // TurnsOrErr returns the Turns value or an error if the edge
@@ -132,6 +135,15 @@ func (e SessionEdges) StepResultsOrErr() ([]*StepResult, error) {
 		return e.StepResults, nil
 	}
 	return nil, &NotLoadedError{edge: "step_results"}
+}
+
+// ContextReceiptsOrErr returns the ContextReceipts value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) ContextReceiptsOrErr() ([]*ContextReceipt, error) {
+	if e.loadedTypes[4] {
+		return e.ContextReceipts, nil
+	}
+	return nil, &NotLoadedError{edge: "context_receipts"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -364,6 +376,11 @@ func (_m *Session) QueryStepResults() *StepResultQuery {
 	return NewSessionClient(_m.config).QueryStepResults(_m)
 }
 
+// QueryContextReceipts queries the "context_receipts" edge of the Session entity.
+func (_m *Session) QueryContextReceipts() *ContextReceiptQuery {
+	return NewSessionClient(_m.config).QueryContextReceipts(_m)
+}
+
 // Update returns a builder for updating this Session.
 // Note that you need to call Session.Unwrap() before calling this method if this Session
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -560,6 +577,30 @@ func (_m *Session) appendNamedStepResults(name string, edges ...*StepResult) {
 		_m.Edges.namedStepResults[name] = []*StepResult{}
 	} else {
 		_m.Edges.namedStepResults[name] = append(_m.Edges.namedStepResults[name], edges...)
+	}
+}
+
+// NamedContextReceipts returns the ContextReceipts named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Session) NamedContextReceipts(name string) ([]*ContextReceipt, error) {
+	if _m.Edges.namedContextReceipts == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedContextReceipts[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Session) appendNamedContextReceipts(name string, edges ...*ContextReceipt) {
+	if _m.Edges.namedContextReceipts == nil {
+		_m.Edges.namedContextReceipts = make(map[string][]*ContextReceipt)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedContextReceipts[name] = []*ContextReceipt{}
+	} else {
+		_m.Edges.namedContextReceipts[name] = append(_m.Edges.namedContextReceipts[name], edges...)
 	}
 }
 

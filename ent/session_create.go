@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
@@ -371,6 +372,21 @@ func (_c *SessionCreate) AddStepResults(v ...*StepResult) *SessionCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddStepResultIDs(ids...)
+}
+
+// AddContextReceiptIDs adds the "context_receipts" edge to the ContextReceipt entity by IDs.
+func (_c *SessionCreate) AddContextReceiptIDs(ids ...uuid.UUID) *SessionCreate {
+	_c.mutation.AddContextReceiptIDs(ids...)
+	return _c
+}
+
+// AddContextReceipts adds the "context_receipts" edges to the ContextReceipt entity.
+func (_c *SessionCreate) AddContextReceipts(v ...*ContextReceipt) *SessionCreate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddContextReceiptIDs(ids...)
 }
 
 // Mutation returns the SessionMutation object of the builder.
@@ -793,6 +809,22 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ContextReceiptsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ContextReceiptsTable,
+			Columns: []string{session.ContextReceiptsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
@@ -25,20 +26,22 @@ import (
 // SessionQuery is the builder for querying Session entities.
 type SessionQuery struct {
 	config
-	ctx                  *QueryContext
-	order                []session.OrderOption
-	inters               []Interceptor
-	predicates           []predicate.Session
-	withTurns            *TurnQuery
-	withRefs             *RefQuery
-	withArtifacts        *ArtifactQuery
-	withStepResults      *StepResultQuery
-	loadTotal            []func(context.Context, []*Session) error
-	modifiers            []func(*sql.Selector)
-	withNamedTurns       map[string]*TurnQuery
-	withNamedRefs        map[string]*RefQuery
-	withNamedArtifacts   map[string]*ArtifactQuery
-	withNamedStepResults map[string]*StepResultQuery
+	ctx                      *QueryContext
+	order                    []session.OrderOption
+	inters                   []Interceptor
+	predicates               []predicate.Session
+	withTurns                *TurnQuery
+	withRefs                 *RefQuery
+	withArtifacts            *ArtifactQuery
+	withStepResults          *StepResultQuery
+	withContextReceipts      *ContextReceiptQuery
+	loadTotal                []func(context.Context, []*Session) error
+	modifiers                []func(*sql.Selector)
+	withNamedTurns           map[string]*TurnQuery
+	withNamedRefs            map[string]*RefQuery
+	withNamedArtifacts       map[string]*ArtifactQuery
+	withNamedStepResults     map[string]*StepResultQuery
+	withNamedContextReceipts map[string]*ContextReceiptQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -156,6 +159,28 @@ func (_q *SessionQuery) QueryStepResults() *StepResultQuery {
 			sqlgraph.From(session.Table, session.FieldID, selector),
 			sqlgraph.To(stepresult.Table, stepresult.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.StepResultsTable, session.StepResultsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryContextReceipts chains the current query on the "context_receipts" edge.
+func (_q *SessionQuery) QueryContextReceipts() *ContextReceiptQuery {
+	query := (&ContextReceiptClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(contextreceipt.Table, contextreceipt.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.ContextReceiptsTable, session.ContextReceiptsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -350,15 +375,16 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		return nil
 	}
 	return &SessionQuery{
-		config:          _q.config,
-		ctx:             _q.ctx.Clone(),
-		order:           append([]session.OrderOption{}, _q.order...),
-		inters:          append([]Interceptor{}, _q.inters...),
-		predicates:      append([]predicate.Session{}, _q.predicates...),
-		withTurns:       _q.withTurns.Clone(),
-		withRefs:        _q.withRefs.Clone(),
-		withArtifacts:   _q.withArtifacts.Clone(),
-		withStepResults: _q.withStepResults.Clone(),
+		config:              _q.config,
+		ctx:                 _q.ctx.Clone(),
+		order:               append([]session.OrderOption{}, _q.order...),
+		inters:              append([]Interceptor{}, _q.inters...),
+		predicates:          append([]predicate.Session{}, _q.predicates...),
+		withTurns:           _q.withTurns.Clone(),
+		withRefs:            _q.withRefs.Clone(),
+		withArtifacts:       _q.withArtifacts.Clone(),
+		withStepResults:     _q.withStepResults.Clone(),
+		withContextReceipts: _q.withContextReceipts.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -407,6 +433,17 @@ func (_q *SessionQuery) WithStepResults(opts ...func(*StepResultQuery)) *Session
 		opt(query)
 	}
 	_q.withStepResults = query
+	return _q
+}
+
+// WithContextReceipts tells the query-builder to eager-load the nodes that are connected to
+// the "context_receipts" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithContextReceipts(opts ...func(*ContextReceiptQuery)) *SessionQuery {
+	query := (&ContextReceiptClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withContextReceipts = query
 	return _q
 }
 
@@ -488,11 +525,12 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [4]bool{
+		loadedTypes = [5]bool{
 			_q.withTurns != nil,
 			_q.withRefs != nil,
 			_q.withArtifacts != nil,
 			_q.withStepResults != nil,
+			_q.withContextReceipts != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -544,6 +582,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 			return nil, err
 		}
 	}
+	if query := _q.withContextReceipts; query != nil {
+		if err := _q.loadContextReceipts(ctx, query, nodes,
+			func(n *Session) { n.Edges.ContextReceipts = []*ContextReceipt{} },
+			func(n *Session, e *ContextReceipt) { n.Edges.ContextReceipts = append(n.Edges.ContextReceipts, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedTurns {
 		if err := _q.loadTurns(ctx, query, nodes,
 			func(n *Session) { n.appendNamedTurns(name) },
@@ -569,6 +614,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadStepResults(ctx, query, nodes,
 			func(n *Session) { n.appendNamedStepResults(name) },
 			func(n *Session, e *StepResult) { n.appendNamedStepResults(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedContextReceipts {
+		if err := _q.loadContextReceipts(ctx, query, nodes,
+			func(n *Session) { n.appendNamedContextReceipts(name) },
+			func(n *Session, e *ContextReceipt) { n.appendNamedContextReceipts(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -685,6 +737,36 @@ func (_q *SessionQuery) loadStepResults(ctx context.Context, query *StepResultQu
 	}
 	query.Where(predicate.StepResult(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.StepResultsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadContextReceipts(ctx context.Context, query *ContextReceiptQuery, nodes []*Session, init func(*Session), assign func(*Session, *ContextReceipt)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[uuid.UUID]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(contextreceipt.FieldSessionID)
+	}
+	query.Where(predicate.ContextReceipt(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.ContextReceiptsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -873,6 +955,20 @@ func (_q *SessionQuery) WithNamedStepResults(name string, opts ...func(*StepResu
 		_q.withNamedStepResults = make(map[string]*StepResultQuery)
 	}
 	_q.withNamedStepResults[name] = query
+	return _q
+}
+
+// WithNamedContextReceipts tells the query-builder to eager-load the nodes that are connected to the "context_receipts"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithNamedContextReceipts(name string, opts ...func(*ContextReceiptQuery)) *SessionQuery {
+	query := (&ContextReceiptClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedContextReceipts == nil {
+		_q.withNamedContextReceipts = make(map[string]*ContextReceiptQuery)
+	}
+	_q.withNamedContextReceipts[name] = query
 	return _q
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
@@ -394,6 +395,21 @@ func (_u *SessionUpdate) AddStepResults(v ...*StepResult) *SessionUpdate {
 	return _u.AddStepResultIDs(ids...)
 }
 
+// AddContextReceiptIDs adds the "context_receipts" edge to the ContextReceipt entity by IDs.
+func (_u *SessionUpdate) AddContextReceiptIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.AddContextReceiptIDs(ids...)
+	return _u
+}
+
+// AddContextReceipts adds the "context_receipts" edges to the ContextReceipt entity.
+func (_u *SessionUpdate) AddContextReceipts(v ...*ContextReceipt) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddContextReceiptIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -481,6 +497,27 @@ func (_u *SessionUpdate) RemoveStepResults(v ...*StepResult) *SessionUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveStepResultIDs(ids...)
+}
+
+// ClearContextReceipts clears all "context_receipts" edges to the ContextReceipt entity.
+func (_u *SessionUpdate) ClearContextReceipts() *SessionUpdate {
+	_u.mutation.ClearContextReceipts()
+	return _u
+}
+
+// RemoveContextReceiptIDs removes the "context_receipts" edge to ContextReceipt entities by IDs.
+func (_u *SessionUpdate) RemoveContextReceiptIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.RemoveContextReceiptIDs(ids...)
+	return _u
+}
+
+// RemoveContextReceipts removes "context_receipts" edges to ContextReceipt entities.
+func (_u *SessionUpdate) RemoveContextReceipts(v ...*ContextReceipt) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveContextReceiptIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -837,6 +874,51 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ContextReceiptsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ContextReceiptsTable,
+			Columns: []string{session.ContextReceiptsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedContextReceiptsIDs(); len(nodes) > 0 && !_u.mutation.ContextReceiptsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ContextReceiptsTable,
+			Columns: []string{session.ContextReceiptsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ContextReceiptsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ContextReceiptsTable,
+			Columns: []string{session.ContextReceiptsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {
@@ -1225,6 +1307,21 @@ func (_u *SessionUpdateOne) AddStepResults(v ...*StepResult) *SessionUpdateOne {
 	return _u.AddStepResultIDs(ids...)
 }
 
+// AddContextReceiptIDs adds the "context_receipts" edge to the ContextReceipt entity by IDs.
+func (_u *SessionUpdateOne) AddContextReceiptIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.AddContextReceiptIDs(ids...)
+	return _u
+}
+
+// AddContextReceipts adds the "context_receipts" edges to the ContextReceipt entity.
+func (_u *SessionUpdateOne) AddContextReceipts(v ...*ContextReceipt) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddContextReceiptIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -1312,6 +1409,27 @@ func (_u *SessionUpdateOne) RemoveStepResults(v ...*StepResult) *SessionUpdateOn
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveStepResultIDs(ids...)
+}
+
+// ClearContextReceipts clears all "context_receipts" edges to the ContextReceipt entity.
+func (_u *SessionUpdateOne) ClearContextReceipts() *SessionUpdateOne {
+	_u.mutation.ClearContextReceipts()
+	return _u
+}
+
+// RemoveContextReceiptIDs removes the "context_receipts" edge to ContextReceipt entities by IDs.
+func (_u *SessionUpdateOne) RemoveContextReceiptIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.RemoveContextReceiptIDs(ids...)
+	return _u
+}
+
+// RemoveContextReceipts removes "context_receipts" edges to ContextReceipt entities.
+func (_u *SessionUpdateOne) RemoveContextReceipts(v ...*ContextReceipt) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveContextReceiptIDs(ids...)
 }
 
 // Where appends a list predicates to the SessionUpdate builder.
@@ -1698,6 +1816,51 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(stepresult.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ContextReceiptsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ContextReceiptsTable,
+			Columns: []string{session.ContextReceiptsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedContextReceiptsIDs(); len(nodes) > 0 && !_u.mutation.ContextReceiptsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ContextReceiptsTable,
+			Columns: []string{session.ContextReceiptsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ContextReceiptsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ContextReceiptsTable,
+			Columns: []string{session.ContextReceiptsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

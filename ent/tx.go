@@ -18,6 +18,8 @@ type Tx struct {
 	APIKey *APIKeyClient
 	// Artifact is the client for interacting with the Artifact builders.
 	Artifact *ArtifactClient
+	// ContextReceipt is the client for interacting with the ContextReceipt builders.
+	ContextReceipt *ContextReceiptClient
 	// EntityType is the client for interacting with the EntityType builders.
 	EntityType *EntityTypeClient
 	// Event is the client for interacting with the Event builders.
@@ -26,6 +28,8 @@ type Tx struct {
 	Ref *RefClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// SessionKey is the client for interacting with the SessionKey builders.
+	SessionKey *SessionKeyClient
 	// StepResult is the client for interacting with the StepResult builders.
 	StepResult *StepResultClient
 	// Turn is the client for interacting with the Turn builders.
@@ -163,10 +167,12 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Artifact = NewArtifactClient(tx.config)
+	tx.ContextReceipt = NewContextReceiptClient(tx.config)
 	tx.EntityType = NewEntityTypeClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.Ref = NewRefClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
+	tx.SessionKey = NewSessionKeyClient(tx.config)
 	tx.StepResult = NewStepResultClient(tx.config)
 	tx.Turn = NewTurnClient(tx.config)
 }

@@ -11,7 +11,14 @@ import (
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
+
+	"github.com/google/uuid"
 )
+
+// RecordContext is the resolver for the recordContext field.
+func (r *mutationResolver) RecordContext(ctx context.Context, input engine.RecordContextInput) (*engine.RecordedContext, error) {
+	return r.Engine.RecordContext(ctx, input)
+}
 
 // UpdateTurn is the resolver for the updateTurn field.
 func (r *mutationResolver) UpdateTurn(ctx context.Context, input engine.UpdateTurnInput) (*model.TurnPayload, error) {
@@ -23,6 +30,16 @@ func (r *mutationResolver) ResetConversation(ctx context.Context, input model.Re
 	return model.Session(r.Engine.ResetConversation(ctx, input.SessionID, input.KeepSystemPrompt))
 }
 
+// ContextReceipt is the resolver for the contextReceipt field.
+func (r *queryResolver) ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error) {
+	return r.Engine.ContextReceipt(ctx, id)
+}
+
+// ContextReceiptDiff is the resolver for the contextReceiptDiff field.
+func (r *queryResolver) ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID) (*engine.ReceiptDiff, error) {
+	return r.Engine.DiffReceipts(ctx, from, to)
+}
+
 // Context is the resolver for the context field.
 func (r *sessionResolver) Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
 	return r.Engine.Context(ctx, obj, node, options)
@@ -31,4 +48,9 @@ func (r *sessionResolver) Context(ctx context.Context, obj *ent.Session, node co
 // WorkingMemory is the resolver for the workingMemory field.
 func (r *sessionResolver) WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns int) (*engine.WorkingMemory, error) {
 	return r.Engine.WorkingMemory(ctx, obj, everyNTurns)
+}
+
+// Receipts is the resolver for the receipts field.
+func (r *turnResolver) Receipts(ctx context.Context, obj *ent.Turn) ([]*ent.ContextReceipt, error) {
+	return r.Engine.TurnReceipts(ctx, obj)
 }

@@ -152,6 +152,11 @@ func execFuncs(data *codegen.Data) template.FuncMap {
 		objects[o.Name] = true
 	}
 	return template.FuncMap{
+		// compiledConnection: the connections graph's compiled reads may
+		// answer whole (graph/compiled_reads.go).
+		"compiledConnection": func(o *codegen.Object) bool {
+			return o.Name == "SessionConnection"
+		},
 		"concurrentField": func(f *codegen.Field) bool {
 			return f.IsResolver && !f.Object.DisableConcurrency
 		},

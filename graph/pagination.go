@@ -82,6 +82,7 @@ type pageDefaultsCache struct {
 func (c pageDefaultsCache) Add(ctx context.Context, key string, doc *ast.QueryDocument) {
 	def := strconv.Itoa(c.first)
 	fill := func(f *ast.Field) {
+		listLiterals(f)
 		if f.Arguments.ForName("first") != nil || f.Arguments.ForName("last") != nil {
 			return
 		}
@@ -96,6 +97,24 @@ func (c pageDefaultsCache) Add(ctx context.Context, key string, doc *ast.QueryDo
 		eachConnection(op.SelectionSet, doc.Fragments, map[string]bool{}, fill)
 	}
 	c.Cache.Add(ctx, key, doc)
+}
+
+// listLiterals writes a single value given to a list argument as the list
+// of that one value, as GraphQL's input coercion reads it. ent's eager
+// loading of nested connections reads arguments from the document and took
+// `orderBy: {field: NUMBER}` for no order at all; variables are coerced by
+// gqlparser already.
+func listLiterals(f *ast.Field) {
+	for _, a := range f.Arguments {
+		if a.Value == nil || a.Value.Kind == ast.Variable || a.Value.Kind == ast.ListValue || a.Value.Kind == ast.NullValue {
+			continue
+		}
+		if d := f.Definition.Arguments.ForName(a.Name); d != nil && d.Type.Elem != nil {
+			one := a.Value
+			a.Value = &ast.Value{Kind: ast.ListValue, Children: ast.ChildValueList{{Value: one, Position: one.Position}},
+				ExpectedType: d.Type, Definition: one.Definition, Position: one.Position}
+		}
+	}
 }
 
 // eachConnection calls visit for every Relay connection field in set,

@@ -62,8 +62,8 @@ func BenchmarkSessionGraphPage(b *testing.B) {
 }
 
 // contextBuild asks for a build as an agent runtime does (cmd/loadgen's).
-const contextBuild = `query Context($id: ID!, $node: ContextNode!) {
-  session(id: $id) { context(node: $node) {
+const contextBuild = `query Context($id: ID!, $node: ContextNode!, $options: ContextOptions) {
+  session(id: $id) { context(node: $node, options: $options) {
     text tokenCount budget truncatedTurns notes
     sections { name tokenCount truncated }
     tiers { active generated retained }
@@ -75,8 +75,17 @@ const contextClients = 8
 
 // BenchmarkContextBuilds serves THINK, ACT and REPLY builds to 8 clients at
 // once, on a small session and a long one: builds per second and CPU per
-// build, whose ratio between the two sizes is the growth.
-func BenchmarkContextBuilds(b *testing.B) {
+// build, whose ratio between the two sizes is the growth. The session does
+// not change, so after the first each build is the one the server
+// remembers for its state; BenchmarkContextBuildsUncached makes each one.
+func BenchmarkContextBuilds(b *testing.B) { benchContextBuilds(b, false) }
+
+// BenchmarkContextBuildsUncached asks each build with a token budget of its
+// own (8,000 plus a count), so that none is one the server remembers: what
+// a build costs when the session changed since the last.
+func BenchmarkContextBuildsUncached(b *testing.B) { benchContextBuilds(b, true) }
+
+func benchContextBuilds(b *testing.B, uncached bool) {
 	for _, size := range [][2]int{{100, 10}, {1000, 200}} {
 		for _, node := range []string{"THINK", "ACT", "REPLY"} {
 			b.Run(fmt.Sprintf("%s/refs=%d/turns=%d", node, size[0], size[1]), func(b *testing.B) {
@@ -87,6 +96,16 @@ func BenchmarkContextBuilds(b *testing.B) {
 				for range 10 {
 					h.post(b, contextBuild, vars)
 				}
+				var budget atomic.Int64
+				budget.Store(8000)
+				build := func() {
+					if !uncached {
+						h.post(b, contextBuild, vars)
+						return
+					}
+					h.post(b, contextBuild, map[string]any{"id": sess.ID, "node": node,
+						"options": map[string]any{"tokenBudget": budget.Add(1)}})
+				}
 				var next atomic.Int64
 				var wg sync.WaitGroup
 				m := startMeter(s)
@@ -95,7 +114,7 @@ func BenchmarkContextBuilds(b *testing.B) {
 				for range contextClients {
 					wg.Go(func() {
 						for next.Add(1) <= int64(b.N) {
-							h.post(b, contextBuild, vars)
+							build()
 						}
 					})
 				}

@@ -172,6 +172,14 @@ func TestGenerateRerouteReadThenSavePromotes(t *testing.T) {
 	}](t, a.do(`query($id: ID!) { session(id: $id) { translatePayload(entityType: "recipe", data: {id: "gen_recipe_1", name: "Cod with Capers"}) { data saves } } }`, nil))
 	assert.Equal(t, map[string]any{"name": "Cod with Capers"}, payload.Session.TranslatePayload.Data, "the database assigns the id")
 	assert.Equal(t, "gen_recipe_1", *payload.Session.TranslatePayload.Saves)
+	noGen := decode[struct {
+		Session struct {
+			TranslatePayload struct {
+				Saves *string `json:"saves"`
+			} `json:"translatePayload"`
+		} `json:"session"`
+	}](t, a.do(`query($id: ID!) { session(id: $id) { translatePayload(entityType: "recipe", data: {name: "Plain Rice"}) { saves } } }`, nil))
+	assert.Nil(t, noGen.Session.TranslatePayload.Saves, "a payload that saves no generated ref says null, not an empty string")
 
 	saved := newUUID()
 	created := decode[struct {

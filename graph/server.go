@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -13,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
+	"sessiongraph/graph/compiled"
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/wsproto"
 	"sessiongraph/internal/config"
@@ -24,6 +26,9 @@ type ServerConfig struct {
 	Logger   *slog.Logger
 	// Introspection enables __schema and __type queries (off in production).
 	Introspection bool
+	// CompiledReads answers the pages it can with one statement that writes
+	// their JSON (graph/compiled_reads.go); off, gqlgen executes every field.
+	CompiledReads bool
 	// AllowedOrigins are host patterns (path.Match syntax, such as
 	// "*.example.com") of other origins whose pages may open a WebSocket;
 	// the server's own origin is always allowed.
@@ -86,6 +91,14 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	// Over SSE, a subscription that ends for a reason says it (live.go).
 	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)
+	if cfg.CompiledReads {
+		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+			if graphql.GetOperationContext(ctx).Operation.Operation == ast.Query {
+				ctx = compiled.With(ctx)
+			}
+			return next(ctx)
+		})
+	}
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
 	srv.Use(&InputChecks{})

@@ -18,9 +18,28 @@ import (
 	"sessiongraph/migrations"
 )
 
+// entCannotSay is what atlas would change to bring the migrated schema back
+// to ent's, exactly: the differences the migration distributable makes on
+// purpose, because ent gives each table a primary key on id alone and each
+// edge a single-column foreign key, while Citus needs the distribution
+// column in both (docs/scale-out.md, "What ent cannot say";
+// citus_test.go checks the migrated side). Anything else atlas finds is
+// drift, and so is one of these going missing.
+var entCannotSay = []string{
+	`ALTER TABLE "events" DROP CONSTRAINT "events_pkey", ADD PRIMARY KEY ("id");`,
+	`ALTER TABLE "refs" DROP CONSTRAINT "refs_pkey", ADD PRIMARY KEY ("id");`,
+	`ALTER TABLE "step_results" DROP CONSTRAINT "step_results_pkey", ADD PRIMARY KEY ("id");`,
+	`ALTER TABLE "turns" DROP CONSTRAINT "turns_pkey", ADD PRIMARY KEY ("id");`,
+	`ALTER TABLE "context_receipts" DROP CONSTRAINT "context_receipts_pkey", ADD PRIMARY KEY ("id");`,
+	`ALTER TABLE "artifacts" DROP CONSTRAINT "artifacts_pkey", DROP CONSTRAINT "artifacts_refs_artifact", ADD PRIMARY KEY ("id"), ADD CONSTRAINT "artifacts_refs_artifact" FOREIGN KEY ("ref_id") REFERENCES "refs" ("id") ON DELETE CASCADE;`,
+	// The O2O edge from refs makes ref_id unique on its own; the schema
+	// has (session_id, ref_id) unique instead (ent/schema/artifact.go).
+	`CREATE UNIQUE INDEX "artifacts_ref_id_key" ON "artifacts" ("ref_id");`,
+}
+
 // TestMigrationsMatchTheEntSchema applies every migration to an empty
 // database and asks atlas what it would still change to reach the ent
-// schema: the answer must be nothing.
+// schema: the answer must be nothing but entCannotSay.
 func TestMigrationsMatchTheEntSchema(t *testing.T) {
 	ctx := context.Background()
 	empty := func(context.Context, string) error { return nil }
@@ -36,7 +55,8 @@ func TestMigrationsMatchTheEntSchema(t *testing.T) {
 		schema.WithDropColumn(true), schema.WithDropIndex(true))
 	require.NoError(t, err)
 	changes := regexp.MustCompile(`(?im)^\s*(CREATE|ALTER|DROP|COMMENT)\b.*$`).FindAllString(plan.String(), -1)
-	assert.Empty(t, changes, "the migrations drift from the ent schema; run `make migration NAME=...`")
+	assert.ElementsMatch(t, entCannotSay, changes,
+		"the migrations drift from the ent schema; run `make migration NAME=...` (entCannotSay lists the known differences)")
 
 	version, dirty, err := migrations.Status(ctx, db)
 	require.NoError(t, err)

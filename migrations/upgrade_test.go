@@ -91,4 +91,13 @@ func TestAnUpgradedDatabaseKeepsItsEventsAndCursors(t *testing.T) {
 	assert.Equal(t, []int64{4, 5}, got, "the old event after its cursor, then the new one numbered next")
 	newest := client.Session.GetX(ctx, a)
 	assert.Equal(t, int64(5), newest.EventSequence)
+
+	// Get-or-create finds the sessions of before by their keys, which the
+	// migration distributable entered in session_keys.
+	for _, id := range []uuid.UUID{a, b} {
+		opened, err := st.Open(ctx, "acme", id.String(), func(*ent.SessionCreate) { t.Fatal("created a second session") })
+		require.NoError(t, err)
+		assert.False(t, opened.Created)
+		assert.Equal(t, id, opened.Session.ID)
+	}
 }

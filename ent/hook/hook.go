@@ -32,6 +32,18 @@ func (f ArtifactFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ArtifactMutation", m)
 }
 
+// The ContextReceiptFunc type is an adapter to allow the use of ordinary
+// function as ContextReceipt mutator.
+type ContextReceiptFunc func(context.Context, *ent.ContextReceiptMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ContextReceiptFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ContextReceiptMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ContextReceiptMutation", m)
+}
+
 // The EntityTypeFunc type is an adapter to allow the use of ordinary
 // function as EntityType mutator.
 type EntityTypeFunc func(context.Context, *ent.EntityTypeMutation) (ent.Value, error)
@@ -78,6 +90,18 @@ func (f SessionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SessionMutation", m)
+}
+
+// The SessionKeyFunc type is an adapter to allow the use of ordinary
+// function as SessionKey mutator.
+type SessionKeyFunc func(context.Context, *ent.SessionKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SessionKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SessionKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SessionKeyMutation", m)
 }
 
 // The StepResultFunc type is an adapter to allow the use of ordinary

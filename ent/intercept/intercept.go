@@ -9,11 +9,13 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
@@ -130,6 +132,33 @@ func (f TraverseArtifact) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.ArtifactQuery", q)
 }
 
+// The ContextReceiptFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ContextReceiptFunc func(context.Context, *ent.ContextReceiptQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ContextReceiptFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ContextReceiptQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ContextReceiptQuery", q)
+}
+
+// The TraverseContextReceipt type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseContextReceipt func(context.Context, *ent.ContextReceiptQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseContextReceipt) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseContextReceipt) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ContextReceiptQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ContextReceiptQuery", q)
+}
+
 // The EntityTypeFunc type is an adapter to allow the use of ordinary function as a Querier.
 type EntityTypeFunc func(context.Context, *ent.EntityTypeQuery) (ent.Value, error)
 
@@ -238,6 +267,33 @@ func (f TraverseSession) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SessionQuery", q)
 }
 
+// The SessionKeyFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SessionKeyFunc func(context.Context, *ent.SessionKeyQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SessionKeyFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SessionKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SessionKeyQuery", q)
+}
+
+// The TraverseSessionKey type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSessionKey func(context.Context, *ent.SessionKeyQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSessionKey) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSessionKey) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SessionKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SessionKeyQuery", q)
+}
+
 // The StepResultFunc type is an adapter to allow the use of ordinary function as a Querier.
 type StepResultFunc func(context.Context, *ent.StepResultQuery) (ent.Value, error)
 
@@ -299,6 +355,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
 	case *ent.ArtifactQuery:
 		return &query[*ent.ArtifactQuery, predicate.Artifact, artifact.OrderOption]{typ: ent.TypeArtifact, tq: q}, nil
+	case *ent.ContextReceiptQuery:
+		return &query[*ent.ContextReceiptQuery, predicate.ContextReceipt, contextreceipt.OrderOption]{typ: ent.TypeContextReceipt, tq: q}, nil
 	case *ent.EntityTypeQuery:
 		return &query[*ent.EntityTypeQuery, predicate.EntityType, entitytype.OrderOption]{typ: ent.TypeEntityType, tq: q}, nil
 	case *ent.EventQuery:
@@ -307,6 +365,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RefQuery, predicate.Ref, ref.OrderOption]{typ: ent.TypeRef, tq: q}, nil
 	case *ent.SessionQuery:
 		return &query[*ent.SessionQuery, predicate.Session, session.OrderOption]{typ: ent.TypeSession, tq: q}, nil
+	case *ent.SessionKeyQuery:
+		return &query[*ent.SessionKeyQuery, predicate.SessionKey, sessionkey.OrderOption]{typ: ent.TypeSessionKey, tq: q}, nil
 	case *ent.StepResultQuery:
 		return &query[*ent.StepResultQuery, predicate.StepResult, stepresult.OrderOption]{typ: ent.TypeStepResult, tq: q}, nil
 	case *ent.TurnQuery:

@@ -68,6 +68,60 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{ArtifactsColumns[12], ArtifactsColumns[4]},
 			},
+			{
+				Name:    "artifact_session_id_ref_id",
+				Unique:  true,
+				Columns: []*schema.Column{ArtifactsColumns[12], ArtifactsColumns[11]},
+			},
+			{
+				Name:    "artifact_ref_id",
+				Unique:  false,
+				Columns: []*schema.Column{ArtifactsColumns[11]},
+			},
+		},
+	}
+	// ContextReceiptsColumns holds the columns for the "context_receipts" table.
+	ContextReceiptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "turn", Type: field.TypeInt},
+		{Name: "node", Type: field.TypeString},
+		{Name: "event_sequence", Type: field.TypeInt64},
+		{Name: "budget", Type: field.TypeInt},
+		{Name: "tokenizer", Type: field.TypeString},
+		{Name: "token_count", Type: field.TypeInt},
+		{Name: "sections", Type: field.TypeJSON},
+		{Name: "tiers", Type: field.TypeJSON},
+		{Name: "truncated_turns", Type: field.TypeInt},
+		{Name: "notes", Type: field.TypeJSON},
+		{Name: "text", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "text_sha256", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeUUID},
+	}
+	// ContextReceiptsTable holds the schema information for the "context_receipts" table.
+	ContextReceiptsTable = &schema.Table{
+		Name:       "context_receipts",
+		Columns:    ContextReceiptsColumns,
+		PrimaryKey: []*schema.Column{ContextReceiptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "context_receipts_sessions_context_receipts",
+				Columns:    []*schema.Column{ContextReceiptsColumns[14]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "contextreceipt_session_id_turn_node",
+				Unique:  false,
+				Columns: []*schema.Column{ContextReceiptsColumns[14], ContextReceiptsColumns[1], ContextReceiptsColumns[2]},
+			},
+			{
+				Name:    "contextreceipt_session_id_node_turn",
+				Unique:  false,
+				Columns: []*schema.Column{ContextReceiptsColumns[14], ContextReceiptsColumns[2], ContextReceiptsColumns[1]},
+			},
 		},
 	}
 	// EntityTypesColumns holds the columns for the "entity_types" table.
@@ -231,14 +285,6 @@ var (
 		PrimaryKey: []*schema.Column{SessionsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "session_tenant_external_key",
-				Unique:  true,
-				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[2]},
-				Annotation: &entsql.IndexAnnotation{
-					Where: "((status)::text = 'ACTIVE'::text)",
-				},
-			},
-			{
 				Name:    "session_status_expires_at",
 				Unique:  false,
 				Columns: []*schema.Column{SessionsColumns[5], SessionsColumns[23]},
@@ -253,12 +299,20 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[3]},
 			},
-			{
-				Name:    "session_tenant_external_key_expired_at",
-				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[2], SessionsColumns[24]},
-			},
 		},
+	}
+	// SessionKeysColumns holds the columns for the "session_keys" table.
+	SessionKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "tenant", Type: field.TypeString, Size: 200},
+		{Name: "external_key", Type: field.TypeString, Size: 500},
+		{Name: "session_id", Type: field.TypeUUID},
+	}
+	// SessionKeysTable holds the schema information for the "session_keys" table.
+	SessionKeysTable = &schema.Table{
+		Name:       "session_keys",
+		Columns:    SessionKeysColumns,
+		PrimaryKey: []*schema.Column{SessionKeysColumns[0]},
 	}
 	// StepResultsColumns holds the columns for the "step_results" table.
 	StepResultsColumns = []*schema.Column{
@@ -343,10 +397,12 @@ var (
 	Tables = []*schema.Table{
 		APIKeysTable,
 		ArtifactsTable,
+		ContextReceiptsTable,
 		EntityTypesTable,
 		EventsTable,
 		RefsTable,
 		SessionsTable,
+		SessionKeysTable,
 		StepResultsTable,
 		TurnsTable,
 	}
@@ -355,6 +411,7 @@ var (
 func init() {
 	ArtifactsTable.ForeignKeys[0].RefTable = RefsTable
 	ArtifactsTable.ForeignKeys[1].RefTable = SessionsTable
+	ContextReceiptsTable.ForeignKeys[0].RefTable = SessionsTable
 	RefsTable.ForeignKeys[0].RefTable = SessionsTable
 	StepResultsTable.ForeignKeys[0].RefTable = SessionsTable
 	TurnsTable.ForeignKeys[0].RefTable = SessionsTable

@@ -12,6 +12,9 @@ type APIKey func(*sql.Selector)
 // Artifact is the predicate function for artifact builders.
 type Artifact func(*sql.Selector)
 
+// ContextReceipt is the predicate function for contextreceipt builders.
+type ContextReceipt func(*sql.Selector)
+
 // EntityType is the predicate function for entitytype builders.
 type EntityType func(*sql.Selector)
 
@@ -23,6 +26,9 @@ type Ref func(*sql.Selector)
 
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
+
+// SessionKey is the predicate function for sessionkey builders.
+type SessionKey func(*sql.Selector)
 
 // StepResult is the predicate function for stepresult builders.
 type StepResult func(*sql.Selector)

@@ -54,6 +54,14 @@ func (Artifact) Edges() []ent.Edge {
 func (Artifact) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("session_id", "status"),
+		// One artifact per ref. The edge makes ref_id unique on its own in
+		// ent's schema; the migration distributable replaces that index by
+		// this one, which includes the distribution column
+		// (docs/scale-out.md, migrations/citus_test.go).
+		index.Fields("session_id", "ref_id").Unique(),
+		// A ref's artifact by ref_id alone, as ent's edge loads it (the
+		// GraphQL Ref.artifact field): not unique, so Citus allows it.
+		index.Fields("ref_id"),
 	}
 }
 

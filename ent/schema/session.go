@@ -82,24 +82,17 @@ func (Session) Edges() []ent.Edge {
 		edge.To("refs", Ref.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("artifacts", Artifact.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("step_results", StepResult.Type).Annotations(cascade, entgql.RelayConnection()),
+		edge.To("context_receipts", ContextReceipt.Type).Annotations(cascade, entgql.RelayConnection()),
 	}
 }
 
 // Indexes of the Session.
 func (Session) Indexes() []ent.Index {
 	return []ent.Index{
-		// Only one live session per key: an expired one stays readable while a
-		// fresh session takes its key.
-		index.Fields("tenant", "external_key").Unique().
-			// The predicate is written as PostgreSQL normalizes it, so that
-			// inspecting the live schema finds no drift.
-			Annotations(entsql.IndexWhere("((status)::text = 'ACTIVE'::text)")),
 		// The expiry reaper scans active sessions by deadline.
 		index.Fields("status", "expires_at"),
 		index.Fields("tenant", "last_active_at"),
 		index.Fields("tenant", "user_id"),
-		// openSession names the newest expired session of a key it replaces.
-		index.Fields("tenant", "external_key", "expired_at"),
 	}
 }
 

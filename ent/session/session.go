@@ -76,6 +76,8 @@ const (
 	EdgeArtifacts = "artifacts"
 	// EdgeStepResults holds the string denoting the step_results edge name in mutations.
 	EdgeStepResults = "step_results"
+	// EdgeContextReceipts holds the string denoting the context_receipts edge name in mutations.
+	EdgeContextReceipts = "context_receipts"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// TurnsTable is the table that holds the turns relation/edge.
@@ -106,6 +108,13 @@ const (
 	StepResultsInverseTable = "step_results"
 	// StepResultsColumn is the table column denoting the step_results relation/edge.
 	StepResultsColumn = "session_id"
+	// ContextReceiptsTable is the table that holds the context_receipts relation/edge.
+	ContextReceiptsTable = "context_receipts"
+	// ContextReceiptsInverseTable is the table name for the ContextReceipt entity.
+	// It exists in this package in order to avoid circular dependency with the "contextreceipt" package.
+	ContextReceiptsInverseTable = "context_receipts"
+	// ContextReceiptsColumn is the table column denoting the context_receipts relation/edge.
+	ContextReceiptsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -394,6 +403,20 @@ func ByStepResults(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newStepResultsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByContextReceiptsCount orders the results by context_receipts count.
+func ByContextReceiptsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newContextReceiptsStep(), opts...)
+	}
+}
+
+// ByContextReceipts orders the results by context_receipts terms.
+func ByContextReceipts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newContextReceiptsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTurnsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -420,6 +443,13 @@ func newStepResultsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(StepResultsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, StepResultsTable, StepResultsColumn),
+	)
+}
+func newContextReceiptsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ContextReceiptsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ContextReceiptsTable, ContextReceiptsColumn),
 	)
 }
 

@@ -1278,6 +1278,29 @@ func HasStepResultsWith(preds ...predicate.StepResult) predicate.Session {
 	})
 }
 
+// HasContextReceipts applies the HasEdge predicate on the "context_receipts" edge.
+func HasContextReceipts() predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ContextReceiptsTable, ContextReceiptsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasContextReceiptsWith applies the HasEdge predicate on the "context_receipts" edge with a given conditions (other predicates).
+func HasContextReceiptsWith(preds ...predicate.ContextReceipt) predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := newContextReceiptsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Session) predicate.Session {
 	return predicate.Session(sql.AndPredicates(predicates...))

@@ -354,6 +354,304 @@ func (ec *executionContext) fieldContext_ContextBuild_notes(_ context.Context, f
 	return graphql.NewScalarFieldContext("ContextBuild", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ContextLineDiff_change(ctx context.Context, field graphql.CollectedField, obj *engine.LineDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextLineDiff_change(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNContextLineChange2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextLineDiff_change(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextLineDiff", field, false, false, errors.New("field of type ContextLineChange does not have child fields"))
+}
+
+func (ec *executionContext) _ContextLineDiff_text(ctx context.Context, field graphql.CollectedField, obj *engine.LineDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextLineDiff_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextLineDiff_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextLineDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceiptDiff_from(ctx context.Context, field graphql.CollectedField, obj *engine.ReceiptDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptDiff_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
+			return ec.marshalNContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptDiff_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceipt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptDiff_to(ctx context.Context, field graphql.CollectedField, obj *engine.ReceiptDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptDiff_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
+			return ec.marshalNContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptDiff_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceipt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptDiff_tiers(ctx context.Context, field graphql.CollectedField, obj *engine.ReceiptDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptDiff_tiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []engine.TierDiff) graphql.Marshaler {
+			return ec.marshalNContextTierDiff2ᚕsessiongraphᚋinternalᚋengineᚐTierDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptDiff_tiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextTierDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptDiff_sections(ctx context.Context, field graphql.CollectedField, obj *engine.ReceiptDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptDiff_sections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sections, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []engine.SectionDiff) graphql.Marshaler {
+			return ec.marshalNContextSectionDiff2ᚕsessiongraphᚋinternalᚋengineᚐSectionDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptDiff_sections(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextSectionDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptDiff_lines(ctx context.Context, field graphql.CollectedField, obj *engine.ReceiptDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptDiff_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []engine.LineDiff) graphql.Marshaler {
+			return ec.marshalNContextLineDiff2ᚕsessiongraphᚋinternalᚋengineᚐLineDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptDiff_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextLineDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptDiff_textCompared(ctx context.Context, field graphql.CollectedField, obj *engine.ReceiptDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptDiff_textCompared(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TextCompared, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptDiff_textCompared(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceiptDiff", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceiptSection_name(ctx context.Context, field graphql.CollectedField, obj *schematype.ReceiptSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptSection_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptSection_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceiptSection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceiptSection_tokenCount(ctx context.Context, field graphql.CollectedField, obj *schematype.ReceiptSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptSection_tokenCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptSection_tokenCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceiptSection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceiptSection_truncated(ctx context.Context, field graphql.CollectedField, obj *schematype.ReceiptSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptSection_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptSection_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceiptSection", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _ContextSection_name(ctx context.Context, field graphql.CollectedField, obj *contextbuild.Section) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -444,6 +742,167 @@ func (ec *executionContext) _ContextSection_truncated(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_ContextSection_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContextSection", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ContextSectionDiff_name(ctx context.Context, field graphql.CollectedField, obj *engine.SectionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextSectionDiff_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextSectionDiff_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextSectionDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextSectionDiff_before(ctx context.Context, field graphql.CollectedField, obj *engine.SectionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextSectionDiff_before(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Before, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContextSectionDiff_before(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextSectionDiff", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextSectionDiff_after(ctx context.Context, field graphql.CollectedField, obj *engine.SectionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextSectionDiff_after(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.After, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContextSectionDiff_after(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextSectionDiff", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextSectionDiff_delta(ctx context.Context, field graphql.CollectedField, obj *engine.SectionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextSectionDiff_delta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextSectionDiff_delta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextSectionDiff", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextTierDiff_tier(ctx context.Context, field graphql.CollectedField, obj *engine.TierDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextTierDiff_tier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextTierDiff_tier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextTierDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextTierDiff_entered(ctx context.Context, field graphql.CollectedField, obj *engine.TierDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextTierDiff_entered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextTierDiff_entered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextTierDiff", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextTierDiff_left(ctx context.Context, field graphql.CollectedField, obj *engine.TierDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextTierDiff_left(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Left, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextTierDiff_left(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextTierDiff", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ContextTiers_active(ctx context.Context, field graphql.CollectedField, obj *contextbuild.Tiers) (ret graphql.Marshaler) {
@@ -605,6 +1064,70 @@ func (ec *executionContext) _RecentEntity_turn(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_RecentEntity_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RecentEntity", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RecordContextPayload_build(ctx context.Context, field graphql.CollectedField, obj *engine.RecordedContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordContextPayload_build(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Build, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.ContextBuild) graphql.Marshaler {
+			return ec.marshalNContextBuild2ᚖsessiongraphᚋinternalᚋengineᚐContextBuild(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordContextPayload_build(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordContextPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextBuild(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordContextPayload_receipt(ctx context.Context, field graphql.CollectedField, obj *engine.RecordedContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordContextPayload_receipt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Receipt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
+			return ec.marshalNContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordContextPayload_receipt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordContextPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceipt(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ResetConversationPayload_session(ctx context.Context, field graphql.CollectedField, obj *model.SessionPayload) (ret graphql.Marshaler) {
@@ -873,6 +1396,50 @@ func (ec *executionContext) unmarshalInputContextOptions(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRecordContextInput(ctx context.Context, obj any) (engine.RecordContextInput, error) {
+	var it engine.RecordContextInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "node", "options"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "node":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
+			data, err := ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Node = data
+		case "options":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("options"))
+			data, err := ec.unmarshalOContextOptions2ᚖsessiongraphᚋinternalᚋengineᚐContextOptions(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Options = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputResetConversationInput(ctx context.Context, obj any) (model.ResetConversationInput, error) {
 	var it model.ResetConversationInput
 	if obj == nil {
@@ -1092,6 +1659,163 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
+var contextLineDiffImplementors = []string{"ContextLineDiff"}
+
+func (ec *executionContext) _ContextLineDiff(ctx context.Context, sel ast.SelectionSet, obj *engine.LineDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextLineDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextLineDiff")
+		case "change":
+			out.Values[i] = ec.marshalNContextLineChange2string(ctx, field.Selections, obj.Change)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Text)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var contextReceiptDiffImplementors = []string{"ContextReceiptDiff"}
+
+func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.SelectionSet, obj *engine.ReceiptDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextReceiptDiff")
+		case "from":
+			out.Values[i] = ec._ContextReceiptDiff_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._ContextReceiptDiff_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tiers":
+			out.Values[i] = ec._ContextReceiptDiff_tiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sections":
+			out.Values[i] = ec._ContextReceiptDiff_sections(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lines":
+			out.Values[i] = ec._ContextReceiptDiff_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "textCompared":
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.TextCompared)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var contextReceiptSectionImplementors = []string{"ContextReceiptSection"}
+
+func (ec *executionContext) _ContextReceiptSection(ctx context.Context, sel ast.SelectionSet, obj *schematype.ReceiptSection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptSectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextReceiptSection")
+		case "name":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokenCount":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Truncated)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
 var contextSectionImplementors = []string{"ContextSection"}
 
 func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.SelectionSet, obj *contextbuild.Section) graphql.Marshaler {
@@ -1121,6 +1845,109 @@ func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.Selecti
 			}
 		case "truncated":
 			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Truncated)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var contextSectionDiffImplementors = []string{"ContextSectionDiff"}
+
+func (ec *executionContext) _ContextSectionDiff(ctx context.Context, sel ast.SelectionSet, obj *engine.SectionDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextSectionDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextSectionDiff")
+		case "name":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "before":
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Before)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "after":
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.After)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "delta":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Delta)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var contextTierDiffImplementors = []string{"ContextTierDiff"}
+
+func (ec *executionContext) _ContextTierDiff(ctx context.Context, sel ast.SelectionSet, obj *engine.TierDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextTierDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextTierDiff")
+		case "tier":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Tier)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entered":
+			out.Values[i] = ec._ContextTierDiff_entered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "left":
+			out.Values[i] = ec._ContextTierDiff_left(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1224,6 +2051,50 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 			}
 		case "turn":
 			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Turn)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var recordContextPayloadImplementors = []string{"RecordContextPayload"}
+
+func (ec *executionContext) _RecordContextPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RecordedContext) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordContextPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordContextPayload")
+		case "build":
+			out.Values[i] = ec._RecordContextPayload_build(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "receipt":
+			out.Values[i] = ec._RecordContextPayload_receipt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1420,6 +2291,42 @@ func (ec *executionContext) marshalNContextBuild2ᚖsessiongraphᚋinternalᚋen
 	return ec._ContextBuild(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNContextLineChange2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNContextLineChange2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNContextLineDiff2sessiongraphᚋinternalᚋengineᚐLineDiff(ctx context.Context, sel ast.SelectionSet, v engine.LineDiff) graphql.Marshaler {
+	return ec._ContextLineDiff(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContextLineDiff2ᚕsessiongraphᚋinternalᚋengineᚐLineDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.LineDiff) graphql.Marshaler {
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContextLineDiff2sessiongraphᚋinternalᚋengineᚐLineDiff(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx context.Context, v any) (contextbuild.Node, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode[tmp]
@@ -1454,6 +2361,36 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNContextReceiptDiff2ᚖsessiongraphᚋinternalᚋengineᚐReceiptDiff(ctx context.Context, sel ast.SelectionSet, v *engine.ReceiptDiff) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContextReceiptDiff(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNContextReceiptSection2sessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSection(ctx context.Context, sel ast.SelectionSet, v schematype.ReceiptSection) graphql.Marshaler {
+	return ec._ContextReceiptSection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContextReceiptSection2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.ReceiptSection) graphql.Marshaler {
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContextReceiptSection2sessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSection(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNContextSection2sessiongraphᚋinternalᚋcontextbuildᚐSection(ctx context.Context, sel ast.SelectionSet, v contextbuild.Section) graphql.Marshaler {
 	return ec._ContextSection(ctx, sel, &v)
 }
@@ -1463,6 +2400,46 @@ func (ec *executionContext) marshalNContextSection2ᚕsessiongraphᚋinternalᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextSection2sessiongraphᚋinternalᚋcontextbuildᚐSection(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContextSectionDiff2sessiongraphᚋinternalᚋengineᚐSectionDiff(ctx context.Context, sel ast.SelectionSet, v engine.SectionDiff) graphql.Marshaler {
+	return ec._ContextSectionDiff(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContextSectionDiff2ᚕsessiongraphᚋinternalᚋengineᚐSectionDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.SectionDiff) graphql.Marshaler {
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContextSectionDiff2sessiongraphᚋinternalᚋengineᚐSectionDiff(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContextTierDiff2sessiongraphᚋinternalᚋengineᚐTierDiff(ctx context.Context, sel ast.SelectionSet, v engine.TierDiff) graphql.Marshaler {
+	return ec._ContextTierDiff(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNContextTierDiff2ᚕsessiongraphᚋinternalᚋengineᚐTierDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.TierDiff) graphql.Marshaler {
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContextTierDiff2sessiongraphᚋinternalᚋengineᚐTierDiff(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -1502,6 +2479,21 @@ func (ec *executionContext) marshalNRecentEntity2ᚖsessiongraphᚋinternalᚋen
 		return graphql.Null
 	}
 	return ec._RecentEntity(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRecordContextInput2sessiongraphᚋinternalᚋengineᚐRecordContextInput(ctx context.Context, v any) (engine.RecordContextInput, error) {
+	res, err := ec.unmarshalInputRecordContextInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordContextPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordedContext(ctx context.Context, sel ast.SelectionSet, v *engine.RecordedContext) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordContextPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNResetConversationInput2sessiongraphᚋgraphᚋmodelᚐResetConversationInput(ctx context.Context, v any) (model.ResetConversationInput, error) {
@@ -1550,6 +2542,78 @@ func (ec *executionContext) marshalOContextBuild2ᚖsessiongraphᚋinternalᚋen
 	}
 	return ec._ContextBuild(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx context.Context, v any) ([]contextbuild.Node, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]contextbuild.Node, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []contextbuild.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx context.Context, v any) (*contextbuild.Node, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx context.Context, sel ast.SelectionSet, v *contextbuild.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode[*v])
+	return res
+}
+
+var (
+	unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode = map[string]contextbuild.Node{
+		"UNDERSTAND": contextbuild.Understand,
+		"THINK":      contextbuild.Think,
+		"ACT":        contextbuild.Act,
+		"REPLY":      contextbuild.Reply,
+		"MESSAGES":   contextbuild.Messages,
+	}
+	marshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode = map[contextbuild.Node]string{
+		contextbuild.Understand: "UNDERSTAND",
+		contextbuild.Think:      "THINK",
+		contextbuild.Act:        "ACT",
+		contextbuild.Reply:      "REPLY",
+		contextbuild.Messages:   "MESSAGES",
+	}
+)
 
 func (ec *executionContext) unmarshalOContextOptions2ᚖsessiongraphᚋinternalᚋengineᚐContextOptions(ctx context.Context, v any) (*engine.ContextOptions, error) {
 	if v == nil {

@@ -15,6 +15,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/graph/compiled"
 	"sessiongraph/graph/scalar"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/contextbuild"
@@ -39,6 +40,8 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*ent.SessionConnection, error)
 	Viewer(ctx context.Context) (*access.Principal, error)
 	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
+	ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error)
+	ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID) (*engine.ReceiptDiff, error)
 	EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error)
 	Session(ctx context.Context, id uuid.UUID) (*ent.Session, error)
 	SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error)
@@ -59,6 +62,7 @@ type SessionResolver interface {
 	Events(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error)
 }
 type TurnResolver interface {
+	Receipts(ctx context.Context, obj *ent.Turn) ([]*ent.ContextReceipt, error)
 	StepResults(ctx context.Context, obj *ent.Turn) ([]*ent.StepResult, error)
 }
 
@@ -131,6 +135,42 @@ func (ec *executionContext) field_Query_apiKeys_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_contextReceiptDiff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_contextReceipt_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -340,6 +380,60 @@ func (ec *executionContext) field_Session_artifacts_args(ctx context.Context, ra
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
 		func(ctx context.Context, v any) (*ent.ArtifactWhereInput, error) {
 			return ec.unmarshalOArtifactWhereInput2ᚖsessiongraphᚋentᚐArtifactWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Session_contextReceipts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[uuid.UUID], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[uuid.UUID], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) ([]*ent.ContextReceiptOrder, error) {
+			return ec.unmarshalOContextReceiptOrder2ᚕᚖsessiongraphᚋentᚐContextReceiptOrderᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.ContextReceiptWhereInput, error) {
+			return ec.unmarshalOContextReceiptWhereInput2ᚖsessiongraphᚋentᚐContextReceiptWhereInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1607,6 +1701,543 @@ func (ec *executionContext) fieldContext_ArtifactEdge_cursor(_ context.Context, 
 	return graphql.NewScalarFieldContext("ArtifactEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _ContextReceipt_id(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_sessionID(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_sessionID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_sessionID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_turn(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_node(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Node) graphql.Marshaler {
+			return ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type ContextNode does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_eventSequence(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_eventSequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventSequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_eventSequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_budget(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_tokenizer(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_tokenizer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokenizer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_tokenizer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_tokenCount(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_tokenCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_tokenCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_sections(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_sections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sections, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []schematype.ReceiptSection) graphql.Marshaler {
+			return ec.marshalNContextReceiptSection2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSectionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_sections(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceipt",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceiptSection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceipt_tiers(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_tiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Tiers) graphql.Marshaler {
+			return ec.marshalNContextTiers2sessiongraphᚋinternalᚋcontextbuildᚐTiers(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_tiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceipt",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextTiers(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceipt_truncatedTurns(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_truncatedTurns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TruncatedTurns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_truncatedTurns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_notes(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_notes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Notes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_text(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_textSha256(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_textSha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TextSha256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_textSha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceipt", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceipt_session(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceipt_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceipt_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceipt",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceiptConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ContextReceiptEdge) graphql.Marshaler {
+			return ec.marshalOContextReceiptEdge2ᚕᚖsessiongraphᚋentᚐContextReceiptEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceiptEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceiptConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[uuid.UUID]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceiptConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceiptConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContextReceiptEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceiptEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
+			return ec.marshalOContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContextReceiptEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceipt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContextReceiptEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.ContextReceiptEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextReceiptEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[uuid.UUID]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextReceiptEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextReceiptEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
 func (ec *executionContext) _EntityType_id(ctx context.Context, field graphql.CollectedField, obj *ent.EntityType) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2580,6 +3211,94 @@ func (ec *executionContext) fieldContext_Query_apiKeys(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_apiKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_contextReceipt(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_contextReceipt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ContextReceipt(ctx, fc.Args["id"].(uuid.UUID))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
+			return ec.marshalOContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_contextReceipt(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceipt(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_contextReceipt_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_contextReceiptDiff(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_contextReceiptDiff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ContextReceiptDiff(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.ReceiptDiff) graphql.Marshaler {
+			return ec.marshalNContextReceiptDiff2ᚖsessiongraphᚋinternalᚋengineᚐReceiptDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_contextReceiptDiff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceiptDiff(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_contextReceiptDiff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4128,6 +4847,50 @@ func (ec *executionContext) fieldContext_Session_stepResults(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_contextReceipts(ctx context.Context, field graphql.CollectedField, obj *ent.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_contextReceipts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.ContextReceipts(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].([]*ent.ContextReceiptOrder), fc.Args["where"].(*ent.ContextReceiptWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceiptConnection) graphql.Marshaler {
+			return ec.marshalNContextReceiptConnection2ᚖsessiongraphᚋentᚐContextReceiptConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_contextReceipts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceiptConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Session_contextReceipts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Session_context(ctx context.Context, field graphql.CollectedField, obj *ent.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5525,6 +6288,38 @@ func (ec *executionContext) fieldContext_Turn_session(_ context.Context, field g
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_receipts(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_receipts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().Receipts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ContextReceipt) graphql.Marshaler {
+			return ec.marshalNContextReceipt2ᚕᚖsessiongraphᚋentᚐContextReceiptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_receipts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceipt(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7179,6 +7974,921 @@ func (ec *executionContext) unmarshalInputArtifactWhereInput(ctx context.Context
 		return data, nil
 	}
 	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.ArtifactWhereInput`, tmp))
+}
+
+func (ec *executionContext) unmarshalInputContextReceiptOrder(ctx context.Context, obj any) (ent.ContextReceiptOrder, error) {
+	var it ent.ContextReceiptOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNContextReceiptOrderField2ᚖsessiongraphᚋentᚐContextReceiptOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputContextReceiptWhereInput(ctx context.Context, obj any) (ent.ContextReceiptWhereInput, error) {
+	var it ent.ContextReceiptWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "sessionID", "sessionIDNEQ", "sessionIDIn", "sessionIDNotIn", "turn", "turnNEQ", "turnIn", "turnNotIn", "turnGT", "turnGTE", "turnLT", "turnLTE", "node", "nodeNEQ", "nodeIn", "nodeNotIn", "nodeGT", "nodeGTE", "nodeLT", "nodeLTE", "nodeContains", "nodeHasPrefix", "nodeHasSuffix", "nodeEqualFold", "nodeContainsFold", "eventSequence", "eventSequenceNEQ", "eventSequenceIn", "eventSequenceNotIn", "eventSequenceGT", "eventSequenceGTE", "eventSequenceLT", "eventSequenceLTE", "budget", "budgetNEQ", "budgetIn", "budgetNotIn", "budgetGT", "budgetGTE", "budgetLT", "budgetLTE", "tokenizer", "tokenizerNEQ", "tokenizerIn", "tokenizerNotIn", "tokenizerGT", "tokenizerGTE", "tokenizerLT", "tokenizerLTE", "tokenizerContains", "tokenizerHasPrefix", "tokenizerHasSuffix", "tokenizerEqualFold", "tokenizerContainsFold", "tokenCount", "tokenCountNEQ", "tokenCountIn", "tokenCountNotIn", "tokenCountGT", "tokenCountGTE", "tokenCountLT", "tokenCountLTE", "truncatedTurns", "truncatedTurnsNEQ", "truncatedTurnsIn", "truncatedTurnsNotIn", "truncatedTurnsGT", "truncatedTurnsGTE", "truncatedTurnsLT", "truncatedTurnsLTE", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "textSha256", "textSha256NEQ", "textSha256In", "textSha256NotIn", "textSha256GT", "textSha256GTE", "textSha256LT", "textSha256LTE", "textSha256Contains", "textSha256HasPrefix", "textSha256HasSuffix", "textSha256EqualFold", "textSha256ContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasSession", "hasSessionWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOContextReceiptWhereInput2ᚖsessiongraphᚋentᚐContextReceiptWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOContextReceiptWhereInput2ᚕᚖsessiongraphᚋentᚐContextReceiptWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOContextReceiptWhereInput2ᚕᚖsessiongraphᚋentᚐContextReceiptWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "sessionIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionIDNEQ = data
+		case "sessionIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionIDIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionIDIn = data
+		case "sessionIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionIDNotIn = data
+		case "turn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turn"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Turn = data
+		case "turnNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnNEQ = data
+		case "turnIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnIn = data
+		case "turnNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnNotIn = data
+		case "turnGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnGT = data
+		case "turnGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnGTE = data
+		case "turnLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnLT = data
+		case "turnLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnLTE = data
+		case "node":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Node = data
+		case "nodeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeNEQ"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeNEQ = data
+		case "nodeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeIn"))
+			data, err := ec.unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeIn = data
+		case "nodeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeNotIn"))
+			data, err := ec.unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeNotIn = data
+		case "nodeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeGT"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeGT = data
+		case "nodeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeGTE"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeGTE = data
+		case "nodeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeLT"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeLT = data
+		case "nodeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeLTE"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeLTE = data
+		case "nodeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeContains"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeContains = data
+		case "nodeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeHasPrefix"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeHasPrefix = data
+		case "nodeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeHasSuffix"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeHasSuffix = data
+		case "nodeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeEqualFold"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeEqualFold = data
+		case "nodeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeContainsFold"))
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodeContainsFold = data
+		case "eventSequence":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequence"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequence = data
+		case "eventSequenceNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequenceNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequenceNEQ = data
+		case "eventSequenceIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequenceIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequenceIn = data
+		case "eventSequenceNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequenceNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequenceNotIn = data
+		case "eventSequenceGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequenceGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequenceGT = data
+		case "eventSequenceGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequenceGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequenceGTE = data
+		case "eventSequenceLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequenceLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequenceLT = data
+		case "eventSequenceLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventSequenceLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventSequenceLTE = data
+		case "budget":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Budget = data
+		case "budgetNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetNEQ = data
+		case "budgetIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetIn = data
+		case "budgetNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetNotIn = data
+		case "budgetGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetGT = data
+		case "budgetGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetGTE = data
+		case "budgetLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetLT = data
+		case "budgetLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetLTE = data
+		case "tokenizer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizer"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tokenizer = data
+		case "tokenizerNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerNEQ = data
+		case "tokenizerIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerIn = data
+		case "tokenizerNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerNotIn = data
+		case "tokenizerGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerGT = data
+		case "tokenizerGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerGTE = data
+		case "tokenizerLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerLT = data
+		case "tokenizerLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerLTE = data
+		case "tokenizerContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerContains = data
+		case "tokenizerHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerHasPrefix = data
+		case "tokenizerHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerHasSuffix = data
+		case "tokenizerEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerEqualFold = data
+		case "tokenizerContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenizerContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenizerContainsFold = data
+		case "tokenCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCount = data
+		case "tokenCountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCountNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCountNEQ = data
+		case "tokenCountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCountIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCountIn = data
+		case "tokenCountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCountNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCountNotIn = data
+		case "tokenCountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCountGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCountGT = data
+		case "tokenCountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCountGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCountGTE = data
+		case "tokenCountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCountLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCountLT = data
+		case "tokenCountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenCountLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenCountLTE = data
+		case "truncatedTurns":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurns"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurns = data
+		case "truncatedTurnsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurnsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurnsNEQ = data
+		case "truncatedTurnsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurnsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurnsIn = data
+		case "truncatedTurnsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurnsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurnsNotIn = data
+		case "truncatedTurnsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurnsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurnsGT = data
+		case "truncatedTurnsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurnsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurnsGTE = data
+		case "truncatedTurnsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurnsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurnsLT = data
+		case "truncatedTurnsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("truncatedTurnsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TruncatedTurnsLTE = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "textNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextNEQ = data
+		case "textIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextIn = data
+		case "textNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextNotIn = data
+		case "textGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextGT = data
+		case "textGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextGTE = data
+		case "textLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextLT = data
+		case "textLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextLTE = data
+		case "textContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextContains = data
+		case "textHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextHasPrefix = data
+		case "textHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextHasSuffix = data
+		case "textIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextIsNil = data
+		case "textNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextNotNil = data
+		case "textEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextEqualFold = data
+		case "textContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextContainsFold = data
+		case "textSha256":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256 = data
+		case "textSha256NEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256NEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256NEQ = data
+		case "textSha256In":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256In"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256In = data
+		case "textSha256NotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256NotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256NotIn = data
+		case "textSha256GT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256GT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256GT = data
+		case "textSha256GTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256GTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256GTE = data
+		case "textSha256LT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256LT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256LT = data
+		case "textSha256LTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256LTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256LTE = data
+		case "textSha256Contains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256Contains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256Contains = data
+		case "textSha256HasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256HasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256HasPrefix = data
+		case "textSha256HasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256HasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256HasSuffix = data
+		case "textSha256EqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256EqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256EqualFold = data
+		case "textSha256ContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textSha256ContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextSha256ContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "hasSession":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSession"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSession = data
+		case "hasSessionWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSessionWith"))
+			data, err := ec.unmarshalOSessionWhereInput2ᚕᚖsessiongraphᚋentᚐSessionWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSessionWith = data
+		}
+	}
+	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
+	// These run after all fields have been unmarshaled
+	directive0 := func(ctx context.Context) (any, error) { return it, nil }
+
+	directive1 := func(ctx context.Context) (any, error) {
+		if ec.Directives.MatchEverythingWhenEmpty == nil {
+			return it, graphql.ErrorOnPath(ctx, errors.New("directive matchEverythingWhenEmpty is not implemented"))
+		}
+		return ec.Directives.MatchEverythingWhenEmpty(ctx, asMap, directive0)
+	}
+
+	tmp, err := directive1(ctx)
+	if err != nil {
+		return it, graphql.ErrorOnPath(ctx, err)
+	}
+	if data, ok := tmp.(ent.ContextReceiptWhereInput); ok {
+		return data, nil
+	}
+	return it, graphql.ErrorOnPath(ctx, fmt.Errorf(`unexpected type %T from INPUT_OBJECT directive, should be ent.ContextReceiptWhereInput`, tmp))
 }
 
 func (ec *executionContext) unmarshalInputEntityTypeOrder(ctx context.Context, obj any) (ent.EntityTypeOrder, error) {
@@ -10104,7 +11814,7 @@ func (ec *executionContext) unmarshalInputSessionWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "tenant", "tenantNEQ", "tenantIn", "tenantNotIn", "tenantGT", "tenantGTE", "tenantLT", "tenantLTE", "tenantContains", "tenantHasPrefix", "tenantHasSuffix", "tenantEqualFold", "tenantContainsFold", "externalKey", "externalKeyNEQ", "externalKeyIn", "externalKeyNotIn", "externalKeyGT", "externalKeyGTE", "externalKeyLT", "externalKeyLTE", "externalKeyContains", "externalKeyHasPrefix", "externalKeyHasSuffix", "externalKeyEqualFold", "externalKeyContainsFold", "userID", "userIDNEQ", "userIDIn", "userIDNotIn", "userIDGT", "userIDGTE", "userIDLT", "userIDLTE", "userIDContains", "userIDHasPrefix", "userIDHasSuffix", "userIDEqualFold", "userIDContainsFold", "domain", "domainNEQ", "domainIn", "domainNotIn", "domainGT", "domainGTE", "domainLT", "domainLTE", "domainContains", "domainHasPrefix", "domainHasSuffix", "domainEqualFold", "domainContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "systemPrompt", "systemPromptNEQ", "systemPromptIn", "systemPromptNotIn", "systemPromptGT", "systemPromptGTE", "systemPromptLT", "systemPromptLTE", "systemPromptContains", "systemPromptHasPrefix", "systemPromptHasSuffix", "systemPromptEqualFold", "systemPromptContainsFold", "engagementSummary", "engagementSummaryNEQ", "engagementSummaryIn", "engagementSummaryNotIn", "engagementSummaryGT", "engagementSummaryGTE", "engagementSummaryLT", "engagementSummaryLTE", "engagementSummaryContains", "engagementSummaryHasPrefix", "engagementSummaryHasSuffix", "engagementSummaryEqualFold", "engagementSummaryContainsFold", "historySummary", "historySummaryNEQ", "historySummaryIn", "historySummaryNotIn", "historySummaryGT", "historySummaryGTE", "historySummaryLT", "historySummaryLTE", "historySummaryContains", "historySummaryHasPrefix", "historySummaryHasSuffix", "historySummaryEqualFold", "historySummaryContainsFold", "reasoningSummary", "reasoningSummaryNEQ", "reasoningSummaryIn", "reasoningSummaryNotIn", "reasoningSummaryGT", "reasoningSummaryGTE", "reasoningSummaryLT", "reasoningSummaryLTE", "reasoningSummaryContains", "reasoningSummaryHasPrefix", "reasoningSummaryHasSuffix", "reasoningSummaryEqualFold", "reasoningSummaryContainsFold", "currentTurn", "currentTurnNEQ", "currentTurnIn", "currentTurnNotIn", "currentTurnGT", "currentTurnGTE", "currentTurnLT", "currentTurnLTE", "tokenizer", "tokenizerNEQ", "tokenizerIn", "tokenizerNotIn", "tokenizerGT", "tokenizerGTE", "tokenizerLT", "tokenizerLTE", "tokenizerContains", "tokenizerHasPrefix", "tokenizerHasSuffix", "tokenizerEqualFold", "tokenizerContainsFold", "tokenCount", "tokenCountNEQ", "tokenCountIn", "tokenCountNotIn", "tokenCountGT", "tokenCountGTE", "tokenCountLT", "tokenCountLTE", "ttlSeconds", "ttlSecondsNEQ", "ttlSecondsIn", "ttlSecondsNotIn", "ttlSecondsGT", "ttlSecondsGTE", "ttlSecondsLT", "ttlSecondsLTE", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "lastActiveAt", "lastActiveAtNEQ", "lastActiveAtIn", "lastActiveAtNotIn", "lastActiveAtGT", "lastActiveAtGTE", "lastActiveAtLT", "lastActiveAtLTE", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiredAt", "expiredAtNEQ", "expiredAtIn", "expiredAtNotIn", "expiredAtGT", "expiredAtGTE", "expiredAtLT", "expiredAtLTE", "expiredAtIsNil", "expiredAtNotNil", "hasTurns", "hasTurnsWith", "hasRefs", "hasRefsWith", "hasArtifacts", "hasArtifactsWith", "hasStepResults", "hasStepResultsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "tenant", "tenantNEQ", "tenantIn", "tenantNotIn", "tenantGT", "tenantGTE", "tenantLT", "tenantLTE", "tenantContains", "tenantHasPrefix", "tenantHasSuffix", "tenantEqualFold", "tenantContainsFold", "externalKey", "externalKeyNEQ", "externalKeyIn", "externalKeyNotIn", "externalKeyGT", "externalKeyGTE", "externalKeyLT", "externalKeyLTE", "externalKeyContains", "externalKeyHasPrefix", "externalKeyHasSuffix", "externalKeyEqualFold", "externalKeyContainsFold", "userID", "userIDNEQ", "userIDIn", "userIDNotIn", "userIDGT", "userIDGTE", "userIDLT", "userIDLTE", "userIDContains", "userIDHasPrefix", "userIDHasSuffix", "userIDEqualFold", "userIDContainsFold", "domain", "domainNEQ", "domainIn", "domainNotIn", "domainGT", "domainGTE", "domainLT", "domainLTE", "domainContains", "domainHasPrefix", "domainHasSuffix", "domainEqualFold", "domainContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "systemPrompt", "systemPromptNEQ", "systemPromptIn", "systemPromptNotIn", "systemPromptGT", "systemPromptGTE", "systemPromptLT", "systemPromptLTE", "systemPromptContains", "systemPromptHasPrefix", "systemPromptHasSuffix", "systemPromptEqualFold", "systemPromptContainsFold", "engagementSummary", "engagementSummaryNEQ", "engagementSummaryIn", "engagementSummaryNotIn", "engagementSummaryGT", "engagementSummaryGTE", "engagementSummaryLT", "engagementSummaryLTE", "engagementSummaryContains", "engagementSummaryHasPrefix", "engagementSummaryHasSuffix", "engagementSummaryEqualFold", "engagementSummaryContainsFold", "historySummary", "historySummaryNEQ", "historySummaryIn", "historySummaryNotIn", "historySummaryGT", "historySummaryGTE", "historySummaryLT", "historySummaryLTE", "historySummaryContains", "historySummaryHasPrefix", "historySummaryHasSuffix", "historySummaryEqualFold", "historySummaryContainsFold", "reasoningSummary", "reasoningSummaryNEQ", "reasoningSummaryIn", "reasoningSummaryNotIn", "reasoningSummaryGT", "reasoningSummaryGTE", "reasoningSummaryLT", "reasoningSummaryLTE", "reasoningSummaryContains", "reasoningSummaryHasPrefix", "reasoningSummaryHasSuffix", "reasoningSummaryEqualFold", "reasoningSummaryContainsFold", "currentTurn", "currentTurnNEQ", "currentTurnIn", "currentTurnNotIn", "currentTurnGT", "currentTurnGTE", "currentTurnLT", "currentTurnLTE", "tokenizer", "tokenizerNEQ", "tokenizerIn", "tokenizerNotIn", "tokenizerGT", "tokenizerGTE", "tokenizerLT", "tokenizerLTE", "tokenizerContains", "tokenizerHasPrefix", "tokenizerHasSuffix", "tokenizerEqualFold", "tokenizerContainsFold", "tokenCount", "tokenCountNEQ", "tokenCountIn", "tokenCountNotIn", "tokenCountGT", "tokenCountGTE", "tokenCountLT", "tokenCountLTE", "ttlSeconds", "ttlSecondsNEQ", "ttlSecondsIn", "ttlSecondsNotIn", "ttlSecondsGT", "ttlSecondsGTE", "ttlSecondsLT", "ttlSecondsLTE", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "lastActiveAt", "lastActiveAtNEQ", "lastActiveAtIn", "lastActiveAtNotIn", "lastActiveAtGT", "lastActiveAtGTE", "lastActiveAtLT", "lastActiveAtLTE", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiredAt", "expiredAtNEQ", "expiredAtIn", "expiredAtNotIn", "expiredAtGT", "expiredAtGTE", "expiredAtLT", "expiredAtLTE", "expiredAtIsNil", "expiredAtNotNil", "hasTurns", "hasTurnsWith", "hasRefs", "hasRefsWith", "hasArtifacts", "hasArtifactsWith", "hasStepResults", "hasStepResultsWith", "hasContextReceipts", "hasContextReceiptsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11553,6 +13263,20 @@ func (ec *executionContext) unmarshalInputSessionWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.HasStepResultsWith = data
+		case "hasContextReceipts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasContextReceipts"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasContextReceipts = data
+		case "hasContextReceiptsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasContextReceiptsWith"))
+			data, err := ec.unmarshalOContextReceiptWhereInput2ᚕᚖsessiongraphᚋentᚐContextReceiptWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasContextReceiptsWith = data
 		}
 	}
 	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)
@@ -13010,6 +14734,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._EntityType(ctx, sel, obj)
+	case *ent.ContextReceipt:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ContextReceipt(ctx, sel, obj)
 	case *ent.Artifact:
 		if obj == nil {
 			return graphql.Null
@@ -13372,6 +15101,213 @@ func (ec *executionContext) _ArtifactEdge(ctx context.Context, sel ast.Selection
 			out.Values[i] = graphql.MarshalString("ArtifactEdge")
 		case "node":
 			out.Values[i] = ec._ArtifactEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, field.Selections, obj.Cursor)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var contextReceiptImplementors = []string{"ContextReceipt", "Node"}
+
+func (ec *executionContext) _ContextReceipt(ctx context.Context, sel ast.SelectionSet, obj *ent.ContextReceipt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextReceipt")
+		case "id":
+			out.Values[i] = ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sessionID":
+			out.Values[i] = ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.SessionID)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "turn":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Turn)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, field.Selections, obj.Node)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "eventSequence":
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.EventSequence)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "budget":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Budget)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tokenizer":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Tokenizer)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tokenCount":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sections":
+			out.Values[i] = ec._ContextReceipt_sections(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tiers":
+			out.Values[i] = ec._ContextReceipt_tiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "truncatedTurns":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TruncatedTurns)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "notes":
+			out.Values[i] = ec._ContextReceipt_notes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "text":
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Text)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "textSha256":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.TextSha256)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "session":
+			out.Values[i] = ec._ContextReceipt_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var contextReceiptConnectionImplementors = []string{"ContextReceiptConnection"}
+
+func (ec *executionContext) _ContextReceiptConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.ContextReceiptConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextReceiptConnection")
+		case "edges":
+			out.Values[i] = ec._ContextReceiptConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ContextReceiptConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var contextReceiptEdgeImplementors = []string{"ContextReceiptEdge"}
+
+func (ec *executionContext) _ContextReceiptEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.ContextReceiptEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextReceiptEdge")
+		case "node":
+			out.Values[i] = ec._ContextReceiptEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -13845,6 +15781,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_apiKeys(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "contextReceipt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_contextReceipt(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "contextReceiptDiff":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_contextReceiptDiff(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -14347,6 +16327,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "stepResults":
 			out.Values[i] = ec._Session_stepResults(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "contextReceipts":
+			out.Values[i] = ec._Session_contextReceipts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -14879,6 +16864,9 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 var sessionConnectionImplementors = []string{"SessionConnection"}
 
 func (ec *executionContext) _SessionConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.SessionConnection) graphql.Marshaler {
+	if m := compiled.Result(ctx, obj); m != nil {
+		return m
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -15233,6 +17221,48 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "receipts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Turn_receipts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "stepResults":
 			field := field
 
@@ -15493,6 +17523,68 @@ func (ec *executionContext) marshalNArtifactStatus2sessiongraphᚋentᚋartifact
 
 func (ec *executionContext) unmarshalNArtifactWhereInput2ᚖsessiongraphᚋentᚐArtifactWhereInput(ctx context.Context, v any) (*ent.ArtifactWhereInput, error) {
 	res, err := ec.unmarshalInputArtifactWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNContextReceipt2ᚕᚖsessiongraphᚋentᚐContextReceiptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ContextReceipt) graphql.Marshaler {
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx context.Context, sel ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContextReceipt(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNContextReceiptConnection2ᚖsessiongraphᚋentᚐContextReceiptConnection(ctx context.Context, sel ast.SelectionSet, v *ent.ContextReceiptConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContextReceiptConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNContextReceiptOrder2ᚖsessiongraphᚋentᚐContextReceiptOrder(ctx context.Context, v any) (*ent.ContextReceiptOrder, error) {
+	res, err := ec.unmarshalInputContextReceiptOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNContextReceiptOrderField2ᚖsessiongraphᚋentᚐContextReceiptOrderField(ctx context.Context, v any) (*ent.ContextReceiptOrderField, error) {
+	var res = new(ent.ContextReceiptOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNContextReceiptOrderField2ᚖsessiongraphᚋentᚐContextReceiptOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.ContextReceiptOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNContextReceiptWhereInput2ᚖsessiongraphᚋentᚐContextReceiptWhereInput(ctx context.Context, v any) (*ent.ContextReceiptWhereInput, error) {
+	res, err := ec.unmarshalInputContextReceiptWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -16164,6 +18256,75 @@ func (ec *executionContext) unmarshalOArtifactWhereInput2ᚖsessiongraphᚋent�
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputArtifactWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx context.Context, sel ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ContextReceipt(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOContextReceiptEdge2ᚕᚖsessiongraphᚋentᚐContextReceiptEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.ContextReceiptEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOContextReceiptEdge2ᚖsessiongraphᚋentᚐContextReceiptEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOContextReceiptEdge2ᚖsessiongraphᚋentᚐContextReceiptEdge(ctx context.Context, sel ast.SelectionSet, v *ent.ContextReceiptEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ContextReceiptEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOContextReceiptOrder2ᚕᚖsessiongraphᚋentᚐContextReceiptOrderᚄ(ctx context.Context, v any) ([]*ent.ContextReceiptOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.ContextReceiptOrder, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNContextReceiptOrder2ᚖsessiongraphᚋentᚐContextReceiptOrder(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOContextReceiptWhereInput2ᚕᚖsessiongraphᚋentᚐContextReceiptWhereInputᚄ(ctx context.Context, v any) ([]*ent.ContextReceiptWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.ContextReceiptWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNContextReceiptWhereInput2ᚖsessiongraphᚋentᚐContextReceiptWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOContextReceiptWhereInput2ᚖsessiongraphᚋentᚐContextReceiptWhereInput(ctx context.Context, v any) (*ent.ContextReceiptWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputContextReceiptWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -1081,8 +1081,8 @@ func (ec *executionContext) _TranslatedPayload_saves(ctx context.Context, field 
 			return obj.Saves, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3012,7 +3012,7 @@ func (ec *executionContext) _TranslatedPayload(ctx context.Context, sel ast.Sele
 				out.Invalids++
 			}
 		case "saves":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Saves)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Saves)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

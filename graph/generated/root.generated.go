@@ -21,6 +21,7 @@ import (
 type MutationResolver interface {
 	CreateAPIKey(ctx context.Context, input access.NewKey) (*model.CreateAPIKeyPayload, error)
 	RevokeAPIKey(ctx context.Context, input model.RevokeAPIKeyInput) (*model.RevokeAPIKeyPayload, error)
+	RecordContext(ctx context.Context, input engine.RecordContextInput) (*engine.RecordedContext, error)
 	UpdateTurn(ctx context.Context, input engine.UpdateTurnInput) (*model.TurnPayload, error)
 	ResetConversation(ctx context.Context, input model.ResetConversationInput) (*model.SessionPayload, error)
 	UpsertEntityType(ctx context.Context, input engine.UpsertEntityTypeInput) (*model.UpsertEntityTypePayload, error)
@@ -212,6 +213,20 @@ func (ec *executionContext) field_Mutation_purgeExpired_args(ctx context.Context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.PurgeExpiredInput, error) {
 			return ec.unmarshalNPurgeExpiredInput2sessiongraphᚋgraphᚋmodelᚐPurgeExpiredInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordContext_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (engine.RecordContextInput, error) {
+			return ec.unmarshalNRecordContextInput2sessiongraphᚋinternalᚋengineᚐRecordContextInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -542,6 +557,50 @@ func (ec *executionContext) fieldContext_Mutation_revokeAPIKey(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_revokeAPIKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordContext(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordContext(ctx, fc.Args["input"].(engine.RecordContextInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.RecordedContext) graphql.Marshaler {
+			return ec.marshalNRecordContextPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordedContext(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordContext(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordContextPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordContext_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -1755,6 +1814,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "revokeAPIKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeAPIKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordContext":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordContext(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -143,11 +143,74 @@ type ComplexityRoot struct {
 		TruncatedTurns func(childComplexity int) int
 	}
 
+	ContextLineDiff struct {
+		Change func(childComplexity int) int
+		Text   func(childComplexity int) int
+	}
+
+	ContextReceipt struct {
+		Budget         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		EventSequence  func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Node           func(childComplexity int) int
+		Notes          func(childComplexity int) int
+		Sections       func(childComplexity int) int
+		Session        func(childComplexity int) int
+		SessionID      func(childComplexity int) int
+		Text           func(childComplexity int) int
+		TextSha256     func(childComplexity int) int
+		Tiers          func(childComplexity int) int
+		TokenCount     func(childComplexity int) int
+		Tokenizer      func(childComplexity int) int
+		TruncatedTurns func(childComplexity int) int
+		Turn           func(childComplexity int) int
+	}
+
+	ContextReceiptConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ContextReceiptDiff struct {
+		From         func(childComplexity int) int
+		Lines        func(childComplexity int) int
+		Sections     func(childComplexity int) int
+		TextCompared func(childComplexity int) int
+		Tiers        func(childComplexity int) int
+		To           func(childComplexity int) int
+	}
+
+	ContextReceiptEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ContextReceiptSection struct {
+		Name       func(childComplexity int) int
+		TokenCount func(childComplexity int) int
+		Truncated  func(childComplexity int) int
+	}
+
 	ContextSection struct {
 		Name       func(childComplexity int) int
 		Text       func(childComplexity int) int
 		TokenCount func(childComplexity int) int
 		Truncated  func(childComplexity int) int
+	}
+
+	ContextSectionDiff struct {
+		After  func(childComplexity int) int
+		Before func(childComplexity int) int
+		Delta  func(childComplexity int) int
+		Name   func(childComplexity int) int
+	}
+
+	ContextTierDiff struct {
+		Entered func(childComplexity int) int
+		Left    func(childComplexity int) int
+		Tier    func(childComplexity int) int
 	}
 
 	ContextTiers struct {
@@ -287,6 +350,7 @@ type ComplexityRoot struct {
 		MentionEntity     func(childComplexity int, input model.MentionEntityInput) int
 		OpenSession       func(childComplexity int, input engine.OpenSessionInput) int
 		PurgeExpired      func(childComplexity int, input model.PurgeExpiredInput) int
+		RecordContext     func(childComplexity int, input engine.RecordContextInput) int
 		RecordCreated     func(childComplexity int, input engine.RecordCreatedInput) int
 		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
 		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
@@ -328,6 +392,8 @@ type ComplexityRoot struct {
 
 	Query struct {
 		APIKeys               func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) int
+		ContextReceipt        func(childComplexity int, id uuid.UUID) int
+		ContextReceiptDiff    func(childComplexity int, from uuid.UUID, to uuid.UUID) int
 		EntityTypes           func(childComplexity int, domain string) int
 		Node                  func(childComplexity int, id uuid.UUID) int
 		Nodes                 func(childComplexity int, ids []uuid.UUID) int
@@ -348,6 +414,11 @@ type ComplexityRoot struct {
 		Label      func(childComplexity int) int
 		Ref        func(childComplexity int) int
 		Turn       func(childComplexity int) int
+	}
+
+	RecordContextPayload struct {
+		Build   func(childComplexity int) int
+		Receipt func(childComplexity int) int
 	}
 
 	RecordCreatedPayload struct {
@@ -450,6 +521,7 @@ type ComplexityRoot struct {
 		ArchivedContent      func(childComplexity int, ref string) int
 		Artifacts            func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder, where *ent.ArtifactWhereInput) int
 		Context              func(childComplexity int, node contextbuild.Node, options *engine.ContextOptions) int
+		ContextReceipts      func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ContextReceiptOrder, where *ent.ContextReceiptWhereInput) int
 		CreatedAt            func(childComplexity int) int
 		CurrentTurn          func(childComplexity int) int
 		Domain               func(childComplexity int) int
@@ -566,6 +638,7 @@ type ComplexityRoot struct {
 		ExecutionSummary func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Number           func(childComplexity int) int
+		Receipts         func(childComplexity int) int
 		Session          func(childComplexity int) int
 		SessionID        func(childComplexity int) int
 		StartedAt        func(childComplexity int) int
@@ -961,6 +1034,204 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ContextBuild.TruncatedTurns(childComplexity), true
 
+	case "ContextLineDiff.change":
+		if e.ComplexityRoot.ContextLineDiff.Change == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextLineDiff.Change(childComplexity), true
+	case "ContextLineDiff.text":
+		if e.ComplexityRoot.ContextLineDiff.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextLineDiff.Text(childComplexity), true
+
+	case "ContextReceipt.budget":
+		if e.ComplexityRoot.ContextReceipt.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Budget(childComplexity), true
+	case "ContextReceipt.createdAt":
+		if e.ComplexityRoot.ContextReceipt.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.CreatedAt(childComplexity), true
+	case "ContextReceipt.eventSequence":
+		if e.ComplexityRoot.ContextReceipt.EventSequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.EventSequence(childComplexity), true
+	case "ContextReceipt.id":
+		if e.ComplexityRoot.ContextReceipt.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.ID(childComplexity), true
+	case "ContextReceipt.node":
+		if e.ComplexityRoot.ContextReceipt.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Node(childComplexity), true
+	case "ContextReceipt.notes":
+		if e.ComplexityRoot.ContextReceipt.Notes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Notes(childComplexity), true
+	case "ContextReceipt.sections":
+		if e.ComplexityRoot.ContextReceipt.Sections == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Sections(childComplexity), true
+	case "ContextReceipt.session":
+		if e.ComplexityRoot.ContextReceipt.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Session(childComplexity), true
+	case "ContextReceipt.sessionID":
+		if e.ComplexityRoot.ContextReceipt.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.SessionID(childComplexity), true
+	case "ContextReceipt.text":
+		if e.ComplexityRoot.ContextReceipt.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Text(childComplexity), true
+	case "ContextReceipt.textSha256":
+		if e.ComplexityRoot.ContextReceipt.TextSha256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.TextSha256(childComplexity), true
+	case "ContextReceipt.tiers":
+		if e.ComplexityRoot.ContextReceipt.Tiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Tiers(childComplexity), true
+	case "ContextReceipt.tokenCount":
+		if e.ComplexityRoot.ContextReceipt.TokenCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.TokenCount(childComplexity), true
+	case "ContextReceipt.tokenizer":
+		if e.ComplexityRoot.ContextReceipt.Tokenizer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Tokenizer(childComplexity), true
+	case "ContextReceipt.truncatedTurns":
+		if e.ComplexityRoot.ContextReceipt.TruncatedTurns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.TruncatedTurns(childComplexity), true
+	case "ContextReceipt.turn":
+		if e.ComplexityRoot.ContextReceipt.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.Turn(childComplexity), true
+
+	case "ContextReceiptConnection.edges":
+		if e.ComplexityRoot.ContextReceiptConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptConnection.Edges(childComplexity), true
+	case "ContextReceiptConnection.pageInfo":
+		if e.ComplexityRoot.ContextReceiptConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptConnection.PageInfo(childComplexity), true
+	case "ContextReceiptConnection.totalCount":
+		if e.ComplexityRoot.ContextReceiptConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptConnection.TotalCount(childComplexity), true
+
+	case "ContextReceiptDiff.from":
+		if e.ComplexityRoot.ContextReceiptDiff.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptDiff.From(childComplexity), true
+	case "ContextReceiptDiff.lines":
+		if e.ComplexityRoot.ContextReceiptDiff.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptDiff.Lines(childComplexity), true
+	case "ContextReceiptDiff.sections":
+		if e.ComplexityRoot.ContextReceiptDiff.Sections == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptDiff.Sections(childComplexity), true
+	case "ContextReceiptDiff.textCompared":
+		if e.ComplexityRoot.ContextReceiptDiff.TextCompared == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptDiff.TextCompared(childComplexity), true
+	case "ContextReceiptDiff.tiers":
+		if e.ComplexityRoot.ContextReceiptDiff.Tiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptDiff.Tiers(childComplexity), true
+	case "ContextReceiptDiff.to":
+		if e.ComplexityRoot.ContextReceiptDiff.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptDiff.To(childComplexity), true
+
+	case "ContextReceiptEdge.cursor":
+		if e.ComplexityRoot.ContextReceiptEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptEdge.Cursor(childComplexity), true
+	case "ContextReceiptEdge.node":
+		if e.ComplexityRoot.ContextReceiptEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptEdge.Node(childComplexity), true
+
+	case "ContextReceiptSection.name":
+		if e.ComplexityRoot.ContextReceiptSection.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptSection.Name(childComplexity), true
+	case "ContextReceiptSection.tokenCount":
+		if e.ComplexityRoot.ContextReceiptSection.TokenCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptSection.TokenCount(childComplexity), true
+	case "ContextReceiptSection.truncated":
+		if e.ComplexityRoot.ContextReceiptSection.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceiptSection.Truncated(childComplexity), true
+
 	case "ContextSection.name":
 		if e.ComplexityRoot.ContextSection.Name == nil {
 			break
@@ -985,6 +1256,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContextSection.Truncated(childComplexity), true
+
+	case "ContextSectionDiff.after":
+		if e.ComplexityRoot.ContextSectionDiff.After == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSectionDiff.After(childComplexity), true
+	case "ContextSectionDiff.before":
+		if e.ComplexityRoot.ContextSectionDiff.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSectionDiff.Before(childComplexity), true
+	case "ContextSectionDiff.delta":
+		if e.ComplexityRoot.ContextSectionDiff.Delta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSectionDiff.Delta(childComplexity), true
+	case "ContextSectionDiff.name":
+		if e.ComplexityRoot.ContextSectionDiff.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextSectionDiff.Name(childComplexity), true
+
+	case "ContextTierDiff.entered":
+		if e.ComplexityRoot.ContextTierDiff.Entered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextTierDiff.Entered(childComplexity), true
+	case "ContextTierDiff.left":
+		if e.ComplexityRoot.ContextTierDiff.Left == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextTierDiff.Left(childComplexity), true
+	case "ContextTierDiff.tier":
+		if e.ComplexityRoot.ContextTierDiff.Tier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextTierDiff.Tier(childComplexity), true
 
 	case "ContextTiers.active":
 		if e.ComplexityRoot.ContextTiers.Active == nil {
@@ -1539,6 +1854,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PurgeExpired(childComplexity, args["input"].(model.PurgeExpiredInput)), true
+	case "Mutation.recordContext":
+		if e.ComplexityRoot.Mutation.RecordContext == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordContext_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordContext(childComplexity, args["input"].(engine.RecordContextInput)), true
 	case "Mutation.recordCreated":
 		if e.ComplexityRoot.Mutation.RecordCreated == nil {
 			break
@@ -1780,6 +2106,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].(ent.APIKeyOrder), args["where"].(*ent.APIKeyWhereInput)), true
+	case "Query.contextReceipt":
+		if e.ComplexityRoot.Query.ContextReceipt == nil {
+			break
+		}
+
+		args, err := ec.field_Query_contextReceipt_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ContextReceipt(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.contextReceiptDiff":
+		if e.ComplexityRoot.Query.ContextReceiptDiff == nil {
+			break
+		}
+
+		args, err := ec.field_Query_contextReceiptDiff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ContextReceiptDiff(childComplexity, args["from"].(uuid.UUID), args["to"].(uuid.UUID)), true
 	case "Query.entityTypes":
 		if e.ComplexityRoot.Query.EntityTypes == nil {
 			break
@@ -1897,6 +2245,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RecentEntity.Turn(childComplexity), true
+
+	case "RecordContextPayload.build":
+		if e.ComplexityRoot.RecordContextPayload.Build == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordContextPayload.Build(childComplexity), true
+	case "RecordContextPayload.receipt":
+		if e.ComplexityRoot.RecordContextPayload.Receipt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordContextPayload.Receipt(childComplexity), true
 
 	case "RecordCreatedPayload.promoted":
 		if e.ComplexityRoot.RecordCreatedPayload.Promoted == nil {
@@ -2240,6 +2601,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Context(childComplexity, args["node"].(contextbuild.Node), args["options"].(*engine.ContextOptions)), true
+	case "Session.contextReceipts":
+		if e.ComplexityRoot.Session.ContextReceipts == nil {
+			break
+		}
+
+		args, err := ec.field_Session_contextReceipts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.ContextReceipts(childComplexity, args["after"].(*entgql.Cursor[uuid.UUID]), args["first"].(*int), args["before"].(*entgql.Cursor[uuid.UUID]), args["last"].(*int), args["orderBy"].([]*ent.ContextReceiptOrder), args["where"].(*ent.ContextReceiptWhereInput)), true
 	case "Session.createdAt":
 		if e.ComplexityRoot.Session.CreatedAt == nil {
 			break
@@ -2824,6 +3196,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.Number(childComplexity), true
+	case "Turn.receipts":
+		if e.ComplexityRoot.Turn.Receipts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.Receipts(childComplexity), true
 	case "Turn.session":
 		if e.ComplexityRoot.Turn.Session == nil {
 			break
@@ -2993,6 +3371,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputBeginTurnInput,
 		ec.unmarshalInputClearArtifactInput,
 		ec.unmarshalInputContextOptions,
+		ec.unmarshalInputContextReceiptOrder,
+		ec.unmarshalInputContextReceiptWhereInput,
 		ec.unmarshalInputCreateAPIKeyInput,
 		ec.unmarshalInputCurationInput,
 		ec.unmarshalInputDeleteSessionInput,
@@ -3013,6 +3393,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputNestedRelationInput,
 		ec.unmarshalInputOpenSessionInput,
 		ec.unmarshalInputPurgeExpiredInput,
+		ec.unmarshalInputRecordContextInput,
 		ec.unmarshalInputRecordCreatedInput,
 		ec.unmarshalInputRecordDeletedInput,
 		ec.unmarshalInputRecordGeneratedInput,
@@ -3303,10 +3684,86 @@ extend type Session {
 }
 
 extend type Mutation {
+  "Build a node's context, to send to the model, and record it as a receipt of the current turn."
+  recordContext(input: RecordContextInput!): RecordContextPayload!
   "Add to the open turn's execution summary while it runs."
   updateTurn(input: UpdateTurnInput!): UpdateTurnPayload!
   "Clear the conversation history, keeping the session, its refs and (by default) its system prompt."
   resetConversation(input: ResetConversationInput!): ResetConversationPayload!
+}
+
+# Context receipts: a build as it was sent to the model, recorded when the
+# runtime asks (recordContext), for the admin's view of what the model saw.
+
+"One section of a recorded build: its name, tokens, and whether it was cut; the text is the receipt's."
+type ContextReceiptSection {
+  name: String!
+  tokenCount: Int!
+  truncated: Boolean!
+}
+
+input RecordContextInput {
+  sessionID: ID!
+  node: ContextNode!
+  options: ContextOptions
+}
+
+type RecordContextPayload {
+  "The build to send to the model: what context(node, options) answers."
+  build: ContextBuild!
+  "The build as recorded for the session's current turn."
+  receipt: ContextReceipt!
+}
+
+"How a node's context changed from one recorded build to another."
+type ContextReceiptDiff {
+  from: ContextReceipt!
+  to: ContextReceipt!
+  "Refs that entered or left each tier (active, generated, retained)."
+  tiers: [ContextTierDiff!]!
+  "Every section of either build, in the later build's order then the earlier's: its tokens before and after."
+  sections: [ContextSectionDiff!]!
+  "The lines removed from and added to the text, in order; empty when textCompared is false."
+  lines: [ContextLineDiff!]!
+  "False when either receipt kept only its text's hash (-receipt-hash-only)."
+  textCompared: Boolean!
+}
+
+type ContextTierDiff {
+  tier: String!
+  entered: [String!]!
+  left: [String!]!
+}
+
+type ContextSectionDiff {
+  name: String!
+  "Null when the earlier build had no such section."
+  before: Int
+  "Null when the later build has no such section."
+  after: Int
+  delta: Int!
+}
+
+enum ContextLineChange {
+  ADDED
+  REMOVED
+}
+
+type ContextLineDiff {
+  change: ContextLineChange!
+  text: String!
+}
+
+extend type Query {
+  "A recorded context build by its id (node(id) finds it too)."
+  contextReceipt(id: ID!): ContextReceipt
+  "How one node's recorded context changed between two receipts of a session."
+  contextReceiptDiff(from: ID!, to: ID!): ContextReceiptDiff!
+}
+
+extend type Turn {
+  "The context builds recorded during this turn, oldest first."
+  receipts: [ContextReceipt!]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain.graphql", Input: `input FKFieldInput {
@@ -3768,6 +4225,259 @@ input ArtifactWhereInput {
   """
   hasRef: Boolean
   hasRefWith: [RefWhereInput!]
+}
+type ContextReceipt implements Node {
+  id: ID!
+  sessionID: ID!
+  """
+  The session's current turn when the build was made.
+  """
+  turn: Int!
+  node: ContextNode!
+  """
+  The session's event sequence the build was made from: the state it shows.
+  """
+  eventSequence: Int!
+  budget: Int!
+  tokenizer: String!
+  tokenCount: Int!
+  """
+  Each section in priority order with its token count and whether it was cut; its text is in text.
+  """
+  sections: [ContextReceiptSection!]!
+  """
+  The refs of each tier the build showed.
+  """
+  tiers: ContextTiers!
+  truncatedTurns: Int!
+  """
+  What was cut and why.
+  """
+  notes: [String!]!
+  """
+  The text sent; null once the server keeps only its hash (-receipt-text=false).
+  """
+  text: String
+  """
+  SHA-256 of the text, hex: proves what was sent after the text is gone.
+  """
+  textSha256: String!
+  createdAt: Time!
+  session: Session!
+}
+"""
+A connection to a list of items.
+"""
+type ContextReceiptConnection {
+  """
+  A list of edges.
+  """
+  edges: [ContextReceiptEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type ContextReceiptEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: ContextReceipt
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for ContextReceipt connections
+"""
+input ContextReceiptOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order ContextReceipts.
+  """
+  field: ContextReceiptOrderField!
+}
+"""
+Properties by which ContextReceipt connections can be ordered.
+"""
+enum ContextReceiptOrderField {
+  TURN
+  CREATED_AT
+}
+"""
+ContextReceiptWhereInput is used for filtering ContextReceipt objects.
+Input was generated by ent.
+"""
+input ContextReceiptWhereInput {
+  not: ContextReceiptWhereInput
+  and: [ContextReceiptWhereInput!]
+  or: [ContextReceiptWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  """
+  session_id field predicates
+  """
+  sessionID: ID
+  sessionIDNEQ: ID
+  sessionIDIn: [ID!]
+  sessionIDNotIn: [ID!]
+  """
+  turn field predicates
+  """
+  turn: Int
+  turnNEQ: Int
+  turnIn: [Int!]
+  turnNotIn: [Int!]
+  turnGT: Int
+  turnGTE: Int
+  turnLT: Int
+  turnLTE: Int
+  """
+  node field predicates
+  """
+  node: ContextNode
+  nodeNEQ: ContextNode
+  nodeIn: [ContextNode!]
+  nodeNotIn: [ContextNode!]
+  nodeGT: ContextNode
+  nodeGTE: ContextNode
+  nodeLT: ContextNode
+  nodeLTE: ContextNode
+  nodeContains: ContextNode
+  nodeHasPrefix: ContextNode
+  nodeHasSuffix: ContextNode
+  nodeEqualFold: ContextNode
+  nodeContainsFold: ContextNode
+  """
+  event_sequence field predicates
+  """
+  eventSequence: Int
+  eventSequenceNEQ: Int
+  eventSequenceIn: [Int!]
+  eventSequenceNotIn: [Int!]
+  eventSequenceGT: Int
+  eventSequenceGTE: Int
+  eventSequenceLT: Int
+  eventSequenceLTE: Int
+  """
+  budget field predicates
+  """
+  budget: Int
+  budgetNEQ: Int
+  budgetIn: [Int!]
+  budgetNotIn: [Int!]
+  budgetGT: Int
+  budgetGTE: Int
+  budgetLT: Int
+  budgetLTE: Int
+  """
+  tokenizer field predicates
+  """
+  tokenizer: String
+  tokenizerNEQ: String
+  tokenizerIn: [String!]
+  tokenizerNotIn: [String!]
+  tokenizerGT: String
+  tokenizerGTE: String
+  tokenizerLT: String
+  tokenizerLTE: String
+  tokenizerContains: String
+  tokenizerHasPrefix: String
+  tokenizerHasSuffix: String
+  tokenizerEqualFold: String
+  tokenizerContainsFold: String
+  """
+  token_count field predicates
+  """
+  tokenCount: Int
+  tokenCountNEQ: Int
+  tokenCountIn: [Int!]
+  tokenCountNotIn: [Int!]
+  tokenCountGT: Int
+  tokenCountGTE: Int
+  tokenCountLT: Int
+  tokenCountLTE: Int
+  """
+  truncated_turns field predicates
+  """
+  truncatedTurns: Int
+  truncatedTurnsNEQ: Int
+  truncatedTurnsIn: [Int!]
+  truncatedTurnsNotIn: [Int!]
+  truncatedTurnsGT: Int
+  truncatedTurnsGTE: Int
+  truncatedTurnsLT: Int
+  truncatedTurnsLTE: Int
+  """
+  text field predicates
+  """
+  text: String
+  textNEQ: String
+  textIn: [String!]
+  textNotIn: [String!]
+  textGT: String
+  textGTE: String
+  textLT: String
+  textLTE: String
+  textContains: String
+  textHasPrefix: String
+  textHasSuffix: String
+  textIsNil: Boolean
+  textNotNil: Boolean
+  textEqualFold: String
+  textContainsFold: String
+  """
+  text_sha256 field predicates
+  """
+  textSha256: String
+  textSha256NEQ: String
+  textSha256In: [String!]
+  textSha256NotIn: [String!]
+  textSha256GT: String
+  textSha256GTE: String
+  textSha256LT: String
+  textSha256LTE: String
+  textSha256Contains: String
+  textSha256HasPrefix: String
+  textSha256HasSuffix: String
+  textSha256EqualFold: String
+  textSha256ContainsFold: String
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  session edge predicates
+  """
+  hasSession: Boolean
+  hasSessionWith: [SessionWhereInput!]
 }
 """
 Define a Relay Cursor type:
@@ -4751,6 +5461,37 @@ type Session implements Node {
     """
     where: StepResultWhereInput
   ): StepResultConnection!
+  contextReceipts(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for ContextReceipts returned from the connection.
+    """
+    orderBy: [ContextReceiptOrder!]
+
+    """
+    Filtering options for ContextReceipts returned from the connection.
+    """
+    where: ContextReceiptWhereInput
+  ): ContextReceiptConnection!
 }
 """
 A connection to a list of items.
@@ -5094,6 +5835,11 @@ input SessionWhereInput {
   """
   hasStepResults: Boolean
   hasStepResultsWith: [StepResultWhereInput!]
+  """
+  context_receipts edge predicates
+  """
+  hasContextReceipts: Boolean
+  hasContextReceiptsWith: [ContextReceiptWhereInput!]
 }
 type StepResult implements Node {
   id: ID!
@@ -5527,6 +6273,7 @@ extend input EventWhereInput @matchEverythingWhenEmpty
 extend input RefWhereInput @matchEverythingWhenEmpty
 extend input SessionWhereInput @matchEverythingWhenEmpty
 extend input StepResultWhereInput @matchEverythingWhenEmpty
+extend input ContextReceiptWhereInput @matchEverythingWhenEmpty
 extend input TurnWhereInput @matchEverythingWhenEmpty
 `, BuiltIn: false},
 	{Name: "../schema/lifecycle.graphql", Input: `# Session lifecycle for admins (seeds 003 and 004): expire what is idle,
@@ -6354,6 +7101,106 @@ func (ec *executionContext) childFields_ContextBuild(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ContextBuild", field.Name)
 }
 
+func (ec *executionContext) childFields_ContextLineDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "change":
+		return ec.fieldContext_ContextLineDiff_change(ctx, field)
+	case "text":
+		return ec.fieldContext_ContextLineDiff_text(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextLineDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextReceipt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ContextReceipt_id(ctx, field)
+	case "sessionID":
+		return ec.fieldContext_ContextReceipt_sessionID(ctx, field)
+	case "turn":
+		return ec.fieldContext_ContextReceipt_turn(ctx, field)
+	case "node":
+		return ec.fieldContext_ContextReceipt_node(ctx, field)
+	case "eventSequence":
+		return ec.fieldContext_ContextReceipt_eventSequence(ctx, field)
+	case "budget":
+		return ec.fieldContext_ContextReceipt_budget(ctx, field)
+	case "tokenizer":
+		return ec.fieldContext_ContextReceipt_tokenizer(ctx, field)
+	case "tokenCount":
+		return ec.fieldContext_ContextReceipt_tokenCount(ctx, field)
+	case "sections":
+		return ec.fieldContext_ContextReceipt_sections(ctx, field)
+	case "tiers":
+		return ec.fieldContext_ContextReceipt_tiers(ctx, field)
+	case "truncatedTurns":
+		return ec.fieldContext_ContextReceipt_truncatedTurns(ctx, field)
+	case "notes":
+		return ec.fieldContext_ContextReceipt_notes(ctx, field)
+	case "text":
+		return ec.fieldContext_ContextReceipt_text(ctx, field)
+	case "textSha256":
+		return ec.fieldContext_ContextReceipt_textSha256(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ContextReceipt_createdAt(ctx, field)
+	case "session":
+		return ec.fieldContext_ContextReceipt_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextReceipt", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextReceiptConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ContextReceiptConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ContextReceiptConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ContextReceiptConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextReceiptConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextReceiptDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_ContextReceiptDiff_from(ctx, field)
+	case "to":
+		return ec.fieldContext_ContextReceiptDiff_to(ctx, field)
+	case "tiers":
+		return ec.fieldContext_ContextReceiptDiff_tiers(ctx, field)
+	case "sections":
+		return ec.fieldContext_ContextReceiptDiff_sections(ctx, field)
+	case "lines":
+		return ec.fieldContext_ContextReceiptDiff_lines(ctx, field)
+	case "textCompared":
+		return ec.fieldContext_ContextReceiptDiff_textCompared(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextReceiptDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextReceiptEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_ContextReceiptEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_ContextReceiptEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextReceiptEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextReceiptSection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ContextReceiptSection_name(ctx, field)
+	case "tokenCount":
+		return ec.fieldContext_ContextReceiptSection_tokenCount(ctx, field)
+	case "truncated":
+		return ec.fieldContext_ContextReceiptSection_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextReceiptSection", field.Name)
+}
+
 func (ec *executionContext) childFields_ContextSection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -6366,6 +7213,32 @@ func (ec *executionContext) childFields_ContextSection(ctx context.Context, fiel
 		return ec.fieldContext_ContextSection_truncated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContextSection", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextSectionDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ContextSectionDiff_name(ctx, field)
+	case "before":
+		return ec.fieldContext_ContextSectionDiff_before(ctx, field)
+	case "after":
+		return ec.fieldContext_ContextSectionDiff_after(ctx, field)
+	case "delta":
+		return ec.fieldContext_ContextSectionDiff_delta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextSectionDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextTierDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tier":
+		return ec.fieldContext_ContextTierDiff_tier(ctx, field)
+	case "entered":
+		return ec.fieldContext_ContextTierDiff_entered(ctx, field)
+	case "left":
+		return ec.fieldContext_ContextTierDiff_left(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextTierDiff", field.Name)
 }
 
 func (ec *executionContext) childFields_ContextTiers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6684,6 +7557,16 @@ func (ec *executionContext) childFields_RecentEntity(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type RecentEntity", field.Name)
 }
 
+func (ec *executionContext) childFields_RecordContextPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "build":
+		return ec.fieldContext_RecordContextPayload_build(ctx, field)
+	case "receipt":
+		return ec.fieldContext_RecordContextPayload_receipt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordContextPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RecordCreatedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "ref":
@@ -6928,6 +7811,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_artifacts(ctx, field)
 	case "stepResults":
 		return ec.fieldContext_Session_stepResults(ctx, field)
+	case "contextReceipts":
+		return ec.fieldContext_Session_contextReceipts(ctx, field)
 	case "context":
 		return ec.fieldContext_Session_context(ctx, field)
 	case "workingMemory":
@@ -7114,6 +7999,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_completedAt(ctx, field)
 	case "session":
 		return ec.fieldContext_Turn_session(ctx, field)
+	case "receipts":
+		return ec.fieldContext_Turn_receipts(ctx, field)
 	case "stepResults":
 		return ec.fieldContext_Turn_stepResults(ctx, field)
 	}

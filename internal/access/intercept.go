@@ -6,6 +6,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/intercept"
 	"sessiongraph/ent/ref"
@@ -15,7 +16,7 @@ import (
 )
 
 // Confine makes every query of client keep to the tenant of the request's key:
-// sessions by their tenant, turns, refs, artifacts and step results by their
+// sessions by their tenant, turns, refs, artifacts, step results and context receipts by their
 // session's, events by the tenant they carry. API keys are visible to admins; any
 // other key sees only itself. Entity types are shared by every tenant.
 //
@@ -37,6 +38,9 @@ func Confine(client *ent.Client) {
 	}))
 	client.StepResult.Intercept(intercept.TraverseStepResult(func(ctx context.Context, q *ent.StepResultQuery) error {
 		return scoped(ctx, func(t string) { q.Where(stepresult.HasSessionWith(session.Tenant(t))) })
+	}))
+	client.ContextReceipt.Intercept(intercept.TraverseContextReceipt(func(ctx context.Context, q *ent.ContextReceiptQuery) error {
+		return scoped(ctx, func(t string) { q.Where(contextreceipt.HasSessionWith(session.Tenant(t))) })
 	}))
 	client.Event.Intercept(intercept.TraverseEvent(func(ctx context.Context, q *ent.EventQuery) error {
 		return scoped(ctx, func(t string) { q.Where(event.Tenant(t)) })

@@ -66,11 +66,12 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	st := store.New(client, nil)
 	eng := engine.New(client, st, engine.Config{
-		DefaultTTL:     cfg.DefaultTTL,
-		DefaultDomain:  cfg.DefaultDomain,
-		DomainCacheTTL: cfg.DomainCacheTTL,
-		ReapInterval:   cfg.ReapInterval,
-		Retention:      cfg.Retention,
+		DefaultTTL:      cfg.DefaultTTL,
+		DefaultDomain:   cfg.DefaultDomain,
+		DomainCacheTTL:  cfg.DomainCacheTTL,
+		ReapInterval:    cfg.ReapInterval,
+		Retention:       cfg.Retention,
+		ReceiptHashOnly: cfg.ReceiptHashOnly,
 	})
 	if err := syncDomains(access.System(ctx), eng, cfg.DomainFile); err != nil {
 		client.Close()
@@ -83,6 +84,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Resolver:       &graph.Resolver{Client: client, Engine: eng, Keys: a.Keys},
 		Logger:         cfg.Logger,
 		Introspection:  cfg.Introspection,
+		CompiledReads:  cfg.CompiledReads,
 		AllowedOrigins: cfg.AllowedOrigins,
 		Pages:          graph.PageLimits{Default: cfg.PageDefault, Max: cfg.PageMax},
 		Limits:         graph.Limits{Limits: cfg.Limits, PageDefault: cfg.PageDefault},

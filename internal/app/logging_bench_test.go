@@ -143,3 +143,45 @@ func BenchmarkWriteTailWithProductionLogging(b *testing.B) {
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(after-before)/float64(b.N), "logB/op")
 }
+
+// BenchmarkWriteTailFloor is BenchmarkWriteTailWithProductionLogging's load
+// without sessiongraph: 8 clients, each committing the same one-row UPDATE
+// of its own session straight to PostgreSQL on the server's pool. Its
+// p99/p50 is the tail the machine itself gives a durable write at that
+// concurrency, to set beside the write path's.
+func BenchmarkWriteTailFloor(b *testing.B) {
+	const clients = 8
+	s := apitest.New(b)
+	ids := make([]string, clients)
+	for i := range ids {
+		opened, err := s.Engine.OpenSession(access.System(context.Background()),
+			engine.OpenSessionInput{Tenant: "bench", ExternalKey: fmt.Sprint("floor-", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = opened.Session.ID.String()
+	}
+	update := func(id string, n int) time.Duration {
+		start := time.Now()
+		if _, err := s.DB.ExecContext(context.Background(), `UPDATE sessions SET history_summary = $1 WHERE id = $2`, fmt.Sprint("summary ", n), id); err != nil {
+			b.Error(err)
+		}
+		return time.Since(start)
+	}
+	latencies := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for c := range clients {
+		wg.Go(func() {
+			for n := c; n < b.N; n += clients {
+				latencies[c] = append(latencies[c], update(ids[c], n))
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}

@@ -39,6 +39,8 @@ type Settings struct {
 	// WebSockets; the server's own origin is always allowed.
 	AllowedOrigins    []string
 	Introspection     bool
+	CompiledReads     bool
+	ReceiptHashOnly   bool
 	BootstrapAdminKey bool
 	// DefaultTTL is the inactivity after which a session expires when its
 	// opener gives no TTL.
@@ -114,6 +116,8 @@ func (s *Settings) bind(b *binder) {
 	b.duration(&s.SlowRequest, "slow-request", "SLOW_REQUEST", time.Second, "a request slower than this is logged at warn; other successful requests only at debug")
 	b.list(&s.AllowedOrigins, "allowed-origins", "ALLOWED_ORIGINS", "comma-separated host patterns of other origins allowed to open WebSockets")
 	b.bool(&s.Introspection, "introspection", "INTROSPECTION", false, "allow schema introspection and field suggestions")
+	b.bool(&s.CompiledReads, "compiled-reads", "COMPILED_READS", true, "answer session pages of plain fields with one statement that writes their JSON")
+	b.bool(&s.ReceiptHashOnly, "receipt-hash-only", "RECEIPT_HASH_ONLY", false, "keep only the SHA-256 of a recorded context build's text, not the text")
 	b.bool(&s.BootstrapAdminKey, "bootstrap-admin-key", "BOOTSTRAP_ADMIN_KEY", false, "when no admin API key exists, create one and print it once")
 	b.duration(&s.DefaultTTL, "session-ttl", "SESSION_TTL", 24*time.Hour, "inactivity after which a session expires, unless it was opened with its own TTL")
 	b.string(&s.DefaultDomain, "default-domain", "DEFAULT_DOMAIN", "kitchen", "domain of sessions opened without one")

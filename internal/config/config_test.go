@@ -24,7 +24,7 @@ func TestDefaultsAreWhatNoFlagAndNoVariableGive(t *testing.T) {
 		MaxBodyBytes: 2 << 20, RequestTimeout: 30 * time.Second, TokenLimit: 15000,
 		Limits:         config.Limits{MaxDepth: 15, MaxAliases: 30, MaxRootFields: 20, MaxComplexity: 50000},
 		Subscriptions:  config.SubscriptionLimits{PerSocket: 100, PerKey: 1000, PerReplica: 10000},
-		DomainCacheTTL: 10 * time.Second, PageDefault: 20, PageMax: 100,
+		DomainCacheTTL: 10 * time.Second, PageDefault: 20, PageMax: 100, CompiledReads: true,
 	}, d)
 
 	loaded, rest, err := config.Load("sessiongraph", nil, env(nil), io.Discard, nil)

@@ -135,7 +135,9 @@ type Message struct {
 
 // Tiers lists the refs of each tier that the build placed.
 type Tiers struct {
-	Active, Generated, Retained []string
+	Active    []string `json:"active"`
+	Generated []string `json:"generated"`
+	Retained  []string `json:"retained"`
 }
 
 // Build is a node's context.

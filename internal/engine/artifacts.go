@@ -47,7 +47,7 @@ func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name st
 // explicitly (seed 000's content archive). It is nil for a ref that never
 // had generated content, and REF_NOT_FOUND for a ref the session lacks.
 func (e *Engine) ArchivedContent(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Artifact, error) {
-	row, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).WithArtifact().Only(ctx)
+	row, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).WithArtifact(inSession(sessionID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", name)
 	}

@@ -43,6 +43,12 @@ type ContextBuild struct {
 // or generated with their artifacts; only the turns the node shows) and
 // never writes.
 func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
+	return e.context(ctx, s, node, in, true)
+}
+
+// context builds a node's context, from the builds it remembers when
+// remember is set.
+func (e *Engine) context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions, remember bool) (*ContextBuild, error) {
 	if in == nil {
 		in = &ContextOptions{}
 	}
@@ -51,11 +57,23 @@ func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.
 		return nil, err
 	}
 	o = contextbuild.WithDefaults(node, o)
-	c := e.counter(ctx, string(counterName))
 	d, err := e.Domain(ctx, s.Domain)
 	if err != nil {
 		return nil, err
 	}
+	if !remember || s.EventSequence == 0 { // a session read without its sequence: nothing names its state
+		return e.build(ctx, s, node, o, counterName, d)
+	}
+	key := buildKey{session: s.ID, sequence: s.EventSequence, node: node, options: o, counter: string(counterName), domain: d}
+	return e.builds.get(ctx, key, func(ctx context.Context) (*ContextBuild, error) {
+		return e.build(ctx, s, node, o, counterName, d)
+	})
+}
+
+// build makes a node's context from the session's rows.
+func (e *Engine) build(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options, counterName tokenizer.Name, d *registry.Domain) (*ContextBuild, error) {
+	c := e.counter(ctx, string(counterName))
+	var err error
 	snap := &contextbuild.Snapshot{
 		Turn: s.CurrentTurn, SystemPrompt: s.SystemPrompt, SystemPromptTokens: c.Count(s.SystemPrompt),
 		EngagementSummary: s.EngagementSummary, HistorySummary: s.HistorySummary,

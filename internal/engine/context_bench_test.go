@@ -20,7 +20,7 @@ func benchContext(b *testing.B, node contextbuild.Node, refs, turns int) {
 	_, err := s.Engine.Context(ctx, sess, node, nil) // warm the domain cache and the tokenizer
 	require.NoError(b, err)
 	measure(b, s.DB, func(int) {
-		out, err := s.Engine.Context(ctx, sess, node, nil)
+		out, err := s.Engine.ContextUncached(ctx, sess, node, nil)
 		require.NoError(b, err)
 		require.NotEmpty(b, out.Text)
 	})
@@ -73,7 +73,7 @@ func BenchmarkContextActSteps(b *testing.B) {
 			warm, err := s.Engine.Context(ctx, sess, contextbuild.Act, nil) // the domain cache and the tokenizer
 			require.NoError(b, err)
 			measure(b, s.DB, func(int) {
-				out, err := s.Engine.Context(ctx, sess, contextbuild.Act, nil)
+				out, err := s.Engine.ContextUncached(ctx, sess, contextbuild.Act, nil)
 				require.NoError(b, err)
 				require.NotEmpty(b, out.Text)
 			})

@@ -27,6 +27,8 @@ type Config struct {
 	// Retention is how long an expired session stays readable before the
 	// reaper purges it.
 	Retention time.Duration
+	// ReceiptHashOnly keeps a context receipt's SHA-256 and not its text.
+	ReceiptHashOnly bool
 }
 
 // Engine performs session operations.
@@ -36,9 +38,10 @@ type Engine struct {
 	cfg     Config
 	domains domainCache
 	hub     *events.Hub
+	builds  *buildCache
 }
 
 // New returns an Engine that reads through client and writes through st.
 func New(client *ent.Client, st *store.Store, cfg Config) *Engine {
-	return &Engine{client: client, store: st, cfg: cfg, domains: domainCache{entries: map[string]cachedDomain{}}}
+	return &Engine{client: client, store: st, cfg: cfg, domains: domainCache{entries: map[string]cachedDomain{}}, builds: newBuildCache()}
 }

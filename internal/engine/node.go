@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/ref"
@@ -22,7 +23,7 @@ import (
 
 // nodeTables are the tables whose rows are Relay nodes.
 var nodeTables = []string{
-	session.Table, turn.Table, ref.Table, artifact.Table, stepresult.Table, entitytype.Table, event.Table, apikey.Table,
+	session.Table, turn.Table, ref.Table, artifact.Table, stepresult.Table, contextreceipt.Table, entitytype.Table, event.Table, apikey.Table,
 }
 
 // nodeTableQuery finds the table of each of a list of ids in one statement:

@@ -214,7 +214,7 @@ func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, window int)
 	if window < 1 {
 		return nil, apperr.Invalid("turnsWindow", "turnsWindow must be at least 1, got %d", window)
 	}
-	rows, err := e.client.Ref.Query().Where(liveRefs(s, window)).WithArtifact().
+	rows, err := e.client.Ref.Query().Where(liveRefs(s, window)).WithArtifact(inSession(s.ID)).
 		Order(ent.Asc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).All(ctx)
 	if err != nil {
 		return nil, err

@@ -91,6 +91,13 @@ func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selectio
 	return r, l, nil
 }
 
+// inSession keeps an eager load of refs' artifacts to their session, so
+// that it reads the artifacts by their key (session_id, ref_id) and, on
+// Citus, one shard.
+func inSession(id uuid.UUID) func(*ent.ArtifactQuery) {
+	return func(q *ent.ArtifactQuery) { q.Where(artifact.SessionID(id)) }
+}
+
 // artifactColumn is the column that carries a ref's artifact in the ref's
 // own row, as JSON.
 const artifactColumn = "joined_artifact"
@@ -100,7 +107,11 @@ const artifactColumn = "joined_artifact"
 func withArtifact(q *ent.RefQuery) {
 	q.Modify(func(s *sql.Selector) {
 		t := sql.Table(artifact.Table).As("joined")
-		s.LeftJoin(t).On(s.C(ref.FieldID), t.C(artifact.FieldRefID))
+		// By session and ref: the artifact's key, and on Citus a join of
+		// colocated shards (docs/scale-out.md).
+		s.LeftJoin(t).OnP(sql.And(
+			sql.ColumnsEQ(s.C(ref.FieldSessionID), t.C(artifact.FieldSessionID)),
+			sql.ColumnsEQ(s.C(ref.FieldID), t.C(artifact.FieldRefID))))
 		s.AppendSelectExprAs(sql.Expr("row_to_json("+t.C("*")+")"), artifactColumn)
 	})
 }
@@ -260,7 +271,7 @@ func persist(ctx context.Context, w *store.Work, changed []*registry.Entry, l lo
 	}
 	if len(arts) > 0 {
 		err := tx.Artifact.CreateBulk(arts...).
-			OnConflict(sql.ConflictColumns(artifact.FieldRefID)).
+			OnConflict(sql.ConflictColumns(artifact.FieldSessionID, artifact.FieldRefID)).
 			UpdateNewValues().Update(func(u *ent.ArtifactUpsert) { u.UpdatePromotedTurn().UpdateSourceStep() }).
 			Exec(ctx)
 		if err != nil {

@@ -309,7 +309,7 @@ func saveTurn(ctx context.Context, w *store.Work, done *ent.Turn) (*ent.Turn, er
 		return nil, err
 	}
 	done.ExecutionSummary = summary
-	err = w.Tx.Turn.Update().Where(turn.ID(done.ID)).SetStatus(done.Status).
+	err = w.Tx.Turn.Update().Where(turn.ID(done.ID), turn.SessionID(done.SessionID)).SetStatus(done.Status).
 		SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
 		SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
 		SetExecutionSummary(done.ExecutionSummary).Exec(ctx)

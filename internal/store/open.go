@@ -2,15 +2,19 @@ package store
 
 import (
 	"context"
+	"crypto/md5" //nolint:gosec // an id derived from a key, not a secret's hash
 	stdsql "database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
+	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/session"
+	"sessiongraph/ent/sessionkey"
 )
 
 // Event kinds recorded by Open.
@@ -25,21 +29,45 @@ type Opened struct {
 	// Created is false when a live session with the key already existed.
 	Created bool
 	// Replaced is the expired session of the key that the new session
-	// takes over, if any: the one whose TTL ran out just now, or the newest
-	// one the reaper or an admin expired.
+	// takes over, if any: the key's last session, whose TTL ran out just
+	// now or which the reaper or an admin expired. A deleted session is
+	// not named (its key goes with it).
 	Replaced *uuid.UUID
+}
+
+// KeyID is the id of a tenant's external key in session_keys: the MD5 of
+// the tenant's length in bytes, a colon, the tenant and the key (so no two
+// pairs share it), as the migration distributable computes it in SQL.
+func KeyID(tenant, key string) uuid.UUID {
+	return uuid.UUID(md5.Sum([]byte(strconv.Itoa(len(tenant)) + ":" + tenant + key)))
+}
+
+// KeyedBy selects the session that a tenant's external key names: its live
+// session, or its newest. It reads session_keys by its primary key and then
+// the session by its id, so on Citus both are router queries
+// (docs/scale-out.md), where a search by tenant and key would ask every
+// shard.
+func KeyedBy(tenant, key string) predicate.Session {
+	return func(s *sql.Selector) {
+		keys := sql.Table(sessionkey.Table)
+		s.Where(sql.EQ(s.C(session.FieldID),
+			sql.Select(keys.C(sessionkey.FieldSessionID)).From(keys).Where(sql.EQ(keys.C(sessionkey.FieldID), KeyID(tenant, key)))))
+	}
 }
 
 // Open gets the live session of a tenant's external key, or creates it with
 // the fields set by fill. It is safe under any number of concurrent callers:
-// they all get the same single session.
+// they all get the same single session. The key's row in session_keys is
+// what makes it so: whoever creates a session locks it first and points it
+// at the new session in the same transaction (sessions have no unique index
+// on the key, so that they can be distributed by id).
 func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.SessionCreate)) (Opened, error) {
 	var out Opened
+	kid := KeyID(tenant, key)
 	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		out = Opened{}
-		live := tx.Session.Query().Where(
-			session.Tenant(tenant), session.ExternalKey(key), session.StatusEQ(session.StatusActive))
-		current, err := live.Clone().ForUpdate().Only(ctx)
+		// Most opens find their session live: one statement, no lock.
+		current, err := tx.Session.Query().Where(KeyedBy(tenant, key)).Only(ctx)
 		switch {
 		case ent.IsNotFound(err):
 		case err != nil:
@@ -48,51 +76,57 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 			out.Session = current
 			return nil, nil
 		}
+		// Lock the key's row, creating it, so that openers of the key
+		// queue here; then look again at the session it names, locked.
+		// Locks are taken key first, then session, and the only other
+		// writer of keys (DeleteWhere's cleanup) holds no session lock, so
+		// openers cannot deadlock with anyone.
+		fresh := uuid.Must(uuid.NewV7())
+		named, err := lockKey(ctx, tx, kid, tenant, key, fresh)
+		if err != nil {
+			return nil, err
+		}
 		var events []sessionEvent
-		if current != nil {
-			// The reaper has not reached it yet, but its TTL has run out: it
-			// expires now and the key passes to a fresh session.
-			expiry := nextEvent(current, Event{Kind: KindSessionExpired,
-				Payload: map[string]any{"reason": "ttl", "replacedBy": "open"}})
-			old, err := tx.Session.UpdateOne(current).
-				SetStatus(session.StatusExpired).SetExpiredAt(now).SetEventSequence(expiry.sequence).Save(ctx)
-			if err != nil {
-				return nil, err
-			}
-			events = append(events, expiry)
-			out.Replaced = &old.ID
-		} else {
-			// Expired earlier, by the reaper or an admin: name the newest.
-			last, err := tx.Session.Query().Where(session.Tenant(tenant), session.ExternalKey(key),
-				session.StatusEQ(session.StatusExpired)).Order(ent.Desc(session.FieldExpiredAt)).FirstID(ctx)
+		if named.SessionID != fresh {
+			current, err = tx.Session.Query().Where(session.ID(named.SessionID)).ForUpdate().Only(ctx)
 			switch {
-			case err == nil:
-				out.Replaced = &last
-			case !ent.IsNotFound(err):
+			case ent.IsNotFound(err):
+				// Deleted, and the key left behind: there is nothing to name.
+			case err != nil:
+				return nil, err
+			case !expired(current, now):
+				// A concurrent opener created it and has committed.
+				out.Session = current
+				return nil, nil
+			case current.Status == session.StatusActive:
+				// The reaper has not reached it yet, but its TTL has run
+				// out: it expires now and the key passes to a fresh session.
+				expiry := nextEvent(current, Event{Kind: KindSessionExpired,
+					Payload: map[string]any{"reason": "ttl", "replacedBy": "open"}})
+				err := tx.Session.UpdateOne(current).
+					SetStatus(session.StatusExpired).SetExpiredAt(now).SetEventSequence(expiry.sequence).Exec(ctx)
+				if err != nil {
+					return nil, err
+				}
+				events = append(events, expiry)
+				out.Replaced = &current.ID
+			default:
+				// Expired earlier, by the reaper or an admin.
+				out.Replaced = &current.ID
+			}
+			if err := tx.SessionKey.UpdateOneID(kid).SetSessionID(fresh).Exec(ctx); err != nil {
 				return nil, err
 			}
 		}
-		create := tx.Session.Create().SetTenant(tenant).SetExternalKey(key).
+		create := tx.Session.Create().SetID(fresh).SetTenant(tenant).SetExternalKey(key).
 			SetCreatedAt(now).SetUpdatedAt(now).SetLastActiveAt(now).SetEventSequence(1)
 		fill(create)
 		ttl, _ := create.Mutation().TTLSeconds()
 		create.SetExpiresAt(now.Add(time.Duration(ttl) * time.Second))
-		id, err := create.
-			OnConflict(sql.ConflictColumns(session.FieldTenant, session.FieldExternalKey),
-				// A literal, not a parameter: PostgreSQL matches the partial
-				// index by its predicate, which a generic plan of a cached
-				// prepared statement cannot do with a parameter.
-				sql.ConflictWhere(sql.ExprP("status = 'ACTIVE'"))).
-			DoNothing().ID(ctx)
-		if errors.Is(err, stdsql.ErrNoRows) {
-			// A concurrent caller created it first and has committed.
-			out.Session, err = live.Only(ctx)
+		if err := create.Exec(ctx); err != nil {
 			return nil, err
 		}
-		if err != nil {
-			return nil, err
-		}
-		if out.Session, err = tx.Session.Get(ctx, id); err != nil {
+		if out.Session, err = tx.Session.Get(ctx, fresh); err != nil {
 			return nil, err
 		}
 		out.Created = true
@@ -103,4 +137,21 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 		return append(events, sessionEvent{session: out.Session, sequence: 1, Event: Event{Kind: KindSessionOpened, Payload: payload}}), nil
 	})
 	return out, err
+}
+
+// lockKey locks the key's row in session_keys, first creating it to name
+// fresh if it is missing. A deletion's cleanup can delete the row between
+// the insert that found it and the lock; then the insert is tried again.
+func lockKey(ctx context.Context, tx *ent.Tx, kid uuid.UUID, tenant, key string, fresh uuid.UUID) (*ent.SessionKey, error) {
+	for {
+		err := tx.SessionKey.Create().SetID(kid).SetTenant(tenant).SetExternalKey(key).SetSessionID(fresh).
+			OnConflict(sql.ConflictColumns(sessionkey.FieldID)).DoNothing().Exec(ctx)
+		if err != nil && !errors.Is(err, stdsql.ErrNoRows) {
+			return nil, err
+		}
+		named, err := tx.SessionKey.Query().Where(sessionkey.ID(kid)).ForUpdate().Only(ctx)
+		if !ent.IsNotFound(err) {
+			return named, err
+		}
+	}
 }

@@ -60,3 +60,11 @@ type NestedRelation struct {
 	Field      string `json:"field" yaml:"field"`
 	EntityType string `json:"entityType" yaml:"entityType"`
 }
+
+// ReceiptSection is one section of a recorded context build: its name, its
+// token count and whether it was cut to fit (the text is the receipt's).
+type ReceiptSection struct {
+	Name       string `json:"name"`
+	TokenCount int    `json:"tokenCount"`
+	Truncated  bool   `json:"truncated"`
+}

@@ -1,0 +1,217 @@
+package engine
+
+// This file holds context receipts: a build as it was sent to the model,
+// recorded when the runtime asks, so that an admin can see what the model
+// saw at every turn and how it changed.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/pmezard/go-difflib/difflib"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/contextreceipt"
+	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/contextbuild"
+	"sessiongraph/internal/store"
+)
+
+// KindContextRecorded is the event of RecordContext.
+const KindContextRecorded = "context.recorded"
+
+// RecordContextInput asks for a node's context, to be sent to the model and
+// recorded as a receipt.
+type RecordContextInput struct {
+	SessionID uuid.UUID
+	Node      contextbuild.Node
+	Options   *ContextOptions
+}
+
+// RecordedContext is the build the runtime sends and its receipt.
+type RecordedContext struct {
+	Build   *ContextBuild
+	Receipt *ent.ContextReceipt
+}
+
+// RecordContext builds a node's context as Context does and records it as a
+// receipt of the session's current turn, in one commit with its event: the
+// node, budget, tokenizer, each section's tokens, the refs of each tier,
+// what was cut and why, and the text (or, with Config.ReceiptHashOnly, its
+// SHA-256 alone). The receipt names the event sequence the build was made
+// from, which is the state it shows even if another write lands before the
+// receipt's own.
+func (e *Engine) RecordContext(ctx context.Context, in RecordContextInput) (*RecordedContext, error) {
+	s, err := e.Session(ctx, in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.Context(ctx, s, in.Node, in.Options)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(b.Text))
+	sections := make([]schematype.ReceiptSection, len(b.Sections))
+	for i, sec := range b.Sections {
+		sections[i] = schematype.ReceiptSection{Name: sec.Name, TokenCount: sec.TokenCount, Truncated: sec.Truncated}
+	}
+	var receipt *ent.ContextReceipt
+	err = e.store.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+		create := w.Tx.ContextReceipt.Create().SetSessionID(s.ID).SetTurn(s.CurrentTurn).SetNode(in.Node).
+			SetEventSequence(s.EventSequence).SetBudget(b.Budget).SetTokenizer(b.Tokenizer).SetTokenCount(b.TokenCount).
+			SetSections(sections).SetTiers(b.Tiers).SetTruncatedTurns(b.TruncatedTurns).SetNotes(nonNil(b.Notes)).
+			SetTextSha256(hex.EncodeToString(sum[:]))
+		if !e.cfg.ReceiptHashOnly {
+			create.SetText(b.Text)
+		}
+		var err error
+		if receipt, err = create.Save(ctx); err != nil {
+			return store.Event{}, err
+		}
+		return store.Event{Kind: KindContextRecorded, Payload: map[string]any{
+			"receipt": receipt.ID.String(), "node": string(in.Node), "turn": s.CurrentTurn, "tokenCount": b.TokenCount}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RecordedContext{Build: b, Receipt: receipt.Unwrap()}, nil
+}
+
+// ContextReceipt returns a receipt by id; another tenant's is not found.
+func (e *Engine) ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error) {
+	r, err := e.client.ContextReceipt.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "context receipt %s not found", id)
+	}
+	return r, err
+}
+
+// TurnReceipts returns the receipts recorded during a turn, oldest first.
+func (e *Engine) TurnReceipts(ctx context.Context, t *ent.Turn) ([]*ent.ContextReceipt, error) {
+	return e.client.ContextReceipt.Query().
+		Where(contextreceipt.SessionID(t.SessionID), contextreceipt.Turn(t.Number)).
+		Order(ent.Asc(contextreceipt.FieldCreatedAt), ent.Asc(contextreceipt.FieldID)).All(ctx)
+}
+
+// ReceiptDiff is how a node's recorded context changed from one receipt to
+// a later one.
+type ReceiptDiff struct {
+	From, To     *ent.ContextReceipt
+	Tiers        []TierDiff
+	Sections     []SectionDiff
+	Lines        []LineDiff
+	TextCompared bool
+}
+
+// TierDiff names the refs that entered and left one tier.
+type TierDiff struct {
+	Tier          string
+	Entered, Left []string
+}
+
+// SectionDiff is one section's tokens in each build; nil where a build had
+// no such section.
+type SectionDiff struct {
+	Name          string
+	Before, After *int
+	Delta         int
+}
+
+// LineDiff is one line added to or removed from the text.
+type LineDiff struct {
+	Change string // ADDED or REMOVED
+	Text   string
+}
+
+// DiffReceipts compares two receipts of one node of one session: the refs
+// that entered or left each tier, each section's tokens before and after,
+// and the lines removed and added (when both texts are kept).
+func (e *Engine) DiffReceipts(ctx context.Context, fromID, toID uuid.UUID) (*ReceiptDiff, error) {
+	from, err := e.ContextReceipt(ctx, fromID)
+	if err != nil {
+		return nil, err
+	}
+	to, err := e.ContextReceipt(ctx, toID)
+	if err != nil {
+		return nil, err
+	}
+	if from.SessionID != to.SessionID {
+		return nil, apperr.Invalid("to", "the receipts belong to two sessions; compare builds of one session")
+	}
+	if from.Node != to.Node {
+		return nil, apperr.Invalid("to", "the receipts are of %s and %s; compare builds of one node", from.Node, to.Node)
+	}
+	d := &ReceiptDiff{From: from, To: to}
+	for _, t := range []struct {
+		name     string
+		was, now []string
+	}{
+		{"active", from.Tiers.Active, to.Tiers.Active},
+		{"generated", from.Tiers.Generated, to.Tiers.Generated},
+		{"retained", from.Tiers.Retained, to.Tiers.Retained},
+	} {
+		d.Tiers = append(d.Tiers, TierDiff{Tier: t.name, Entered: missingFrom(t.now, t.was), Left: missingFrom(t.was, t.now)})
+	}
+	before := map[string]int{}
+	for _, s := range from.Sections {
+		before[s.Name] = s.TokenCount
+	}
+	seen := map[string]bool{}
+	for _, s := range to.Sections {
+		seen[s.Name] = true
+		sd := SectionDiff{Name: s.Name, After: new(s.TokenCount), Delta: s.TokenCount}
+		if b, ok := before[s.Name]; ok {
+			sd.Before, sd.Delta = new(b), s.TokenCount-b
+		}
+		d.Sections = append(d.Sections, sd)
+	}
+	for _, s := range from.Sections {
+		if !seen[s.Name] {
+			d.Sections = append(d.Sections, SectionDiff{Name: s.Name, Before: new(s.TokenCount), Delta: -s.TokenCount})
+		}
+	}
+	if from.Text != nil && to.Text != nil {
+		d.TextCompared = true
+		d.Lines = diffLines(*from.Text, *to.Text)
+	}
+	return d, nil
+}
+
+// missingFrom lists the refs of a that b lacks, in a's order.
+func missingFrom(a, b []string) []string {
+	in := make(map[string]bool, len(b))
+	for _, r := range b {
+		in[r] = true
+	}
+	out := []string{}
+	for _, r := range a {
+		if !in[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// diffLines lists the lines removed from a and added in b, in text order.
+func diffLines(a, b string) []LineDiff {
+	from, to := strings.Split(a, "\n"), strings.Split(b, "\n")
+	out := []LineDiff{}
+	// No autojunk: a build repeats lines (blank ones, table rules) that
+	// Python's heuristic, which difflib copies, would take for noise.
+	for _, op := range difflib.NewMatcherWithJunk(from, to, false, nil).GetOpCodes() {
+		if op.Tag == 'e' {
+			continue
+		}
+		for _, line := range from[op.I1:op.I2] {
+			out = append(out, LineDiff{Change: "REMOVED", Text: line})
+		}
+		for _, line := range to[op.J1:op.J2] {
+			out = append(out, LineDiff{Change: "ADDED", Text: line})
+		}
+	}
+	return out
+}
