@@ -295,10 +295,10 @@ func TestDashboardActions(t *testing.T) {
 	// Release and retain refs.
 	b.run("open the session", chromedp.Navigate(s.URL+"/#/sessions/"+id))
 	b.waitFor("recipe_1 retained", textOf(`#refs tr[data-ref="recipe_1"] .tier`)+` === "retained kept: user plans it for Friday"`)
-	b.click("release recipe_1", `#refs tr[data-ref="recipe_1"] button`)
+	b.click("release recipe_1", `#refs tr[data-ref="recipe_1"] button.act`)
 	b.waitFor("recipe_1 released", textOf(`#refs tr[data-ref="recipe_1"] .tier`)+` === "out of context" && `+
-		textOf(`#refs tr[data-ref="recipe_1"] button`)+` === "Retain…"`)
-	b.click("retain recipe_2", `#refs tr[data-ref="recipe_2"] button`)
+		textOf(`#refs tr[data-ref="recipe_1"] button.act`)+` === "Retain…"`)
+	b.click("retain recipe_2", `#refs tr[data-ref="recipe_2"] button.act`)
 	b.run("give the reason", chromedp.WaitVisible("#dialog-reason", chromedp.ByQuery), chromedp.SendKeys("#dialog-reason", "user asked twice", chromedp.ByQuery),
 		chromedp.Click("#dialog-confirm", chromedp.ByQuery))
 	b.waitFor("recipe_2 retained", textOf(`#refs tr[data-ref="recipe_2"] .tier`)+` === "retained kept: user asked twice"`)

@@ -20,6 +20,6 @@ dashboard-vendor:
 		echo $(GRAPHQL_WS_VERSION) > $(GRAPHQL_WS_DIR)/VERSION
 	@echo "vendored graphql-ws $(GRAPHQL_WS_VERSION) into $(GRAPHQL_WS_DIR)"
 
-## screenshots: rewrite docs/dashboard-list.png and docs/dashboard-session.png from the browser test
+## screenshots: rewrite docs/dashboard-list.png, docs/dashboard-session.png and docs/dashboard-receipts.png from the browser tests
 screenshots:
-	SCREENSHOTS=1 $(GO) test -count=1 -run '^TestDashboard$$' ./dashboard/
+	SCREENSHOTS=1 $(GO) test -count=1 -run '^(TestDashboard|TestDashboardShowsWhatTheModelSawAndHowItChanged)$$' ./dashboard/

@@ -42,8 +42,12 @@ export function sessionWhere(f) {
   const and = [];
   const q = f.q.trim();
   if (q) {
+    // A UUID is a session's id or a record a session references (which
+    // sessions read this recipe?); other text is a key, a user, or words
+    // from a message of either side.
     const or = [{ externalKeyContainsFold: q }, { userIDContainsFold: q }];
-    if (uuidShape.test(q)) or.push({ id: q });
+    if (uuidShape.test(q)) or.push({ id: q }, { hasRefsWith: [{ entityID: q }] });
+    else or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
     and.push({ or });
   }
   if (f.tenant.trim()) and.push({ tenant: f.tenant.trim() });
@@ -71,7 +75,7 @@ export function sessionsList(root) {
   let current = null;
   const changed = new Map(); // session id → kind, for rows changed since the last look
 
-  const q = h('input', { type: 'search', name: 'q', value: f.q, placeholder: 'chat-42, user-7 or a session id', autocomplete: 'off' });
+  const q = h('input', { type: 'search', name: 'q', value: f.q, placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
   const tenant = h('input', { name: 'tenant', value: f.tenant, autocomplete: 'off' });
   const domain = h('input', { name: 'domain', value: f.domain, autocomplete: 'off' });
   const status = select('status', [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']], f.status);

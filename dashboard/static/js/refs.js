@@ -5,7 +5,7 @@ import { describe, gql } from './api.js';
 import { badge, confirmDialog, empty, h, notice, num, replace, when } from './dom.js';
 
 /** refFields is what the ref registry table shows of each ref. */
-export const refFields = `id ref entityType label action detailLevel fullTurn turnCreated turnLastReferenced turnPromoted sourceStep activeReason enrichTable`;
+export const refFields = `id ref entityType entityID label action detailLevel fullTurn turnCreated turnLastReferenced turnPromoted sourceStep activeReason enrichTable`;
 const moreRefs = `query MoreRefs($id: ID!, $after: Cursor) {
   session(id: $id) { refs(first: 100, after: $after, orderBy: [{field: CREATED_AT}]) { pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } } }
 }`;
@@ -115,10 +115,11 @@ export function refsPanel(sessionID) {
     let detail = level || '—';
     if (r.fullTurn) detail = level === 'full' ? `full T${r.fullTurn}` : `${level || 'read'} (full T${r.fullTurn})`;
     const act = r.activeReason
-      ? h('button', { type: 'button', class: 'small secondary', dataset: { focusRef: `release-${r.ref}` }, disabled: !writable, onclick: () => doRelease(r) }, 'Release')
-      : h('button', { type: 'button', class: 'small secondary', dataset: { focusRef: `retain-${r.ref}` }, disabled: !writable, onclick: () => doRetain(r) }, 'Retain…');
+      ? h('button', { type: 'button', class: 'small secondary act', dataset: { focusRef: `release-${r.ref}` }, disabled: !writable, onclick: () => doRelease(r) }, 'Release')
+      : h('button', { type: 'button', class: 'small secondary act', dataset: { focusRef: `retain-${r.ref}` }, disabled: !writable, onclick: () => doRetain(r) }, 'Retain…');
     return h('tr', { dataset: { ref: r.ref } },
-      h('td', {}, h('code', {}, r.ref)),
+      h('td', {}, h('code', {}, r.ref), r.entityID ? h('div', { class: 'uuid' },
+        h('code', { class: 'hint', dataset: { uuid: r.entityID } }, r.entityID), ' ', copyButton(r.entityID, `${r.ref}'s UUID`)) : null),
       h('td', {}, r.entityType),
       h('td', {}, r.label || h('span', { class: 'hint' }, r.enrichTable ? 'waiting for its label' : '—')),
       h('td', { class: 'tier' }, tierCell(r)),
@@ -184,4 +185,25 @@ export function artifactsPanel() {
   }
 
   return { el, show };
+}
+
+/** copyButton copies text to the clipboard and says so. */
+function copyButton(text, what) {
+  return h('button', {
+    type: 'button', class: 'small secondary copy', 'aria-label': `Copy ${what}`, dataset: { copy: text },
+    onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(text);
+      } catch {
+        // Without the clipboard API (an insecure origin, or no permission),
+        // the selection and the old copy command still work.
+        const area = h('textarea', { style: 'position: fixed; opacity: 0' }, text);
+        document.body.append(area);
+        area.select();
+        document.execCommand('copy');
+        area.remove();
+      }
+      notice(`Copied ${what}: ${text}`, 'success');
+    },
+  }, 'Copy');
 }

@@ -5,6 +5,7 @@
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
 import { ago, confirmDialog, debounce, errorBox, h, loading, notice, num, plural, replace, span, time, when } from './dom.js';
+import { receiptFields, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventsPanel, timelinePanel } from './timeline.js';
 
@@ -20,6 +21,7 @@ const sessionQuery = `query Session($id: ID!) {
     activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }
     artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { id entityType label content status revision createdTurn promotedTurn sourceStep updatedAt ref { ref } } } }
     events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount edges { node { sequence kind payload createdAt } } }
+    contextReceipts(last: 100, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptFields} } } }
   }
 }`;
 
@@ -44,6 +46,7 @@ export function sessionView(root, id) {
   const refs = refsPanel(id);
   const artifacts = artifactsPanel();
   const context = contextPanel(id);
+  const receipts = receiptsPanel();
   const events = eventsPanel();
 
   replace(root,
@@ -51,12 +54,13 @@ export function sessionView(root, id) {
     head,
     banner,
     h('nav', { class: 'section-nav', 'aria-label': 'Session sections' },
-      [['refs', 'Refs'], ['context', 'Context'], ['artifacts', 'Artifacts'], ['turns', 'Turns'], ['events', 'Event log']]
+      [['refs', 'Refs'], ['context', 'Context'], ['receipts', 'What the model saw'], ['artifacts', 'Artifacts'], ['turns', 'Turns'], ['events', 'Event log']]
         .map(([target, text]) => h('a', { href: `#/sessions/${id}`, onclick: (ev) => { ev.preventDefault(); jump(target); } }, text))),
     refs.el,
     h('div', { class: 'session-grid' },
       h('div', {}, context.el, artifacts.el),
       h('div', {}, timeline.el)),
+    receipts.el,
     events.el);
 
   function jump(target) {
@@ -109,6 +113,7 @@ export function sessionView(root, id) {
     refs.show(session.refs, session.activeEntities, session.status);
     artifacts.show(session.artifacts);
     events.show(session.events);
+    receipts.show(session.contextReceipts);
     context.live();
   }
 

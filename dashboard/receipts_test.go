@@ -1,0 +1,72 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+
+	"sessiongraph/internal/apitest"
+)
+
+// recordContext records the node's build for the current turn, as a
+// runtime does when it sends the prompt.
+func (r *agent) recordContext(node string) {
+	r.t.Helper()
+	r.do(`mutation($id: ID!, $n: ContextNode!) { recordContext(input: {sessionID: $id, node: $n}) { receipt { id } } }`, map[string]any{"n": node})
+}
+
+// What the model saw: a scripted session records THINK at three turns
+// (two curries read; then a dessert, Kheer; then nothing new), and the
+// session view charts each build's sections and shows the diff the script
+// implies: from turn 1 to turn 2, recipe_3 entered the active tier and
+// nothing left any tier, and the text gained Kheer's line.
+func TestDashboardShowsWhatTheModelSawAndHowItChanged(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "receipts-chat"})}
+	r.begin("Find me an Indian dinner")
+	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Dal Tadka"}, map[string]any{"id": uuid.NewString(), "name": "Chana Masala"})
+	r.recordContext("THINK")
+	r.end("Dal Tadka or Chana Masala?", nil)
+	r.begin("And a dessert")
+	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Kheer"})
+	r.recordContext("THINK")
+	r.recordContext("REPLY")
+	r.end("Kheer.", nil)
+	r.begin("Thanks")
+	r.recordContext("THINK")
+
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, r.id)))
+	b.waitFor("three THINK builds charted", `document.querySelectorAll("#receipt-chart .receipt").length === 3 && `+
+		`[...document.querySelectorAll("#receipt-chart .receipt")].map(e => e.dataset.turn).join() === "1,2,3" && `+
+		`document.querySelectorAll("#receipt-chart .receipt .stack-part").length > 3`)
+	b.waitFor("the nodes recorded", `[...document.querySelectorAll("#receipt-node option")].map(o => o.value).join() === "THINK,REPLY"`)
+
+	// Turn 1 against turn 2.
+	b.run("choose turn 1 and turn 2", chromedp.Evaluate(`(() => {
+		const f = document.querySelector("#receipt-from"), t = document.querySelector("#receipt-to");
+		f.selectedIndex = 0; t.selectedIndex = 1; return true; })()`, nil))
+	b.click("compare", "#receipt-compare")
+	b.waitFor("recipe_3 entered the active tier, and nothing else moved",
+		`[...document.querySelectorAll("#receipt-diff-tiers [data-entered]")].map(e => e.dataset.entered).join() === "recipe_3" && `+
+			`document.querySelectorAll("#receipt-diff-tiers [data-left]").length === 0`)
+	b.waitFor("Kheer's line added", `[...document.querySelectorAll("#receipt-diff-lines .diff-add")].some(e => /recipe_3.*Kheer/.test(e.textContent))`)
+	b.waitFor("no curry's line removed without coming back", `(() => {
+		const text = (sel) => [...document.querySelectorAll(sel)].map(e => e.textContent);
+		const removed = text("#receipt-diff-lines .diff-del"), added = text("#receipt-diff-lines .diff-add");
+		return ["Dal Tadka", "Chana Masala"].every(n => !removed.some(l => l.includes(n)) || added.some(l => l.includes(n))); })()`)
+	b.waitFor("the sections table", `document.querySelectorAll("#receipt-diff-sections tbody tr").length > 0`)
+	b.run("scroll to the diff", chromedp.Evaluate(`document.querySelector("#section-receipts").scrollIntoView({block: "start"})`, nil))
+	b.screenshot("dashboard-receipts.png", false)
+
+	// The prompt as sent at turn 2 is there in full.
+	b.run("open turn 2's prompt", chromedp.Evaluate(`(() => { document.querySelector('#receipt-chart .receipt[data-turn="2"] details').open = true; return true; })()`, nil))
+	b.waitFor("turn 2's prompt names Kheer", `/Kheer/.test(document.querySelector('#receipt-chart .receipt[data-turn="2"] pre').textContent)`)
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Fatalf("the page logged errors: %v", errs)
+	}
+}

@@ -1,0 +1,142 @@
+// What the model saw: the context builds a runtime recorded (recordContext)
+// turn by turn, each node's sections across the turns against its budget,
+// and the diff of two builds of one node: refs that entered or left each
+// tier, sections that grew or shrank, lines added and removed.
+
+import { describe, gql } from './api.js';
+import { empty, errorBox, h, keepOpen, loading, num, replace, when } from './dom.js';
+
+export const receiptFields = `id turn node tokenCount budget tokenizer truncatedTurns notes text textSha256 createdAt
+  sections { name tokenCount truncated } tiers { active generated retained }`;
+
+const diffQuery = `query ReceiptDiff($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) {
+  textCompared tiers { tier entered left } sections { name before after delta } lines { change text } } }`;
+
+// Sections keep one colour each across every bar of the chart.
+const palette = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+
+function label(r) {
+  return `Turn ${r.turn}`;
+}
+
+/** stacked draws one build's sections side by side against its budget. */
+function stacked(r, colour) {
+  const scale = Math.max(r.budget, r.tokenCount) || 1;
+  return h('span', { class: 'stack', role: 'img', 'aria-label': `${num(r.tokenCount)} of ${num(r.budget)} tokens` },
+    r.sections.map((s) => h('span', {
+      class: 'stack-part', title: `${s.name}: ${num(s.tokenCount)} tokens${s.truncated ? ' (truncated)' : ''}`,
+      style: `width: ${(s.tokenCount / scale) * 100}%; background: ${colour(s.name)}`,
+    })));
+}
+
+function receiptRow(r, colour) {
+  return h('li', { class: 'receipt', dataset: { receipt: r.id, turn: r.turn } },
+    h('div', { class: 'ctx-line' },
+      h('span', { class: 'ctx-name' }, label(r)),
+      stacked(r, colour),
+      h('span', { class: 'ctx-count' }, `${num(r.tokenCount)} / ${num(r.budget)} tokens`)),
+    h('details', { dataset: { key: `receipt-${r.id}` } },
+      h('summary', {}, `The ${r.node} prompt as sent at turn ${r.turn} · `, when(r.createdAt)),
+      h('p', { class: 'hint' }, `${r.tokenizer} · SHA-256 `, h('code', {}, r.textSha256.slice(0, 16)), '…',
+        r.truncatedTurns ? ` · ${num(r.truncatedTurns)} older turns left out` : ''),
+      r.notes.length ? h('ul', { class: 'notes' }, r.notes.map((n) => h('li', {}, n))) : null,
+      h('pre', { class: 'prompt', tabindex: '0' }, r.text ?? '(only the text\'s SHA-256 was kept: the server runs with -receipt-hash-only)')));
+}
+
+function tierChanges(tiers) {
+  return h('dl', { class: 'tiers', id: 'receipt-diff-tiers' }, tiers.map((t) => [
+    h('dt', {}, t.tier),
+    h('dd', { dataset: { tier: t.tier } },
+      t.entered.length || t.left.length
+        ? [t.entered.map((r) => h('code', { class: 'tier-ref diff-add', dataset: { entered: r } }, `+${r}`)),
+          t.left.map((r) => h('code', { class: 'tier-ref diff-del', dataset: { left: r } }, `−${r}`))]
+        : h('span', { class: 'hint' }, 'no change')),
+  ]));
+}
+
+function sectionChanges(sections) {
+  const cell = (v) => (v == null ? '—' : num(v));
+  return h('table', { class: 'diff-sections', id: 'receipt-diff-sections' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Section'), h('th', { scope: 'col' }, 'Before'), h('th', { scope: 'col' }, 'After'), h('th', { scope: 'col' }, 'Change'))),
+    h('tbody', {}, sections.map((s) => h('tr', { dataset: { section: s.name } },
+      h('th', { scope: 'row' }, s.name), h('td', {}, cell(s.before)), h('td', {}, cell(s.after)),
+      h('td', { class: s.delta > 0 ? 'diff-add' : s.delta < 0 ? 'diff-del' : '' }, s.delta > 0 ? `+${num(s.delta)}` : num(s.delta))))));
+}
+
+function lineChanges(d) {
+  if (!d.textCompared) return h('p', { class: 'hint' }, 'The texts were not compared: a receipt kept only its SHA-256.');
+  if (!d.lines.length) return h('p', { class: 'hint' }, 'The texts are the same.');
+  return h('pre', { class: 'prompt diff-lines', id: 'receipt-diff-lines', tabindex: '0' },
+    d.lines.map((l) => h('span', { class: l.change === 'ADDED' ? 'diff-add' : 'diff-del' }, `${l.change === 'ADDED' ? '+' : '−'} ${l.text}\n`)));
+}
+
+/** receiptsPanel shows a session's recorded builds and compares two of one node. */
+export function receiptsPanel() {
+  let receipts = [];
+  let node = '';
+  let generation = 0;
+  const nodeSelect = h('select', { id: 'receipt-node', onchange: () => { node = nodeSelect.value; render(); } });
+  const fromSelect = h('select', { id: 'receipt-from' });
+  const toSelect = h('select', { id: 'receipt-to' });
+  const chart = h('div', { id: 'receipt-chart' });
+  const diff = h('div', { id: 'receipt-diff', 'aria-live': 'polite' });
+  const controls = h('div', { class: 'receipt-controls' },
+    h('label', {}, 'Node ', nodeSelect),
+    h('label', {}, 'Compare ', fromSelect),
+    h('label', {}, 'with ', toSelect),
+    h('button', { type: 'button', id: 'receipt-compare', onclick: compare }, 'Compare'));
+  const body = h('div', {}, loading('the recorded builds'));
+  const el = h('section', { class: 'card', id: 'section-receipts', tabindex: '-1', 'aria-labelledby': 'heading-receipts' },
+    h('h2', { id: 'heading-receipts' }, 'What the model saw'), body);
+
+  function options(select, list, chosen) {
+    replace(select, list.map((r) => h('option', { value: r.id, selected: r.id === chosen }, `${label(r)} · ${num(r.tokenCount)} tokens`)));
+  }
+
+  function render() {
+    if (!receipts.length) {
+      replace(body, empty('No build was recorded yet: a runtime records the prompt it sends with recordContext.'));
+      return;
+    }
+    const nodes = [...new Set(receipts.map((r) => r.node))];
+    if (!nodes.includes(node)) node = nodes[0];
+    replace(nodeSelect, nodes.map((n) => h('option', { value: n, selected: n === node }, n)));
+    const mine = receipts.filter((r) => r.node === node);
+    const names = [...new Set(mine.flatMap((r) => r.sections.map((s) => s.name)))];
+    const colour = (name) => palette[names.indexOf(name) % palette.length];
+    const keepFrom = mine.some((r) => r.id === fromSelect.value) ? fromSelect.value : mine[Math.max(0, mine.length - 2)].id;
+    const keepTo = mine.some((r) => r.id === toSelect.value) ? toSelect.value : mine[mine.length - 1].id;
+    options(fromSelect, mine, keepFrom);
+    options(toSelect, mine, keepTo);
+    keepOpen(chart,
+      h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens against the budget:`),
+      h('ul', { class: 'legend' }, names.map((n) => h('li', {}, h('span', { class: 'swatch', style: `background: ${colour(n)}` }), n))),
+      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour))));
+    if (body.firstChild !== controls) replace(body, controls, chart, diff);
+  }
+
+  async function compare() {
+    const mine = ++generation;
+    replace(diff, loading('the diff'));
+    try {
+      const d = (await gql(diffQuery, { from: fromSelect.value, to: toSelect.value })).contextReceiptDiff;
+      if (mine !== generation) return;
+      replace(diff,
+        h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
+        h('h3', {}, 'Sections'), sectionChanges(d.sections),
+        h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
+    } catch (err) {
+      if (mine !== generation) return;
+      replace(diff, errorBox(`Could not compare the builds: ${describe(err)}`, compare));
+    }
+  }
+
+  return {
+    el,
+    /** show renders the session's receipts (a connection, oldest turn first). */
+    show(conn) {
+      receipts = conn.edges.map((e) => e.node);
+      render();
+    },
+  };
+}
