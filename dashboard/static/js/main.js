@@ -5,18 +5,14 @@ import { auth, describe, signIn, watchLive, whenKeyRefused } from './api.js';
 import { errorBox, h, replace } from './dom.js';
 import { sessionsList } from './list.js';
 import { sessionView } from './session.js';
+import { rememberViewer, viewer } from './viewer.js';
 
 const main = document.getElementById('main');
 const viewerEl = document.getElementById('viewer');
 const liveEl = document.getElementById('live');
 const signOutEl = document.getElementById('sign-out');
 
-const viewerKey = 'sessiongraph.viewer';
 let stopView = () => {};
-
-function viewer() {
-  try { return JSON.parse(sessionStorage.getItem(viewerKey) || 'null'); } catch { return null; }
-}
 
 function showHeader() {
   const v = viewer();
@@ -30,7 +26,7 @@ function showHeader() {
 
 function signOut(message = '') {
   auth.clear();
-  sessionStorage.removeItem(viewerKey);
+  rememberViewer(null);
   showHeader();
   route(message);
 }
@@ -53,7 +49,7 @@ function loginView(message) {
       try {
         const who = await signIn(key);
         auth.set(key);
-        sessionStorage.setItem(viewerKey, JSON.stringify(who));
+        rememberViewer(who);
         showHeader();
         route();
       } catch (err) {
