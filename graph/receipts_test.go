@@ -1,15 +1,18 @@
 package graph_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
 )
@@ -275,4 +278,89 @@ func mustData(t *testing.T, s *apitest.Server, query string, vars map[string]any
 	res := s.Do(t, query, vars)
 	require.Empty(t, res.Errors)
 	return res.Data
+}
+
+const sessionReceipts = `query($id: ID!) { session(id: $id) {
+  contextReceipts(first: 20, orderBy: [{field: CREATED_AT}]) { edges { node { id node turn text textSha256 } } }
+  events(first: 100, where: {kind: "context.recorded"}) { totalCount } } }`
+
+type sessionReceiptsOut struct {
+	Session struct {
+		ContextReceipts struct {
+			Edges []struct {
+				Node receiptOut `json:"node"`
+			} `json:"edges"`
+		} `json:"contextReceipts"`
+		Events struct {
+			TotalCount int `json:"totalCount"`
+		} `json:"events"`
+	} `json:"session"`
+}
+
+func receiptsOf(t *testing.T, s *apitest.Server, id string) sessionReceiptsOut {
+	t.Helper()
+	var out sessionReceiptsOut
+	s.MustDo(t, sessionReceipts, map[string]any{"id": id}, &out)
+	return out
+}
+
+// With -record-contexts, a runtime's (CLIENT key's) read of a named node is
+// recorded as recordContext would record it, once per prompt: the same
+// text read again in the turn is the same prompt. An admin or a reader
+// looking at a build sends no prompt and records nothing, and a node not
+// named is not recorded.
+func TestConfiguredNodesRecordTheBuildsARuntimeReads(t *testing.T) {
+	s := apitest.New(t, func(c *app.Config) { c.RecordContexts = []string{"THINK"} })
+	a := newAgent(t, s, "auto-receipts")
+	a.s = s.WithKey(s.NewKey(t, "CLIENT", "acme"))
+	a.turn("find Indian recipes")
+	a.read("recipes", map[string]any{"id": newUUID(), "name": "Dal Tadka"})
+	first := a.context("THINK", nil)
+	again := a.context("THINK", nil)
+	require.Equal(t, first.Text, again.Text)
+	a.context("ACT", nil)
+
+	a.read("recipes", map[string]any{"id": newUUID(), "name": "Chana Masala"})
+	byAdmin := s.WithKey(s.Key)
+	byReader := s.WithKey(s.NewKey(t, "READER", "acme"))
+	for _, looker := range []*apitest.Server{byAdmin, byReader} {
+		res := looker.Do(t, `query($id: ID!) { session(id: $id) { context(node: THINK) { text } } }`, map[string]any{"id": a.id})
+		require.Empty(t, res.Errors)
+	}
+	require.Len(t, receiptsOf(t, s, a.id).Session.ContextReceipts.Edges, 1, "only the runtime's first read is recorded so far")
+
+	second := a.context("THINK", nil)
+	require.NotEqual(t, first.Text, second.Text)
+	got := receiptsOf(t, s, a.id)
+	require.Len(t, got.Session.ContextReceipts.Edges, 2)
+	for i, want := range []string{first.Text, second.Text} {
+		r := got.Session.ContextReceipts.Edges[i].Node
+		assert.Equal(t, "THINK", r.Node)
+		assert.Equal(t, 1, r.Turn)
+		require.NotNil(t, r.Text)
+		assert.Equal(t, want, *r.Text)
+	}
+	assert.Equal(t, 2, got.Session.Events.TotalCount, "each receipt is one committed change with its event")
+}
+
+// -receipt-text-retention: the reaper clears a receipt's text once it is
+// older than the retention and keeps its hash, which still proves what was
+// sent; younger receipts keep their text.
+func TestTheReaperClearsReceiptTextsPastTheirRetention(t *testing.T) {
+	s := apitest.New(t, func(c *app.Config) { c.ReceiptTextRetention = time.Hour })
+	a, first, second := receiptSession(t, s)
+	_, err := s.DB.ExecContext(context.Background(),
+		`UPDATE context_receipts SET created_at = now() - interval '2 hours' WHERE id = $1`, first.Receipt.ID)
+	require.NoError(t, err)
+
+	reaped, err := s.Engine.ReapOnce(access.System(context.Background()))
+	require.NoError(t, err)
+	assert.Equal(t, 1, reaped.TextsCleared)
+
+	got := receiptsOf(t, s, a.id).Session.ContextReceipts.Edges
+	require.Len(t, got, 2)
+	assert.Nil(t, got[0].Node.Text, "past the retention")
+	assert.Equal(t, first.Receipt.TextSha256, got[0].Node.TextSha256)
+	require.NotNil(t, got[1].Node.Text, "within the retention")
+	assert.Equal(t, *second.Receipt.Text, *got[1].Node.Text)
 }

@@ -19,6 +19,7 @@ import (
 	"sessiongraph/graph"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/config"
+	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
@@ -66,12 +67,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	st := store.New(client, nil)
 	eng := engine.New(client, st, engine.Config{
-		DefaultTTL:      cfg.DefaultTTL,
-		DefaultDomain:   cfg.DefaultDomain,
-		DomainCacheTTL:  cfg.DomainCacheTTL,
-		ReapInterval:    cfg.ReapInterval,
-		Retention:       cfg.Retention,
-		ReceiptHashOnly: cfg.ReceiptHashOnly,
+		DefaultTTL:           cfg.DefaultTTL,
+		DefaultDomain:        cfg.DefaultDomain,
+		DomainCacheTTL:       cfg.DomainCacheTTL,
+		ReapInterval:         cfg.ReapInterval,
+		Retention:            cfg.Retention,
+		ReceiptHashOnly:      cfg.ReceiptHashOnly,
+		RecordContexts:       recordedNodes(cfg.RecordContexts),
+		ReceiptTextRetention: cfg.ReceiptTextRetention,
 	})
 	if err := syncDomains(access.System(ctx), eng, cfg.DomainFile); err != nil {
 		client.Close()
@@ -186,4 +189,14 @@ func syncDomains(ctx context.Context, eng *engine.Engine, file string) error {
 		return err
 	}
 	return eng.SyncDomain(ctx, d)
+}
+
+// recordedNodes are the nodes -record-contexts names; config has checked
+// each is one.
+func recordedNodes(names []string) []contextbuild.Node {
+	nodes := make([]contextbuild.Node, len(names))
+	for i, n := range names {
+		nodes[i] = contextbuild.Node(n)
+	}
+	return nodes
 }

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,11 +38,18 @@ type Settings struct {
 	SlowRequest time.Duration
 	// AllowedOrigins are host patterns of other origins whose pages may open
 	// WebSockets; the server's own origin is always allowed.
-	AllowedOrigins    []string
-	Introspection     bool
-	CompiledReads     bool
-	ReceiptHashOnly   bool
-	BootstrapAdminKey bool
+	AllowedOrigins  []string
+	Introspection   bool
+	CompiledReads   bool
+	ReceiptHashOnly bool
+	// RecordContexts are the nodes whose every context build a runtime's
+	// (CLIENT) key reads is also recorded as a receipt, as if it had called
+	// recordContext.
+	RecordContexts []string
+	// ReceiptTextRetention is how long a receipt keeps its text before the
+	// reaper clears it, leaving its hash; 0 keeps it as long as its session.
+	ReceiptTextRetention time.Duration
+	BootstrapAdminKey    bool
 	// DefaultTTL is the inactivity after which a session expires when its
 	// opener gives no TTL.
 	DefaultTTL    time.Duration
@@ -118,6 +126,8 @@ func (s *Settings) bind(b *binder) {
 	b.bool(&s.Introspection, "introspection", "INTROSPECTION", false, "allow schema introspection and field suggestions")
 	b.bool(&s.CompiledReads, "compiled-reads", "COMPILED_READS", true, "answer session pages of plain fields with one statement that writes their JSON")
 	b.bool(&s.ReceiptHashOnly, "receipt-hash-only", "RECEIPT_HASH_ONLY", false, "keep only the SHA-256 of a recorded context build's text, not the text")
+	b.listOf(&s.RecordContexts, "record-contexts", "RECORD_CONTEXTS", "comma-separated nodes whose every context build read with a CLIENT key is also recorded as a receipt", "UNDERSTAND", "THINK", "ACT", "REPLY", "MESSAGES")
+	b.durationOrZero(&s.ReceiptTextRetention, "receipt-text-retention", "RECEIPT_TEXT_RETENTION", "how long a context receipt keeps its text before the reaper clears it, keeping its hash; 0 keeps it as long as the session")
 	b.bool(&s.BootstrapAdminKey, "bootstrap-admin-key", "BOOTSTRAP_ADMIN_KEY", false, "when no admin API key exists, create one and print it once")
 	b.duration(&s.DefaultTTL, "session-ttl", "SESSION_TTL", 24*time.Hour, "inactivity after which a session expires, unless it was opened with its own TTL")
 	b.string(&s.DefaultDomain, "default-domain", "DEFAULT_DOMAIN", "kitchen", "domain of sessions opened without one")
@@ -243,6 +253,12 @@ func (b *binder) duration(p *time.Duration, name, env string, def time.Duration,
 	b.mustBePositive(name, env, func() bool { return *p > 0 })
 }
 
+// durationOrZero is a duration whose default, 0, means "no limit".
+func (b *binder) durationOrZero(p *time.Duration, name, env, usage string) {
+	b.fs.DurationVar(p, name, fromEnv(b, env, 0, parseDuration), b.usage(env, usage))
+	b.positive = append(b.positive, positive{flag: name, env: env, ok: func() bool { return *p >= 0 }, zeroOK: true})
+}
+
 func (b *binder) int(p *int, name, env string, def int, usage string) {
 	b.fs.IntVar(p, name, fromEnv(b, env, def, parseInt[int]), b.usage(env, usage))
 	b.mustBePositive(name, env, func() bool { return *p > 0 })
@@ -264,6 +280,25 @@ func (b *binder) list(p *[]string, name, env, usage string) {
 	b.fs.Func(name, b.usage(env, usage), func(s string) error {
 		*p = splitList(s)
 		return nil
+	})
+}
+
+// listOf is a list each of whose items must be one of allowed.
+func (b *binder) listOf(p *[]string, name, env, usage string, allowed ...string) {
+	check := func(s string) ([]string, error) {
+		items := splitList(s)
+		for _, it := range items {
+			if !slices.Contains(allowed, it) {
+				return nil, fmt.Errorf("%q is not one of %s", it, strings.Join(allowed, ", "))
+			}
+		}
+		return items, nil
+	}
+	*p = fromEnv(b, env, nil, check)
+	b.fs.Func(name, b.usage(env, usage+": "+strings.Join(allowed, ", ")), func(s string) error {
+		v, err := check(s)
+		*p = v
+		return err
 	})
 }
 

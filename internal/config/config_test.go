@@ -72,3 +72,22 @@ func TestOutOfRangeValuesAreRefused(t *testing.T) {
 	_, _, err = config.Load("sessiongraph", []string{"-log-level", "loud"}, env(nil), io.Discard, nil)
 	assert.EqualError(t, err, `invalid value "loud" for flag -log-level: use debug, info, warn, error`)
 }
+
+// Which builds are recorded names nodes: a misspelt one stops the start
+// instead of recording nothing; a negative retention is refused.
+func TestReceiptSettingsAreChecked(t *testing.T) {
+	s, _, err := config.Load("sessiongraph", []string{"-receipt-text-retention", "72h"},
+		env(map[string]string{"RECORD_CONTEXTS": "THINK, ACT"}), io.Discard, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"THINK", "ACT"}, s.RecordContexts)
+	assert.Equal(t, 72*time.Hour, s.ReceiptTextRetention)
+
+	_, _, err = config.Load("sessiongraph", nil, env(map[string]string{"RECORD_CONTEXTS": "THINK,think"}), io.Discard, nil)
+	assert.EqualError(t, err, `environment variable RECORD_CONTEXTS="THINK,think": "think" is not one of UNDERSTAND, THINK, ACT, REPLY, MESSAGES`)
+	_, _, err = config.Load("sessiongraph", []string{"-receipt-text-retention", "-1h"}, env(nil), io.Discard, nil)
+	assert.EqualError(t, err, "-receipt-text-retention (RECEIPT_TEXT_RETENTION) must be zero or above")
+
+	d := config.Defaults()
+	assert.Empty(t, d.RecordContexts, "nothing is recorded unless asked")
+	assert.Zero(t, d.ReceiptTextRetention, "text is kept as long as its session")
+}

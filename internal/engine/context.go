@@ -41,9 +41,20 @@ type ContextBuild struct {
 // Context builds a node's prompt context. It reads a bounded slice of the
 // session in a fixed number of statements (the refs in the window, retained
 // or generated with their artifacts; only the turns the node shows) and
-// never writes.
+// writes nothing, unless Config.RecordContexts names the node and a
+// runtime's (CLIENT) key reads it: then the build is recorded as a receipt.
 func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
-	return e.context(ctx, s, node, in, true)
+	b, err := e.context(ctx, s, node, in, true)
+	if err != nil || !e.recordsBuildsOf(ctx, s, node) {
+		return b, err
+	}
+	// Recorded as recordContext would, unless the turn's last receipt of
+	// the node is this same text. A session that expired meanwhile records
+	// nothing: the build was still what its state gave.
+	if _, err := e.recordReceipt(ctx, s, node, b, true); err != nil && apperr.CodeOf(err) != apperr.SessionExpired {
+		return nil, err
+	}
+	return b, nil
 }
 
 // context builds a node's context, from the builds it remembers when

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sessiongraph/ent"
+	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
 )
@@ -29,6 +30,12 @@ type Config struct {
 	Retention time.Duration
 	// ReceiptHashOnly keeps a context receipt's SHA-256 and not its text.
 	ReceiptHashOnly bool
+	// RecordContexts are the nodes whose context builds read with a CLIENT
+	// key are also recorded as receipts.
+	RecordContexts []contextbuild.Node
+	// ReceiptTextRetention is how long a receipt keeps its text; 0 is as
+	// long as its session.
+	ReceiptTextRetention time.Duration
 }
 
 // Engine performs session operations.

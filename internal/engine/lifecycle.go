@@ -81,10 +81,13 @@ type Reaped struct {
 	// Ran is false when another replica held the reaper lock.
 	Ran             bool
 	Expired, Purged int
+	// TextsCleared counts receipts whose text outlived
+	// Config.ReceiptTextRetention.
+	TextsCleared int
 }
 
-// ReapOnce expires the sessions whose TTL has run out and purges those
-// expired longer ago than retention, on one replica at a time: it holds a
+// ReapOnce expires the sessions whose TTL has run out, purges those
+// expired longer ago than retention and clears receipt texts past theirs, on one replica at a time: it holds a
 // transaction-scoped advisory lock for the whole round, and a replica that
 // cannot take it skips the round.
 func (e *Engine) ReapOnce(ctx context.Context) (Reaped, error) {
@@ -114,6 +117,9 @@ func (e *Engine) ReapOnce(ctx context.Context) (Reaped, error) {
 	if r.Purged, err = e.PurgeExpired(ctx, nil); err != nil {
 		return r, fmt.Errorf("purging expired sessions: %w", err)
 	}
+	if r.TextsCleared, err = e.TextRetentionEnds(ctx); err != nil {
+		return r, fmt.Errorf("clearing receipt texts past their retention: %w", err)
+	}
 	return r, tx.Commit()
 }
 
@@ -131,8 +137,8 @@ func (e *Engine) RunReaper(ctx context.Context, log *slog.Logger) {
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("reaper", "error", err)
-		case r.Expired+r.Purged > 0:
-			log.Info("reaper", "expired", r.Expired, "purged", r.Purged)
+		case r.Expired+r.Purged+r.TextsCleared > 0:
+			log.Info("reaper", "expired", r.Expired, "purged", r.Purged, "receipt_texts_cleared", r.TextsCleared)
 		}
 	}
 }

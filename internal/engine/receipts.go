@@ -8,14 +8,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/pmezard/go-difflib/difflib"
 
 	"sessiongraph/ent"
+	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/ent/session"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/store"
@@ -50,21 +56,49 @@ func (e *Engine) RecordContext(ctx context.Context, in RecordContextInput) (*Rec
 	if err != nil {
 		return nil, err
 	}
-	b, err := e.Context(ctx, s, in.Node, in.Options)
+	b, err := e.context(ctx, s, in.Node, in.Options, true)
 	if err != nil {
 		return nil, err
 	}
+	receipt, err := e.recordReceipt(ctx, s, in.Node, b, false)
+	if err != nil {
+		return nil, err
+	}
+	return &RecordedContext{Build: b, Receipt: receipt}, nil
+}
+
+// errSameAsLast ends a recording that would repeat the turn's last receipt
+// of the node; nothing is written.
+var errSameAsLast = errors.New("the turn's last receipt of this node has the same text")
+
+// recordReceipt writes b as a receipt of s's current turn with its event.
+// unlessSame skips it, writing nothing and returning nil, when the turn's
+// last receipt of the node has the same text: the runtime that reads a
+// build twice sent one prompt, not two.
+func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node contextbuild.Node, b *ContextBuild, unlessSame bool) (*ent.ContextReceipt, error) {
 	sum := sha256.Sum256([]byte(b.Text))
+	textSum := hex.EncodeToString(sum[:])
 	sections := make([]schematype.ReceiptSection, len(b.Sections))
 	for i, sec := range b.Sections {
 		sections[i] = schematype.ReceiptSection{Name: sec.Name, TokenCount: sec.TokenCount, Truncated: sec.Truncated}
 	}
 	var receipt *ent.ContextReceipt
-	err = e.store.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		create := w.Tx.ContextReceipt.Create().SetSessionID(s.ID).SetTurn(s.CurrentTurn).SetNode(in.Node).
+	err := e.store.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+		if unlessSame {
+			last, err := w.Tx.ContextReceipt.Query().
+				Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn), contextreceipt.NodeEQ(node)).
+				Order(ent.Desc(contextreceipt.FieldCreatedAt), ent.Desc(contextreceipt.FieldID)).First(ctx)
+			if err != nil && !ent.IsNotFound(err) {
+				return store.Event{}, err
+			}
+			if last != nil && last.TextSha256 == textSum {
+				return store.Event{}, errSameAsLast
+			}
+		}
+		create := w.Tx.ContextReceipt.Create().SetSessionID(s.ID).SetTurn(s.CurrentTurn).SetNode(node).
 			SetEventSequence(s.EventSequence).SetBudget(b.Budget).SetTokenizer(b.Tokenizer).SetTokenCount(b.TokenCount).
 			SetSections(sections).SetTiers(b.Tiers).SetTruncatedTurns(b.TruncatedTurns).SetNotes(nonNil(b.Notes)).
-			SetTextSha256(hex.EncodeToString(sum[:]))
+			SetTextSha256(textSum)
 		if !e.cfg.ReceiptHashOnly {
 			create.SetText(b.Text)
 		}
@@ -73,12 +107,41 @@ func (e *Engine) RecordContext(ctx context.Context, in RecordContextInput) (*Rec
 			return store.Event{}, err
 		}
 		return store.Event{Kind: KindContextRecorded, Payload: map[string]any{
-			"receipt": receipt.ID.String(), "node": string(in.Node), "turn": s.CurrentTurn, "tokenCount": b.TokenCount}}, nil
+			"receipt": receipt.ID.String(), "node": string(node), "turn": s.CurrentTurn, "tokenCount": b.TokenCount}}, nil
 	})
+	if errors.Is(err, errSameAsLast) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &RecordedContext{Build: b, Receipt: receipt.Unwrap()}, nil
+	return receipt.Unwrap(), nil
+}
+
+// recordsBuildsOf reports whether a context read in ctx of node is also
+// recorded (Config.RecordContexts): only a runtime's read, with a CLIENT
+// key, is a prompt sent to a model; an admin or a reader looking at a build
+// in the dashboard sends nothing, and reading stays a read for them.
+func (e *Engine) recordsBuildsOf(ctx context.Context, s *ent.Session, node contextbuild.Node) bool {
+	if !slices.Contains(e.cfg.RecordContexts, node) || s.Status != session.StatusActive {
+		return false
+	}
+	p, ok := access.FromContext(ctx)
+	return ok && p.Role == apikey.RoleClient
+}
+
+// TextRetentionEnds clears the text of receipts recorded longer ago than
+// Config.ReceiptTextRetention, keeping their hashes, and returns how many;
+// with no retention set it does nothing. The reaper runs it. Clearing is
+// not a change of the session's state (nothing a build or a subscriber
+// reads from), so it appends no event and leaves the sessions' activity.
+func (e *Engine) TextRetentionEnds(ctx context.Context) (int, error) {
+	if e.cfg.ReceiptTextRetention <= 0 {
+		return 0, nil
+	}
+	return e.client.ContextReceipt.Update().
+		Where(contextreceipt.TextNotNil(), contextreceipt.CreatedAtLT(time.Now().Add(-e.cfg.ReceiptTextRetention))).
+		ClearText().Save(ctx)
 }
 
 // ContextReceipt returns a receipt by id; another tenant's is not found.
