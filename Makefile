@@ -57,6 +57,7 @@ fuzz:
 	HOSTILE_SEED=$${HOSTILE_SEED:-random} HOSTILE_VARIANTS=$(HOSTILE_VARIANTS) \
 		$(GO) test -run '^TestEveryFieldSurvivesHostileArguments$$' -count=1 -v ./graph/
 
-## bench: every benchmark, against a real PostgreSQL
+## bench: every benchmark, against a real PostgreSQL (the dashboard's, in Chromium, 5 visits per size)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 200x -benchmem -count=1 ./...
+	$(GO) test -run '^$$' -bench . -benchtime 200x -benchmem -count=1 $$($(GO) list ./... | grep -v /dashboard)
+	$(GO) test -run '^$$' -bench Cockpit -benchtime 5x -count=1 ./dashboard/

@@ -22,14 +22,14 @@ import (
 
 // browser is one headless Chromium tab on the dashboard.
 type browser struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 
 	mu     sync.Mutex
 	errors []string // uncaught exceptions and console errors of the page
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(apitest.Chromium(t)),

@@ -14,7 +14,7 @@ import (
 // runtime drives one session through the public API, as an agent runtime
 // would: what the dashboard then shows is what any client wrote.
 type agent struct {
-	t  *testing.T
+	t  testing.TB
 	s  *apitest.Server
 	id string
 }
@@ -31,7 +31,7 @@ func (r *agent) do(query string, vars map[string]any) json.RawMessage {
 }
 
 // openSession opens a session through the API and returns its id.
-func openSession(t *testing.T, s *apitest.Server, in map[string]any) string {
+func openSession(t testing.TB, s *apitest.Server, in map[string]any) string {
 	t.Helper()
 	var out struct {
 		OpenSession struct{ Session struct{ ID string } } `json:"openSession"`
