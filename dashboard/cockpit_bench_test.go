@@ -122,20 +122,3 @@ func fillSessions(tb testing.TB, s *apitest.Server, n int) {
 	_, err := s.DB.ExecContext(ctx, `ANALYZE sessions; ANALYZE turns`)
 	require.NoError(tb, err)
 }
-
-// seedReceipts is the receipts test's scripted session: THINK recorded at
-// three turns, a dessert entering at the second.
-func seedReceipts(tb testing.TB, s *apitest.Server) string {
-	r := &agent{t: tb, s: s, id: openSession(tb, s, map[string]any{"tenant": "acme", "externalKey": "receipts-chat"})}
-	r.begin("Find me an Indian dinner")
-	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Dal Tadka"}, map[string]any{"id": uuid.NewString(), "name": "Chana Masala"})
-	r.recordContext("THINK")
-	r.end("Dal Tadka or Chana Masala?", nil)
-	r.begin("And a dessert")
-	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Kheer"})
-	r.recordContext("THINK")
-	r.end("Kheer.", nil)
-	r.begin("Thanks")
-	r.recordContext("THINK")
-	return r.id
-}

@@ -17,15 +17,12 @@ func (r *agent) recordContext(node string) {
 	r.do(`mutation($id: ID!, $n: ContextNode!) { recordContext(input: {sessionID: $id, node: $n}) { receipt { id } } }`, map[string]any{"n": node})
 }
 
-// What the model saw: a scripted session records THINK at three turns
-// (two curries read; then a dessert, Kheer; then nothing new), and the
-// session view charts each build's sections and shows the diff the script
-// implies: from turn 1 to turn 2, recipe_3 entered the active tier and
-// nothing left any tier, and the text gained Kheer's line.
-func TestDashboardShowsWhatTheModelSawAndHowItChanged(t *testing.T) {
-	t.Parallel()
-	s := apitest.New(t)
-	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "receipts-chat"})}
+// seedReceipts scripts a session that records THINK at three turns (two
+// curries read; then a dessert, Kheer, and REPLY too; then nothing new)
+// and returns its id.
+func seedReceipts(tb testing.TB, s *apitest.Server) string {
+	tb.Helper()
+	r := &agent{t: tb, s: s, id: openSession(tb, s, map[string]any{"tenant": "acme", "externalKey": "receipts-chat"})}
 	r.begin("Find me an Indian dinner")
 	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Dal Tadka"}, map[string]any{"id": uuid.NewString(), "name": "Chana Masala"})
 	r.recordContext("THINK")
@@ -37,10 +34,22 @@ func TestDashboardShowsWhatTheModelSawAndHowItChanged(t *testing.T) {
 	r.end("Kheer.", nil)
 	r.begin("Thanks")
 	r.recordContext("THINK")
+	return r.id
+}
+
+// What the model saw: a scripted session records THINK at three turns
+// (two curries read; then a dessert, Kheer; then nothing new), and the
+// session view charts each build's sections and shows the diff the script
+// implies: from turn 1 to turn 2, recipe_3 entered the active tier and
+// nothing left any tier, and the text gained Kheer's line.
+func TestDashboardShowsWhatTheModelSawAndHowItChanged(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := seedReceipts(t, s)
 
 	b := newBrowser(t)
 	b.signIn(s.URL, s.AdminKey)
-	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, r.id)))
+	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, id)))
 	b.waitFor("three THINK builds charted", `document.querySelectorAll("#receipt-chart .receipt").length === 3 && `+
 		`[...document.querySelectorAll("#receipt-chart .receipt")].map(e => e.dataset.turn).join() === "1,2,3" && `+
 		`document.querySelectorAll("#receipt-chart .receipt .stack-part").length > 3`)

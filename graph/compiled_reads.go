@@ -169,19 +169,9 @@ func planRootPage(oc *graphql.OperationContext, sel ast.SelectionSet) (*rootPage
 			p.pageInfo = graphql.CollectFields(oc, f.Selections, []string{"PageInfo"})
 		case "edges":
 			p.edges = true
-			p.edge = graphql.CollectFields(oc, f.Selections, []string{"SessionEdge"})
-			for _, e := range p.edge {
-				switch e.Name {
-				case "__typename", "cursor":
-				case "node":
-					node, ok := planNode(oc, sessionType, e.Selections)
-					if !ok {
-						return nil, false
-					}
-					p.node = node
-				default:
-					return nil, false
-				}
+			var ok bool
+			if p.edge, p.node, ok = planEdges(oc, f.Selections, sessionType, true); !ok {
+				return nil, false
 			}
 		default:
 			return nil, false
@@ -189,6 +179,28 @@ func planRootPage(oc *graphql.OperationContext, sel ast.SelectionSet) (*rootPage
 	}
 	p.count = hasTotal || (!p.edges && hasPageInfo)
 	return p, true
+}
+
+// planEdges plans a connection's edges of nodes of type t: their node and
+// __typename, and their cursor where withCursor (a nested page's cursors
+// are gqlgen's).
+func planEdges(oc *graphql.OperationContext, sel ast.SelectionSet, t *compiledType, withCursor bool) ([]graphql.CollectedField, *nodePlan, bool) {
+	edges := graphql.CollectFields(oc, sel, []string{t.gqlName + "Edge"})
+	var node *nodePlan
+	for _, e := range edges {
+		switch {
+		case e.Name == "__typename", e.Name == "cursor" && withCursor:
+		case e.Name == "node":
+			n, ok := planNode(oc, t, e.Selections)
+			if !ok {
+				return nil, nil, false
+			}
+			node = n
+		default:
+			return nil, nil, false
+		}
+	}
+	return edges, node, true
 }
 
 // nodePlan writes one node's JSON in SQL: a field per entry, in order.
@@ -283,19 +295,9 @@ func planNestedPage(oc *graphql.OperationContext, pt *compiledPageType, f graphq
 				}
 			}
 		case "edges":
-			p.edge = graphql.CollectFields(oc, c.Selections, []string{owner + "Edge"})
-			for _, e := range p.edge {
-				switch e.Name {
-				case "__typename":
-				case "node":
-					node, ok := planNode(oc, pt.node, e.Selections)
-					if !ok {
-						return nil, false
-					}
-					p.node = node
-				default:
-					return nil, false
-				}
+			var ok bool
+			if p.edge, p.node, ok = planEdges(oc, c.Selections, pt.node, false); !ok {
+				return nil, false
 			}
 		default:
 			return nil, false
