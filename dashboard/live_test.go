@@ -147,3 +147,74 @@ func requireOneLoad(t *testing.T, b *browser) {
 	b.run("count page loads", chromedp.Evaluate(`performance.getEntriesByType("navigation").length`, &loads))
 	require.Equal(t, 1, loads, "the page updated in place: no reload")
 }
+
+// waitWithin waits at most d for a JavaScript condition on the page.
+func (b *browser) waitWithin(what, condition string, d time.Duration) {
+	b.t.Helper()
+	b.run("wait for "+what, chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(d)))
+}
+
+// newestEvent is the sequence of the session's newest event, as the API says.
+func newestEvent(t *testing.T, s *apitest.Server, id string) int {
+	t.Helper()
+	var out struct {
+		Session struct {
+			Events struct {
+				Edges []struct{ Node struct{ Sequence int } }
+			}
+		}
+	}
+	s.MustDo(t, `query($id: ID!) { session(id: $id) { events(last: 1, orderBy: [{field: SEQUENCE}]) { edges { node { sequence } } } } }`, map[string]any{"id": id}, &out)
+	require.Len(t, out.Session.Events.Edges, 1)
+	return out.Session.Events.Edges[0].Node.Sequence
+}
+
+// A burst of turns keeps the view moving: the header's turn advances while
+// the burst goes on, and a moment after it ends the header, the timeline and
+// the event log all show its last turn and event.
+func TestDashboardFollowsABurst(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "burst-chat"})
+	r := &agent{t: t, s: s, id: id}
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
+	b.run("open the session", navigate("#/sessions/"+id))
+	b.waitFor("the empty session", textOf("#session-turn")+` === "0" && `+textOf("#turns")+` === "No turns yet."`)
+	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := 1; n <= 60; n++ {
+			r.begin(fmt.Sprintf("question %d", n))
+			r.end(fmt.Sprintf("answer %d", n), nil)
+		}
+	}()
+	// While the burst goes on, the header follows it.
+	seen := map[string]bool{}
+	for burst := true; burst; {
+		select {
+		case <-done:
+			burst = false
+		case <-time.After(50 * time.Millisecond):
+			var turn string
+			b.run("read the header's turn", chromedp.Evaluate(textOf("#session-turn"), &turn))
+			seen[turn] = true
+		}
+	}
+	var during []string
+	for turn := range seen {
+		if turn != "0" && turn != "60" && turn != "" {
+			during = append(during, turn)
+		}
+	}
+	require.NotEmpty(t, during, "the header advanced during the burst, not only at its end: it showed %v", seen)
+
+	newest := newestEvent(t, s, id)
+	b.waitWithin("the header at turn 60", textOf("#session-turn")+` === "60"`, 3*time.Second)
+	b.waitWithin("turn 60 in the timeline", textOf(`#turns .turn[data-turn="60"] .badge`)+` === "COMPLETED"`, 3*time.Second)
+	b.waitWithin("the newest event on top of the log", fmt.Sprintf(`document.querySelector("#events tbody tr")?.dataset.sequence === "%d"`, newest), 3*time.Second)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}

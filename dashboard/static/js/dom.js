@@ -154,6 +154,30 @@ export function debounce(f, ms, maxWait = 1000) {
   };
 }
 
+/**
+ * coalesce runs the async f at most once at a time: the calls that come
+ * while it runs make one more run after it, however many they are. Unlike a
+ * debounce, a steady stream of calls cannot postpone f: a busy feed still
+ * sees every run's result as soon as it is there.
+ */
+export function coalesce(f) {
+  let running = null;
+  let again = false;
+  const run = () => {
+    if (running) { again = true; return running; }
+    running = (async () => {
+      try {
+        await f();
+      } finally {
+        running = null;
+        if (again) { again = false; run(); }
+      }
+    })();
+    return running;
+  };
+  return run;
+}
+
 /** plural says a count with its noun: "1 turn", "4 turns". */
 export function plural(n, noun) {
   return `${num(n)} ${noun}${n === 1 ? '' : 's'}`;

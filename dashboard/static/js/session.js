@@ -4,7 +4,7 @@
 
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
-import { ago, confirmDialog, debounce, errorBox, h, loading, notice, num, plural, replace, span, time, when } from './dom.js';
+import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, num, plural, replace, span, time, when } from './dom.js';
 import { receiptFields, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventsPanel, timelinePanel } from './timeline.js';
@@ -36,7 +36,6 @@ const deleteOne = `mutation DeleteSession($id: ID!) { deleteSession(input: {id: 
 /** sessionView renders one session into root and returns the function that stops it. */
 export function sessionView(root, id) {
   let stopped = false;
-  let generation = 0;
   let session = null;
   let stopEvents = () => {};
 
@@ -70,12 +69,14 @@ export function sessionView(root, id) {
     el.focus({ preventScroll: true });
   }
 
+  // load reads the whole session again. Call reload instead: a burst of
+  // events then costs one load in flight and one after it, and each load's
+  // result is shown (a newer load does not discard an older one's).
   async function load() {
-    const mine = ++generation;
     head.setAttribute('aria-busy', 'true');
     try {
       const data = await gql(sessionQuery, { id });
-      if (stopped || mine !== generation) return;
+      if (stopped) return;
       if (!data.session) {
         gone('No session has this id: it was deleted, purged, or belongs to another tenant.');
         return;
@@ -83,18 +84,20 @@ export function sessionView(root, id) {
       session = data.session;
       render();
     } catch (err) {
-      if (stopped || mine !== generation) return;
+      if (stopped) return;
       if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') {
         gone(`No session has this id: it was deleted, purged, or belongs to another tenant. (${err.code})`);
         return;
       }
       const text = `Could not load the session: ${describe(err)}`;
-      if (!session) replace(head, errorBox(text, load));
-      else replace(banner, errorBox(text, load));
+      if (!session) replace(head, errorBox(text, reload));
+      else replace(banner, errorBox(text, reload));
     } finally {
       head.removeAttribute('aria-busy');
     }
   }
+
+  const reload = coalesce(load);
 
   function gone(text) {
     stopped = true;
@@ -157,7 +160,7 @@ export function sessionView(root, id) {
     try {
       const out = (await gql(expireOne, { id })).expireSession.session;
       notice(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
-      load();
+      reload();
     } catch (err) {
       notice(`Could not expire the session: ${describe(err)}`, 'error');
       if (session) renderHead();
@@ -185,7 +188,6 @@ export function sessionView(root, id) {
     }
   }
 
-  const refresh = debounce(load, 200);
 
   // follow subscribes from the session's newest event as read before the
   // first load, so that nothing committed in between is missed; the log
@@ -197,7 +199,7 @@ export function sessionView(root, id) {
       const edges = (await gql(cursorQuery, { id })).session?.events.edges || [];
       if (edges.length) after = edges[0].node.sequence;
     } catch (err) {
-      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') { load(); return; } // load() says it is gone
+      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') { reload(); return; } // load() says it is gone
       // Otherwise the feed starts from the session's first event; the log drops duplicates.
     }
     if (stopped) return;
@@ -211,14 +213,14 @@ export function sessionView(root, id) {
           gone('This session was deleted while you were looking at it.');
           return;
         }
-        refresh();
+        reload();
       },
       error: (text) => { if (!stopped) replace(banner, errorBox(text)); },
     });
-    load();
+    reload();
   }
 
-  refs.onChange(load);
+  refs.onChange(() => reload());
   follow();
   return () => {
     stopped = true;

@@ -83,45 +83,77 @@ function payloadText(p) {
   }).join(' · ');
 }
 
-/** eventsPanel is the event log, newest first; add puts a live event on top. */
+// shownMax bounds the event log's rows, so that a long live session does not
+// grow the page without end; older events stay a query away.
+const shownMax = 200;
+
+function eventRow(ev) {
+  const text = payloadText(ev.payload);
+  return h('tr', { dataset: { sequence: ev.sequence, kind: ev.kind } },
+    h('td', { class: 'num' }, ev.sequence),
+    h('td', {}, when(ev.createdAt)),
+    h('td', {}, h('code', {}, ev.kind)),
+    h('td', { class: 'payload' }, !text ? h('span', { class: 'hint' }, '—')
+      : h('details', {},
+        h('summary', {}, text.length > 160 ? `${text.slice(0, 160)}…` : text),
+        h('pre', { class: 'json' }, JSON.stringify(ev.payload, null, 2)))));
+}
+
+/**
+ * eventsPanel is the event log, newest first. Rows are inserted one by one
+ * and never redrawn, so that a burst of live events costs a row each, and
+ * the oldest rows go once there are more than shownMax.
+ */
 export function eventsPanel() {
-  const seen = new Map(); // sequence → event
+  const rows = new Map(); // sequence → its <tr>
   let total = 0;
   const count = h('p', { class: 'hint', id: 'events-count' });
+  const tbody = h('tbody');
+  const table = h('table', { class: 'events' },
+    h('thead', {}, h('tr', {}, ['#', 'When', 'Kind', 'Payload'].map((c) => h('th', { scope: 'col' }, c)))),
+    tbody);
   const body = h('div', { class: 'table-wrap', id: 'events' });
   const el = section('events', 'Event log', count, body);
 
-  function draw() {
-    const list = [...seen.values()].sort((a, b) => b.sequence - a.sequence).slice(0, 200);
-    count.textContent = `${num(total)} events${total > list.length ? `, the newest ${num(list.length)} shown` : ''}.`;
-    if (list.length === 0) { replace(body, empty('No events.')); return; }
-    keepOpen(body, h('table', { class: 'events' },
-      h('thead', {}, h('tr', {}, ['#', 'When', 'Kind', 'Payload'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, list.map((ev) => {
-        const text = payloadText(ev.payload);
-        return h('tr', { dataset: { sequence: ev.sequence, kind: ev.kind } },
-          h('td', { class: 'num' }, ev.sequence),
-          h('td', {}, when(ev.createdAt)),
-          h('td', {}, h('code', {}, ev.kind)),
-          h('td', { class: 'payload' }, !text ? h('span', { class: 'hint' }, '—')
-            : h('details', { dataset: { key: `ev-${ev.sequence}` } },
-              h('summary', {}, text.length > 160 ? `${text.slice(0, 160)}…` : text),
-              h('pre', { class: 'json' }, JSON.stringify(ev.payload, null, 2)))));
-      }))));
+  // insert puts a row where its sequence goes (live events, the usual case,
+  // go on top at once) and reports whether the event was new.
+  function insert(ev) {
+    if (rows.has(ev.sequence)) return false;
+    const tr = eventRow(ev);
+    let next = tbody.firstElementChild;
+    while (next && Number(next.dataset.sequence) > ev.sequence) next = next.nextElementSibling;
+    tbody.insertBefore(tr, next);
+    rows.set(ev.sequence, tr);
+    return true;
+  }
+
+  function trim() {
+    while (rows.size > shownMax) {
+      const oldest = tbody.lastElementChild;
+      rows.delete(Number(oldest.dataset.sequence));
+      oldest.remove();
+    }
+  }
+
+  function tell() {
+    count.textContent = `${num(total)} events${total > rows.size ? `, the newest ${num(rows.size)} shown` : ''}.`;
+    if (rows.size === 0) replace(body, empty('No events.'));
+    else if (table.parentNode !== body) replace(body, table);
   }
 
   return {
     el,
     show(conn) {
       total = conn.totalCount;
-      for (const e of conn.edges) seen.set(e.node.sequence, e.node);
-      draw();
+      for (const e of conn.edges) insert(e.node);
+      trim();
+      tell();
     },
     add(ev) {
-      if (seen.has(ev.sequence)) return;
-      seen.set(ev.sequence, ev);
+      if (!insert(ev)) return;
       total++;
-      draw();
+      trim();
+      tell();
     },
   };
 }
