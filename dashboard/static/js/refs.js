@@ -3,6 +3,7 @@
 
 import { describe, gql } from './api.js';
 import { badge, confirmDialog, empty, h, notice, num, replace, when } from './dom.js';
+import { mayWrite } from './viewer.js';
 
 /** refFields is what the ref registry table shows of each ref. */
 export const refFields = `id ref entityType entityID label action detailLevel fullTurn turnCreated turnLastReferenced turnPromoted sourceStep activeReason enrichTable`;
@@ -93,7 +94,8 @@ export function refsPanel(sessionID) {
     if (shown.length === 0) { replace(body, empty('No ref matches these filters.')); return; }
     const focusRef = document.activeElement?.dataset?.focusRef;
     replace(body, h('table', { class: 'refs' },
-      h('thead', {}, h('tr', {}, ['Ref', 'Type', 'Label', 'Tier', 'Action', 'Detail', 'Turns', ''].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['Ref', 'Type', 'Label', 'Tier', 'Action', 'Detail', 'Turns', mayWrite() ? '' : null]
+        .filter((c) => c !== null).map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, shown.map(row))));
     if (focusRef) body.querySelector(`[data-focus-ref="${CSS.escape(focusRef)}"]`)?.focus();
   }
@@ -114,7 +116,8 @@ export function refsPanel(sessionID) {
     const level = r.detailLevel ? r.detailLevel.toLowerCase() : '';
     let detail = level || '—';
     if (r.fullTurn) detail = level === 'full' ? `full T${r.fullTurn}` : `${level || 'read'} (full T${r.fullTurn})`;
-    const act = r.activeReason
+    // Retain and release only for a key that may write (not a READER).
+    const act = !mayWrite() ? null : r.activeReason
       ? h('button', { type: 'button', class: 'small secondary act', dataset: { focusRef: `release-${r.ref}` }, disabled: !writable, onclick: () => doRelease(r) }, 'Release')
       : h('button', { type: 'button', class: 'small secondary act', dataset: { focusRef: `retain-${r.ref}` }, disabled: !writable, onclick: () => doRetain(r) }, 'Retain…');
     return h('tr', { dataset: { ref: r.ref } },
@@ -126,7 +129,7 @@ export function refsPanel(sessionID) {
       h('td', {}, actionTag(r.action)),
       h('td', {}, detail),
       h('td', { class: 'marks' }, marks.join(' · ')),
-      h('td', {}, act));
+      act ? h('td', {}, act) : null);
   }
 
   async function doRetain(r) {

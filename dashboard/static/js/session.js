@@ -8,6 +8,7 @@ import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, num, plural
 import { receiptFields, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventsPanel, timelinePanel } from './timeline.js';
+import { mayAdminister } from './viewer.js';
 
 const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt
   executionSummary { decision goal phase userExpressed blockedReason steps { step kind description outcome refs } curation { retained { ref reason } demoted } }`;
@@ -131,10 +132,11 @@ export function sessionView(root, id) {
         h('div', {},
           h('h1', { id: 'session-title' }, s.externalKey, ' ', h('span', { id: 'session-status', class: `status status-${s.status.toLowerCase()}` }, s.status)),
           h('p', { class: 'hint' }, 'Session ', h('code', { id: 'session-id' }, s.id))),
-        h('div', { class: 'actions' },
+        // Only the actions this key's role may perform (viewer.js).
+        mayAdminister() ? h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'secondary', id: 'expire-session', disabled: s.status !== 'ACTIVE', onclick: expire },
             s.status === 'ACTIVE' ? 'Expire' : 'Expired'),
-          h('button', { type: 'button', class: 'danger', id: 'delete-session', onclick: remove }, 'Delete…'))),
+          h('button', { type: 'button', class: 'danger', id: 'delete-session', onclick: remove }, 'Delete…')) : null),
       h('dl', { class: 'facts' },
         fact('Tenant', s.tenant),
         fact('User', s.userID || '—'),
