@@ -129,14 +129,41 @@ export function confirmDialog({ title, body, confirmLabel, danger = false, reaso
   });
 }
 
-/** notice shows a short message in the page's live region. */
+/**
+ * notice shows a short message in the page's live region and returns it.
+ * A view says what concerns only itself through its noticeScope instead.
+ */
 export function notice(text, kind = 'info') {
   const region = document.getElementById('notices');
-  if (!region) return;
+  if (!region) return null;
   const item = h('p', { class: `notice notice-${kind}` }, text,
     h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss', onclick: () => item.remove() }, '×'));
   region.append(item);
   setTimeout(() => item.remove(), kind === 'error' ? 15000 : 6000);
+  return item;
+}
+
+/**
+ * noticeScope gives a view notices of its own: clear, when the view is
+ * left, takes them away, and drops any raised after (a slow request that
+ * answers once the admin is on another page), so that a message about one
+ * session never shows on another's page.
+ */
+export function noticeScope() {
+  const shown = new Set();
+  let cleared = false;
+  return {
+    notice(text, kind = 'info') {
+      if (cleared) return;
+      const item = notice(text, kind);
+      if (item) shown.add(item);
+    },
+    clear() {
+      cleared = true;
+      for (const item of shown) item.remove();
+      shown.clear();
+    },
+  };
 }
 
 /**

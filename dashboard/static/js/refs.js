@@ -2,7 +2,7 @@
 // release) and its artifacts (content JSON and revision).
 
 import { describe, gql } from './api.js';
-import { badge, confirmDialog, empty, h, notice, num, replace, when } from './dom.js';
+import { badge, confirmDialog, empty, h, num, replace, when } from './dom.js';
 import { mayWrite } from './viewer.js';
 
 /** refFields is what the ref registry table shows of each ref. */
@@ -30,8 +30,11 @@ function actionTag(action) {
     base, who ? h('span', { class: 'tag-user' }, `:${who}`) : null);
 }
 
-/** refsPanel is the ref registry table, filterable by type and action. */
-export function refsPanel(sessionID) {
+/**
+ * refsPanel is the ref registry table, filterable by type and action; say
+ * shows its notices (the session view's own, see noticeScope).
+ */
+export function refsPanel(sessionID, say) {
   let refs = [];
   let more = null; // pageInfo of the last page loaded
   let total = 0;
@@ -76,7 +79,7 @@ export function refsPanel(sessionID) {
       more = conn.pageInfo;
       draw();
     } catch (err) {
-      notice(`Could not load more refs: ${describe(err)}`, 'error');
+      say(`Could not load more refs: ${describe(err)}`, 'error');
     } finally {
       moreButton.disabled = false;
     }
@@ -122,7 +125,7 @@ export function refsPanel(sessionID) {
       : h('button', { type: 'button', class: 'small secondary act', dataset: { focusRef: `retain-${r.ref}` }, disabled: !writable, onclick: () => doRetain(r) }, 'Retain…');
     return h('tr', { dataset: { ref: r.ref } },
       h('td', {}, h('code', {}, r.ref), r.entityID ? h('div', { class: 'uuid' },
-        h('code', { class: 'hint', dataset: { uuid: r.entityID } }, r.entityID), ' ', copyButton(r.entityID, `${r.ref}'s UUID`)) : null),
+        h('code', { class: 'hint', dataset: { uuid: r.entityID } }, r.entityID), ' ', copyButton(r.entityID, `${r.ref}'s UUID`, say)) : null),
       h('td', {}, r.entityType),
       h('td', {}, r.label || h('span', { class: 'hint' }, r.enrichTable ? 'waiting for its label' : '—')),
       h('td', { class: 'tier' }, tierCell(r)),
@@ -141,20 +144,20 @@ export function refsPanel(sessionID) {
     if (!reason) return;
     try {
       await gql(retain, { id: sessionID, ref: r.ref, reason });
-      notice(`${r.ref} is retained: ${reason}.`, 'success');
+      say(`${r.ref} is retained: ${reason}.`, 'success');
       changed();
     } catch (err) {
-      notice(`Could not retain ${r.ref}: ${describe(err)}`, 'error');
+      say(`Could not retain ${r.ref}: ${describe(err)}`, 'error');
     }
   }
 
   async function doRelease(r) {
     try {
       await gql(release, { id: sessionID, ref: r.ref });
-      notice(`${r.ref} is released: it leaves context once it is out of the turn window.`, 'success');
+      say(`${r.ref} is released: it leaves context once it is out of the turn window.`, 'success');
       changed();
     } catch (err) {
-      notice(`Could not release ${r.ref}: ${describe(err)}`, 'error');
+      say(`Could not release ${r.ref}: ${describe(err)}`, 'error');
     }
   }
 
@@ -190,8 +193,8 @@ export function artifactsPanel() {
   return { el, show };
 }
 
-/** copyButton copies text to the clipboard and says so. */
-function copyButton(text, what) {
+/** copyButton copies text to the clipboard and says so with say. */
+export function copyButton(text, what, say) {
   return h('button', {
     type: 'button', class: 'small secondary copy', 'aria-label': `Copy ${what}`, dataset: { copy: text },
     onclick: async () => {
@@ -206,7 +209,7 @@ function copyButton(text, what) {
         document.execCommand('copy');
         area.remove();
       }
-      notice(`Copied ${what}: ${text}`, 'success');
+      say(`Copied ${what}: ${text}`, 'success');
     },
   }, 'Copy');
 }

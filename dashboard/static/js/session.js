@@ -4,7 +4,7 @@
 
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
-import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, num, plural, replace, span, time, when } from './dom.js';
+import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope, num, plural, replace, span, time, when } from './dom.js';
 import { receiptFields, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventsPanel, timelinePanel } from './timeline.js';
@@ -39,11 +39,13 @@ export function sessionView(root, id) {
   let stopped = false;
   let session = null;
   let stopEvents = () => {};
+  const notices = noticeScope();
+  const say = notices.notice;
 
   const head = h('section', { class: 'card session-head', 'aria-labelledby': 'session-title' }, loading('the session'));
   const banner = h('div', { id: 'session-banner', 'aria-live': 'polite' });
   const timeline = timelinePanel();
-  const refs = refsPanel(id);
+  const refs = refsPanel(id, say);
   const artifacts = artifactsPanel();
   const context = contextPanel(id);
   const receipts = receiptsPanel();
@@ -161,10 +163,10 @@ export function sessionView(root, id) {
     button.textContent = 'Expiring…';
     try {
       const out = (await gql(expireOne, { id })).expireSession.session;
-      notice(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
+      say(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
       reload();
     } catch (err) {
-      notice(`Could not expire the session: ${describe(err)}`, 'error');
+      say(`Could not expire the session: ${describe(err)}`, 'error');
       if (session) renderHead();
     }
   }
@@ -182,10 +184,11 @@ export function sessionView(root, id) {
     button.textContent = 'Deleting…';
     try {
       await gql(deleteOne, { id });
+      // Said to the whole page: it is the news the list opens with.
       notice(`Session “${s.externalKey}” was deleted.`, 'success');
       location.hash = '#/';
     } catch (err) {
-      notice(`Could not delete the session: ${describe(err)}`, 'error');
+      say(`Could not delete the session: ${describe(err)}`, 'error');
       if (session) renderHead();
     }
   }
@@ -228,5 +231,6 @@ export function sessionView(root, id) {
     stopped = true;
     stopEvents();
     context.stop();
+    notices.clear();
   };
 }
