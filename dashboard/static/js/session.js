@@ -158,9 +158,9 @@ export function sessionView(root, id) {
       confirmLabel: 'Expire session', danger: true,
     });
     if (!ok) return;
-    const button = document.getElementById('expire-session');
-    button.disabled = true;
-    button.textContent = 'Expiring…';
+    // This view's own button: the admin may have gone to another session's page.
+    const button = head.querySelector('#expire-session');
+    if (button) { button.disabled = true; button.textContent = 'Expiring…'; }
     try {
       const out = (await gql(expireOne, { id })).expireSession.session;
       say(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
@@ -179,9 +179,9 @@ export function sessionView(root, id) {
       confirmLabel: 'Delete session', danger: true,
     });
     if (!ok) return;
-    const button = document.getElementById('delete-session');
-    button.disabled = true;
-    button.textContent = 'Deleting…';
+    // This view's own button: the admin may have gone to another session's page.
+    const button = head.querySelector('#delete-session');
+    if (button) { button.disabled = true; button.textContent = 'Deleting…'; }
     try {
       await gql(deleteOne, { id });
       // Said to the whole page: it is the news the list opens with.
