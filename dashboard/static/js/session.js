@@ -7,27 +7,24 @@ import { contextPanel } from './context.js';
 import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope, num, plural, replace, span, time, when } from './dom.js';
 import { receiptFields, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
-import { eventsPanel, timelinePanel } from './timeline.js';
+import { eventFields, eventsPanel, timelinePanel, turnFields } from './timeline.js';
 import { mayAdminister } from './viewer.js';
-
-const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt
-  executionSummary { decision goal phase userExpressed blockedReason steps { step kind description outcome refs } curation { retained { ref reason } demoted } }`;
 
 const sessionQuery = `query Session($id: ID!) {
   session(id: $id) {
     id tenant externalKey userID domain status currentTurn tokenCount tokenizer ttlSeconds createdAt lastActiveAt expiresAt expiredAt
     focus { type id }
-    turns(last: 50, orderBy: [{field: NUMBER}]) { totalCount edges { node { ${turnFields} } } }
+    turns(last: 50, orderBy: [{field: NUMBER}]) { totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${turnFields} } } }
     refs(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } }
     activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }
     artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { id entityType label content status revision createdTurn promotedTurn sourceStep updatedAt ref { ref } } } }
-    events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount edges { node { sequence kind payload createdAt } } }
+    events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount pageInfo { hasPreviousPage } edges { cursor node { ${eventFields} } } }
     contextReceipts(last: 100, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptFields} } } }
   }
 }`;
 
 const eventsSub = `subscription SessionEvents($id: ID!, $after: Int) {
-  sessionEvents(sessionID: $id, after: $after) { sequence kind payload createdAt }
+  sessionEvents(sessionID: $id, after: $after) { ${eventFields} }
 }`;
 
 const cursorQuery = `query SessionCursor($id: ID!) { session(id: $id) { id events(last: 1, orderBy: [{field: SEQUENCE}]) { edges { node { sequence } } } } }`;
@@ -44,12 +41,12 @@ export function sessionView(root, id) {
 
   const head = h('section', { class: 'card session-head', 'aria-labelledby': 'session-title' }, loading('the session'));
   const banner = h('div', { id: 'session-banner', 'aria-live': 'polite' });
-  const timeline = timelinePanel();
+  const timeline = timelinePanel(id, say);
   const refs = refsPanel(id, say);
   const artifacts = artifactsPanel();
   const context = contextPanel(id);
   const receipts = receiptsPanel();
-  const events = eventsPanel();
+  const events = eventsPanel(id, say);
 
   replace(root,
     h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← All sessions')),
