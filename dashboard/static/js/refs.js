@@ -3,6 +3,7 @@
 
 import { describe, gql } from './api.js';
 import { badge, confirmDialog, empty, h, num, replace, when } from './dom.js';
+import { jsonView, toClipboard } from './json.js';
 import { mayWrite } from './viewer.js';
 
 /** refFields is what the ref registry table shows of each ref. */
@@ -164,11 +165,12 @@ export function refsPanel(sessionID, say) {
   return { el, show, onChange: (f) => { changed = f; } };
 }
 
-/** artifactsPanel lists generated content with its JSON and revision. */
-export function artifactsPanel() {
+/** artifactsPanel lists generated content with its JSON and revision; say shows its notices. */
+export function artifactsPanel(say) {
   const body = h('div', { id: 'artifacts' });
   const el = section('artifacts', 'Artifacts', body);
   const open = new Set();
+  const folds = new Map(); // artifact id → its JSON tree's folds
 
   function show(conn) {
     const items = conn.edges.map((e) => e.node);
@@ -178,7 +180,7 @@ export function artifactsPanel() {
       items.map((a) => {
         const details = h('details', { open: open.has(a.id), ontoggle: () => (details.open ? open.add(a.id) : open.delete(a.id)) },
           h('summary', {}, 'Content JSON'),
-          h('pre', { class: 'json', tabindex: '0' }, JSON.stringify(a.content, null, 2)));
+          jsonView(a.content, `${a.ref.ref}'s content`, say, folds.get(a.id) || folds.set(a.id, new Map()).get(a.id)));
         return h('article', { class: 'artifact', dataset: { ref: a.ref.ref } },
           h('h3', {}, h('code', {}, a.ref.ref), ' ', a.label, ' ', badge(a.status)),
           h('p', { class: 'hint' },
@@ -194,21 +196,11 @@ export function artifactsPanel() {
 }
 
 /** copyButton copies text to the clipboard and says so with say. */
-export function copyButton(text, what, say) {
+function copyButton(text, what, say) {
   return h('button', {
     type: 'button', class: 'small secondary copy', 'aria-label': `Copy ${what}`, dataset: { copy: text },
     onclick: async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-      } catch {
-        // Without the clipboard API (an insecure origin, or no permission),
-        // the selection and the old copy command still work.
-        const area = h('textarea', { style: 'position: fixed; opacity: 0' }, text);
-        document.body.append(area);
-        area.select();
-        document.execCommand('copy');
-        area.remove();
-      }
+      await toClipboard(text);
       say(`Copied ${what}: ${text}`, 'success');
     },
   }, 'Copy');

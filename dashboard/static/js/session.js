@@ -43,7 +43,7 @@ export function sessionView(root, id) {
   const banner = h('div', { id: 'session-banner', 'aria-live': 'polite' });
   const timeline = timelinePanel(id, say);
   const refs = refsPanel(id, say);
-  const artifacts = artifactsPanel();
+  const artifacts = artifactsPanel(say);
   const context = contextPanel(id);
   const receipts = receiptsPanel();
   const events = eventsPanel(id, say);

@@ -3,6 +3,7 @@
 
 import { describe, gql } from './api.js';
 import { badge, empty, h, keepOpen, num, replace, when } from './dom.js';
+import { jsonView } from './json.js';
 
 /** turnFields is what the timeline shows of each turn. */
 export const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt
@@ -150,16 +151,25 @@ function payloadText(p) {
 // grow the page without end; older events stay a query away.
 const shownMax = 200;
 
-function eventRow(ev) {
+// payloadCell shows an event's payload in one line, unfolding to its JSON
+// tree, built on first unfolding: a burst of events costs one line each.
+function payloadCell(ev, say) {
   const text = payloadText(ev.payload);
+  if (!text) return h('span', { class: 'hint' }, '—');
+  const details = h('details', {
+    ontoggle: () => {
+      if (details.open && !details.querySelector('.json-view')) details.append(jsonView(ev.payload, `event ${ev.sequence}'s payload`, say));
+    },
+  }, h('summary', {}, text.length > 160 ? `${text.slice(0, 160)}…` : text));
+  return details;
+}
+
+function eventRow(ev, say) {
   return h('tr', { dataset: { sequence: ev.sequence, kind: ev.kind } },
     h('td', { class: 'num' }, ev.sequence),
     h('td', {}, when(ev.createdAt)),
     h('td', {}, h('code', {}, ev.kind)),
-    h('td', { class: 'payload' }, !text ? h('span', { class: 'hint' }, '—')
-      : h('details', {},
-        h('summary', {}, text.length > 160 ? `${text.slice(0, 160)}…` : text),
-        h('pre', { class: 'json' }, JSON.stringify(ev.payload, null, 2)))));
+    h('td', { class: 'payload' }, payloadCell(ev, say)));
 }
 
 /**
@@ -187,7 +197,7 @@ export function eventsPanel(sessionID, say) {
   // go on top at once) and reports whether the event was new.
   function insert(ev) {
     if (rows.has(ev.sequence)) return false;
-    const tr = eventRow(ev);
+    const tr = eventRow(ev, say);
     let next = tbody.firstElementChild;
     while (next && Number(next.dataset.sequence) > ev.sequence) next = next.nextElementSibling;
     tbody.insertBefore(tr, next);
