@@ -58,3 +58,36 @@ func TestDashboardPagesBackThroughTurnsAndEvents(t *testing.T) {
 	b.waitFor("turn 61 after the older ones", turns+`.join() === Array.from({length: 61}, (_, i) => i + 1).join()`)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
+
+// A live session's log keeps the newest 200 events, and the ones it let go
+// come back with "Show older events", although they came live, without a
+// cursor: the page finds the oldest row's cursor by its sequence.
+func TestDashboardEventLogStaysBoundedAndPagesBackFromLiveRows(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "busy-chat"})
+	r := &agent{t: t, s: s, id: id}
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
+	b.run("open the session", navigate("#/sessions/"+id))
+	b.waitFor("its one event", `document.querySelectorAll("#events tbody tr").length === 1 && !`+visible("#older-events"))
+	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
+
+	for n := 1; n <= 110; n++ {
+		r.begin(fmt.Sprintf("question %d", n))
+		r.end(fmt.Sprintf("answer %d", n), nil)
+	}
+	newest := newestEvent(t, s, id)
+	require.Equal(t, 221, newest)
+	events := `[...document.querySelectorAll("#events tbody tr")].map(tr => Number(tr.dataset.sequence))`
+	newestFirst := func(from, to int) string {
+		return fmt.Sprintf(`%s.join() === Array.from({length: %d}, (_, i) => %d - i).join()`, events, from-to+1, from)
+	}
+	b.waitFor("the newest 200 events", newestFirst(newest, newest-199)+` && `+textOf("#events-count")+` === "221 events, the newest 200 shown."`)
+	b.waitFor("a way to the older ones", visible("#older-events"))
+	b.click("show older events", "#older-events")
+	b.waitFor("every event", newestFirst(newest, 1)+` && `+textOf("#events-count")+` === "221 events."`)
+	b.waitFor("nothing older", `!`+visible("#older-events"))
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
