@@ -126,6 +126,7 @@ function live() {
     lazyCloseTimeout: 2000,
     connectionParams: () => ({ Authorization: `Bearer ${auth.key}` }),
     retryAttempts: Infinity,
+    retryWait: (retries) => new Promise((resolve) => setTimeout(resolve, backoff(retries + 1))),
     shouldRetry: (ev) => !(ev && ev.code === 4403),
     on: {
       connecting: () => setLive('connecting', 'Connecting live updates…'),
@@ -150,38 +151,81 @@ function closeLive() {
   setLive('idle', 'Live updates are off');
 }
 
+// Resubscription backoff: the first retry comes soon (a server restart is
+// over in seconds), later ones wait longer, never more than retryMaxMs.
+const retryFirstMs = 500;
+const retryMaxMs = 10000;
+// A subscription that ran this long before it ended was healthy: the next
+// retry starts the backoff over.
+const healthyMs = 30000;
+
+function backoff(attempt) {
+  const ms = Math.min(retryMaxMs, retryFirstMs * 2 ** attempt);
+  return ms / 2 + Math.random() * (ms / 2);
+}
+
 /**
  * subscribe starts a subscription; next gets each result's data and error
  * gets a sentence. With resume, which picks the cursor out of a result (an
  * event's sequence, or for the feed of every session its cursor string),
- * variables.after follows the stream, so that the client's automatic
- * resubscription after a reconnect resumes where it stopped (graphql-ws
- * sends the same payload object again). It returns the function that stops it.
+ * variables.after follows the stream, so that a resubscription resumes where
+ * it stopped. The subscription lasts until the returned function stops it:
+ * when the server ends it (graphql-transport-ws complete, as a server does
+ * when it shuts down) or the connection is lost for good, it subscribes
+ * again by itself, with backoff, from the last cursor. Only a refusal stops
+ * it: a GraphQL error for the operation, or a refused API key (4403).
  */
 export function subscribe(query, variables, { next, error, resume }) {
   const payload = { query, variables: { ...variables } };
-  return live().subscribe(payload, {
-    next: (result) => {
-      if (result.errors && result.errors.length) {
-        const e = result.errors[0];
-        error(describe(new APIError(e.message, { code: e.extensions?.code || '' })));
-        return;
-      }
-      if (resume) {
-        const cursor = resume(result.data);
-        if (typeof cursor === 'number' || typeof cursor === 'string') payload.variables.after = cursor;
-      }
-      next(result.data);
-    },
-    error: (e) => {
-      if (Array.isArray(e)) {
-        error(describe(new APIError(e.map((x) => x.message).join('; '), { code: e[0]?.extensions?.code || '' })));
-      } else if (e && typeof e.code === 'number') {
-        error(closeText(e));
-      } else {
-        error(`Live updates failed: ${e && e.message ? e.message : 'the connection was lost'}`);
-      }
-    },
-    complete: () => {},
-  });
+  let stopped = false;
+  let attempt = 0;
+  let timer = 0;
+  let started = 0;
+  let unsubscribe = () => {};
+
+  function again() {
+    if (stopped) return;
+    if (Date.now() - started > healthyMs) attempt = 0;
+    clearTimeout(timer);
+    timer = setTimeout(start, backoff(attempt++));
+  }
+
+  function start() {
+    if (stopped) return;
+    started = Date.now();
+    unsubscribe = live().subscribe(payload, {
+      next: (result) => {
+        if (stopped) return;
+        if (result.errors && result.errors.length) {
+          const e = result.errors[0];
+          error(describe(new APIError(e.message, { code: e.extensions?.code || '' })));
+          return;
+        }
+        attempt = 0;
+        if (resume) {
+          const cursor = resume(result.data);
+          if (typeof cursor === 'number' || typeof cursor === 'string') payload.variables.after = cursor;
+        }
+        next(result.data);
+      },
+      error: (e) => {
+        if (stopped) return;
+        if (Array.isArray(e)) {
+          error(describe(new APIError(e.map((x) => x.message).join('; '), { code: e[0]?.extensions?.code || '' })));
+        } else if (e && e.code === 4403) {
+          error(closeText(e));
+        } else {
+          again(); // a close the client gave up on: the header says so while we retry
+        }
+      },
+      complete: again, // not asked for: stop() sets stopped first
+    });
+  }
+
+  start();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    unsubscribe();
+  };
 }

@@ -129,14 +129,41 @@ export function confirmDialog({ title, body, confirmLabel, danger = false, reaso
   });
 }
 
-/** notice shows a short message in the page's live region. */
+/**
+ * notice shows a short message in the page's live region and returns it.
+ * A view says what concerns only itself through its noticeScope instead.
+ */
 export function notice(text, kind = 'info') {
   const region = document.getElementById('notices');
-  if (!region) return;
+  if (!region) return null;
   const item = h('p', { class: `notice notice-${kind}` }, text,
     h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss', onclick: () => item.remove() }, '×'));
   region.append(item);
   setTimeout(() => item.remove(), kind === 'error' ? 15000 : 6000);
+  return item;
+}
+
+/**
+ * noticeScope gives a view notices of its own: clear, when the view is
+ * left, takes them away, and drops any raised after (a slow request that
+ * answers once the admin is on another page), so that a message about one
+ * session never shows on another's page.
+ */
+export function noticeScope() {
+  const shown = new Set();
+  let cleared = false;
+  return {
+    notice(text, kind = 'info') {
+      if (cleared) return;
+      const item = notice(text, kind);
+      if (item) shown.add(item);
+    },
+    clear() {
+      cleared = true;
+      for (const item of shown) item.remove();
+      shown.clear();
+    },
+  };
 }
 
 /**
@@ -152,6 +179,30 @@ export function debounce(f, ms, maxWait = 1000) {
     clearTimeout(timer);
     timer = setTimeout(() => { first = 0; f(); }, Math.max(0, Math.min(ms, first + maxWait - now)));
   };
+}
+
+/**
+ * coalesce runs the async f at most once at a time: the calls that come
+ * while it runs make one more run after it, however many they are. Unlike a
+ * debounce, a steady stream of calls cannot postpone f: a busy feed still
+ * sees every run's result as soon as it is there.
+ */
+export function coalesce(f) {
+  let running = null;
+  let again = false;
+  const run = () => {
+    if (running) { again = true; return running; }
+    running = (async () => {
+      try {
+        await f();
+      } finally {
+        running = null;
+        if (again) { again = false; run(); }
+      }
+    })();
+    return running;
+  };
+  return run;
 }
 
 /** plural says a count with its noun: "1 turn", "4 turns". */

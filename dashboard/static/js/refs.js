@@ -2,7 +2,9 @@
 // release) and its artifacts (content JSON and revision).
 
 import { describe, gql } from './api.js';
-import { badge, confirmDialog, empty, h, notice, num, replace, when } from './dom.js';
+import { badge, confirmDialog, empty, h, num, replace, when } from './dom.js';
+import { jsonView, toClipboard } from './json.js';
+import { mayWrite } from './viewer.js';
 
 /** refFields is what the ref registry table shows of each ref. */
 export const refFields = `id ref entityType entityID label action detailLevel fullTurn turnCreated turnLastReferenced turnPromoted sourceStep activeReason enrichTable`;
@@ -29,8 +31,11 @@ function actionTag(action) {
     base, who ? h('span', { class: 'tag-user' }, `:${who}`) : null);
 }
 
-/** refsPanel is the ref registry table, filterable by type and action. */
-export function refsPanel(sessionID) {
+/**
+ * refsPanel is the ref registry table, filterable by type and action; say
+ * shows its notices (the session view's own, see noticeScope).
+ */
+export function refsPanel(sessionID, say) {
   let refs = [];
   let more = null; // pageInfo of the last page loaded
   let total = 0;
@@ -75,7 +80,7 @@ export function refsPanel(sessionID) {
       more = conn.pageInfo;
       draw();
     } catch (err) {
-      notice(`Could not load more refs: ${describe(err)}`, 'error');
+      say(`Could not load more refs: ${describe(err)}`, 'error');
     } finally {
       moreButton.disabled = false;
     }
@@ -93,7 +98,8 @@ export function refsPanel(sessionID) {
     if (shown.length === 0) { replace(body, empty('No ref matches these filters.')); return; }
     const focusRef = document.activeElement?.dataset?.focusRef;
     replace(body, h('table', { class: 'refs' },
-      h('thead', {}, h('tr', {}, ['Ref', 'Type', 'Label', 'Tier', 'Action', 'Detail', 'Turns', ''].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['Ref', 'Type', 'Label', 'Tier', 'Action', 'Detail', 'Turns', mayWrite() ? '' : null]
+        .filter((c) => c !== null).map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, shown.map(row))));
     if (focusRef) body.querySelector(`[data-focus-ref="${CSS.escape(focusRef)}"]`)?.focus();
   }
@@ -114,19 +120,20 @@ export function refsPanel(sessionID) {
     const level = r.detailLevel ? r.detailLevel.toLowerCase() : '';
     let detail = level || '—';
     if (r.fullTurn) detail = level === 'full' ? `full T${r.fullTurn}` : `${level || 'read'} (full T${r.fullTurn})`;
-    const act = r.activeReason
+    // Retain and release only for a key that may write (not a READER).
+    const act = !mayWrite() ? null : r.activeReason
       ? h('button', { type: 'button', class: 'small secondary act', dataset: { focusRef: `release-${r.ref}` }, disabled: !writable, onclick: () => doRelease(r) }, 'Release')
       : h('button', { type: 'button', class: 'small secondary act', dataset: { focusRef: `retain-${r.ref}` }, disabled: !writable, onclick: () => doRetain(r) }, 'Retain…');
     return h('tr', { dataset: { ref: r.ref } },
       h('td', {}, h('code', {}, r.ref), r.entityID ? h('div', { class: 'uuid' },
-        h('code', { class: 'hint', dataset: { uuid: r.entityID } }, r.entityID), ' ', copyButton(r.entityID, `${r.ref}'s UUID`)) : null),
+        h('code', { class: 'hint', dataset: { uuid: r.entityID } }, r.entityID), ' ', copyButton(r.entityID, `${r.ref}'s UUID`, say)) : null),
       h('td', {}, r.entityType),
       h('td', {}, r.label || h('span', { class: 'hint' }, r.enrichTable ? 'waiting for its label' : '—')),
       h('td', { class: 'tier' }, tierCell(r)),
       h('td', {}, actionTag(r.action)),
       h('td', {}, detail),
       h('td', { class: 'marks' }, marks.join(' · ')),
-      h('td', {}, act));
+      act ? h('td', {}, act) : null);
   }
 
   async function doRetain(r) {
@@ -138,31 +145,32 @@ export function refsPanel(sessionID) {
     if (!reason) return;
     try {
       await gql(retain, { id: sessionID, ref: r.ref, reason });
-      notice(`${r.ref} is retained: ${reason}.`, 'success');
+      say(`${r.ref} is retained: ${reason}.`, 'success');
       changed();
     } catch (err) {
-      notice(`Could not retain ${r.ref}: ${describe(err)}`, 'error');
+      say(`Could not retain ${r.ref}: ${describe(err)}`, 'error');
     }
   }
 
   async function doRelease(r) {
     try {
       await gql(release, { id: sessionID, ref: r.ref });
-      notice(`${r.ref} is released: it leaves context once it is out of the turn window.`, 'success');
+      say(`${r.ref} is released: it leaves context once it is out of the turn window.`, 'success');
       changed();
     } catch (err) {
-      notice(`Could not release ${r.ref}: ${describe(err)}`, 'error');
+      say(`Could not release ${r.ref}: ${describe(err)}`, 'error');
     }
   }
 
   return { el, show, onChange: (f) => { changed = f; } };
 }
 
-/** artifactsPanel lists generated content with its JSON and revision. */
-export function artifactsPanel() {
+/** artifactsPanel lists generated content with its JSON and revision; say shows its notices. */
+export function artifactsPanel(say) {
   const body = h('div', { id: 'artifacts' });
   const el = section('artifacts', 'Artifacts', body);
   const open = new Set();
+  const folds = new Map(); // artifact id → its JSON tree's folds
 
   function show(conn) {
     const items = conn.edges.map((e) => e.node);
@@ -172,7 +180,7 @@ export function artifactsPanel() {
       items.map((a) => {
         const details = h('details', { open: open.has(a.id), ontoggle: () => (details.open ? open.add(a.id) : open.delete(a.id)) },
           h('summary', {}, 'Content JSON'),
-          h('pre', { class: 'json', tabindex: '0' }, JSON.stringify(a.content, null, 2)));
+          jsonView(a.content, `${a.ref.ref}'s content`, say, folds.get(a.id) || folds.set(a.id, new Map()).get(a.id)));
         return h('article', { class: 'artifact', dataset: { ref: a.ref.ref } },
           h('h3', {}, h('code', {}, a.ref.ref), ' ', a.label, ' ', badge(a.status)),
           h('p', { class: 'hint' },
@@ -187,23 +195,13 @@ export function artifactsPanel() {
   return { el, show };
 }
 
-/** copyButton copies text to the clipboard and says so. */
-function copyButton(text, what) {
+/** copyButton copies text to the clipboard and says so with say. */
+function copyButton(text, what, say) {
   return h('button', {
     type: 'button', class: 'small secondary copy', 'aria-label': `Copy ${what}`, dataset: { copy: text },
     onclick: async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-      } catch {
-        // Without the clipboard API (an insecure origin, or no permission),
-        // the selection and the old copy command still work.
-        const area = h('textarea', { style: 'position: fixed; opacity: 0' }, text);
-        document.body.append(area);
-        area.select();
-        document.execCommand('copy');
-        area.remove();
-      }
-      notice(`Copied ${what}: ${text}`, 'success');
+      await toClipboard(text);
+      say(`Copied ${what}: ${text}`, 'success');
     },
   }, 'Copy');
 }

@@ -4,29 +4,27 @@
 
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
-import { ago, confirmDialog, debounce, errorBox, h, loading, notice, num, plural, replace, span, time, when } from './dom.js';
+import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope, num, plural, replace, span, time, when } from './dom.js';
 import { receiptFields, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
-import { eventsPanel, timelinePanel } from './timeline.js';
-
-const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt
-  executionSummary { decision goal phase userExpressed blockedReason steps { step kind description outcome refs } curation { retained { ref reason } demoted } }`;
+import { eventFields, eventsPanel, timelinePanel, turnFields } from './timeline.js';
+import { mayAdminister } from './viewer.js';
 
 const sessionQuery = `query Session($id: ID!) {
   session(id: $id) {
     id tenant externalKey userID domain status currentTurn tokenCount tokenizer ttlSeconds createdAt lastActiveAt expiresAt expiredAt
     focus { type id }
-    turns(last: 50, orderBy: [{field: NUMBER}]) { totalCount edges { node { ${turnFields} } } }
+    turns(last: 50, orderBy: [{field: NUMBER}]) { totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${turnFields} } } }
     refs(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } }
     activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }
     artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { id entityType label content status revision createdTurn promotedTurn sourceStep updatedAt ref { ref } } } }
-    events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount edges { node { sequence kind payload createdAt } } }
+    events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount pageInfo { hasPreviousPage } edges { cursor node { ${eventFields} } } }
     contextReceipts(last: 100, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptFields} } } }
   }
 }`;
 
 const eventsSub = `subscription SessionEvents($id: ID!, $after: Int) {
-  sessionEvents(sessionID: $id, after: $after) { sequence kind payload createdAt }
+  sessionEvents(sessionID: $id, after: $after) { ${eventFields} }
 }`;
 
 const cursorQuery = `query SessionCursor($id: ID!) { session(id: $id) { id events(last: 1, orderBy: [{field: SEQUENCE}]) { edges { node { sequence } } } } }`;
@@ -36,18 +34,19 @@ const deleteOne = `mutation DeleteSession($id: ID!) { deleteSession(input: {id: 
 /** sessionView renders one session into root and returns the function that stops it. */
 export function sessionView(root, id) {
   let stopped = false;
-  let generation = 0;
   let session = null;
   let stopEvents = () => {};
+  const notices = noticeScope();
+  const say = notices.notice;
 
   const head = h('section', { class: 'card session-head', 'aria-labelledby': 'session-title' }, loading('the session'));
   const banner = h('div', { id: 'session-banner', 'aria-live': 'polite' });
-  const timeline = timelinePanel();
-  const refs = refsPanel(id);
-  const artifacts = artifactsPanel();
+  const timeline = timelinePanel(id, say);
+  const refs = refsPanel(id, say);
+  const artifacts = artifactsPanel(say);
   const context = contextPanel(id);
   const receipts = receiptsPanel();
-  const events = eventsPanel();
+  const events = eventsPanel(id, say);
 
   replace(root,
     h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← All sessions')),
@@ -70,12 +69,14 @@ export function sessionView(root, id) {
     el.focus({ preventScroll: true });
   }
 
+  // load reads the whole session again. Call reload instead: a burst of
+  // events then costs one load in flight and one after it, and each load's
+  // result is shown (a newer load does not discard an older one's).
   async function load() {
-    const mine = ++generation;
     head.setAttribute('aria-busy', 'true');
     try {
       const data = await gql(sessionQuery, { id });
-      if (stopped || mine !== generation) return;
+      if (stopped) return;
       if (!data.session) {
         gone('No session has this id: it was deleted, purged, or belongs to another tenant.');
         return;
@@ -83,18 +84,20 @@ export function sessionView(root, id) {
       session = data.session;
       render();
     } catch (err) {
-      if (stopped || mine !== generation) return;
+      if (stopped) return;
       if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') {
         gone(`No session has this id: it was deleted, purged, or belongs to another tenant. (${err.code})`);
         return;
       }
       const text = `Could not load the session: ${describe(err)}`;
-      if (!session) replace(head, errorBox(text, load));
-      else replace(banner, errorBox(text, load));
+      if (!session) replace(head, errorBox(text, reload));
+      else replace(banner, errorBox(text, reload));
     } finally {
       head.removeAttribute('aria-busy');
     }
   }
+
+  const reload = coalesce(load);
 
   function gone(text) {
     stopped = true;
@@ -128,10 +131,11 @@ export function sessionView(root, id) {
         h('div', {},
           h('h1', { id: 'session-title' }, s.externalKey, ' ', h('span', { id: 'session-status', class: `status status-${s.status.toLowerCase()}` }, s.status)),
           h('p', { class: 'hint' }, 'Session ', h('code', { id: 'session-id' }, s.id))),
-        h('div', { class: 'actions' },
+        // Only the actions this key's role may perform (viewer.js).
+        mayAdminister() ? h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'secondary', id: 'expire-session', disabled: s.status !== 'ACTIVE', onclick: expire },
             s.status === 'ACTIVE' ? 'Expire' : 'Expired'),
-          h('button', { type: 'button', class: 'danger', id: 'delete-session', onclick: remove }, 'Delete…'))),
+          h('button', { type: 'button', class: 'danger', id: 'delete-session', onclick: remove }, 'Delete…')) : null),
       h('dl', { class: 'facts' },
         fact('Tenant', s.tenant),
         fact('User', s.userID || '—'),
@@ -151,15 +155,15 @@ export function sessionView(root, id) {
       confirmLabel: 'Expire session', danger: true,
     });
     if (!ok) return;
-    const button = document.getElementById('expire-session');
-    button.disabled = true;
-    button.textContent = 'Expiring…';
+    // This view's own button: the admin may have gone to another session's page.
+    const button = head.querySelector('#expire-session');
+    if (button) { button.disabled = true; button.textContent = 'Expiring…'; }
     try {
       const out = (await gql(expireOne, { id })).expireSession.session;
-      notice(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
-      load();
+      say(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
+      reload();
     } catch (err) {
-      notice(`Could not expire the session: ${describe(err)}`, 'error');
+      say(`Could not expire the session: ${describe(err)}`, 'error');
       if (session) renderHead();
     }
   }
@@ -172,20 +176,20 @@ export function sessionView(root, id) {
       confirmLabel: 'Delete session', danger: true,
     });
     if (!ok) return;
-    const button = document.getElementById('delete-session');
-    button.disabled = true;
-    button.textContent = 'Deleting…';
+    // This view's own button: the admin may have gone to another session's page.
+    const button = head.querySelector('#delete-session');
+    if (button) { button.disabled = true; button.textContent = 'Deleting…'; }
     try {
       await gql(deleteOne, { id });
+      // Said to the whole page: it is the news the list opens with.
       notice(`Session “${s.externalKey}” was deleted.`, 'success');
       location.hash = '#/';
     } catch (err) {
-      notice(`Could not delete the session: ${describe(err)}`, 'error');
+      say(`Could not delete the session: ${describe(err)}`, 'error');
       if (session) renderHead();
     }
   }
 
-  const refresh = debounce(load, 200);
 
   // follow subscribes from the session's newest event as read before the
   // first load, so that nothing committed in between is missed; the log
@@ -197,7 +201,7 @@ export function sessionView(root, id) {
       const edges = (await gql(cursorQuery, { id })).session?.events.edges || [];
       if (edges.length) after = edges[0].node.sequence;
     } catch (err) {
-      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') { load(); return; } // load() says it is gone
+      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') { reload(); return; } // load() says it is gone
       // Otherwise the feed starts from the session's first event; the log drops duplicates.
     }
     if (stopped) return;
@@ -211,18 +215,19 @@ export function sessionView(root, id) {
           gone('This session was deleted while you were looking at it.');
           return;
         }
-        refresh();
+        reload();
       },
       error: (text) => { if (!stopped) replace(banner, errorBox(text)); },
     });
-    load();
+    reload();
   }
 
-  refs.onChange(load);
+  refs.onChange(() => reload());
   follow();
   return () => {
     stopped = true;
     stopEvents();
     context.stop();
+    notices.clear();
   };
 }

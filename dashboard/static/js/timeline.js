@@ -1,7 +1,29 @@
 // The turn timeline (messages, summaries, what each turn did) and the event
 // log (the session's audit trail, newest first, growing live).
 
+import { describe, gql } from './api.js';
 import { badge, empty, h, keepOpen, num, replace, when } from './dom.js';
+import { jsonView } from './json.js';
+
+/** turnFields is what the timeline shows of each turn. */
+export const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt
+  executionSummary { decision goal phase userExpressed blockedReason steps { step kind description outcome refs } curation { retained { ref reason } demoted } }`;
+
+/** eventFields is what the event log shows of each event. */
+export const eventFields = 'sequence kind payload createdAt';
+
+// A page of older turns or events, read backwards from the oldest one shown.
+const pageSize = 50;
+const olderTurns = `query OlderTurns($id: ID!, $before: Cursor!) {
+  session(id: $id) { turns(last: ${pageSize}, before: $before, orderBy: [{field: NUMBER}]) { pageInfo { hasPreviousPage startCursor } edges { node { ${turnFields} } } } }
+}`;
+const olderEvents = `query OlderEvents($id: ID!, $before: Cursor!) {
+  session(id: $id) { events(last: ${pageSize}, before: $before, orderBy: [{field: SEQUENCE}]) { pageInfo { hasPreviousPage } edges { cursor node { ${eventFields} } } } }
+}`;
+// The cursor of an event that came live, without one.
+const eventCursor = `query EventCursor($id: ID!, $sequence: Int!) {
+  session(id: $id) { events(first: 1, where: {sequence: $sequence}, orderBy: [{field: SEQUENCE}]) { edges { cursor } } }
+}`;
 
 function section(id, title, ...body) {
   return h('section', { class: 'card', id: `section-${id}`, tabindex: '-1', 'aria-labelledby': `heading-${id}` },
@@ -59,18 +81,60 @@ function durationText(t) {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
 }
 
-/** timelinePanel shows the session's turns, oldest first. */
-export function timelinePanel() {
+/**
+ * timelinePanel shows the session's turns, oldest first: the newest page
+ * from each load, and the older pages the admin asked for with "Show older
+ * turns"; say shows its notices.
+ */
+export function timelinePanel(sessionID, say) {
+  let turns = new Map(); // number → turn
+  let total = 0;
+  let older = { has: false, cursor: null }; // before the oldest turn shown
+  let pagedBack = false;
   const body = h('div', { id: 'turns' });
-  const el = section('turns', 'Turns', body);
+  const olderButton = h('button', { type: 'button', class: 'secondary more', id: 'older-turns', hidden: true, onclick: loadOlder }, 'Show older turns');
+  const el = section('turns', 'Turns', olderButton, body);
+
+  function draw() {
+    olderButton.hidden = !older.has;
+    const list = [...turns.values()].sort((a, b) => a.number - b.number);
+    if (list.length === 0) { replace(body, empty('No turns yet.')); return; }
+    keepOpen(body,
+      total > list.length ? h('p', { class: 'hint', id: 'turns-count' }, `The last ${num(list.length)} of ${num(total)} turns.`) : null,
+      h('ol', { class: 'timeline' }, list.map(turnItem)));
+  }
+
+  async function loadOlder() {
+    olderButton.disabled = true;
+    try {
+      const conn = (await gql(olderTurns, { id: sessionID, before: older.cursor })).session.turns;
+      for (const e of conn.edges) turns.set(e.node.number, e.node);
+      older = { has: conn.pageInfo.hasPreviousPage, cursor: conn.pageInfo.startCursor };
+      pagedBack = true;
+      draw();
+    } catch (err) {
+      say(`Could not load older turns: ${describe(err)}`, 'error');
+    } finally {
+      olderButton.disabled = false;
+    }
+  }
+
   return {
     el,
     show(conn) {
-      const turns = conn.edges.map((e) => e.node);
-      if (turns.length === 0) { replace(body, empty('No turns yet.')); return; }
-      keepOpen(body,
-        conn.totalCount > turns.length ? h('p', { class: 'hint' }, `The last ${num(turns.length)} of ${num(conn.totalCount)} turns.`) : null,
-        h('ol', { class: 'timeline' }, turns.map(turnItem)));
+      total = conn.totalCount;
+      const page = conn.edges.map((e) => e.node);
+      const newestShown = Math.max(0, ...turns.keys());
+      // Until the admin pages back, the newest page is the whole list. After,
+      // older pages stay, unless more turns came than a page holds between
+      // two loads: then the list would have a gap, and starts over.
+      if (!pagedBack || (page.length && page[0].number > newestShown + 1)) {
+        turns = new Map();
+        pagedBack = false;
+        older = { has: conn.pageInfo.hasPreviousPage, cursor: conn.pageInfo.startCursor };
+      }
+      for (const t of page) turns.set(t.number, t);
+      draw();
     },
   };
 }
@@ -83,45 +147,129 @@ function payloadText(p) {
   }).join(' · ');
 }
 
-/** eventsPanel is the event log, newest first; add puts a live event on top. */
-export function eventsPanel() {
-  const seen = new Map(); // sequence → event
-  let total = 0;
-  const count = h('p', { class: 'hint', id: 'events-count' });
-  const body = h('div', { class: 'table-wrap', id: 'events' });
-  const el = section('events', 'Event log', count, body);
+// shownMax bounds the event log's rows, so that a long live session does not
+// grow the page without end; older events stay a query away.
+const shownMax = 200;
 
-  function draw() {
-    const list = [...seen.values()].sort((a, b) => b.sequence - a.sequence).slice(0, 200);
-    count.textContent = `${num(total)} events${total > list.length ? `, the newest ${num(list.length)} shown` : ''}.`;
-    if (list.length === 0) { replace(body, empty('No events.')); return; }
-    keepOpen(body, h('table', { class: 'events' },
-      h('thead', {}, h('tr', {}, ['#', 'When', 'Kind', 'Payload'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, list.map((ev) => {
-        const text = payloadText(ev.payload);
-        return h('tr', { dataset: { sequence: ev.sequence, kind: ev.kind } },
-          h('td', { class: 'num' }, ev.sequence),
-          h('td', {}, when(ev.createdAt)),
-          h('td', {}, h('code', {}, ev.kind)),
-          h('td', { class: 'payload' }, !text ? h('span', { class: 'hint' }, '—')
-            : h('details', { dataset: { key: `ev-${ev.sequence}` } },
-              h('summary', {}, text.length > 160 ? `${text.slice(0, 160)}…` : text),
-              h('pre', { class: 'json' }, JSON.stringify(ev.payload, null, 2)))));
-      }))));
+// payloadCell shows an event's payload in one line, unfolding to its JSON
+// tree, built on first unfolding: a burst of events costs one line each.
+function payloadCell(ev, say) {
+  const text = payloadText(ev.payload);
+  if (!text) return h('span', { class: 'hint' }, '—');
+  const details = h('details', {
+    ontoggle: () => {
+      if (details.open && !details.querySelector('.json-view')) details.append(jsonView(ev.payload, `event ${ev.sequence}'s payload`, say));
+    },
+  }, h('summary', {}, text.length > 160 ? `${text.slice(0, 160)}…` : text));
+  return details;
+}
+
+function eventRow(ev, say) {
+  return h('tr', { dataset: { sequence: ev.sequence, kind: ev.kind } },
+    h('td', { class: 'num' }, ev.sequence),
+    h('td', {}, when(ev.createdAt)),
+    h('td', {}, h('code', {}, ev.kind)),
+    h('td', { class: 'payload' }, payloadCell(ev, say)));
+}
+
+/**
+ * eventsPanel is the event log, newest first. Rows are inserted one by one
+ * and never redrawn, so that a burst of live events costs a row each, and
+ * the oldest rows go once there are more than the log holds (shownMax, or
+ * what the admin asked for with "Show older events"); say shows its notices.
+ */
+export function eventsPanel(sessionID, say) {
+  const rows = new Map(); // sequence → its <tr>
+  const cursors = new Map(); // sequence → Relay cursor, for the events a query read
+  let total = 0;
+  let limit = shownMax;
+  let hasOlder = false; // whether events older than the oldest row exist
+  const count = h('p', { class: 'hint', id: 'events-count' });
+  const tbody = h('tbody');
+  const table = h('table', { class: 'events' },
+    h('thead', {}, h('tr', {}, ['#', 'When', 'Kind', 'Payload'].map((c) => h('th', { scope: 'col' }, c)))),
+    tbody);
+  const body = h('div', { class: 'table-wrap', id: 'events' });
+  const olderButton = h('button', { type: 'button', class: 'secondary more', id: 'older-events', hidden: true, onclick: loadOlder }, 'Show older events');
+  const el = section('events', 'Event log', count, body, olderButton);
+
+  // insert puts a row where its sequence goes (live events, the usual case,
+  // go on top at once) and reports whether the event was new.
+  function insert(ev) {
+    if (rows.has(ev.sequence)) return false;
+    const tr = eventRow(ev, say);
+    let next = tbody.firstElementChild;
+    while (next && Number(next.dataset.sequence) > ev.sequence) next = next.nextElementSibling;
+    tbody.insertBefore(tr, next);
+    rows.set(ev.sequence, tr);
+    return true;
+  }
+
+  function oldest() {
+    return tbody.lastElementChild ? Number(tbody.lastElementChild.dataset.sequence) : 0;
+  }
+
+  // page takes a connection's events in; when its first event is the oldest
+  // row, its pageInfo says whether there are older ones.
+  function page(conn) {
+    for (const e of conn.edges) {
+      cursors.set(e.node.sequence, e.cursor);
+      insert(e.node);
+    }
+    if (conn.edges.length && conn.edges[0].node.sequence === oldest()) hasOlder = conn.pageInfo.hasPreviousPage;
+    else if (!conn.edges.length && rows.size === 0) hasOlder = false;
+  }
+
+  function trim() {
+    while (rows.size > limit) {
+      const last = tbody.lastElementChild;
+      rows.delete(Number(last.dataset.sequence));
+      last.remove();
+      hasOlder = true;
+    }
+  }
+
+  function tell() {
+    count.textContent = `${num(total)} events${total > rows.size ? `, the newest ${num(rows.size)} shown` : ''}.`;
+    olderButton.hidden = !hasOlder;
+    if (rows.size === 0) replace(body, empty('No events.'));
+    else if (table.parentNode !== body) replace(body, table);
+  }
+
+  async function cursorOf(sequence) {
+    if (cursors.has(sequence)) return cursors.get(sequence);
+    const edges = (await gql(eventCursor, { id: sessionID, sequence })).session.events.edges;
+    return edges.length ? edges[0].cursor : null;
+  }
+
+  async function loadOlder() {
+    olderButton.disabled = true;
+    try {
+      const before = await cursorOf(oldest());
+      const conn = (await gql(olderEvents, { id: sessionID, before })).session.events;
+      page(conn);
+      limit = Math.max(limit, rows.size);
+      tell();
+    } catch (err) {
+      say(`Could not load older events: ${describe(err)}`, 'error');
+    } finally {
+      olderButton.disabled = false;
+    }
   }
 
   return {
     el,
     show(conn) {
       total = conn.totalCount;
-      for (const e of conn.edges) seen.set(e.node.sequence, e.node);
-      draw();
+      page(conn);
+      trim();
+      tell();
     },
     add(ev) {
-      if (seen.has(ev.sequence)) return;
-      seen.set(ev.sequence, ev);
+      if (!insert(ev)) return;
       total++;
-      draw();
+      trim();
+      tell();
     },
   };
 }
