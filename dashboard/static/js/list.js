@@ -2,7 +2,7 @@
 // bulk expiry, and live refresh from the sessionsChanged feed.
 
 import { describe, gql, subscribe } from './api.js';
-import { badge, confirmDialog, debounce, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
+import { badge, confirmDialog, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
 
 const pageSize = 20;
 const filtersKey = 'sessiongraph.filters';
@@ -18,7 +18,9 @@ const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: Sessi
 
 const countQuery = `query LiveCount($where: SessionWhereInput) { sessions(first: 1, where: $where) { totalCount } }`;
 const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(input: {where: $where}) { count } }`;
-const feed = `subscription SessionsChanged($after: String) { sessionsChanged(after: $after) { cursor kind sessionID createdAt } }`;
+const feed = `subscription SessionsChanged($after: String, $kinds: [String!]) { sessionsChanged(after: $after, kinds: $kinds) { cursor kind sessionID createdAt } }`;
+// The list shows turn counts, so it hears turns as well as the lifecycle.
+const feedKinds = ['session.opened', 'session.updated', 'session.expired', 'session.deleted', 'turn.began', 'turn.ended', 'turn.failed'];
 // Where the feed stands now: read before the list, so the feed starts there.
 const cursorQuery = `query FeedCursor { sessionsChangedCursor }`;
 
@@ -30,7 +32,27 @@ const sortChoices = [
 ];
 const kindWords = {
   'session.opened': 'opened', 'session.updated': 'updated', 'session.expired': 'expired', 'session.deleted': 'deleted',
+  'turn.began': 'turn began', 'turn.ended': 'turn ended', 'turn.failed': 'turn failed',
 };
+
+/**
+ * coalesce wraps an async f so that calls during a burst run it at most once
+ * at a time, plus once more after it if calls came in meanwhile: a steady
+ * stream of calls keeps it running back to back instead of postponing it,
+ * as a debounce would.
+ */
+function coalesce(f) {
+  let running = false;
+  let again = false;
+  async function run() {
+    running = true;
+    try { await f(); } finally {
+      running = false;
+      if (again) { again = false; run(); }
+    }
+  }
+  return () => { if (running) again = true; else run(); };
+}
 
 function savedFilters() {
   const base = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC' };
@@ -212,13 +234,15 @@ export function sessionsList(root) {
     }
   }
 
-  const refresh = debounce(load, 250);
+  // Under a burst of changes the list reloads back to back, never more than
+  // one load at a time; a user's own action (load) overtakes a refresh.
+  const refresh = coalesce(load);
   let stopFeed = () => {};
 
-  // follow starts the feed from the cursor read before the list, so that a
+  // listen starts the feed from the cursor read before the list, so that a
   // change committed between the list's read and the subscription's start
   // is replayed rather than missed.
-  async function follow() {
+  async function listen() {
     let after;
     try {
       after = (await gql(cursorQuery)).sessionsChangedCursor;
@@ -226,13 +250,13 @@ export function sessionsList(root) {
       after = undefined; // live from now: load() reports what went wrong
     }
     if (stopped) return;
-    stopFeed = subscribe(feed, after === undefined ? {} : { after }, {
+    stopFeed = subscribe(feed, after === undefined ? { kinds: feedKinds } : { after, kinds: feedKinds }, {
       resume: (data) => data.sessionsChanged?.cursor,
       next: (data) => {
         const ev = data.sessionsChanged;
         if (!ev) return;
         changed.set(ev.sessionID, ev.kind);
-        feedState.textContent = `Last change: session ${kindWords[ev.kind] || ev.kind} at ${new Date(ev.createdAt).toLocaleTimeString()}.`;
+        feedState.textContent = `Last change at ${new Date(ev.createdAt).toLocaleTimeString()}: ${kindWords[ev.kind] || ev.kind}.`;
         refresh();
       },
       error: (text) => { feedState.textContent = text; },
@@ -240,10 +264,10 @@ export function sessionsList(root) {
     load();
   }
 
-  // Turns and tokens change without a lifecycle event: refresh now and then,
-  // which also keeps "last active" and "expires" current.
-  const tick = setInterval(() => { if (!document.hidden) refresh(); }, 30000);
+  // The feed brings every change of a row; time alone changes "last active
+  // 5 min ago" and "expires in …": redraw that now and then.
+  const tick = setInterval(() => { if (!document.hidden) refresh(); }, 60000);
 
-  follow();
+  listen();
   return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); };
 }
