@@ -59,3 +59,57 @@ func TestListFollowsTurnsLive(t *testing.T) {
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 
+// createKey makes an API key through the API, as an admin would.
+func createKey(t *testing.T, s *apitest.Server, role, tenant string) string {
+	t.Helper()
+	var out struct {
+		CreateAPIKey struct{ Key string } `json:"createAPIKey"`
+	}
+	s.MustDo(t, `mutation($in: CreateAPIKeyInput!) { createAPIKey(input: $in) { key } }`,
+		map[string]any{"in": map[string]any{"name": "list reader", "role": role, "tenant": tenant}}, &out)
+	require.NotEmpty(t, out.CreateAPIKey.Key)
+	return out.CreateAPIKey.Key
+}
+
+// A READER sees no action it may not take; an ADMIN sees them.
+func TestListShowsAdminActionsToAdminsOnly(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "read-me"})
+	reader := createKey(t, s, "READER", "acme")
+
+	b := openList(t, s, reader, 1)
+	b.waitFor("the reader's role", textOf("#viewer-role")+` === "READER"`)
+	var buttons string
+	b.run("read the list's buttons", chromedp.Evaluate(`[...document.querySelectorAll("main button")].map(b => b.id || b.textContent).join()`, &buttons))
+	require.Equal(t, "search,clear-filters,prev-page,next-page", buttons, "no Expire matching… for a reader")
+
+	b.click("sign out", "#sign-out")
+	b.run("sign in as an admin", chromedp.WaitVisible("#api-key", chromedp.ByQuery), chromedp.SendKeys("#api-key", s.AdminKey, chromedp.ByQuery),
+		chromedp.Click("#sign-in", chromedp.ByQuery))
+	b.waitFor("the admin's expire button", textOf("#viewer-role")+` === "ADMIN" && `+textOf("#bulk-expire")+` === "Expire matching…"`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// With no filter, "Expire matching…" is every active session: it says how
+// many and expires them all.
+func TestListExpiresEveryActiveSessionWithNoFilter(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	for i := range 3 {
+		openSession(t, s, map[string]any{"tenant": []string{"acme", "globex", "initech"}[i], "externalKey": fmt.Sprint("all-", i)})
+	}
+	gone := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "already-expired"})
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": gone}, nil)
+
+	b := openList(t, s, s.AdminKey, 4)
+	b.click("bulk expire", "#bulk-expire")
+	b.waitFor("the confirmation with the count", textOf("#dialog-body")+` === "Expire 3 active sessions matching the current filters? They stay readable until purged; their keys open fresh sessions."`)
+	b.click("confirm", "#dialog-confirm")
+	b.waitFor("the outcome", lastNotice()+` === "Expired 3 sessions."`)
+	b.waitFor("every row expired", `[...document.querySelectorAll("#sessions tbody tr .badge")].every(e => e.textContent === "EXPIRED")`)
+	var active struct{ Sessions struct{ TotalCount int } }
+	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
+	require.Zero(t, active.Sessions.TotalCount, "every active session expired on the server")
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}

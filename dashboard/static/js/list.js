@@ -3,6 +3,7 @@
 
 import { describe, gql, subscribe } from './api.js';
 import { badge, confirmDialog, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
+import { mayAdminister } from './viewer.js';
 
 const pageSize = 20;
 const filtersKey = 'sessiongraph.filters';
@@ -59,8 +60,8 @@ function savedFilters() {
   try { return { ...base, ...JSON.parse(sessionStorage.getItem(filtersKey) || '{}') }; } catch { return base; }
 }
 
-/** sessionWhere turns the filters into a SessionWhereInput. */
-export function sessionWhere(f) {
+/** sessionConditions are the filters as SessionWhereInput conditions, all of which must hold. */
+function sessionConditions(f) {
   const and = [];
   const q = f.q.trim();
   if (q) {
@@ -76,6 +77,12 @@ export function sessionWhere(f) {
   if (f.status) and.push({ status: f.status });
   if (f.domain.trim()) and.push({ domain: f.domain.trim() });
   if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
+  return and;
+}
+
+/** sessionWhere turns the filters into a SessionWhereInput ({} when there are none). */
+export function sessionWhere(f) {
+  const and = sessionConditions(f);
   return and.length ? { and } : {};
 }
 
@@ -118,7 +125,9 @@ export function sessionsList(root) {
       h('button', { type: 'button', class: 'secondary', id: 'clear-filters', onclick: reset }, 'Clear')));
 
   const summary = h('p', { id: 'list-summary', class: 'summary', 'aria-live': 'polite' });
-  const bulk = h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…');
+  // Only an ADMIN key may expire sessions: other roles do not see the button
+  // rather than see it fail after the click.
+  const bulk = mayAdminister() ? h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…') : null;
   const feedState = h('p', { id: 'feed-state', class: 'hint', 'aria-live': 'polite' });
   const table = h('div', { id: 'sessions', class: 'table-wrap' }, loading('sessions'));
   const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: () => { pages.pop(); load(); } }, '← Previous');
@@ -213,7 +222,9 @@ export function sessionsList(root) {
 
   async function bulkExpire() {
     read();
-    const where = { and: [sessionWhere(f), { status: 'ACTIVE' }] };
+    // Only active sessions can expire; with no filter, that is all of them
+    // (no empty predicate is sent).
+    const where = { and: [...sessionConditions(f), { status: 'ACTIVE' }] };
     bulk.disabled = true;
     try {
       const n = (await gql(countQuery, { where })).sessions.totalCount;
