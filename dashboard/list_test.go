@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,18 @@ func TestListExpiresEveryActiveSessionWithNoFilter(t *testing.T) {
 	var active struct{ Sessions struct{ TotalCount int } }
 	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
 	require.Zero(t, active.Sessions.TotalCount, "every active session expired on the server")
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// Part of a tenant's name, in any case, finds its sessions.
+func TestListTenantFilterFindsPartOfAName(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	for _, tenant := range []string{"Globex-EU", "globex-us", "acme"} {
+		openSession(t, s, map[string]any{"tenant": tenant, "externalKey": "in-" + strings.ToLower(tenant)})
+	}
+	b := openList(t, s, s.AdminKey, 3)
+	b.run("filter by part of a tenant", chromedp.SendKeys("#filter-tenant", "GLOBEX", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("both globex tenants", `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).sort().join() === "in-globex-eu,in-globex-us"`)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }

@@ -73,7 +73,8 @@ function sessionConditions(f) {
     else or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
     and.push({ or });
   }
-  if (f.tenant.trim()) and.push({ tenant: f.tenant.trim() });
+  // Part of a tenant's name finds it, in any case: "acme" finds "Acme-EU".
+  if (f.tenant.trim()) and.push({ tenantContainsFold: f.tenant.trim() });
   if (f.status) and.push({ status: f.status });
   if (f.domain.trim()) and.push({ domain: f.domain.trim() });
   if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
@@ -105,7 +106,7 @@ export function sessionsList(root) {
   const changed = new Map(); // session id → kind, for rows changed since the last look
 
   const q = h('input', { type: 'search', name: 'q', value: f.q, placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
-  const tenant = h('input', { name: 'tenant', value: f.tenant, autocomplete: 'off' });
+  const tenant = h('input', { name: 'tenant', value: f.tenant, autocomplete: 'off', placeholder: 'part of a name' });
   const domain = h('input', { name: 'domain', value: f.domain, autocomplete: 'off' });
   const status = select('status', [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']], f.status);
   const idle = select('idle', idleChoices, f.idle);
