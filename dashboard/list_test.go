@@ -12,6 +12,9 @@ import (
 	"sessiongraph/internal/apitest"
 )
 
+// rowKeys is the expression for the external keys of the list's rows, in order.
+const rowKeys = `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).join()`
+
 // waitWithin waits until a condition holds, failing after limit: for what
 // must happen fast, not merely eventually.
 func (b *browser) waitWithin(what, condition string, limit time.Duration) {
@@ -125,5 +128,66 @@ func TestListTenantFilterFindsPartOfAName(t *testing.T) {
 	b := openList(t, s, s.AdminKey, 3)
 	b.run("filter by part of a tenant", chromedp.SendKeys("#filter-tenant", "GLOBEX", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
 	b.waitFor("both globex tenants", `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).sort().join() === "in-globex-eu,in-globex-us"`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// The list's filters, sort and page are in the address: a reload shows the
+// same list, and back returns to the list before.
+func TestListStateLivesInTheAddress(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	for i := range 23 {
+		openSession(t, s, map[string]any{"tenant": "acme-eu", "externalKey": fmt.Sprintf("eu-%02d", i)})
+	}
+	expired := openSession(t, s, map[string]any{"tenant": "acme-eu", "externalKey": "eu-expired"})
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": expired}, nil)
+	openSession(t, s, map[string]any{"tenant": "globex", "externalKey": "gl-1"})
+	b := openList(t, s, s.AdminKey, 20)
+	var hash, keys string
+	form := `["#filter-q", "#filter-tenant", "#filter-status", "#filter-sort", "#filter-dir"].map(s => document.querySelector(s).value).join("|")`
+
+	// Filter and sort: the address says so.
+	b.run("filter and sort", chromedp.SendKeys("#filter-tenant", "acme", chromedp.ByQuery), setSelect("#filter-status", "ACTIVE"),
+		setSelect("#filter-sort", "CREATED_AT"), setSelect("#filter-dir", "ASC"), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("the filtered list", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+rowKeys+`.startsWith("eu-00,eu-01,")`)
+	b.run("read the address", chromedp.Evaluate(`location.hash`, &hash))
+	require.Equal(t, "#/?tenant=acme&status=ACTIVE&sort=CREATED_AT&dir=ASC", hash)
+
+	// The next page, then a reload: the same page of the same list.
+	b.click("next page", "#next-page")
+	b.waitFor("page two", textOf("#list-summary")+` === "21–23 of 23 sessions" && `+rowKeys+` === "eu-20,eu-21,eu-22"`)
+	b.run("read the address", chromedp.Evaluate(`location.hash`, &hash))
+	require.Regexp(t, `^#/\?tenant=acme&status=ACTIVE&sort=CREATED_AT&dir=ASC&page=2&after=.+$`, hash)
+	b.run("reload", chromedp.Reload())
+	b.waitFor("page two again", textOf("#list-summary")+` === "21–23 of 23 sessions" && `+rowKeys+` === "eu-20,eu-21,eu-22"`)
+	b.waitFor("the form as it was", form+` === "|acme|ACTIVE|CREATED_AT|ASC"`)
+
+	// Previous, read back from the reloaded page's own cursor.
+	b.click("previous page", "#prev-page")
+	b.waitFor("page one", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+rowKeys+`.startsWith("eu-00,eu-01,") && document.querySelector("#prev-page").disabled`)
+
+	// Another search, then back: the list before it.
+	b.run("search for one key", chromedp.SetValue("#filter-q", "eu-07", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("one match", rowKeys+` === "eu-07"`)
+	b.run("back", chromedp.NavigateBack())
+	b.waitFor("the list before the search", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+form+` === "|acme|ACTIVE|CREATED_AT|ASC"`)
+	b.run("back", chromedp.NavigateBack())
+	b.waitFor("page two before it", rowKeys+` === "eu-20,eu-21,eu-22"`)
+	b.run("forward", chromedp.NavigateForward())
+	b.waitFor("page one again", rowKeys+`.startsWith("eu-00,eu-01,")`)
+
+	// A session opened from the list, then back: the same list.
+	b.click("open a session", `#sessions tr[data-key="eu-03"] a`)
+	b.waitFor("the session", textOf("#session-status")+` === "ACTIVE"`)
+	b.run("back", chromedp.NavigateBack())
+	b.waitFor("the list as it was", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+form+` === "|acme|ACTIVE|CREATED_AT|ASC"`)
+	b.run("read the rows", chromedp.Evaluate(rowKeys, &keys))
+	require.True(t, strings.HasPrefix(keys, "eu-00,eu-01,"), keys)
+
+	// Clear: every session, and an address with nothing in it.
+	b.click("clear", "#clear-filters")
+	b.waitFor("every session", textOf("#list-summary")+` === "1–20 of 25 sessions"`)
+	b.run("read the address", chromedp.Evaluate(`location.hash`, &hash))
+	require.Equal(t, "#/", hash)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }

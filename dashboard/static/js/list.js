@@ -1,18 +1,28 @@
 // The sessions list: search, filters, sorting, cursor pages with totals,
-// bulk expiry, and live refresh from the sessionsChanged feed.
+// bulk expiry, and live refresh from the sessionsChanged feed. What the list
+// shows (filters, sort, page) lives in the hash's query, #/?q=…&status=…, so
+// that a reload, a shared link and the back button show the same list.
 
 import { describe, gql, subscribe } from './api.js';
 import { badge, confirmDialog, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
 import { mayAdminister } from './viewer.js';
 
 const pageSize = 20;
-const filtersKey = 'sessiongraph.filters';
+const listHashKey = 'sessiongraph.listHash';
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: SessionWhereInput, $orderBy: [SessionOrder!]) {
   sessions(first: $first, after: $after, where: $where, orderBy: $orderBy) {
     totalCount
-    pageInfo { hasNextPage endCursor }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt lastActiveAt expiresAt } }
+  }
+}`;
+
+const pageQuery = `query SessionsBefore($last: Int, $before: Cursor, $where: SessionWhereInput, $orderBy: [SessionOrder!]) {
+  sessions(last: $last, before: $before, where: $where, orderBy: $orderBy) {
+    totalCount
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
     edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt lastActiveAt expiresAt } }
   }
 }`;
@@ -36,6 +46,39 @@ const kindWords = {
   'turn.began': 'turn began', 'turn.ended': 'turn ended', 'turn.failed': 'turn failed',
 };
 
+// The list's state as the hash's query says it; a value left out is its default.
+const defaults = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC', page: 1, after: '', before: '' };
+
+/** isListHash: the hash is the sessions list's route (#/ with or without a query). */
+export function isListHash(hash) {
+  return hash === '' || hash === '#' || hash === '#/' || hash.startsWith('#/?');
+}
+
+/** listState reads the list's state from a hash such as #/?q=chat&page=2&after=…. */
+export function listState(hash) {
+  const query = new URLSearchParams(hash.replace(/^#\/?\??/, ''));
+  const state = { ...defaults };
+  for (const name of Object.keys(defaults)) if (query.has(name)) state[name] = query.get(name);
+  state.page = Math.max(1, Number.parseInt(state.page, 10) || 1);
+  if (state.page === 1) state.after = state.before = ''; // the first page needs no cursor
+  return state;
+}
+
+/** listHash is the hash for a state, with only what differs from the defaults. */
+export function listHash(state) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(defaults)) {
+    if (state[name] !== undefined && String(state[name]) !== String(value)) query.set(name, String(state[name]));
+  }
+  const text = query.toString();
+  return text ? `#/?${text}` : '#/';
+}
+
+/** listHref is where "back to the list" goes: the list as it was last shown in this tab. */
+export function listHref() {
+  return sessionStorage.getItem(listHashKey) || '#/';
+}
+
 /**
  * coalesce wraps an async f so that calls during a burst run it at most once
  * at a time, plus once more after it if calls came in meanwhile: a steady
@@ -53,11 +96,6 @@ function coalesce(f) {
     }
   }
   return () => { if (running) again = true; else run(); };
-}
-
-function savedFilters() {
-  const base = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC' };
-  try { return { ...base, ...JSON.parse(sessionStorage.getItem(filtersKey) || '{}') }; } catch { return base; }
 }
 
 /** sessionConditions are the filters as SessionWhereInput conditions, all of which must hold. */
@@ -98,16 +136,15 @@ function select(name, choices, value) {
 
 /** sessionsList renders the list into root and returns the function that stops it. */
 export function sessionsList(root) {
-  const f = savedFilters();
-  let pages = [null]; // the after-cursor of each page visited
+  let f = listState(location.hash);
   let generation = 0;
   let stopped = false;
   let current = null;
   const changed = new Map(); // session id → kind, for rows changed since the last look
 
-  const q = h('input', { type: 'search', name: 'q', value: f.q, placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
-  const tenant = h('input', { name: 'tenant', value: f.tenant, autocomplete: 'off', placeholder: 'part of a name' });
-  const domain = h('input', { name: 'domain', value: f.domain, autocomplete: 'off' });
+  const q = h('input', { type: 'search', name: 'q', placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
+  const tenant = h('input', { name: 'tenant', autocomplete: 'off', placeholder: 'part of a name' });
+  const domain = h('input', { name: 'domain', autocomplete: 'off' });
   const status = select('status', [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']], f.status);
   const idle = select('idle', idleChoices, f.idle);
   const sort = select('sort', sortChoices, f.sort);
@@ -131,8 +168,8 @@ export function sessionsList(root) {
   const bulk = mayAdminister() ? h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…') : null;
   const feedState = h('p', { id: 'feed-state', class: 'hint', 'aria-live': 'polite' });
   const table = h('div', { id: 'sessions', class: 'table-wrap' }, loading('sessions'));
-  const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: () => { pages.pop(); load(); } }, '← Previous');
-  const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: () => { pages.push(current.pageInfo.endCursor); load(); } }, 'Next →');
+  const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: previousPage }, '← Previous');
+  const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: nextPage }, 'Next →');
 
   replace(root,
     h('div', { class: 'page-head' }, h('h1', {}, 'Sessions'), bulk),
@@ -140,37 +177,61 @@ export function sessionsList(root) {
     h('div', { class: 'list-bar' }, summary, feedState),
     table,
     h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next));
+  fill();
 
-  function read() {
-    Object.assign(f, { q: q.value, tenant: tenant.value, domain: domain.value, status: status.value, idle: idle.value, sort: sort.value, dir: dir.value });
-    sessionStorage.setItem(filtersKey, JSON.stringify(f));
+  // fill shows the state's filters in the form.
+  function fill() {
+    q.value = f.q; tenant.value = f.tenant; domain.value = f.domain;
+    status.value = f.status; idle.value = f.idle; sort.value = f.sort; dir.value = f.dir;
   }
 
-  function apply() {
-    read();
-    pages = [null];
+  // show goes to a state: a new history entry whose hash says it. The
+  // hashchange that follows loads it; the same state again just reloads.
+  function show(state) {
+    const hash = listHash(state);
+    if (hash === listHash(listState(location.hash))) { f = listState(hash); load(); return; }
+    location.hash = hash;
+  }
+
+  // follow takes the state from the hash, after back, forward or a link.
+  function follow() {
+    if (!isListHash(location.hash)) return;
+    f = listState(location.hash);
+    fill();
     changed.clear();
     load();
   }
 
-  function reset() {
-    q.value = tenant.value = domain.value = '';
-    status.value = idle.value = '';
-    sort.value = 'LAST_ACTIVE_AT';
-    dir.value = 'DESC';
-    apply();
+  function formState() {
+    return { ...defaults, q: q.value, tenant: tenant.value, domain: domain.value, status: status.value, idle: idle.value, sort: sort.value, dir: dir.value };
+  }
+
+  function apply() { show(formState()); }
+
+  function reset() { show({ ...defaults }); }
+
+  function nextPage() {
+    show({ ...f, page: f.page + 1, after: current.pageInfo.endCursor, before: '' });
+  }
+
+  // The page before is read backwards from this page's first row, so a
+  // reloaded or shared page needs only its own cursor.
+  function previousPage() {
+    show({ ...f, page: f.page - 1, after: '', before: f.page - 1 > 1 ? current.pageInfo.startCursor : '' });
   }
 
   async function load() {
     const mine = ++generation;
+    sessionStorage.setItem(listHashKey, listHash(f));
     table.setAttribute('aria-busy', 'true');
     if (!current) replace(table, loading('sessions'));
     else summary.textContent = 'Refreshing…';
     prev.disabled = next.disabled = true;
     try {
-      const data = await gql(sessionsQuery, {
-        first: pageSize, after: pages[pages.length - 1], where: sessionWhere(f), orderBy: [{ field: f.sort, direction: f.dir }],
-      });
+      const common = { where: sessionWhere(f), orderBy: [{ field: f.sort, direction: f.dir }] };
+      const data = f.before
+        ? await gql(pageQuery, { ...common, last: pageSize, before: f.before })
+        : await gql(sessionsQuery, { ...common, first: pageSize, after: f.after || null });
       if (mine !== generation) return;
       current = data.sessions;
       render();
@@ -185,14 +246,15 @@ export function sessionsList(root) {
   }
 
   function render() {
-    const start = (pages.length - 1) * pageSize;
+    const start = (f.page - 1) * pageSize;
     const rows = current.edges.map((e) => e.node);
     summary.textContent = current.totalCount === 0 ? 'No sessions match.'
       : `${num(start + 1)}–${num(start + rows.length)} of ${num(current.totalCount)} sessions`;
-    prev.disabled = pages.length === 1;
-    next.disabled = !current.pageInfo.hasNextPage;
+    prev.disabled = f.page === 1;
+    // Read backwards, the page after this one is the page the admin came from.
+    next.disabled = f.before ? rows.length === 0 : !current.pageInfo.hasNextPage;
     if (rows.length === 0) {
-      replace(table, empty(pages.length > 1 ? 'This page is empty now: go back a page.' : 'No session matches these filters.'));
+      replace(table, empty(f.page > 1 ? 'This page is empty now: go back a page.' : 'No session matches these filters.'));
       return;
     }
     const focused = document.activeElement && table.contains(document.activeElement)
@@ -222,10 +284,9 @@ export function sessionsList(root) {
   }
 
   async function bulkExpire() {
-    read();
-    // Only active sessions can expire; with no filter, that is all of them
-    // (no empty predicate is sent).
-    const where = { and: [...sessionConditions(f), { status: 'ACTIVE' }] };
+    // What the form shows now, even if not searched yet; only active
+    // sessions can expire. With no filter this is every active session.
+    const where = { and: [...sessionConditions(formState()), { status: 'ACTIVE' }] };
     bulk.disabled = true;
     try {
       const n = (await gql(countQuery, { where })).sessions.totalCount;
@@ -280,6 +341,7 @@ export function sessionsList(root) {
   // 5 min ago" and "expires in …": redraw that now and then.
   const tick = setInterval(() => { if (!document.hidden) refresh(); }, 60000);
 
+  window.addEventListener('hashchange', follow);
   listen();
-  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); };
+  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); window.removeEventListener('hashchange', follow); };
 }
