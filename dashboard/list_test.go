@@ -189,5 +189,9 @@ func TestListStateLivesInTheAddress(t *testing.T) {
 	b.waitFor("every session", textOf("#list-summary")+` === "1–20 of 25 sessions"`)
 	b.run("read the address", chromedp.Evaluate(`location.hash`, &hash))
 	require.Equal(t, "#/", hash)
+
+	// A hand-edited address with a sort the form does not offer: the default.
+	b.run("edit the address", chromedp.Evaluate(`location.hash = "#/?tenant=globex&sort=BOGUS"`, nil))
+	b.waitFor("globex, by last active", rowKeys+` === "gl-1" && `+form+` === "|globex||LAST_ACTIVE_AT|DESC"`)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }

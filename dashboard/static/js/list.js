@@ -19,6 +19,8 @@ const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: Sessi
   }
 }`;
 
+// The page before a cursor, read backwards: "← Previous" from a page that
+// was reloaded or shared, whose earlier cursors are not known.
 const pageQuery = `query SessionsBefore($last: Int, $before: Cursor, $where: SessionWhereInput, $orderBy: [SessionOrder!]) {
   sessions(last: $last, before: $before, where: $where, orderBy: $orderBy) {
     totalCount
@@ -41,6 +43,8 @@ const idleChoices = [
 const sortChoices = [
   ['LAST_ACTIVE_AT', 'Last active'], ['CREATED_AT', 'Created'], ['CURRENT_TURN', 'Turn count'], ['TOKEN_COUNT', 'Token count'],
 ];
+const dirChoices = [['DESC', 'Descending'], ['ASC', 'Ascending']];
+const statusChoices = [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']];
 const kindWords = {
   'session.opened': 'opened', 'session.updated': 'updated', 'session.expired': 'expired', 'session.deleted': 'deleted',
   'turn.began': 'turn began', 'turn.ended': 'turn ended', 'turn.failed': 'turn failed',
@@ -59,6 +63,11 @@ export function listState(hash) {
   const query = new URLSearchParams(hash.replace(/^#\/?\??/, ''));
   const state = { ...defaults };
   for (const name of Object.keys(defaults)) if (query.has(name)) state[name] = query.get(name);
+  // A hand-edited address with a choice the form does not offer gets the default.
+  const offered = { sort: sortChoices, dir: dirChoices, status: statusChoices, idle: idleChoices };
+  for (const [name, choices] of Object.entries(offered)) {
+    if (!choices.some(([v]) => v === state[name])) state[name] = defaults[name];
+  }
   state.page = Math.max(1, Number.parseInt(state.page, 10) || 1);
   if (state.page === 1) state.after = state.before = ''; // the first page needs no cursor
   return state;
@@ -145,10 +154,10 @@ export function sessionsList(root) {
   const q = h('input', { type: 'search', name: 'q', placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
   const tenant = h('input', { name: 'tenant', autocomplete: 'off', placeholder: 'part of a name' });
   const domain = h('input', { name: 'domain', autocomplete: 'off' });
-  const status = select('status', [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']], f.status);
+  const status = select('status', statusChoices, f.status);
   const idle = select('idle', idleChoices, f.idle);
   const sort = select('sort', sortChoices, f.sort);
-  const dir = select('dir', [['DESC', 'Descending'], ['ASC', 'Ascending']], f.dir);
+  const dir = select('dir', dirChoices, f.dir);
 
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Find sessions', onsubmit: (ev) => { ev.preventDefault(); apply(); } },
     field('filter-q', 'Search external key, user id or id', q),
