@@ -104,6 +104,13 @@ func (b *browser) waitFor(what, condition string) {
 	b.run("wait for "+what, chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(15*time.Second)))
 }
 
+// waitWithin waits at most d for a JavaScript condition on the page: for
+// what must happen fast, not merely eventually.
+func (b *browser) waitWithin(what, condition string, d time.Duration) {
+	b.t.Helper()
+	b.run("wait for "+what, chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(d)))
+}
+
 // textOf is the expression for the trimmed text of the first element matching sel.
 func textOf(sel string) string {
 	return fmt.Sprintf(`(document.querySelector(%q)?.textContent || "").trim()`, sel)

@@ -148,12 +148,6 @@ func requireOneLoad(t *testing.T, b *browser) {
 	require.Equal(t, 1, loads, "the page updated in place: no reload")
 }
 
-// waitWithin waits at most d for a JavaScript condition on the page.
-func (b *browser) waitWithin(what, condition string, d time.Duration) {
-	b.t.Helper()
-	b.run("wait for "+what, chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(d)))
-}
-
 // newestEvent is the sequence of the session's newest event, as the API says.
 func newestEvent(t *testing.T, s *apitest.Server, id string) int {
 	t.Helper()

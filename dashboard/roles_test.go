@@ -9,18 +9,6 @@ import (
 	"sessiongraph/internal/apitest"
 )
 
-// createKey makes an API key through the API, as an admin does.
-func createKey(t *testing.T, s *apitest.Server, role, tenant string) string {
-	t.Helper()
-	var out struct {
-		CreateAPIKey struct{ Key string } `json:"createAPIKey"`
-	}
-	s.MustDo(t, `mutation($in: CreateAPIKeyInput!) { createAPIKey(input: $in) { key } }`,
-		map[string]any{"in": map[string]any{"name": role + " key for " + t.Name(), "role": role, "tenant": tenant}}, &out)
-	require.NotEmpty(t, out.CreateAPIKey.Key)
-	return out.CreateAPIKey.Key
-}
-
 // The session view offers only what the key's role may do: expire and
 // delete to ADMIN, retain and release to ADMIN and CLIENT, nothing to a
 // READER, who still reads everything.

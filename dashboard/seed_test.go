@@ -124,3 +124,15 @@ func seedKitchen(t *testing.T, s *apitest.Server) string {
 	r.do(`mutation($id: ID!) { mentionEntity(input: {sessionID: $id, refs: ["inv_1", "meal_plan_1"]}) { refs { ref } } }`, nil)
 	return r.id
 }
+
+// createKey makes an API key through the API, as an admin does.
+func createKey(t *testing.T, s *apitest.Server, role, tenant string) string {
+	t.Helper()
+	var out struct {
+		CreateAPIKey struct{ Key string } `json:"createAPIKey"`
+	}
+	s.MustDo(t, `mutation($in: CreateAPIKeyInput!) { createAPIKey(input: $in) { key } }`,
+		map[string]any{"in": map[string]any{"name": role + " key for " + t.Name(), "role": role, "tenant": tenant}}, &out)
+	require.NotEmpty(t, out.CreateAPIKey.Key)
+	return out.CreateAPIKey.Key
+}

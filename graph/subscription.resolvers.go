@@ -53,8 +53,8 @@ func (r *subscriptionResolver) ContextUpdated(ctx context.Context, sessionID uui
 }
 
 // SessionsChanged is the resolver for the sessionsChanged field.
-func (r *subscriptionResolver) SessionsChanged(ctx context.Context, after *string) (<-chan *events.Event, error) {
-	st, err := r.Engine.SessionsChanged(ctx, after)
+func (r *subscriptionResolver) SessionsChanged(ctx context.Context, after *string, kinds []string) (<-chan *events.Event, error) {
+	st, err := r.Engine.SessionsChanged(ctx, after, kinds)
 	if err != nil {
 		return nil, err
 	}

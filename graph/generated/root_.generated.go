@@ -617,7 +617,7 @@ type ComplexityRoot struct {
 		ContextUpdated  func(childComplexity int, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) int
 		EntityChanges   func(childComplexity int, sessionID uuid.UUID, entityTypes []string, after *int) int
 		SessionEvents   func(childComplexity int, sessionID uuid.UUID, after *int) int
-		SessionsChanged func(childComplexity int, after *string) int
+		SessionsChanged func(childComplexity int, after *string, kinds []string) int
 	}
 
 	TranslatedFilters struct {
@@ -3126,7 +3126,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.SessionsChanged(childComplexity, args["after"].(*string)), true
+		return e.ComplexityRoot.Subscription.SessionsChanged(childComplexity, args["after"].(*string), args["kinds"].([]string)), true
 
 	case "TranslatedFilters.filters":
 		if e.ComplexityRoot.TranslatedFilters.Filters == nil {
@@ -6795,8 +6795,14 @@ type Subscription {
   from the first event; omit it for new changes only). Each session's changes arrive in their order; a change arrives once every
   transaction that began before it has ended, so a write left open anywhere on the database delays
   it (never loses it).
+
+  ` + "`" + `kinds` + "`" + ` chooses which event kinds arrive: omit it (or pass null) for the lifecycle kinds above
+  (session.opened, session.updated, session.expired, session.deleted); a list gives exactly those
+  kinds, such as the lifecycle kinds plus turn.began, turn.ended and turn.failed for a list that
+  shows turn counts. Each must be a session event kind, and 1 to 32 may be given: an unknown kind,
+  an empty list or a longer one is refused with BAD_USER_INPUT (whose message lists the kinds).
   """
-  sessionsChanged(after: String): SessionEvent
+  sessionsChanged(after: String, kinds: [String!]): SessionEvent
 }
 
 extend type Query {

@@ -24,7 +24,7 @@ type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (<-chan *events.Event, error)
 	EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (<-chan *engine.EntityChange, error)
 	ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) (<-chan *engine.ContextBuild, error)
-	SessionsChanged(ctx context.Context, after *string) (<-chan *events.Event, error)
+	SessionsChanged(ctx context.Context, after *string, kinds []string) (<-chan *events.Event, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -124,6 +124,14 @@ func (ec *executionContext) field_Subscription_sessionsChanged_args(ctx context.
 		return nil, err
 	}
 	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "kinds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kinds"] = arg1
 	return args, nil
 }
 
@@ -549,7 +557,7 @@ func (ec *executionContext) _Subscription_sessionsChanged(ctx context.Context, f
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().SessionsChanged(ctx, fc.Args["after"].(*string))
+			return ec.Resolvers.Subscription().SessionsChanged(ctx, fc.Args["after"].(*string), fc.Args["kinds"].([]string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *events.Event) graphql.Marshaler {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -12,6 +13,7 @@ import (
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/events"
+	"sessiongraph/internal/store"
 )
 
 // SetHub connects the engine to this replica's event hub.
@@ -67,14 +69,55 @@ func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *
 	return e.hub.Source(ctx, events.Filter{SessionID: &sessionID}, c), nil
 }
 
-// Kinds of session lifecycle events, for the admin feed.
+// Kinds of session lifecycle events: what the admin feed carries when the
+// subscriber names no kinds.
 var sessionKinds = map[string]bool{
-	"session.opened": true, KindSessionUpdated: true, "session.expired": true, "session.deleted": true,
+	store.KindSessionOpened: true, KindSessionUpdated: true, store.KindSessionExpired: true, store.KindSessionDeleted: true,
 }
 
-// SessionsChanged streams session lifecycle events of every session the
-// key may see: every tenant's for an admin, its own tenant's otherwise.
-func (e *Engine) SessionsChanged(ctx context.Context, after *string) (events.Source, error) {
+// FeedKinds are the event kinds a session records, each of which a
+// subscriber to the feed of every session may ask for. An API key's
+// revocation (store.KindKeyRevoked) is not one: it belongs to no session.
+var FeedKinds = []string{
+	store.KindSessionOpened, KindSessionUpdated, store.KindSessionExpired, store.KindSessionDeleted,
+	KindTurnBegan, KindTurnUpdated, KindTurnEnded, KindTurnFailed, KindConversationReset,
+	KindRefsRead, KindRefsUpdated, KindRefsDeleted, KindRefsMentioned, KindRefsEnriched,
+	KindRefUserAction, KindRefCreated, KindRefPromoted, KindRefRetained, KindRefReleased,
+	KindArtifactGenerated, KindArtifactRevised, KindArtifactCleared,
+	KindStepRecorded, KindContextRecorded,
+}
+
+// MaxFeedKinds caps the kinds one subscription may name: more than there
+// are is a mistake, and each is checked against every event it is sent.
+const MaxFeedKinds = 32
+
+// feedKinds is the filter for the kinds a subscriber asked for: none (nil)
+// means the lifecycle kinds, as before kinds could be chosen.
+func feedKinds(kinds []string) (map[string]bool, error) {
+	if kinds == nil {
+		return sessionKinds, nil
+	}
+	if len(kinds) == 0 { // a feed that could never deliver is a mistake
+		return nil, apperr.New(apperr.BadUserInput, "kinds is empty: name the kinds you want, or omit kinds for the lifecycle kinds")
+	}
+	if len(kinds) > MaxFeedKinds {
+		return nil, apperr.New(apperr.BadUserInput, "kinds has %d entries; at most %d may be given", len(kinds), MaxFeedKinds)
+	}
+	out := make(map[string]bool, len(kinds))
+	for _, k := range kinds {
+		if !slices.Contains(FeedKinds, k) {
+			return nil, apperr.New(apperr.BadUserInput, "kinds: %.60q is not a kind of session event; the known kinds are %s",
+				k, strings.Join(FeedKinds, ", "))
+		}
+		out[k] = true
+	}
+	return out, nil
+}
+
+// SessionsChanged streams events of every session the key may see (every
+// tenant's for an admin, its own tenant's otherwise): the lifecycle kinds,
+// or the kinds asked for.
+func (e *Engine) SessionsChanged(ctx context.Context, after *string, kinds []string) (events.Source, error) {
 	if e.hub == nil {
 		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
 	}
@@ -86,7 +129,11 @@ func (e *Engine) SessionsChanged(ctx context.Context, after *string) (events.Sou
 	if err != nil {
 		return nil, err
 	}
-	f := events.Filter{Kinds: sessionKinds}
+	wanted, err := feedKinds(kinds)
+	if err != nil {
+		return nil, err
+	}
+	f := events.Filter{Kinds: wanted}
 	if tenant != "" {
 		f.Tenant = &tenant
 	}

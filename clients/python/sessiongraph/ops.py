@@ -357,9 +357,11 @@ def context_updated(session: SessionLike, node: str,
     """A fresh context build now and after each change."""
 
 
-@field_op("subscription", "sessionsChanged", SessionEvent, resume="cursor", after="String")
-def sessions_changed(after: Optional[str] = None) -> SessionEvent:
-    """Sessions opened, updated, expired or deleted (ADMIN's list), after the cursor after."""
+@field_op("subscription", "sessionsChanged", SessionEvent, resume="cursor", after="String",
+          kinds="[String!]")
+def sessions_changed(after: Optional[str] = None, kinds: Optional[Sequence[str]] = None) -> SessionEvent:
+    """Events of every session the key may see, after the cursor after: sessions opened,
+    updated, expired or deleted, or the event kinds named in kinds (such as turn.began)."""
 
 
 # The last event sequence of a session, where a subscription without `after` starts.

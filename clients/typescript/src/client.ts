@@ -325,17 +325,17 @@ export class SessionGraphClient {
   }
 
   /**
-   * Sessions opened, updated, expired or deleted (the admin list), after the feed
-   * cursor `after` ("" from the first; omitted: from now), resumed after the last
-   * event's cursor.
+   * Sessions opened, updated, expired or deleted (the admin list), or the event
+   * kinds named in `kinds` (such as turn.began), after the feed cursor `after`
+   * ("" from the first; omitted: from now), resumed after the last event's cursor.
    */
-  async *sessionsChanged(opts: LiveOptions & { after?: string } = {}): AsyncGenerator<SessionEvent> {
+  async *sessionsChanged(opts: LiveOptions & { after?: string; kinds?: string[] } = {}): AsyncGenerator<SessionEvent> {
     const after = opts.after ?? (await this.request(ops.SessionsChangedCursorDocument)).sessionsChangedCursor;
     yield* resumable(
       this.transport(opts.transport),
       {
         query: String(ops.SessionsChangedDocument),
-        variables: (cursor) => ({ after: cursor }),
+        variables: (cursor) => ({ after: cursor, kinds: opts.kinds ?? null }),
         item: (data) => (data as ops.SessionsChangedSubscription).sessionsChanged,
         cursor: (ev) => ev.cursor,
       },

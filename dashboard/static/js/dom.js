@@ -167,24 +167,9 @@ export function noticeScope() {
 }
 
 /**
- * debounce runs f once after a burst of calls has settled, and at least
- * every maxWait while the burst goes on, so that a busy feed still updates.
- */
-export function debounce(f, ms, maxWait = 1000) {
-  let timer = 0;
-  let first = 0;
-  return () => {
-    const now = Date.now();
-    if (!first) first = now;
-    clearTimeout(timer);
-    timer = setTimeout(() => { first = 0; f(); }, Math.max(0, Math.min(ms, first + maxWait - now)));
-  };
-}
-
-/**
  * coalesce runs the async f at most once at a time: the calls that come
- * while it runs make one more run after it, however many they are. Unlike a
- * debounce, a steady stream of calls cannot postpone f: a busy feed still
+ * while it runs make one more run after it, however many they are. A steady
+ * stream of calls cannot postpone f, as it would a debounce: a busy feed still
  * sees every run's result as soon as it is there.
  */
 export function coalesce(f) {

@@ -1,24 +1,39 @@
 // The sessions list: search, filters, sorting, cursor pages with totals,
-// bulk expiry, and live refresh from the sessionsChanged feed.
+// bulk expiry, and live refresh from the sessionsChanged feed. What the list
+// shows (filters, sort, page) lives in the hash's query, #/?q=…&status=…, so
+// that a reload, a shared link and the back button show the same list.
 
 import { describe, gql, subscribe } from './api.js';
-import { badge, confirmDialog, debounce, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
+import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
+import { mayAdminister } from './viewer.js';
 
 const pageSize = 20;
-const filtersKey = 'sessiongraph.filters';
+const listHashKey = 'sessiongraph.listHash';
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: SessionWhereInput, $orderBy: [SessionOrder!]) {
   sessions(first: $first, after: $after, where: $where, orderBy: $orderBy) {
     totalCount
-    pageInfo { hasNextPage endCursor }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt lastActiveAt expiresAt } }
+  }
+}`;
+
+// The page before a cursor, read backwards: "← Previous" from a page that
+// was reloaded or shared, whose earlier cursors are not known.
+const pageQuery = `query SessionsBefore($last: Int, $before: Cursor, $where: SessionWhereInput, $orderBy: [SessionOrder!]) {
+  sessions(last: $last, before: $before, where: $where, orderBy: $orderBy) {
+    totalCount
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
     edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt lastActiveAt expiresAt } }
   }
 }`;
 
 const countQuery = `query LiveCount($where: SessionWhereInput) { sessions(first: 1, where: $where) { totalCount } }`;
 const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(input: {where: $where}) { count } }`;
-const feed = `subscription SessionsChanged($after: String) { sessionsChanged(after: $after) { cursor kind sessionID createdAt } }`;
+const feed = `subscription SessionsChanged($after: String, $kinds: [String!]) { sessionsChanged(after: $after, kinds: $kinds) { cursor kind sessionID createdAt } }`;
+// The list shows turn counts, so it hears turns as well as the lifecycle.
+const feedKinds = ['session.opened', 'session.updated', 'session.expired', 'session.deleted', 'turn.began', 'turn.ended', 'turn.failed'];
 // Where the feed stands now: read before the list, so the feed starts there.
 const cursorQuery = `query FeedCursor { sessionsChangedCursor }`;
 
@@ -28,17 +43,53 @@ const idleChoices = [
 const sortChoices = [
   ['LAST_ACTIVE_AT', 'Last active'], ['CREATED_AT', 'Created'], ['CURRENT_TURN', 'Turn count'], ['TOKEN_COUNT', 'Token count'],
 ];
+const dirChoices = [['DESC', 'Descending'], ['ASC', 'Ascending']];
+const statusChoices = [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']];
 const kindWords = {
   'session.opened': 'opened', 'session.updated': 'updated', 'session.expired': 'expired', 'session.deleted': 'deleted',
+  'turn.began': 'turn began', 'turn.ended': 'turn ended', 'turn.failed': 'turn failed',
 };
 
-function savedFilters() {
-  const base = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC' };
-  try { return { ...base, ...JSON.parse(sessionStorage.getItem(filtersKey) || '{}') }; } catch { return base; }
+// The list's state as the hash's query says it; a value left out is its default.
+const defaults = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC', page: 1, after: '', before: '' };
+
+/** isListHash: the hash is the sessions list's route (#/ with or without a query). */
+export function isListHash(hash) {
+  return hash === '' || hash === '#' || hash === '#/' || hash.startsWith('#/?');
 }
 
-/** sessionWhere turns the filters into a SessionWhereInput. */
-export function sessionWhere(f) {
+/** listState reads the list's state from a hash such as #/?q=chat&page=2&after=…. */
+export function listState(hash) {
+  const query = new URLSearchParams(hash.replace(/^#\/?\??/, ''));
+  const state = { ...defaults };
+  for (const name of Object.keys(defaults)) if (query.has(name)) state[name] = query.get(name);
+  // A hand-edited address with a choice the form does not offer gets the default.
+  const offered = { sort: sortChoices, dir: dirChoices, status: statusChoices, idle: idleChoices };
+  for (const [name, choices] of Object.entries(offered)) {
+    if (!choices.some(([v]) => v === state[name])) state[name] = defaults[name];
+  }
+  state.page = Math.max(1, Number.parseInt(state.page, 10) || 1);
+  if (state.page === 1) state.after = state.before = ''; // the first page needs no cursor
+  return state;
+}
+
+/** listHash is the hash for a state, with only what differs from the defaults. */
+export function listHash(state) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(defaults)) {
+    if (state[name] !== undefined && String(state[name]) !== String(value)) query.set(name, String(state[name]));
+  }
+  const text = query.toString();
+  return text ? `#/?${text}` : '#/';
+}
+
+/** listHref is where "back to the list" goes: the list as it was last shown in this tab. */
+export function listHref() {
+  return sessionStorage.getItem(listHashKey) || '#/';
+}
+
+/** sessionConditions are the filters as SessionWhereInput conditions, all of which must hold. */
+function sessionConditions(f) {
   const and = [];
   const q = f.q.trim();
   if (q) {
@@ -50,10 +101,17 @@ export function sessionWhere(f) {
     else or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
     and.push({ or });
   }
-  if (f.tenant.trim()) and.push({ tenant: f.tenant.trim() });
+  // Part of a tenant's name finds it, in any case: "acme" finds "Acme-EU".
+  if (f.tenant.trim()) and.push({ tenantContainsFold: f.tenant.trim() });
   if (f.status) and.push({ status: f.status });
   if (f.domain.trim()) and.push({ domain: f.domain.trim() });
   if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
+  return and;
+}
+
+/** sessionWhere turns the filters into a SessionWhereInput ({} when there are none). */
+export function sessionWhere(f) {
+  const and = sessionConditions(f);
   return and.length ? { and } : {};
 }
 
@@ -68,20 +126,19 @@ function select(name, choices, value) {
 
 /** sessionsList renders the list into root and returns the function that stops it. */
 export function sessionsList(root) {
-  const f = savedFilters();
-  let pages = [null]; // the after-cursor of each page visited
+  let f = listState(location.hash);
   let generation = 0;
   let stopped = false;
   let current = null;
   const changed = new Map(); // session id → kind, for rows changed since the last look
 
-  const q = h('input', { type: 'search', name: 'q', value: f.q, placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
-  const tenant = h('input', { name: 'tenant', value: f.tenant, autocomplete: 'off' });
-  const domain = h('input', { name: 'domain', value: f.domain, autocomplete: 'off' });
-  const status = select('status', [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']], f.status);
+  const q = h('input', { type: 'search', name: 'q', placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
+  const tenant = h('input', { name: 'tenant', autocomplete: 'off', placeholder: 'part of a name' });
+  const domain = h('input', { name: 'domain', autocomplete: 'off' });
+  const status = select('status', statusChoices, f.status);
   const idle = select('idle', idleChoices, f.idle);
   const sort = select('sort', sortChoices, f.sort);
-  const dir = select('dir', [['DESC', 'Descending'], ['ASC', 'Ascending']], f.dir);
+  const dir = select('dir', dirChoices, f.dir);
 
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Find sessions', onsubmit: (ev) => { ev.preventDefault(); apply(); } },
     field('filter-q', 'Search external key, user id or id', q),
@@ -96,11 +153,13 @@ export function sessionsList(root) {
       h('button', { type: 'button', class: 'secondary', id: 'clear-filters', onclick: reset }, 'Clear')));
 
   const summary = h('p', { id: 'list-summary', class: 'summary', 'aria-live': 'polite' });
-  const bulk = h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…');
+  // Only an ADMIN key may expire sessions: other roles do not see the button
+  // rather than see it fail after the click.
+  const bulk = mayAdminister() ? h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…') : null;
   const feedState = h('p', { id: 'feed-state', class: 'hint', 'aria-live': 'polite' });
   const table = h('div', { id: 'sessions', class: 'table-wrap' }, loading('sessions'));
-  const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: () => { pages.pop(); load(); } }, '← Previous');
-  const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: () => { pages.push(current.pageInfo.endCursor); load(); } }, 'Next →');
+  const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: previousPage }, '← Previous');
+  const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: nextPage }, 'Next →');
 
   replace(root,
     h('div', { class: 'page-head' }, h('h1', {}, 'Sessions'), bulk),
@@ -108,37 +167,61 @@ export function sessionsList(root) {
     h('div', { class: 'list-bar' }, summary, feedState),
     table,
     h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next));
+  fill();
 
-  function read() {
-    Object.assign(f, { q: q.value, tenant: tenant.value, domain: domain.value, status: status.value, idle: idle.value, sort: sort.value, dir: dir.value });
-    sessionStorage.setItem(filtersKey, JSON.stringify(f));
+  // fill shows the state's filters in the form.
+  function fill() {
+    q.value = f.q; tenant.value = f.tenant; domain.value = f.domain;
+    status.value = f.status; idle.value = f.idle; sort.value = f.sort; dir.value = f.dir;
   }
 
-  function apply() {
-    read();
-    pages = [null];
+  // show goes to a state: a new history entry whose hash says it. The
+  // hashchange that follows loads it; the same state again just reloads.
+  function show(state) {
+    const hash = listHash(state);
+    if (hash === listHash(listState(location.hash))) { f = listState(hash); load(); return; }
+    location.hash = hash;
+  }
+
+  // follow takes the state from the hash, after back, forward or a link.
+  function follow() {
+    if (!isListHash(location.hash)) return;
+    f = listState(location.hash);
+    fill();
     changed.clear();
     load();
   }
 
-  function reset() {
-    q.value = tenant.value = domain.value = '';
-    status.value = idle.value = '';
-    sort.value = 'LAST_ACTIVE_AT';
-    dir.value = 'DESC';
-    apply();
+  function formState() {
+    return { ...defaults, q: q.value, tenant: tenant.value, domain: domain.value, status: status.value, idle: idle.value, sort: sort.value, dir: dir.value };
+  }
+
+  function apply() { show(formState()); }
+
+  function reset() { show({ ...defaults }); }
+
+  function nextPage() {
+    show({ ...f, page: f.page + 1, after: current.pageInfo.endCursor, before: '' });
+  }
+
+  // The page before is read backwards from this page's first row, so a
+  // reloaded or shared page needs only its own cursor.
+  function previousPage() {
+    show({ ...f, page: f.page - 1, after: '', before: f.page - 1 > 1 ? current.pageInfo.startCursor : '' });
   }
 
   async function load() {
     const mine = ++generation;
+    sessionStorage.setItem(listHashKey, listHash(f));
     table.setAttribute('aria-busy', 'true');
     if (!current) replace(table, loading('sessions'));
     else summary.textContent = 'Refreshing…';
     prev.disabled = next.disabled = true;
     try {
-      const data = await gql(sessionsQuery, {
-        first: pageSize, after: pages[pages.length - 1], where: sessionWhere(f), orderBy: [{ field: f.sort, direction: f.dir }],
-      });
+      const common = { where: sessionWhere(f), orderBy: [{ field: f.sort, direction: f.dir }] };
+      const data = f.before
+        ? await gql(pageQuery, { ...common, last: pageSize, before: f.before })
+        : await gql(sessionsQuery, { ...common, first: pageSize, after: f.after || null });
       if (mine !== generation) return;
       current = data.sessions;
       render();
@@ -153,14 +236,15 @@ export function sessionsList(root) {
   }
 
   function render() {
-    const start = (pages.length - 1) * pageSize;
+    const start = (f.page - 1) * pageSize;
     const rows = current.edges.map((e) => e.node);
     summary.textContent = current.totalCount === 0 ? 'No sessions match.'
       : `${num(start + 1)}–${num(start + rows.length)} of ${num(current.totalCount)} sessions`;
-    prev.disabled = pages.length === 1;
-    next.disabled = !current.pageInfo.hasNextPage;
+    prev.disabled = f.page === 1;
+    // Read backwards, the page after this one is the page the admin came from.
+    next.disabled = f.before ? rows.length === 0 : !current.pageInfo.hasNextPage;
     if (rows.length === 0) {
-      replace(table, empty(pages.length > 1 ? 'This page is empty now: go back a page.' : 'No session matches these filters.'));
+      replace(table, empty(f.page > 1 ? 'This page is empty now: go back a page.' : 'No session matches these filters.'));
       return;
     }
     const focused = document.activeElement && table.contains(document.activeElement)
@@ -190,8 +274,9 @@ export function sessionsList(root) {
   }
 
   async function bulkExpire() {
-    read();
-    const where = { and: [sessionWhere(f), { status: 'ACTIVE' }] };
+    // What the form shows now, even if not searched yet; only active
+    // sessions can expire. With no filter this is every active session.
+    const where = { and: [...sessionConditions(formState()), { status: 'ACTIVE' }] };
     bulk.disabled = true;
     try {
       const n = (await gql(countQuery, { where })).sessions.totalCount;
@@ -212,13 +297,15 @@ export function sessionsList(root) {
     }
   }
 
-  const refresh = debounce(load, 250);
+  // Under a burst of changes the list reloads back to back, never more than
+  // one load at a time; a user's own action (load) overtakes a refresh.
+  const refresh = coalesce(load);
   let stopFeed = () => {};
 
-  // follow starts the feed from the cursor read before the list, so that a
+  // listen starts the feed from the cursor read before the list, so that a
   // change committed between the list's read and the subscription's start
   // is replayed rather than missed.
-  async function follow() {
+  async function listen() {
     let after;
     try {
       after = (await gql(cursorQuery)).sessionsChangedCursor;
@@ -226,13 +313,13 @@ export function sessionsList(root) {
       after = undefined; // live from now: load() reports what went wrong
     }
     if (stopped) return;
-    stopFeed = subscribe(feed, after === undefined ? {} : { after }, {
+    stopFeed = subscribe(feed, after === undefined ? { kinds: feedKinds } : { after, kinds: feedKinds }, {
       resume: (data) => data.sessionsChanged?.cursor,
       next: (data) => {
         const ev = data.sessionsChanged;
         if (!ev) return;
         changed.set(ev.sessionID, ev.kind);
-        feedState.textContent = `Last change: session ${kindWords[ev.kind] || ev.kind} at ${new Date(ev.createdAt).toLocaleTimeString()}.`;
+        feedState.textContent = `Last change at ${new Date(ev.createdAt).toLocaleTimeString()}: ${kindWords[ev.kind] || ev.kind}.`;
         refresh();
       },
       error: (text) => { feedState.textContent = text; },
@@ -240,10 +327,11 @@ export function sessionsList(root) {
     load();
   }
 
-  // Turns and tokens change without a lifecycle event: refresh now and then,
-  // which also keeps "last active" and "expires" current.
-  const tick = setInterval(() => { if (!document.hidden) refresh(); }, 30000);
+  // The feed brings every change of a row; time alone changes "last active
+  // 5 min ago" and "expires in …": redraw that now and then.
+  const tick = setInterval(() => { if (!document.hidden) refresh(); }, 60000);
 
-  follow();
-  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); };
+  window.addEventListener('hashchange', follow);
+  listen();
+  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); window.removeEventListener('hashchange', follow); };
 }

@@ -3,7 +3,7 @@
 
 import { auth, describe, signIn, watchLive, whenKeyRefused } from './api.js';
 import { errorBox, h, replace } from './dom.js';
-import { sessionsList } from './list.js';
+import { isListHash, sessionsList } from './list.js';
 import { sessionView } from './session.js';
 import { rememberViewer, viewer } from './viewer.js';
 
@@ -13,6 +13,7 @@ const liveEl = document.getElementById('live');
 const signOutEl = document.getElementById('sign-out');
 
 let stopView = () => {};
+let onList = false; // the list is shown: it follows its own hash changes
 
 function showHeader() {
   const v = viewer();
@@ -74,6 +75,7 @@ function loginView(message) {
 function route(message = '') {
   stopView();
   stopView = () => {};
+  onList = false;
   if (!auth.key) {
     document.title = 'Sign in · sessiongraph';
     loginView(message);
@@ -85,6 +87,7 @@ function route(message = '') {
   } else {
     document.title = 'Sessions · sessiongraph';
     stopView = sessionsList(main);
+    onList = true;
   }
 }
 
@@ -98,6 +101,9 @@ watchLive(({ state, text }) => {
 // change, focus moves to the new content, as it would on a page load.
 window.addEventListener('hashchange', () => {
   if (location.hash && !location.hash.startsWith('#/')) return;
+  // From one list state to another (a search, a page, back): the list
+  // itself follows, keeping its feed and the focus where the admin is.
+  if (onList && auth.key && isListHash(location.hash)) return;
   route();
   if (!auth.key) return;
   main.focus({ preventScroll: true });

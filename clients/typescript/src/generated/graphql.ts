@@ -1555,6 +1555,7 @@ export type ContextUpdatedSubscription = { contextUpdated: { node: ContextNode, 
 
 export type SessionsChangedSubscriptionVariables = Exact<{
   after?: string | null | undefined;
+  kinds?: Array<string> | string | null | undefined;
 }>;
 
 
@@ -2573,8 +2574,8 @@ export const ContextUpdatedDocument = new TypedDocumentString(`
   notes
 }`) as unknown as TypedDocumentString<ContextUpdatedSubscription, ContextUpdatedSubscriptionVariables>;
 export const SessionsChangedDocument = new TypedDocumentString(`
-    subscription SessionsChanged($after: String) {
-  sessionsChanged(after: $after) {
+    subscription SessionsChanged($after: String, $kinds: [String!]) {
+  sessionsChanged(after: $after, kinds: $kinds) {
     ...SessionEventFields
   }
 }

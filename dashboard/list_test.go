@@ -1,0 +1,179 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/apitest"
+)
+
+// rowKeys is the expression for the external keys of the list's rows, in order.
+const rowKeys = `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).join()`
+
+// openList signs in with key and waits for n rows and live updates.
+func openList(t *testing.T, s *apitest.Server, key string, n int) *browser {
+	t.Helper()
+	b := newBrowser(t)
+	b.signIn(s.URL, key)
+	b.waitFor("the sessions list", fmt.Sprintf(`document.querySelectorAll("#sessions tbody tr").length === %d`, n))
+	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
+	return b
+}
+
+// A turn begun and ended elsewhere shows in the list's turn count within
+// a moment, from the feed: the list's slow poll is a minute away.
+func TestListFollowsTurnsLive(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	other := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "quiet"})
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "busy"})}
+	b := openList(t, s, s.AdminKey, 2)
+	turns := func(key string) string { return textOf(fmt.Sprintf(`#sessions tr[data-key=%q] td:nth-child(6)`, key)) }
+	b.waitFor("no turn yet", turns("busy")+` === "0"`)
+
+	started := time.Now()
+	r.begin("what can I cook tonight?")
+	r.end("Rice with what is left.", nil)
+	b.waitWithin("the new turn count", turns("busy")+` === "1"`, 3*time.Second)
+	b.waitWithin("the row marked", textOf(`#sessions tr[data-key="busy"] .change-tag`)+` === "turn ended"`, 3*time.Second)
+	require.Less(t, time.Since(started), 5*time.Second, "the feed, not a poll, brought it")
+	b.waitFor("the other row unchanged", turns("quiet")+` === "0" && !document.querySelector('#sessions tr[data-key="quiet"]').classList.contains("changed")`)
+
+	// A burst of turns on two sessions settles on the last counts.
+	q := &agent{t: t, s: s, id: other}
+	for i := range 5 {
+		r.begin(fmt.Sprint("again ", i))
+		r.end("ok", nil)
+		q.begin(fmt.Sprint("me too ", i))
+		q.end("ok", nil)
+	}
+	b.waitWithin("the counts after the burst", turns("busy")+` === "6" && `+turns("quiet")+` === "5"`, 5*time.Second)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// A READER sees no action it may not take; an ADMIN sees them.
+func TestListShowsAdminActionsToAdminsOnly(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "read-me"})
+	reader := createKey(t, s, "READER", "acme")
+
+	b := openList(t, s, reader, 1)
+	b.waitFor("the reader's role", textOf("#viewer-role")+` === "READER"`)
+	var buttons string
+	b.run("read the list's buttons", chromedp.Evaluate(`[...document.querySelectorAll("main button")].map(b => b.id || b.textContent).join()`, &buttons))
+	require.Equal(t, "search,clear-filters,prev-page,next-page", buttons, "no Expire matching… for a reader")
+
+	b.click("sign out", "#sign-out")
+	b.run("sign in as an admin", chromedp.WaitVisible("#api-key", chromedp.ByQuery), chromedp.SendKeys("#api-key", s.AdminKey, chromedp.ByQuery),
+		chromedp.Click("#sign-in", chromedp.ByQuery))
+	b.waitFor("the admin's expire button", textOf("#viewer-role")+` === "ADMIN" && `+textOf("#bulk-expire")+` === "Expire matching…"`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// With no filter, "Expire matching…" is every active session: it says how
+// many and expires them all.
+func TestListExpiresEveryActiveSessionWithNoFilter(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	for i := range 3 {
+		openSession(t, s, map[string]any{"tenant": []string{"acme", "globex", "initech"}[i], "externalKey": fmt.Sprint("all-", i)})
+	}
+	gone := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "already-expired"})
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": gone}, nil)
+
+	b := openList(t, s, s.AdminKey, 4)
+	b.click("bulk expire", "#bulk-expire")
+	b.waitFor("the confirmation with the count", textOf("#dialog-body")+` === "Expire 3 active sessions matching the current filters? They stay readable until purged; their keys open fresh sessions."`)
+	b.click("confirm", "#dialog-confirm")
+	b.waitFor("the outcome", lastNotice()+` === "Expired 3 sessions."`)
+	b.waitFor("every row expired", `[...document.querySelectorAll("#sessions tbody tr .badge")].every(e => e.textContent === "EXPIRED")`)
+	var active struct{ Sessions struct{ TotalCount int } }
+	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
+	require.Zero(t, active.Sessions.TotalCount, "every active session expired on the server")
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// Part of a tenant's name, in any case, finds its sessions.
+func TestListTenantFilterFindsPartOfAName(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	for _, tenant := range []string{"Globex-EU", "globex-us", "acme"} {
+		openSession(t, s, map[string]any{"tenant": tenant, "externalKey": "in-" + strings.ToLower(tenant)})
+	}
+	b := openList(t, s, s.AdminKey, 3)
+	b.run("filter by part of a tenant", chromedp.SendKeys("#filter-tenant", "GLOBEX", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("both globex tenants", `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).sort().join() === "in-globex-eu,in-globex-us"`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// The list's filters, sort and page are in the address: a reload shows the
+// same list, and back returns to the list before.
+func TestListStateLivesInTheAddress(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	for i := range 23 {
+		openSession(t, s, map[string]any{"tenant": "acme-eu", "externalKey": fmt.Sprintf("eu-%02d", i)})
+	}
+	expired := openSession(t, s, map[string]any{"tenant": "acme-eu", "externalKey": "eu-expired"})
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": expired}, nil)
+	openSession(t, s, map[string]any{"tenant": "globex", "externalKey": "gl-1"})
+	b := openList(t, s, s.AdminKey, 20)
+	var hash, keys string
+	form := `["#filter-q", "#filter-tenant", "#filter-status", "#filter-sort", "#filter-dir"].map(s => document.querySelector(s).value).join("|")`
+
+	// Filter and sort: the address says so.
+	b.run("filter and sort", chromedp.SendKeys("#filter-tenant", "acme", chromedp.ByQuery), setSelect("#filter-status", "ACTIVE"),
+		setSelect("#filter-sort", "CREATED_AT"), setSelect("#filter-dir", "ASC"), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("the filtered list", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+rowKeys+`.startsWith("eu-00,eu-01,")`)
+	b.run("read the address", chromedp.Evaluate(`location.hash`, &hash))
+	require.Equal(t, "#/?tenant=acme&status=ACTIVE&sort=CREATED_AT&dir=ASC", hash)
+
+	// The next page, then a reload: the same page of the same list.
+	b.click("next page", "#next-page")
+	b.waitFor("page two", textOf("#list-summary")+` === "21–23 of 23 sessions" && `+rowKeys+` === "eu-20,eu-21,eu-22"`)
+	b.run("read the address", chromedp.Evaluate(`location.hash`, &hash))
+	require.Regexp(t, `^#/\?tenant=acme&status=ACTIVE&sort=CREATED_AT&dir=ASC&page=2&after=.+$`, hash)
+	b.run("reload", chromedp.Reload())
+	b.waitFor("page two again", textOf("#list-summary")+` === "21–23 of 23 sessions" && `+rowKeys+` === "eu-20,eu-21,eu-22"`)
+	b.waitFor("the form as it was", form+` === "|acme|ACTIVE|CREATED_AT|ASC"`)
+
+	// Previous, read back from the reloaded page's own cursor.
+	b.click("previous page", "#prev-page")
+	b.waitFor("page one", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+rowKeys+`.startsWith("eu-00,eu-01,") && document.querySelector("#prev-page").disabled`)
+
+	// Another search, then back: the list before it.
+	b.run("search for one key", chromedp.SetValue("#filter-q", "eu-07", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("one match", rowKeys+` === "eu-07"`)
+	b.run("back", chromedp.NavigateBack())
+	b.waitFor("the list before the search", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+form+` === "|acme|ACTIVE|CREATED_AT|ASC"`)
+	b.run("back", chromedp.NavigateBack())
+	b.waitFor("page two before it", rowKeys+` === "eu-20,eu-21,eu-22"`)
+	b.run("forward", chromedp.NavigateForward())
+	b.waitFor("page one again", rowKeys+`.startsWith("eu-00,eu-01,")`)
+
+	// A session opened from the list, then back: the same list.
+	b.click("open a session", `#sessions tr[data-key="eu-03"] a`)
+	b.waitFor("the session", textOf("#session-status")+` === "ACTIVE"`)
+	b.run("back", chromedp.NavigateBack())
+	b.waitFor("the list as it was", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+form+` === "|acme|ACTIVE|CREATED_AT|ASC"`)
+	b.run("read the rows", chromedp.Evaluate(rowKeys, &keys))
+	require.True(t, strings.HasPrefix(keys, "eu-00,eu-01,"), keys)
+
+	// Clear: every session, and an address with nothing in it.
+	b.click("clear", "#clear-filters")
+	b.waitFor("every session", textOf("#list-summary")+` === "1–20 of 25 sessions"`)
+	b.run("read the address", chromedp.Evaluate(`location.hash`, &hash))
+	require.Equal(t, "#/", hash)
+
+	// A hand-edited address with a sort the form does not offer: the default.
+	b.run("edit the address", chromedp.Evaluate(`location.hash = "#/?tenant=globex&sort=BOGUS"`, nil))
+	b.waitFor("globex, by last active", rowKeys+` === "gl-1" && `+form+` === "|globex||LAST_ACTIVE_AT|DESC"`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
