@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -165,6 +166,11 @@ func TestListStateLivesInTheAddress(t *testing.T) {
 	b.run("read the rows", chromedp.Evaluate(rowKeys, &keys))
 	require.True(t, strings.HasPrefix(keys, "eu-00,eu-01,"), keys)
 
+	// The session's "All sessions" link leads back to the same list too.
+	b.click("open it again", `#sessions tr[data-key="eu-03"] a`)
+	b.click("all sessions", `.crumbs a`)
+	b.waitFor("the list as it was, by the link", textOf("#list-summary")+` === "1–20 of 23 sessions" && `+form+` === "|acme|ACTIVE|CREATED_AT|ASC"`)
+
 	// Clear: every session, and an address with nothing in it.
 	b.click("clear", "#clear-filters")
 	b.waitFor("every session", textOf("#list-summary")+` === "1–20 of 25 sessions"`)
@@ -177,3 +183,35 @@ func TestListStateLivesInTheAddress(t *testing.T) {
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 
+// A row is marked for a change that came after the page showed it, never
+// for one the page already shows. The feed starts from a cursor read before
+// the list, so a change a still-open transaction held back from the feed
+// arrives after the list that already shows it: an expiry committed while
+// another transaction was open reaches the page only once that one ends.
+func TestListMarksOnlyChangesNewerThanThePage(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	ctx := context.Background()
+	earlier := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "expired-before"})
+	later := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "expired-after"})
+
+	held, err := s.DB.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer held.Rollback()
+	_, err = held.ExecContext(ctx, `SELECT pg_current_xact_id()`) // holds the feed's horizon
+	require.NoError(t, err)
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": earlier}, nil)
+
+	b := openList(t, s, s.AdminKey, 2)
+	status := func(key string) string { return textOf(fmt.Sprintf(`#sessions tr[data-key=%q] td:nth-child(5)`, key)) }
+	b.waitFor("the expiry shown by the first load", status("expired-before")+` === "EXPIRED"`)
+	require.NoError(t, held.Commit()) // the feed now delivers the old expiry
+	marked := func(key string) string {
+		return fmt.Sprintf(`document.querySelector('#sessions tr[data-key=%q]').classList.contains("changed")`, key)
+	}
+
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": later}, nil)
+	b.waitFor("the new expiry marked", marked("expired-after")+` && `+status("expired-after")+` === "EXPIRED"`)
+	b.waitFor("the old one not", `!`+marked("expired-before"))
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}

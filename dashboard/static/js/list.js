@@ -15,7 +15,7 @@ const sessionsQuery = `query Sessions($first: Int, $after: Cursor, $where: Sessi
   sessions(first: $first, after: $after, where: $where, orderBy: $orderBy) {
     totalCount
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
-    edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt lastActiveAt expiresAt } }
+    edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt updatedAt lastActiveAt expiresAt } }
   }
 }`;
 
@@ -25,7 +25,7 @@ const pageQuery = `query SessionsBefore($last: Int, $before: Cursor, $where: Ses
   sessions(last: $last, before: $before, where: $where, orderBy: $orderBy) {
     totalCount
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
-    edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt lastActiveAt expiresAt } }
+    edges { node { id tenant externalKey userID domain status currentTurn tokenCount createdAt updatedAt lastActiveAt expiresAt } }
   }
 }`;
 
@@ -131,6 +131,19 @@ export function sessionsList(root) {
   let stopped = false;
   let current = null;
   const changed = new Map(); // session id → kind, for rows changed since the last look
+  // The feed replays from a cursor read before the list, so some changes
+  // it brings are already in the rows as first shown: a change is news only
+  // when it is newer than its row was then (its updatedAt, which every
+  // change of a session sets). A row shown later, by a reload another
+  // change caused, still counts as it was first shown. Changes that arrive
+  // before the first rows wait for them.
+  let firstShown = null; // session id → updatedAt as first shown
+  let early = [];
+  const noteChange = (ev) => {
+    if (!firstShown) { early.push(ev); return; }
+    const was = firstShown.get(ev.sessionID);
+    if (!was || Date.parse(ev.createdAt) > Date.parse(was)) changed.set(ev.sessionID, ev.kind);
+  };
 
   const q = h('input', { type: 'search', name: 'q', placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
   const tenant = h('input', { name: 'tenant', autocomplete: 'off', placeholder: 'part of a name' });
@@ -189,6 +202,7 @@ export function sessionsList(root) {
     f = listState(location.hash);
     fill();
     changed.clear();
+    firstShown = null; // a new look: the next rows are what it shows first
     load();
   }
 
@@ -224,6 +238,11 @@ export function sessionsList(root) {
         : await gql(sessionsQuery, { ...common, first: pageSize, after: f.after || null });
       if (mine !== generation) return;
       current = data.sessions;
+      if (!firstShown) {
+        firstShown = new Map(current.edges.map((e) => [e.node.id, e.node.updatedAt]));
+        early.forEach(noteChange);
+        early = [];
+      }
       render();
     } catch (err) {
       if (mine !== generation) return;
@@ -318,7 +337,7 @@ export function sessionsList(root) {
       next: (data) => {
         const ev = data.sessionsChanged;
         if (!ev) return;
-        changed.set(ev.sessionID, ev.kind);
+        noteChange(ev);
         feedState.textContent = `Last change at ${new Date(ev.createdAt).toLocaleTimeString()}: ${kindWords[ev.kind] || ev.kind}.`;
         refresh();
       },

@@ -8,6 +8,7 @@ import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope
 import { receiptFields, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventFields, eventsPanel, timelinePanel, turnFields } from './timeline.js';
+import { listHref } from './list.js';
 import { mayAdminister } from './viewer.js';
 
 const sessionQuery = `query Session($id: ID!) {
@@ -49,7 +50,7 @@ export function sessionView(root, id) {
   const events = eventsPanel(id, say);
 
   replace(root,
-    h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← All sessions')),
+    h('p', { class: 'crumbs' }, h('a', { href: listHref() }, '← All sessions')),
     head,
     banner,
     h('nav', { class: 'section-nav', 'aria-label': 'Session sections' },
@@ -105,7 +106,7 @@ export function sessionView(root, id) {
     context.stop();
     session = null;
     document.title = 'Session not found · sessiongraph';
-    replace(root, h('p', { class: 'crumbs' }, h('a', { href: '#/' }, '← All sessions')), errorBox(text));
+    replace(root, h('p', { class: 'crumbs' }, h('a', { href: listHref() }, '← All sessions')), errorBox(text));
   }
 
   function render() {
