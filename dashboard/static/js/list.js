@@ -154,7 +154,7 @@ export function sessionsList(root) {
   const dir = select('dir', dirChoices, f.dir);
 
   const form = h('form', { class: 'filters card', role: 'search', 'aria-label': 'Find sessions', onsubmit: (ev) => { ev.preventDefault(); apply(); } },
-    field('filter-q', 'Search external key, user id or id', q),
+    field('filter-q', 'Search keys, users, ids, messages or a record UUID', q),
     field('filter-tenant', 'Tenant', tenant),
     field('filter-status', 'Status', status),
     field('filter-idle', 'Idle', idle),
