@@ -184,13 +184,12 @@ export function sessionView(root, id) {
       await gql(deleteOne, { id });
       // Said to the whole page: it is the news the list opens with.
       notice(`Session “${s.externalKey}” was deleted.`, 'success');
-      location.hash = '#/';
+      location.hash = listHref();
     } catch (err) {
       say(`Could not delete the session: ${describe(err)}`, 'error');
       if (session) renderHead();
     }
   }
-
 
   // follow subscribes from the session's newest event as read before the
   // first load, so that nothing committed in between is missed; the log
