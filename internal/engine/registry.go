@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
@@ -216,38 +217,21 @@ func persist(ctx context.Context, w *store.Work, changed []*registry.Entry, l lo
 	// PostgreSQL keeps microseconds (and pgx truncates to them), so the
 	// returned rows hold what a read would.
 	tx, sessionID, now := w.Tx, w.Session.ID, w.Now.Truncate(time.Microsecond)
-	bulk := make([]*ent.RefCreate, len(changed))
 	ids := make([]uuid.UUID, len(changed))
 	for i, en := range changed {
 		ids[i] = uuid.Must(uuid.NewV7())
-		c := tx.Ref.Create().SetID(ids[i]).SetSessionID(sessionID).SetCreatedAt(now).SetUpdatedAt(now).SetRef(en.Ref).SetEntityType(en.EntityType).
-			SetNillableEntityID(en.EntityID).SetLabel(en.Label).SetAction(en.Action).
-			SetNillableFullTurn(en.FullTurn).SetTurnCreated(en.TurnCreated).
-			SetTurnLastReferenced(en.TurnLastReferenced).SetNillableSourceStep(en.SourceStep).
-			SetNillableTurnPromoted(en.TurnPromoted).SetNillableActiveReason(en.ActiveReason).
-			SetNillableEnrichTable(en.EnrichTable).SetNillableEnrichNameColumn(en.EnrichNameColumn)
-		if en.DetailLevel != "" {
-			c.SetDetailLevel(ref.DetailLevel(en.DetailLevel))
-		}
 		if row := l.rows[en.Ref]; row != nil {
 			ids[i] = row.ID
-			c.SetID(row.ID).SetCreatedAt(row.CreatedAt)
 		}
-		bulk[i] = c
 	}
-	// Every column is written, so that clearing a value (a released reason,
-	// a dequeued enrichment) reaches the row too; so the rows the builder
-	// returns are the rows as stored (the immutable columns it does not
-	// update were set from the loaded row). Save runs the same upsert as the
-	// upsert's Exec, which discards them.
-	create := tx.Ref.CreateBulk(bulk...)
-	create.OnConflict(sql.ConflictColumns(ref.FieldSessionID, ref.FieldRef)).
-		UpdateNewValues().
-		Update(func(u *ent.RefUpsert) {
-			u.UpdateEntityID().UpdateDetailLevel().UpdateFullTurn().UpdateSourceStep().
-				UpdateTurnPromoted().UpdateActiveReason().UpdateEnrichTable().UpdateEnrichNameColumn()
-		})
-	rows, err := create.Save(ctx)
+	// One statement of a fixed shape upserts them all and reads them back as
+	// stored, through ent's query so that the rows are ent's entities.
+	q := tx.Ref.Query()
+	q.Modify(func(s *sql.Selector) {
+		s.Prefix(&refsUpserted{args: upsertArgs(changed, ids, sessionID, now)})
+		s.From(sql.Table(upsertedRefs).As(ref.Table))
+	})
+	rows, err := q.All(ctx)
 	if err != nil {
 		return nil, conflictError(err)
 	}
@@ -281,6 +265,88 @@ func persist(ctx context.Context, w *store.Work, changed []*registry.Entry, l lo
 	return stored, nil
 }
 
+// upsertedRefs names the rows refsUpserted wrote, which the query that
+// carries it reads as refs.
+const upsertedRefs = "upserted_refs"
+
+// refsUpserted is a statement prefix (a data-modifying WITH) that upserts a
+// write's changed refs from one array per column. ent's bulk builder wrote
+// a VALUES row of 18 arguments per ref: pgx planned and encoded each one,
+// and each count of refs was a new statement for PostgreSQL to plan. This
+// one has 17 arguments whatever the count, and is prepared once.
+//
+// Every mutable column is written, so that clearing a value (a released
+// reason, a dequeued enrichment) reaches the row; a ref already stored
+// keeps its id, session, name, type, turn created and created_at.
+type refsUpserted struct {
+	args   []any
+	offset int
+}
+
+// SetDialect is ent's; the prefix is PostgreSQL's only.
+func (p *refsUpserted) SetDialect(string) {}
+
+// SetTotal tells the prefix how many arguments come before its own.
+func (p *refsUpserted) SetTotal(total int) { p.offset = total }
+
+// Query returns the prefix and its arguments.
+func (p *refsUpserted) Query() (string, []any) {
+	a := func(i int) string { return fmt.Sprintf("$%d", p.offset+i) }
+	return `WITH ` + upsertedRefs + ` AS (
+		INSERT INTO refs (id, session_id, ref, entity_type, entity_id, label, action, detail_level, full_turn,
+			turn_created, turn_last_referenced, source_step, turn_promoted, active_reason, enrich_table,
+			enrich_name_column, created_at, updated_at)
+		SELECT r.id, ` + a(16) + `, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level, r.full_turn,
+			r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason, r.enrich_table,
+			r.enrich_name_column, ` + a(17) + `, ` + a(17) + `
+		FROM unnest(` + a(1) + `::uuid[], ` + a(2) + `::text[], ` + a(3) + `::text[], ` + a(4) + `::uuid[], ` +
+		a(5) + `::text[], ` + a(6) + `::text[], ` + a(7) + `::text[], ` + a(8) + `::bigint[], ` + a(9) + `::bigint[], ` +
+		a(10) + `::bigint[], ` + a(11) + `::bigint[], ` + a(12) + `::bigint[], ` + a(13) + `::text[], ` +
+		a(14) + `::text[], ` + a(15) + `::text[]) AS r(id, ref, entity_type, entity_id, label, action, detail_level,
+			full_turn, turn_created, turn_last_referenced, source_step, turn_promoted, active_reason, enrich_table,
+			enrich_name_column)
+		ON CONFLICT (session_id, ref) DO UPDATE SET entity_id = EXCLUDED.entity_id, label = EXCLUDED.label,
+			action = EXCLUDED.action, detail_level = EXCLUDED.detail_level, full_turn = EXCLUDED.full_turn,
+			turn_last_referenced = EXCLUDED.turn_last_referenced, source_step = EXCLUDED.source_step,
+			turn_promoted = EXCLUDED.turn_promoted, active_reason = EXCLUDED.active_reason,
+			enrich_table = EXCLUDED.enrich_table, enrich_name_column = EXCLUDED.enrich_name_column,
+			updated_at = EXCLUDED.updated_at
+		RETURNING *)`, p.args
+}
+
+// upsertArgs are refsUpserted's arguments: a Go slice per column, which pgx
+// sends as a binary array (nil elements as NULL), then the session and the
+// commit's timestamp.
+func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID, now time.Time) []any {
+	n := len(changed)
+	var (
+		refs, types, labels, actions                = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		entityIDs                                   = make([]*uuid.UUID, n)
+		details, reasons, enrichTables, enrichNames = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+		fullTurns, sourceSteps, promoted            = make([]*int64, n), make([]*int64, n), make([]*int64, n)
+		created, lastReferenced                     = make([]int64, n), make([]int64, n)
+	)
+	for i, en := range changed {
+		refs[i], types[i], entityIDs[i], labels[i], actions[i] = en.Ref, en.EntityType, en.EntityID, en.Label, en.Action
+		if en.DetailLevel != "" {
+			details[i] = &en.DetailLevel
+		}
+		fullTurns[i], sourceSteps[i], promoted[i] = int64Of(en.FullTurn), int64Of(en.SourceStep), int64Of(en.TurnPromoted)
+		created[i], lastReferenced[i] = int64(en.TurnCreated), int64(en.TurnLastReferenced)
+		reasons[i], enrichTables[i], enrichNames[i] = en.ActiveReason, en.EnrichTable, en.EnrichNameColumn
+	}
+	return []any{ids, refs, types, entityIDs, labels, actions, details, fullTurns, created, lastReferenced,
+		sourceSteps, promoted, reasons, enrichTables, enrichNames, sessionID, now}
+}
+
+func int64Of(v *int) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
+}
+
 func toEntry(row *ent.Ref) *registry.Entry {
 	en := &registry.Entry{
 		Ref: row.Ref, EntityType: row.EntityType, EntityID: row.EntityID, Label: row.Label,
@@ -304,7 +370,7 @@ func toEntry(row *ent.Ref) *registry.Entry {
 // conflictError reports a unique violation on (session, entity id), which
 // only a concurrent change to the same entity can cause.
 func conflictError(err error) error {
-	if ent.IsConstraintError(err) {
+	if ent.IsConstraintError(err) || sqlgraph.IsUniqueConstraintError(err) {
 		return apperr.New(apperr.Conflict, "the registry changed while this request ran; retry it")
 	}
 	return err

@@ -77,6 +77,21 @@ func TestRecordReadOfTwentyRecordsIsBatched(t *testing.T) {
 	t.Logf("recordRead of 20 records with 20 new FK targets:\n%s", strings.Join(twenty, "\n"))
 	assert.Less(t, len(twenty), 8, "round trips for 20 records")
 	assert.Equal(t, len(twenty), len(hundred), "the count does not grow with the records")
+	// The refs are upserted by one statement whose text does not depend on
+	// their count either, so that the driver prepares it once and
+	// PostgreSQL plans it once.
+	upsert := func(lines []string) string {
+		for _, l := range lines {
+			if strings.Contains(l, "INSERT INTO refs") {
+				_, text, _ := strings.Cut(l, "query=") // after the transaction's id
+				text, _, _ = strings.Cut(text, " args=")
+				return text
+			}
+		}
+		return ""
+	}
+	require.NotEmpty(t, upsert(twenty), "the refs' upsert")
+	assert.Equal(t, upsert(twenty), upsert(hundred), "the same statement for 20 and for 100 refs")
 }
 
 // TestEndTurnReadsEachTurnOnce proves ending a turn costs a fixed handful of
