@@ -8,7 +8,8 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for the pool
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"sessiongraph/ent"
 	"sessiongraph/internal/access"
@@ -26,10 +27,14 @@ func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error)
 	// arguments in a round trip of its own before running it, pgx caches
 	// the prepared statements per connection, so a statement is one round
 	// trip. (The event hub keeps lib/pq's Listener.)
-	db, err := sql.Open("pgx", cfg.DatabaseURL)
+	conn, err := pgx.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
+	db := stdlib.OpenDB(*conn, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+		encodeUUIDs(c.TypeMap())
+		return nil
+	}))
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
