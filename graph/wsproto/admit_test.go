@@ -86,7 +86,21 @@ func TestAdmitRefusesAnOperationWithAnErrorMessage(t *testing.T) {
 	}})
 	c := dial(t, url).acked()
 	c.send(subscribeName)
-	c.sync()
+	// Each operation is admitted on its own goroutine: the second is sent
+	// once the first holds its place, or either could be the one refused.
+	admitted := time.Now().Add(readTimeout)
+	for {
+		mu.Lock()
+		n := running
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(admitted) {
+			t.Fatal("the first subscription was never admitted")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	c.send(`{"id":"2","type":"subscribe","payload":{"query":"subscription { name }"}}`)
 	c.expect(`{"id":"2","type":"error","payload":[{"message":"one subscription at a time"}]}`)
 	srv.SendNextSubscriptionMessage()
