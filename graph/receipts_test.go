@@ -341,6 +341,14 @@ func TestConfiguredNodesRecordTheBuildsARuntimeReads(t *testing.T) {
 		assert.Equal(t, want, *r.Text)
 	}
 	assert.Equal(t, 2, got.Session.Events.TotalCount, "each receipt is one committed change with its event")
+
+	// A build watched live (contextUpdated) is not a prompt sent.
+	watch := a.s.DialWS(t, nil)
+	watch.Subscribe(`subscription($id: ID!) { contextUpdated(sessionID: $id, node: THINK) { text } }`, map[string]any{"id": a.id})
+	require.Equal(t, "next", watch.Read(10*time.Second).Type)
+	a.read("recipes", map[string]any{"id": newUUID(), "name": "Kheer"})
+	require.Equal(t, "next", watch.Read(10*time.Second).Type, "rebuilt after the read")
+	assert.Len(t, receiptsOf(t, s, a.id).Session.ContextReceipts.Edges, 2, "nothing recorded for the builds watched")
 }
 
 // -receipt-text-retention: the reaper clears a receipt's text once it is

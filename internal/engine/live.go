@@ -208,7 +208,9 @@ func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node c
 			if err != nil {
 				return
 			}
-			b, err := e.Context(ctx, s, node, opts)
+			// A build watched live is not a prompt sent: never recorded
+			// (Config.RecordContexts is for the runtime's reads).
+			b, err := e.context(ctx, s, node, opts, true)
 			if err != nil {
 				if ctx.Err() == nil { // else the subscriber left: nothing went wrong
 					slog.WarnContext(ctx, "context build for a subscription", "error", err)
