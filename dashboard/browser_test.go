@@ -133,6 +133,15 @@ func (b *browser) signIn(url, key string) {
 		chromedp.Click("#sign-in", chromedp.ByQuery))
 }
 
+// signInToSession signs in and opens a session's page in place, as a
+// click from the list does.
+func (b *browser) signInToSession(url, key, id string) {
+	b.t.Helper()
+	b.signIn(url, key)
+	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
+	b.run("open the session", navigate("#/sessions/"+id))
+}
+
 func (b *browser) screenshot(name string, full bool) {
 	b.t.Helper()
 	var shot []byte

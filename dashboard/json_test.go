@@ -70,10 +70,8 @@ func TestDashboardShowsJSONAsATreeAndCopiesIt(t *testing.T) {
 	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Dal Tadka"})
 
 	b := newBrowser(t)
-	b.signIn(s.URL, s.AdminKey)
 	b.allowClipboard(s.URL)
-	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
-	b.run("open the session", navigate("#/sessions/"+id))
+	b.signInToSession(s.URL, s.AdminKey, id)
 
 	// The artifact: its content as a tree.
 	art := `#artifacts [data-ref="gen_task_1"]`

@@ -113,9 +113,7 @@ func TestDashboardLiveAfterServerRestart(t *testing.T) {
 
 	srv := startRestartable(t, s.DSN)
 	b := newBrowser(t)
-	b.signIn(srv.URL, s.AdminKey)
-	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
-	b.run("open the session", navigate("#/sessions/"+id))
+	b.signInToSession(srv.URL, s.AdminKey, id)
 	b.waitFor("the session at turn 1", textOf("#session-turn")+` === "1"`)
 	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
 
@@ -172,9 +170,7 @@ func TestDashboardFollowsABurst(t *testing.T) {
 	id := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "burst-chat"})
 	r := &agent{t: t, s: s, id: id}
 	b := newBrowser(t)
-	b.signIn(s.URL, s.AdminKey)
-	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
-	b.run("open the session", navigate("#/sessions/"+id))
+	b.signInToSession(s.URL, s.AdminKey, id)
 	b.waitFor("the empty session", textOf("#session-turn")+` === "0" && `+textOf("#turns")+` === "No turns yet."`)
 	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
 

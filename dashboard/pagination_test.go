@@ -30,9 +30,7 @@ func TestDashboardPagesBackThroughTurnsAndEvents(t *testing.T) {
 	newest := newestEvent(t, s, id)
 	require.Greater(t, newest, 100, "more than two pages of events")
 	b := newBrowser(t)
-	b.signIn(s.URL, s.AdminKey)
-	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
-	b.run("open the session", navigate("#/sessions/"+id))
+	b.signInToSession(s.URL, s.AdminKey, id)
 
 	turns := `[...document.querySelectorAll("#turns .turn")].map(li => Number(li.dataset.turn))`
 	b.waitFor("the newest 50 turns", textOf("#session-turn")+` === "60" && `+turns+`.join() === Array.from({length: 50}, (_, i) => i + 11).join()`)
@@ -68,9 +66,7 @@ func TestDashboardEventLogStaysBoundedAndPagesBackFromLiveRows(t *testing.T) {
 	id := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "busy-chat"})
 	r := &agent{t: t, s: s, id: id}
 	b := newBrowser(t)
-	b.signIn(s.URL, s.AdminKey)
-	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
-	b.run("open the session", navigate("#/sessions/"+id))
+	b.signInToSession(s.URL, s.AdminKey, id)
 	b.waitFor("its one event", `document.querySelectorAll("#events tbody tr").length === 1 && !`+visible("#older-events"))
 	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
 

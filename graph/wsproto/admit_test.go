@@ -84,42 +84,34 @@ func TestAdmitRefusesAnOperationWithAnErrorMessage(t *testing.T) {
 			mu.Unlock()
 		}, nil
 	}})
+	waitRunning := func(want int, failure string) {
+		t.Helper()
+		deadline := time.Now().Add(readTimeout)
+		for {
+			mu.Lock()
+			n := running
+			mu.Unlock()
+			if n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(failure)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	c := dial(t, url).acked()
 	c.send(subscribeName)
 	// Each operation is admitted on its own goroutine: the second is sent
 	// once the first holds its place, or either could be the one refused.
-	admitted := time.Now().Add(readTimeout)
-	for {
-		mu.Lock()
-		n := running
-		mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(admitted) {
-			t.Fatal("the first subscription was never admitted")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitRunning(1, "the first subscription was never admitted")
 	c.send(`{"id":"2","type":"subscribe","payload":{"query":"subscription { name }"}}`)
 	c.expect(`{"id":"2","type":"error","payload":[{"message":"one subscription at a time"}]}`)
 	srv.SendNextSubscriptionMessage()
 	c.expect(`{"id":"1","type":"next","payload":{"data":{"name":"test"}}}`)
 
 	c.send(`{"id":"1","type":"complete"}`)
-	deadline := time.Now().Add(readTimeout)
-	for {
-		mu.Lock()
-		n := running
-		mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a completed operation was not released")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitRunning(0, "a completed operation was not released")
 	c.send(`{"id":"3","type":"subscribe","payload":{"query":"subscription { name }"}}`)
 	c.sync()
 	srv.SendNextSubscriptionMessage()
