@@ -1975,7 +1975,8 @@ func unmarshalArgs(ctx context.Context, whereInput any, args map[string]any) map
 			args[k] = c
 		}
 	}
-	if v, ok := args[whereField]; ok && whereInput != nil {
+	// sessiongraph: a null where is no filter (it was unmarshalled, and panicked).
+	if v, ok := args[whereField]; ok && v != nil && whereInput != nil {
 		if err := graphql.UnmarshalInputFromContext(ctx, v, whereInput); err == nil {
 			args[whereField] = whereInput
 		}

@@ -198,6 +198,16 @@ func (w *hostileWalk) variants(f walkedField, gen *argGen, n int) []hostileOp {
 		{plausible(), "reader", "a READER key"},
 		{plausible(), "revoked", "a revoked key"},
 	}
+	// Every other nullable argument sent as an explicit null, in every walk:
+	// a null is valid GraphQL wherever a type allows it, and once reached
+	// code that took "given" for "not null" (where: null through node(id:)).
+	nulls := plausible()
+	for _, a := range f.def.Arguments {
+		if _, given := nulls[a.Name]; !given && !a.Type.NonNull {
+			nulls[a.Name] = nil
+		}
+	}
+	ops = append(ops, hostileOp{nulls, "admin", "every nullable argument null"})
 	positions := gen.positions(f.def.Arguments)
 	for len(ops) < n && len(positions) > 0 {
 		p := positions[gen.rnd.IntN(len(positions))]
