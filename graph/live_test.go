@@ -290,3 +290,18 @@ func TestSubscriptionsDoNotLeak(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Options no build can use are refused when contextUpdated starts, with
+// their code, rather than ending the stream later without a word.
+func TestContextUpdatedRefusesOptionsItCannotBuildWith(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "watch-options")
+	for _, options := range []map[string]any{{"tokenBudget": 12}, {"tokenizer": "no-such-tokenizer"}} {
+		ws := s.DialWS(t, nil)
+		ws.Subscribe(`subscription($id: ID!, $o: ContextOptions) { contextUpdated(sessionID: $id, node: THINK, options: $o) { tokenCount } }`,
+			map[string]any{"id": a.id, "o": options})
+		m := ws.Read(10 * time.Second)
+		require.Contains(t, []string{"next", "error"}, m.Type, "options %v", options)
+		assert.Contains(t, string(m.Payload), `"code":"BAD_USER_INPUT"`, "options %v: %s", options, m.Payload)
+	}
+}

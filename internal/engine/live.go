@@ -196,7 +196,17 @@ func EntityChangesOf(ev *events.Event, types []string) []*EntityChange {
 // ContextUpdated streams a fresh build of a node's context now and after
 // each change; changes that arrive while a build runs give one build.
 func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, opts *ContextOptions) (<-chan *ContextBuild, error) {
-	if _, err := e.liveSession(ctx, sessionID); err != nil {
+	s, err := e.liveSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	// Options no build can use are the subscriber's error, with its code,
+	// before the subscription starts: later they could only end it, and be
+	// logged as the server's.
+	if opts == nil {
+		opts = &ContextOptions{}
+	}
+	if _, _, err := contextOptions(s, opts); err != nil {
 		return nil, err
 	}
 	st := e.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, events.FromNow)
