@@ -5,6 +5,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Code is a stable, machine-readable error code.
@@ -92,17 +93,37 @@ func (e *Error) Unwrap() error { return e.Cause }
 
 // New returns an error with the code and a formatted message.
 func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Message: message(format, args)}
 }
 
 // Invalid returns a BAD_USER_INPUT error about one input field.
 func Invalid(field, format string, args ...any) *Error {
-	return &Error{Code: BadUserInput, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: BadUserInput, Field: field, Message: message(format, args)}
 }
 
 // TooLarge returns an INPUT_TOO_LARGE error about one input field.
 func TooLarge(field, format string, args ...any) *Error {
-	return &Error{Code: InputTooLarge, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: InputTooLarge, Field: field, Message: message(format, args)}
+}
+
+// quotedMax bounds each string a message quotes: messages name the input
+// they refuse, which may be a megabyte, and a person needs its start.
+const quotedMax = 120
+
+// message formats an error's message with each string argument longer
+// than quotedMax cut, at a rune boundary, and marked with an ellipsis.
+func message(format string, args []any) string {
+	args = append([]any(nil), args...) // a caller's xs... stays as it was
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > quotedMax {
+			cut := quotedMax
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			args[i] = s[:cut] + "…"
+		}
+	}
+	return fmt.Sprintf(format, args...)
 }
 
 // CodeOf returns the code of err, or "" when err carries none.
