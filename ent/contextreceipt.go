@@ -44,7 +44,7 @@ type ContextReceipt struct {
 	TruncatedTurns int `json:"truncated_turns,omitempty"`
 	// What was cut and why.
 	Notes []string `json:"notes,omitempty"`
-	// The text sent; null once the server keeps only its hash (-receipt-text=false).
+	// The text sent; null when the server keeps only its hash (-receipt-hash-only, or once -receipt-text-retention has passed).
 	Text *string `json:"text,omitempty"`
 	// SHA-256 of the text, hex: proves what was sent after the text is gone.
 	TextSha256 string `json:"text_sha256,omitempty"`

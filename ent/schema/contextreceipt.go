@@ -48,7 +48,7 @@ func (ContextReceipt) Fields() []ent.Field {
 		field.JSON("notes", []string{}).Immutable().
 			Comment("What was cut and why."),
 		field.Text("text").Optional().Nillable().
-			Comment("The text sent; null once the server keeps only its hash (-receipt-text=false)."),
+			Comment("The text sent; null when the server keeps only its hash (-receipt-hash-only, or once -receipt-text-retention has passed)."),
 		field.String("text_sha256").Immutable().
 			Comment("SHA-256 of the text, hex: proves what was sent after the text is gone."),
 		field.Time("created_at").Default(time.Now).Immutable().

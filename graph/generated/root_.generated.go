@@ -4255,7 +4255,7 @@ type ContextReceipt implements Node {
   """
   notes: [String!]!
   """
-  The text sent; null once the server keeps only its hash (-receipt-text=false).
+  The text sent; null when the server keeps only its hash (-receipt-hash-only, or once -receipt-text-retention has passed).
   """
   text: String
   """
