@@ -5,6 +5,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -106,24 +107,49 @@ func TooLarge(field, format string, args ...any) *Error {
 	return &Error{Code: InputTooLarge, Field: field, Message: message(format, args)}
 }
 
-// quotedMax bounds each string a message quotes: messages name the input
-// they refuse, which may be a megabyte, and a person needs its start.
+// quotedMax bounds each string a message quotes (%q): messages quote the
+// input they refuse, which may be a megabyte, and a person needs its start.
+// What the server itself lists (%s: the kinds, the types) stays whole.
 const quotedMax = 120
 
-// message formats an error's message with each string argument longer
-// than quotedMax cut, at a rune boundary, and marked with an ellipsis.
+// message formats an error's message with each string argument quoted by
+// %q and longer than quotedMax cut, at a rune boundary, and marked with an
+// ellipsis.
 func message(format string, args []any) string {
 	args = append([]any(nil), args...) // a caller's xs... stays as it was
-	for i, a := range args {
-		if s, ok := a.(string); ok && len(s) > quotedMax {
-			cut := quotedMax
-			for cut > 0 && !utf8.RuneStart(s[cut]) {
-				cut--
-			}
-			args[i] = s[:cut] + "…"
+	for i, verb := range verbs(format) {
+		if i >= len(args) || verb != 'q' {
+			continue
 		}
+		s, ok := args[i].(string)
+		if !ok || len(s) <= quotedMax {
+			continue
+		}
+		cut := quotedMax
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		args[i] = s[:cut] + "…"
 	}
 	return fmt.Sprintf(format, args...)
+}
+
+// verbs lists the verb of each argument a format string uses, in order.
+func verbs(format string) []byte {
+	var out []byte
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(format) && strings.IndexByte("+-# 0123456789.*", format[i]) >= 0 {
+			i++
+		}
+		if i < len(format) && format[i] != '%' {
+			out = append(out, format[i])
+		}
+	}
+	return out
 }
 
 // CodeOf returns the code of err, or "" when err carries none.

@@ -20,4 +20,11 @@ func TestMessagesQuoteTheStartOfLongInput(t *testing.T) {
 	assert.True(t, strings.HasSuffix(e.Message, `…": use one of cl100k_base, chars4`), e.Message)
 	assert.True(t, utf8.ValidString(e.Message))
 	assert.Equal(t, `short "x"`, apperr.Invalid("f", "short %q", "x").Message)
+
+	// What the server lists itself (%s) stays whole; %% and a missing
+	// argument do not shift or break anything.
+	list := strings.Repeat("kind.a, ", 40)
+	e = apperr.New(apperr.BadUserInput, "100%% sure: %q is not one of %s", long, list)
+	assert.True(t, strings.HasSuffix(e.Message, "…\" is not one of "+list), e.Message)
+	assert.NotPanics(t, func() { _ = apperr.New(apperr.BadUserInput, "%q and %q", long) })
 }
