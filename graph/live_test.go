@@ -305,3 +305,30 @@ func TestContextUpdatedRefusesOptionsItCannotBuildWith(t *testing.T) {
 		assert.Contains(t, string(m.Payload), `"code":"BAD_USER_INPUT"`, "options %v: %s", options, m.Payload)
 	}
 }
+
+// A subscription that could only wait in silence is refused when it starts:
+// a cursor past the session's newest event, or an entity type its domain
+// does not have.
+func TestSubscriptionsRefuseWhatCouldNeverArrive(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "never")
+	for _, c := range []struct{ query, code, says string }{
+		{`subscription($id: ID!) { sessionEvents(sessionID: $id, after: 1000) { sequence } }`, "INVALID_CURSOR", "the session's newest event is 1"},
+		{`subscription($id: ID!) { entityChanges(sessionID: $id, after: 1000) { sequence } }`, "INVALID_CURSOR", "the session's newest event is 1"},
+		{`subscription($id: ID!) { entityChanges(sessionID: $id, entityTypes: ["recipe", "recipes"]) { sequence } }`, "UNKNOWN_ENTITY_TYPE", `has no entity type \"recipes\"`},
+	} {
+		ws := s.DialWS(t, nil)
+		ws.Subscribe(c.query, map[string]any{"id": a.id})
+		m := ws.Read(10 * time.Second)
+		require.Contains(t, []string{"next", "error"}, m.Type, c.query)
+		assert.Contains(t, string(m.Payload), `"code":"`+c.code+`"`, "%s: %s", c.query, m.Payload)
+		assert.Contains(t, string(m.Payload), c.says, c.query)
+	}
+	// The newest event itself is a cursor to resume from.
+	ws := s.DialWS(t, nil)
+	ws.Subscribe(`subscription($id: ID!) { sessionEvents(sessionID: $id, after: 1) { sequence } }`, map[string]any{"id": a.id})
+	a.turn("go on")
+	m := ws.Read(10 * time.Second)
+	require.Equal(t, "next", m.Type)
+	assert.Contains(t, string(m.Payload), `"sequence":2`)
+}

@@ -40,7 +40,7 @@ func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID uuid
 
 // EntityChanges is the resolver for the entityChanges field.
 func (r *subscriptionResolver) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (<-chan *engine.EntityChange, error) {
-	st, err := r.Engine.EntityChanges(ctx, sessionID, after)
+	st, err := r.Engine.EntityChanges(ctx, sessionID, entityTypes, after)
 	if err != nil {
 		return nil, err
 	}

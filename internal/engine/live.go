@@ -21,13 +21,19 @@ func (e *Engine) SetHub(h *events.Hub) { e.hub = h }
 
 // sessionCursor resumes a subscription to one session after the sequence
 // the client received last; none means from now.
-func sessionCursor(after *int) (events.Cursor, error) {
+func sessionCursor(after *int, newest int64) (events.Cursor, error) {
 	if after == nil {
 		return events.FromNow, nil
 	}
 	if *after < 0 {
 		return events.Cursor{}, apperr.New(apperr.InvalidCursor,
 			"after is %d; pass the sequence of the last event you received (0 for the session's first event), or omit it for new events only", *after)
+	}
+	// No client received an event the session has not had: such a cursor
+	// would wait, silently, until the session caught up with it.
+	if int64(*after) > newest {
+		return events.Cursor{}, apperr.New(apperr.InvalidCursor,
+			"after is %d, but the session's newest event is %d; pass the sequence of the last event you received", *after, newest)
 	}
 	return events.AfterSequence(int64(*after)), nil
 }
@@ -59,10 +65,11 @@ func (e *Engine) liveSession(ctx context.Context, id uuid.UUID) (*ent.Session, e
 
 // SessionEvents streams a session's events after a cursor, then live.
 func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (events.Source, error) {
-	if _, err := e.liveSession(ctx, sessionID); err != nil {
+	s, err := e.liveSession(ctx, sessionID)
+	if err != nil {
 		return nil, err
 	}
-	c, err := sessionCursor(after)
+	c, err := sessionCursor(after, s.EventSequence)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +175,24 @@ type EntityChange struct {
 
 // EntityChanges streams a session's events; EntityChangesOf splits each
 // into its ref and artifact changes.
-func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, after *int) (events.Source, error) {
+func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (events.Source, error) {
+	if len(entityTypes) > 0 {
+		// A type the session's domain does not have would match nothing,
+		// silently, for as long as the subscription lasts.
+		s, err := e.Session(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		d, err := e.Domain(ctx, s.Domain)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range entityTypes {
+			if _, err := d.Type(name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return e.SessionEvents(ctx, sessionID, after)
 }
 
