@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -361,9 +362,25 @@ func TestTheReaperClearsReceiptTextsPastTheirRetention(t *testing.T) {
 		`UPDATE context_receipts SET created_at = now() - interval '2 hours' WHERE id = $1`, first.Receipt.ID)
 	require.NoError(t, err)
 
+	activity := func() string {
+		var out struct {
+			Session struct {
+				LastActiveAt string `json:"lastActiveAt"`
+				Events       struct {
+					TotalCount int `json:"totalCount"`
+				} `json:"events"`
+			} `json:"session"`
+		}
+		s.MustDo(t, `query($id: ID!) { session(id: $id) { lastActiveAt events(first: 1, where: {kind: "receipts.texts_cleared"}) { totalCount } } }`,
+			map[string]any{"id": a.id}, &out)
+		return fmt.Sprintf("%s %d", out.Session.LastActiveAt, out.Session.Events.TotalCount)
+	}
+	before := activity()
 	reaped, err := s.Engine.ReapOnce(access.System(context.Background()))
 	require.NoError(t, err)
 	assert.Equal(t, 1, reaped.TextsCleared)
+	lastActive, _, _ := strings.Cut(before, " ")
+	assert.Equal(t, lastActive+" 1", activity(), "one event for the session, which is not its activity")
 
 	got := receiptsOf(t, s, a.id).Session.ContextReceipts.Edges
 	require.Len(t, got, 2)

@@ -91,7 +91,7 @@ var FeedKinds = []string{
 	KindRefsRead, KindRefsUpdated, KindRefsDeleted, KindRefsMentioned, KindRefsEnriched,
 	KindRefUserAction, KindRefCreated, KindRefPromoted, KindRefRetained, KindRefReleased,
 	KindArtifactGenerated, KindArtifactRevised, KindArtifactCleared,
-	KindStepRecorded, KindContextRecorded,
+	KindStepRecorded, KindContextRecorded, store.KindReceiptTextsCleared,
 }
 
 // MaxFeedKinds caps the kinds one subscription may name: more than there

@@ -132,16 +132,12 @@ func (e *Engine) recordsBuildsOf(ctx context.Context, s *ent.Session, node conte
 
 // TextRetentionEnds clears the text of receipts recorded longer ago than
 // Config.ReceiptTextRetention, keeping their hashes, and returns how many;
-// with no retention set it does nothing. The reaper runs it. Clearing is
-// not a change of the session's state (nothing a build or a subscriber
-// reads from), so it appends no event and leaves the sessions' activity.
+// with no retention set it does nothing. The reaper runs it.
 func (e *Engine) TextRetentionEnds(ctx context.Context) (int, error) {
 	if e.cfg.ReceiptTextRetention <= 0 {
 		return 0, nil
 	}
-	return e.client.ContextReceipt.Update().
-		Where(contextreceipt.TextNotNil(), contextreceipt.CreatedAtLT(time.Now().Add(-e.cfg.ReceiptTextRetention))).
-		ClearText().Save(ctx)
+	return e.store.ClearReceiptTexts(ctx, time.Now().Add(-e.cfg.ReceiptTextRetention))
 }
 
 // ContextReceipt returns a receipt by id; another tenant's is not found.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
+	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/session"
@@ -18,6 +19,9 @@ import (
 // Event kinds of the session lifecycle.
 const (
 	KindSessionDeleted = "session.deleted"
+	// KindReceiptTextsCleared: the reaper cleared a session's receipt texts
+	// past their retention (their hashes stay).
+	KindReceiptTextsCleared = "receipts.texts_cleared"
 )
 
 // ExpireWhere marks every live session matching where as expired, with one
@@ -36,6 +40,25 @@ func (s *Store) ExpireWhere(ctx context.Context, reason string, where ...predica
 		return events, err
 	})
 	return ids, err
+}
+
+// ClearReceiptTexts clears the text of every context receipt recorded
+// before cutoff, keeping its hash, with one event for each session that had
+// one, in a fixed number of statements. Like expiry, it is not the
+// session's activity. It returns how many receipts it cleared.
+func (s *Store) ClearReceiptTexts(ctx context.Context, cutoff time.Time) (int, error) {
+	old := []predicate.ContextReceipt{contextreceipt.TextNotNil(), contextreceipt.CreatedAtLT(cutoff)}
+	var cleared int
+	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+		ids, events, err := numberSessions(ctx, tx, KindReceiptTextsCleared, "retention",
+			[]predicate.Session{session.HasContextReceiptsWith(old...)}, func(*sql.UpdateBuilder) {})
+		if err != nil || len(ids) == 0 {
+			return nil, err
+		}
+		cleared, err = tx.ContextReceipt.Update().Where(append(old, contextreceipt.SessionIDIn(ids...))...).ClearText().Save(ctx)
+		return events, err
+	})
+	return cleared, err
 }
 
 // DeleteWhere deletes every session matching where with all its rows (its
