@@ -69,11 +69,16 @@ func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *
 	if err != nil {
 		return nil, err
 	}
+	return e.sessionSource(ctx, s, after)
+}
+
+// sessionSource streams s's events after a cursor, then live.
+func (e *Engine) sessionSource(ctx context.Context, s *ent.Session, after *int) (events.Source, error) {
 	c, err := sessionCursor(after, s.EventSequence)
 	if err != nil {
 		return nil, err
 	}
-	return e.hub.Source(ctx, events.Filter{SessionID: &sessionID}, c), nil
+	return e.hub.Source(ctx, events.Filter{SessionID: &s.ID}, c), nil
 }
 
 // Kinds of session lifecycle events: what the admin feed carries when the
@@ -176,13 +181,13 @@ type EntityChange struct {
 // EntityChanges streams a session's events; EntityChangesOf splits each
 // into its ref and artifact changes.
 func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (events.Source, error) {
+	s, err := e.liveSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
 	if len(entityTypes) > 0 {
 		// A type the session's domain does not have would match nothing,
 		// silently, for as long as the subscription lasts.
-		s, err := e.Session(ctx, sessionID)
-		if err != nil {
-			return nil, err
-		}
 		d, err := e.Domain(ctx, s.Domain)
 		if err != nil {
 			return nil, err
@@ -193,7 +198,7 @@ func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityT
 			}
 		}
 	}
-	return e.SessionEvents(ctx, sessionID, after)
+	return e.sessionSource(ctx, s, after)
 }
 
 // EntityChangesOf lists the ref and artifact changes an event carries, of
