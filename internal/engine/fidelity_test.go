@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/app"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
@@ -201,4 +202,104 @@ func TestWorkingMemoryKeepsTheLastTwentyReferencedInOrderOfReference(t *testing.
 		want = append(want, fmt.Sprintf("Recipe %02d", i))
 	}
 	assert.Equal(t, want, got)
+}
+
+// TestAFactIsTracedThroughTheRecordedPrompts: the user's allergy is in
+// THINK's prompt while its turn is among the last two shown, and the trace
+// names the first build that lost it and the one before, which held it.
+func TestAFactIsTracedThroughTheRecordedPrompts(t *testing.T) {
+	s := apitest.New(t)
+	ctx := access.System(context.Background())
+	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "peanut"})
+	require.NoError(t, err)
+	id := opened.Session.ID
+	messages := []string{"I have a peanut allergy; plan my dinners", "something with rice", "and a dessert", "what about Friday?"}
+	var receipts []uuid.UUID
+	for _, m := range messages {
+		_, err := s.Engine.BeginTurn(ctx, id, m)
+		require.NoError(t, err)
+		r, err := s.Engine.RecordContext(ctx, engine.RecordContextInput{SessionID: id, Node: contextbuild.Think})
+		require.NoError(t, err)
+		receipts = append(receipts, r.Receipt.ID)
+		_, err = s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Noted."})
+		require.NoError(t, err)
+	}
+	sess, err := s.Engine.Session(ctx, id)
+	require.NoError(t, err)
+
+	trace, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Text: "Peanut Allergy"}, nil)
+	require.NoError(t, err)
+	var held []bool
+	for _, r := range trace.Receipts {
+		require.NotNil(t, r.Held)
+		held = append(held, *r.Held)
+	}
+	// THINK shows the current message and the two turns before it.
+	assert.Equal(t, []bool{true, true, true, false}, held)
+	require.NotNil(t, trace.FirstLoss)
+	assert.Equal(t, receipts[2], trace.FirstLoss.HeldIn.ID)
+	assert.Equal(t, receipts[3], trace.FirstLoss.LostIn.ID)
+	assert.Equal(t, 4, trace.FirstLoss.LostIn.Turn)
+
+	never, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Text: "shellfish"}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, never.FirstLoss, "a fact never held is never lost")
+
+	// Across sessions: only the sessions whose THINK prompts held it.
+	other, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "no-peanut"})
+	require.NoError(t, err)
+	_, err = s.Engine.BeginTurn(ctx, other.Session.ID, "plan lunches")
+	require.NoError(t, err)
+	_, err = s.Engine.RecordContext(ctx, engine.RecordContextInput{SessionID: other.Session.ID, Node: contextbuild.Think})
+	require.NoError(t, err)
+	found, err := s.Engine.SearchFact(ctx, engine.Fact{Text: "peanut"}, contextbuild.Think, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{id}, found.SessionIDs)
+	assert.Equal(t, 5, found.Scanned)
+	assert.Nil(t, found.Next, "every receipt was read")
+
+	_, err = s.Engine.TraceFact(ctx, sess, engine.Fact{}, nil)
+	assert.Equal(t, apperr.BadUserInput, apperr.CodeOf(err))
+}
+
+// TestARefIsTracedByItsTiers: a ref is held while a build lists it in a
+// tier, even when the receipt kept only its text's hash.
+func TestARefIsTracedByItsTiers(t *testing.T) {
+	s := apitest.New(t, func(c *app.Config) { c.ReceiptHashOnly = true })
+	ctx := access.System(context.Background())
+	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "ref-trace"})
+	require.NoError(t, err)
+	id := opened.Session.ID
+	var ref string
+	for turn := 1; turn <= 4; turn++ {
+		_, err := s.Engine.BeginTurn(ctx, id, "next")
+		require.NoError(t, err)
+		if turn == 1 {
+			read, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"),
+				Records: []map[string]any{{"id": uuid.NewString(), "name": "Peanut noodles"}}})
+			require.NoError(t, err)
+			ref = read.Refs[0]
+		}
+		_, err = s.Engine.RecordContext(ctx, engine.RecordContextInput{SessionID: id, Node: contextbuild.Think})
+		require.NoError(t, err)
+		_, err = s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Noted."})
+		require.NoError(t, err)
+	}
+	sess, err := s.Engine.Session(ctx, id)
+	require.NoError(t, err)
+	trace, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Ref: ref}, []contextbuild.Node{contextbuild.Think})
+	require.NoError(t, err)
+	var held []*bool
+	for _, r := range trace.Receipts {
+		held = append(held, r.Held)
+	}
+	yes := true
+	assert.Equal(t, []*bool{&yes, &yes, nil, nil}, held, "listed while active; then only the text could tell, and it was not kept")
+	assert.Nil(t, trace.FirstLoss, "an unknown is not a loss")
+
+	text, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Text: "noodles"}, nil)
+	require.NoError(t, err)
+	for _, r := range text.Receipts {
+		assert.Nil(t, r.Held, "no text was kept")
+	}
 }
