@@ -79,3 +79,33 @@ func TestDashboardShowsWhatTheModelSawAndHowItChanged(t *testing.T) {
 		t.Fatalf("the page logged errors: %v", errs)
 	}
 }
+
+// "Why did the agent forget the user's peanut allergy?" in the cockpit:
+// the admin types the fact once, sees THINK held it at turns 1 to 3 and
+// not at 4, and one click shows the diff that dropped it.
+func TestDashboardFollowsAFactToTheBuildThatLostIt(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "peanut"})}
+	for i, m := range []string{"I have a peanut allergy", "plan dinners", "with rice", "and Friday?"} {
+		r.begin(m)
+		r.recordContext("THINK")
+		r.end(fmt.Sprintf("Answer %d.", i+1), nil)
+	}
+
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, r.id)))
+	b.waitFor("four THINK builds", `document.querySelectorAll("#receipt-chart .receipt").length === 4`)
+	b.run("type the fact", chromedp.SetValue("#fact-text", "Peanut allergy", chromedp.ByQuery))
+	b.click("follow it", "#fact-trace")
+	b.waitFor("held at turns 1-3, missing at 4",
+		`[...document.querySelectorAll("#fact-turns li")].map(e => e.dataset.turn + ":" + e.dataset.held).join() === "1:held,2:held,3:held,4:missing"`)
+	b.waitFor("the loss named", `/Held at turn 3, missing from turn 4/.test(document.querySelector("#fact-loss").textContent)`)
+	b.click("compare the two builds", "#fact-diff")
+	b.waitFor("the diff removed the allergy's line",
+		`[...document.querySelectorAll("#receipt-diff-lines .diff-del")].some(e => /peanut allergy/.test(e.textContent))`)
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Fatalf("the page logged errors: %v", errs)
+	}
+}

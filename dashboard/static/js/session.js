@@ -46,7 +46,7 @@ export function sessionView(root, id) {
   const refs = refsPanel(id, say);
   const artifacts = artifactsPanel(say);
   const context = contextPanel(id);
-  const receipts = receiptsPanel();
+  const receipts = receiptsPanel(id);
   const events = eventsPanel(id, say);
 
   replace(root,
