@@ -6,8 +6,15 @@
 import { describe, gql } from './api.js';
 import { empty, errorBox, h, keepOpen, loading, num, replace, when } from './dom.js';
 
-export const receiptFields = `id turn node tokenCount budget tokenizer truncatedTurns notes text textSha256 createdAt
+const receiptFields = `id turn node tokenCount budget tokenizer truncatedTurns notes text textSha256 createdAt
   sections { name tokenCount truncated } tiers { active generated retained }`;
+
+/** receiptPage is how many builds a page loads, newest first. */
+export const receiptPage = 100;
+export const receiptConnection = `totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${receiptFields} } }`;
+
+const olderQuery = `query OlderReceipts($id: ID!, $before: Cursor) { node(id: $id) { ... on Session {
+  contextReceipts(last: ${receiptPage}, before: $before, orderBy: [{field: TURN}, {field: CREATED_AT}]) { ${receiptConnection} } } } }`;
 
 const diffQuery = `query ReceiptDiff($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) {
   textCompared tiers { tier entered left } sections { name before after delta } lines { change text } } }`;
@@ -94,6 +101,10 @@ export function receiptsPanel(sessionID) {
   let node = '';
   let generation = 0;
   let tracing = 0;
+  let total = 0;
+  let page = null; // pageInfo of the oldest page loaded
+  const range = h('p', { class: 'hint', id: 'receipt-range' });
+  const older = h('button', { type: 'button', id: 'receipt-older', onclick: loadOlder }, 'Load older builds');
   const nodeSelect = h('select', { id: 'receipt-node', onchange: () => { node = nodeSelect.value; render(); } });
   const fromSelect = h('select', { id: 'receipt-from' });
   const toSelect = h('select', { id: 'receipt-to' });
@@ -135,7 +146,26 @@ export function receiptsPanel(sessionID) {
       h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens against the budget:`),
       h('ul', { class: 'legend' }, names.map((n) => h('li', {}, h('span', { class: 'swatch', style: `background: ${colour(n)}` }), n))),
       h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour))));
-    if (body.firstChild !== controls) replace(body, controls, chart, diff, h('h3', {}, 'When did the prompts stop holding a fact?'), factForm, factResult);
+    const turns = receipts.map((r) => r.turn);
+    replace(range, `Builds of turns ${Math.min(...turns)}–${Math.max(...turns)}: ${num(receipts.length)} of ${num(total)} recorded. `,
+      page.hasPreviousPage ? older : null);
+    if (body.firstChild !== controls) replace(body, controls, range, chart, diff, h('h3', {}, 'When did the prompts stop holding a fact?'), factForm, factResult);
+  }
+
+  /** loadOlder prepends the page of builds before the oldest loaded. */
+  async function loadOlder() {
+    older.disabled = true;
+    try {
+      const conn = (await gql(olderQuery, { id: sessionID, before: page.startCursor })).node.contextReceipts;
+      receipts = [...conn.edges.map((e) => e.node), ...receipts];
+      page = conn.pageInfo;
+      total = conn.totalCount;
+      render();
+    } catch (err) {
+      replace(range, errorBox(`Could not load older builds: ${describe(err)}`, loadOlder));
+    } finally {
+      older.disabled = false;
+    }
   }
 
   /** trace follows the typed fact through this node's builds. */
@@ -190,6 +220,8 @@ export function receiptsPanel(sessionID) {
     /** show renders the session's receipts (a connection, oldest turn first). */
     show(conn) {
       receipts = conn.edges.map((e) => e.node);
+      page = conn.pageInfo;
+      total = conn.totalCount;
       render();
     },
   };
