@@ -119,3 +119,32 @@ func TestMCPBodyOverTheLimitIsRequestTooLarge(t *testing.T) {
 	require.Len(t, out.Errors, 1)
 	assert.Equal(t, "REQUEST_TOO_LARGE", out.Errors[0].Extensions.Code)
 }
+
+// A JSON-RPC batch is refused as a GraphQL batch is, and GET (a stream for
+// server-sent messages) has nothing to serve on a stateless endpoint.
+func TestMCPRefusesBatchesAndStreams(t *testing.T) {
+	s := apitest.New(t)
+	post := func(method, body string) *http.Response {
+		req, err := http.NewRequest(method, s.URL+"/mcp", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+s.AdminKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	batch := post(http.MethodPost, `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`)
+	assert.Equal(t, http.StatusBadRequest, batch.StatusCode)
+	var out struct {
+		Errors []struct {
+			Extensions struct{ Code string } `json:"extensions"`
+		} `json:"errors"`
+	}
+	require.NoError(t, json.NewDecoder(batch.Body).Decode(&out))
+	require.Len(t, out.Errors, 1)
+	assert.Equal(t, "BATCHING_DISABLED", out.Errors[0].Extensions.Code)
+
+	assert.Equal(t, http.StatusMethodNotAllowed, post(http.MethodGet, "").StatusCode)
+}
