@@ -46,6 +46,9 @@ func sessiongraph(ctx context.Context, args []string, env config.Lookup, stdout,
 	if len(args) > 0 && args[0] == "keys" {
 		return keysCommand(ctx, args[1:], env, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return healthcheckCommand(ctx, args[1:], env, stdout, stderr)
+	}
 	s, rest, err := config.Load("sessiongraph", args, env, stderr, nil)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
