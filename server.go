@@ -42,10 +42,12 @@ var errNoDatabase = errors.New("no database: set DATABASE_URL (or -database-url)
 
 // commands are the subcommands; without one, the binary serves.
 var commands = map[string]func(ctx context.Context, args []string, env config.Lookup, stdout, stderr io.Writer) int{
-	"keys":        keysCommand,
-	"migrate":     migrateCommand,
-	"delete-user": deleteUserCommand,
-	"healthcheck": healthcheckCommand,
+	"keys":           keysCommand,
+	"migrate":        migrateCommand,
+	"delete-user":    deleteUserCommand,
+	"export-session": exportSessionCommand,
+	"import-session": importSessionCommand,
+	"healthcheck":    healthcheckCommand,
 }
 
 // sessiongraph runs the command line args and returns the exit code: 2 for
@@ -60,13 +62,13 @@ func sessiongraph(ctx context.Context, args []string, env config.Lookup, stdout,
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(stderr, "\nsessiongraph keys create|list|revoke manages API keys: sessiongraph keys -h")
-		fmt.Fprintln(stderr, "sessiongraph migrate [status], delete-user, healthcheck: operations (docs/operations-data.md, docs/image.md)")
+		fmt.Fprintln(stderr, "sessiongraph migrate [status], delete-user, export-session, import-session, healthcheck: operations (docs/operations-data.md, docs/image.md)")
 		return 0
 	case err != nil:
 		fmt.Fprintln(stderr, "sessiongraph:", err)
 		return 2
 	case len(rest) > 0:
-		fmt.Fprintf(stderr, "sessiongraph: unknown command %q: the commands are keys, migrate, delete-user, healthcheck, or none to serve\n", rest[0])
+		fmt.Fprintf(stderr, "sessiongraph: unknown command %q: the commands are keys, migrate, delete-user, export-session, import-session, healthcheck, or none to serve\n", rest[0])
 		return 2
 	case s.DatabaseURL == "" && !s.Dev:
 		fmt.Fprintln(stderr, "sessiongraph:", errNoDatabase)

@@ -6,14 +6,18 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/store"
+	"sessiongraph/migrations"
 )
 
 // Operations is the engine without a server: the operator's commands
-// (`sessiongraph delete-user`) use it, on the database it migrated, with
+// (`sessiongraph delete-user`, `export-session`, `import-session`) use it, on the database it migrated, with
 // every write through the store as the server's.
 type Operations struct {
 	Client *ent.Client
 	Engine *engine.Engine
+	// SchemaVersion is the version of the database's schema, which
+	// OpenOperations brought to this binary's latest.
+	SchemaVersion uint
 }
 
 // OpenOperations migrates the database at cfg.DatabaseURL and opens it.
@@ -24,7 +28,12 @@ func OpenOperations(ctx context.Context, cfg Config) (*Operations, error) {
 	}
 	eng := engine.New(client, store.New(client, nil), engine.Config{DefaultTTL: cfg.DefaultTTL, DefaultDomain: cfg.DefaultDomain,
 		DomainCacheTTL: cfg.DomainCacheTTL, Retention: cfg.Retention})
-	return &Operations{Client: client, Engine: eng}, nil
+	version, err := migrations.Latest()
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return &Operations{Client: client, Engine: eng, SchemaVersion: version}, nil
 }
 
 // Close releases the database connections.
