@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -125,8 +126,8 @@ func TestTheImageRunsItsBinaryUntilReady(t *testing.T) {
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -153,4 +154,22 @@ func TestTheImageRunsItsBinaryUntilReady(t *testing.T) {
 	out, code := health(strings.Replace(addr, "127.0.0.1", "0.0.0.0", 1))
 	assert.Equal(t, 0, code, out)
 	assert.Equal(t, "http://"+addr+"/readyz: ready\n", out)
+}
+
+// lockedBuffer collects a running process's output, readable meanwhile.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

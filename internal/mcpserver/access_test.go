@@ -118,6 +118,21 @@ func TestMCPReaderKeyReadsButDoesNotWrite(t *testing.T) {
 	assert.Equal(t, float64(8000), ctx["budget"])
 	memory := call(t, reader, "working_memory", map[string]any{"sessionID": id})
 	assert.Equal(t, float64(0), memory["turnCount"])
+	res, err := reader.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "sessiongraph://sessions/" + id + "/working-memory"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"turnCount":0,"recentEntities":[],"summary":"","shouldSummarize":false}`, res.Contents[0].Text)
+
+	// The tools say which write, so a host can tell before it calls.
+	tools, err := reader.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	readOnly := map[string]bool{}
+	for _, tool := range tools.Tools {
+		readOnly[tool.Name] = tool.Annotations.ReadOnlyHint
+	}
+	assert.Equal(t, map[string]bool{"begin_turn": false, "build_context": true, "end_turn": false, "fail_turn": false,
+		"open_session": false, "read_refs": true, "record_created": false, "record_deleted": false, "record_generated": false,
+		"record_read": false, "record_updated": false, "release_ref": false, "resolve_refs": true, "retain_ref": false,
+		"translate_filters": true, "translate_payload": true, "working_memory": true}, readOnly)
 
 	for name, args := range map[string]map[string]any{
 		"begin_turn":       {"sessionID": id, "userMessage": "hello"},
