@@ -36,10 +36,13 @@ type Options struct {
 	Database string       // default "sessiongraph"; created if missing
 	Logger   *slog.Logger // may be nil
 
-	// LocalServer uses a PostgreSQL answering on 127.0.0.1:5432 (user
-	// postgres, trust auth) when there is one, instead of the private
-	// cluster. Only for callers that make databases of their own on it
-	// (tests, the load generator): another process may be using that server.
+	// LocalServer uses a PostgreSQL on 127.0.0.1:5432 when connecting to it
+	// as user postgres, without a password unless PGPASSWORD or ~/.pgpass
+	// gives one, actually succeeds within a few seconds, instead of the
+	// private cluster; a server there that asks for a password we lack (as
+	// Debian's own cluster does over TCP) or never answers is passed over.
+	// Only for callers that make databases of their own on it (tests, the
+	// load generator): another process may be using that server.
 	LocalServer bool
 }
 
