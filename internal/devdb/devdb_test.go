@@ -224,3 +224,25 @@ func readMessage(r *bufio.Reader, typed bool) ([]byte, error) {
 	_, err := io.ReadFull(r, body)
 	return body, err
 }
+
+// With a TCP port (make test-transports), the private cluster also listens
+// on loopback, where it asks for its password, as a production server does.
+func TestPrivateClusterOnATCPPortAsksForItsPassword(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port nobody uses
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	dataDir := filepath.Join(postgresReadableTempDir(t), "postgres")
+	c, err := Ensure(t.Context(), Options{DataDir: dataDir, Database: "sessiongraph", TCPPort: port})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+
+	require.Equal(t, "1", selectOne(t, c.DSN), "the socket")
+	require.Equal(t, "1", selectOne(t, c.TCPDSN), "the port, with the password")
+	u, err := url.Parse(c.TCPDSN)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("127.0.0.1:%d", port), u.Host)
+	u.User = url.User("postgres")
+	_, err = queryString(t.Context(), u.String(), "SELECT '1'")
+	require.ErrorContains(t, err, "password", "no password, no connection over TCP")
+}
