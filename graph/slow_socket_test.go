@@ -1,0 +1,75 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/events"
+)
+
+// Before the socket's send buffer was bounded, the kernel grew it to 4 MB
+// here (net.ipv4.tcp_wmem) and a client that stopped reading was cut off only
+// after some 18,000 unread sessionEvents values of ~150 bytes (2.7 MB).
+const (
+	maxUnreadEvents = 4000
+	maxUnreadBytes  = 512 << 10
+)
+
+// A WebSocket subscriber that stops reading, over a real loopback TCP
+// connection with the kernel's default buffers, is cut off once the server
+// holds a bounded amount for it (the relay's BufferSize events, a 32 KiB
+// socket send buffer and what the client's kernel takes), not once the
+// kernel has absorbed megabytes; when it
+// reads again it finds every event it was given, in order, then a null value
+// whose error says SUBSCRIBER_TOO_SLOW, then complete.
+func TestSubscriberThatStopsReadingOverTCPIsTold(t *testing.T) {
+	s := apitest.New(t)
+	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "stops-reading"}).OpenSession.Session.ID
+	ws := s.DialWS(t, nil) // httptest: a real TCP connection on 127.0.0.1
+	ws.Subscribe(sessionEventsSub, map[string]any{"id": id, "after": 0})
+	first := nextEvent(t, ws, "sessionEvents")
+	require.Equal(t, int64(1), first.Sequence)
+
+	// From here the client reads nothing.
+	deadline := time.Now().Add(3 * time.Minute)
+	written := 0
+	for s.ClientSubscriptions() > 0 {
+		require.Less(t, written, maxUnreadEvents, "a subscriber that reads nothing is still served after %d events", written)
+		require.True(t, time.Now().Before(deadline), "a subscriber that reads nothing is still served after %d events", written)
+		touch(t, s, id, written)
+		written++
+	}
+	t.Logf("cut off after %d unread events", written)
+
+	cursor := first.Sequence
+	unread := 0
+	for {
+		m := ws.Read(30 * time.Second)
+		unread += len(m.Payload)
+		if m.Type == "complete" {
+			t.Fatalf("completed without telling why after event %d", cursor)
+		}
+		require.Equal(t, "next", m.Type, "payload: %s", m.Payload)
+		var res struct {
+			Data   map[string]*liveEvent `json:"data"`
+			Errors []apitest.Error       `json:"errors"`
+		}
+		require.NoError(t, json.Unmarshal(m.Payload, &res))
+		if len(res.Errors) > 0 {
+			require.Nil(t, res.Data["sessionEvents"])
+			assert.Equal(t, "SUBSCRIBER_TOO_SLOW", res.Errors[0].Code())
+			break
+		}
+		require.Equal(t, cursor+1, res.Data["sessionEvents"].Sequence, "in order, none skipped")
+		cursor++
+	}
+	t.Logf("%d bytes waited for the client", unread)
+	assert.Less(t, unread, maxUnreadBytes, "what the server and the kernels held for the client")
+	assert.Equal(t, "complete", ws.Read(30*time.Second).Type)
+	assert.GreaterOrEqual(t, int(cursor-first.Sequence), events.BufferSize, "it was given at least its buffer")
+}
