@@ -143,6 +143,19 @@ func readAll(t *testing.T, ctx context.Context, stream *events.Stream) []*events
 	}
 }
 
+// receive is the stream's next event, failing the test at ctx's deadline.
+func receive(t *testing.T, ctx context.Context, stream *events.Stream) *events.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-stream.C:
+		require.True(t, ok, "the stream ended: %v", stream.Err())
+		return ev
+	case <-ctx.Done():
+		t.Fatal("no event arrived")
+		return nil
+	}
+}
+
 func assertConsecutive(t *testing.T, got []*events.Event) {
 	t.Helper()
 	for i := 1; i < len(got); i++ {
@@ -168,15 +181,15 @@ func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool)
 // A subscriber that leaves is unregistered and costs nothing afterwards.
 func TestSubscriberThatLeavesIsUnregistered(t *testing.T) {
 	hub, st, s := hubAndStore(t)
+	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
 	ctx, cancel := context.WithCancel(t.Context())
 	stream := hub.Subscribe(ctx, events.Filter{SessionID: &s.ID}, events.AfterSequence(0))
-	ev := <-stream.C
-	assert.Equal(t, "session.opened", ev.Kind, "replayed from the table")
+	assert.Equal(t, "session.opened", receive(t, deadline, stream).Kind, "replayed from the table")
 	tick(t, st, s)
-	assert.Equal(t, "test.tick", (<-stream.C).Kind, "then live")
+	assert.Equal(t, "test.tick", receive(t, deadline, stream).Kind, "then live")
 	cancel()
-	for range stream.C {
-	}
+	assert.Empty(t, readAll(t, deadline, stream))
 	assert.NoError(t, stream.Err())
 	assert.Zero(t, hub.Subscribers())
 }
