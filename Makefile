@@ -17,7 +17,7 @@ run:
 ## us in, else the private cluster under .data/postgres). A test binary that runs past TEST_TIMEOUT
 ## is stopped with every goroutine's stack, well inside CI's budget. The outage, slow-subscriber
 ## and PostgreSQL-restart tests run over TCP and over a Unix socket whichever DATABASE_URL names.
-TEST_TIMEOUT ?= 10m
+TEST_TIMEOUT ?= 15m
 test:
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
