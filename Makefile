@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test generate check-generated migration migration-hash lint fuzz bench image
+.PHONY: run test test-transports generate check-generated migration migration-hash lint fuzz bench image
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
 -include load.mk dashboard/vendor.mk graphiql/vendor.mk
@@ -13,9 +13,24 @@ export PATH := $(PATH):/usr/local/go/bin
 run:
 	$(GO) run . -dev -introspection -log-format text -bootstrap-admin-key
 
-## test: the whole suite against a real PostgreSQL
+## test: the whole suite against a real PostgreSQL (DATABASE_URL, else 127.0.0.1:5432 when it lets
+## us in, else the private cluster under .data/postgres). A test binary that runs past TEST_TIMEOUT
+## is stopped with every goroutine's stack, well inside CI's budget. The outage, slow-subscriber
+## and PostgreSQL-restart tests run over TCP and over a Unix socket whichever DATABASE_URL names.
+TEST_TIMEOUT ?= 15m
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## test-transports: TRANSPORT_PACKAGES (default every package) twice against a PostgreSQL this
+## target starts itself (.data/transports): over TCP on 127.0.0.1 with a password, then over a
+## Unix socket (see docs/testing.md)
+TRANSPORT_PACKAGES ?= ./...
+test-transports:
+	@mkdir -p .data && $(GO) run ./internal/testdb/transports > .data/transports.urls
+	@while read -r transport url; do \
+		echo "== DATABASE_URL over $$transport"; \
+		DATABASE_URL="$$url" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TRANSPORT_PACKAGES) || exit 1; \
+	done < .data/transports.urls
 
 ## image: the container image (static binary, non-root, no shell) as sessiongraph-image.tar, without a
 ## Docker daemon; docker load -i sessiongraph-image.tar (docs/image.md). IMAGE_TAG names it.

@@ -22,6 +22,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"sessiongraph/graph"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/config"
 	"sessiongraph/internal/devdb"
@@ -161,6 +162,7 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnContext:       graph.ConnContext,
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(out, "sessiongraph is serving at %s/ (GraphQL %s/graphql, GraphiQL %s/graphiql)\n", url, url, url)

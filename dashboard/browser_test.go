@@ -49,7 +49,9 @@ func newBrowser(t testing.TB) *browser {
 		}
 	}
 	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(logf))
-	ctx, cancelTime := context.WithTimeout(ctx, 50*time.Second)
+	// A generous deadline for the whole test: on a loaded machine (make test
+	// on 2 busy cores) Chromium and the server can be slow by tens of seconds.
+	ctx, cancelTime := context.WithTimeout(ctx, browserDeadline)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc(); closed.Store(true) })
 	b := &browser{t: t, ctx: ctx}
 	chromedp.ListenTarget(ctx, func(ev any) {
@@ -98,14 +100,23 @@ func (b *browser) pageErrors() []string {
 	return append([]string(nil), b.errors...)
 }
 
+// Deadlines of the browser tests: generous, because they are for a page that
+// never gets there, not a measure of speed; make test runs them on a loaded
+// machine.
+const (
+	browserDeadline = 4 * time.Minute
+	waitDeadline    = time.Minute
+)
+
 // waitFor waits until a JavaScript condition holds on the page.
 func (b *browser) waitFor(what, condition string) {
 	b.t.Helper()
-	b.run("wait for "+what, chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(15*time.Second)))
+	b.run("wait for "+what, chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(waitDeadline)))
 }
 
 // waitWithin waits at most d for a JavaScript condition on the page: for
-// what must happen fast, not merely eventually.
+// what must happen before something else would make it happen (the list's
+// poll, a minute away), not merely eventually.
 func (b *browser) waitWithin(what, condition string, d time.Duration) {
 	b.t.Helper()
 	b.run("wait for "+what, chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(d)))

@@ -26,6 +26,10 @@ func openList(t *testing.T, s *apitest.Server, key string, n int) *browser {
 	return b
 }
 
+// feedDeadline is under the list's one-minute poll: what shows within it
+// came by the feed.
+const feedDeadline = 40 * time.Second
+
 // A turn begun and ended elsewhere shows in the list's turn count within
 // a moment, from the feed: the list's slow poll is a minute away.
 func TestListFollowsTurnsLive(t *testing.T) {
@@ -37,12 +41,12 @@ func TestListFollowsTurnsLive(t *testing.T) {
 	turns := func(key string) string { return textOf(fmt.Sprintf(`#sessions tr[data-key=%q] td:nth-child(6)`, key)) }
 	b.waitFor("no turn yet", turns("busy")+` === "0"`)
 
-	started := time.Now()
+	// The list polls once a minute: what arrives well within that came by
+	// the feed. (It waited 3 s, which a loaded machine overran.)
 	r.begin("what can I cook tonight?")
 	r.end("Rice with what is left.", nil)
-	b.waitWithin("the new turn count", turns("busy")+` === "1"`, 3*time.Second)
-	b.waitWithin("the row marked", textOf(`#sessions tr[data-key="busy"] .change-tag`)+` === "turn ended"`, 3*time.Second)
-	require.Less(t, time.Since(started), 5*time.Second, "the feed, not a poll, brought it")
+	b.waitWithin("the new turn count, from the feed", turns("busy")+` === "1"`, feedDeadline)
+	b.waitFor("the row marked", textOf(`#sessions tr[data-key="busy"] .change-tag`)+` === "turn ended"`)
 	b.waitFor("the other row unchanged", turns("quiet")+` === "0" && !document.querySelector('#sessions tr[data-key="quiet"]').classList.contains("changed")`)
 
 	// A burst of turns on two sessions settles on the last counts.
@@ -53,7 +57,7 @@ func TestListFollowsTurnsLive(t *testing.T) {
 		q.begin(fmt.Sprint("me too ", i))
 		q.end("ok", nil)
 	}
-	b.waitWithin("the counts after the burst", turns("busy")+` === "6" && `+turns("quiet")+` === "5"`, 5*time.Second)
+	b.waitWithin("the counts after the burst, from the feed", turns("busy")+` === "6" && `+turns("quiet")+` === "5"`, feedDeadline)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 

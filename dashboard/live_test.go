@@ -203,8 +203,8 @@ func TestDashboardFollowsABurst(t *testing.T) {
 	require.NotEmpty(t, during, "the header advanced during the burst, not only at its end: it showed %v", seen)
 
 	newest := newestEvent(t, s, id)
-	b.waitWithin("the header at turn 60", textOf("#session-turn")+` === "60"`, 3*time.Second)
-	b.waitWithin("turn 60 in the timeline", textOf(`#turns .turn[data-turn="60"] .badge`)+` === "COMPLETED"`, 3*time.Second)
-	b.waitWithin("the newest event on top of the log", fmt.Sprintf(`document.querySelector("#events tbody tr")?.dataset.sequence === "%d"`, newest), 3*time.Second)
+	b.waitWithin("the header at turn 60, from the feed", textOf("#session-turn")+` === "60"`, feedDeadline)
+	b.waitWithin("turn 60 in the timeline, from the feed", textOf(`#turns .turn[data-turn="60"] .badge`)+` === "COMPLETED"`, feedDeadline)
+	b.waitWithin("the newest event on top of the log, from the feed", fmt.Sprintf(`document.querySelector("#events tbody tr")?.dataset.sequence === "%d"`, newest), feedDeadline)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }

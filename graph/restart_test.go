@@ -14,19 +14,32 @@ import (
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/devdb"
 	"sessiongraph/internal/engine"
+	"sessiongraph/internal/testdb"
 	"sessiongraph/migrations"
 )
 
 // PostgreSQL restarts in the middle of a run: the writes pause and retry,
 // the listener reconnects, and a subscriber that resumes with its last
 // cursor whenever its stream ends still receives every event once, in order.
+// The server reaches the database over a Unix socket, and over TCP through
+// a proxy to it, whose connections the restart ends likewise.
 func TestSubscriberSurvivesAPostgresRestart(t *testing.T) {
+	for _, transport := range testdb.Transports {
+		t.Run(string(transport), func(t *testing.T) { subscriberSurvivesAPostgresRestart(t, transport) })
+	}
+}
+
+func subscriberSurvivesAPostgresRestart(t *testing.T, transport testdb.Transport) {
 	ctx := context.Background()
 	cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: t.TempDir() + "/pg", Database: "restart"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
 	require.NoError(t, migrations.Apply(ctx, cluster.DSN))
-	s := apitest.Replica(t, cluster.DSN)
+	dsn := cluster.DSN // the private cluster's socket
+	if transport == testdb.TCP {
+		dsn = testdb.NewProxy(t, dsn, transport).DSN
+	}
+	s := apitest.Replica(t, dsn)
 	ctx = access.System(ctx) // the writes below go to the engine directly
 
 	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "restart"})

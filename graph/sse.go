@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -25,8 +27,39 @@ type sseTransport struct {
 	keys *access.Keys
 }
 
+// Bounds of what the server holds for an SSE client that stops reading.
+const (
+	// sseSendBuffer is a stream's kernel send buffer, in bytes (which Linux
+	// doubles); otherwise the kernel grows it to net.ipv4.tcp_wmem's maximum
+	// (4 MB by default) before the subscription's own buffer fills and the
+	// hub cuts it off as too slow.
+	sseSendBuffer = 32 << 10
+	// sseWriteTimeout bounds one write: a client that takes nothing for that
+	// long loses its connection, as over WebSocket.
+	sseWriteTimeout = 10 * time.Second
+)
+
+type connKey struct{}
+
+// ConnContext, set as the http.Server's ConnContext, lets an SSE stream
+// bound its connection's send buffer.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// boundSendBuffer fixes the send buffer of the TCP connection r came on.
+func boundSendBuffer(r *http.Request) {
+	if c, ok := r.Context().Value(connKey{}).(*net.TCPConn); ok {
+		_ = c.SetWriteBuffer(sseSendBuffer)
+	}
+}
+
 // Do serves one stream.
 func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	boundSendBuffer(r)
+	// The writes' deadline must not outlive the stream: the connection may
+	// serve another request.
+	defer func() { _ = http.NewResponseController(w).SetWriteDeadline(time.Time{}) }()
 	p, ok := access.FromContext(r.Context())
 	if !ok {
 		t.SSE.Do(w, r, exec) // authorizeOperation refuses it
@@ -66,6 +99,9 @@ func (s *heldStream) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	s.wrote = true
+	// Not every ResponseWriter takes a deadline (ErrNotSupported): then
+	// the write is as unbounded as before.
+	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	return s.ResponseWriter.Write(b)
 }
 
@@ -96,6 +132,7 @@ func (s *heldStream) end(ctx context.Context, exec graphql.GraphExecutor, why er
 	if !s.wrote {
 		s.Header().Set("Content-Type", "text/event-stream")
 	}
+	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	fmt.Fprintf(s.ResponseWriter, "event: next\ndata: %s\n\nevent: complete\n\n", b)
 	_ = http.NewResponseController(s.ResponseWriter).Flush()
 }

@@ -1,11 +1,7 @@
 package graph_test
 
 import (
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,64 +12,6 @@ import (
 	"sessiongraph/internal/testdb"
 	"sessiongraph/migrations"
 )
-
-// cutProxy forwards TCP connections to PostgreSQL until it is cut: then it
-// drops every connection and refuses new ones, as a database that went
-// down does, until it is mended.
-type cutProxy struct {
-	t      *testing.T
-	target string
-	ln     net.Listener
-	mu     sync.Mutex
-	cut    bool
-	conns  []net.Conn
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &cutProxy{t: t, target: target, ln: ln}
-	t.Cleanup(func() { ln.Close(); p.setCut(true) })
-	go p.serve()
-	return p
-}
-
-func (p *cutProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.cut {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go func() { _, _ = io.Copy(up, c); up.Close() }()
-		go func() { _, _ = io.Copy(c, up); c.Close() }()
-	}
-}
-
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.conns = nil
-	}
-}
 
 // post sends an operation and returns the HTTP status, the Retry-After
 // header and the error codes.
@@ -90,19 +28,23 @@ func post(t *testing.T, s *apitest.Server, query string, vars map[string]any) (i
 // With the database down, reads and writes answer UNAVAILABLE, and over
 // HTTP 503 with Retry-After: a client can tell an outage from a bug (they
 // answered INTERNAL). Once the database is back, the same write commits.
+// It runs over TCP and over a Unix socket, whichever DATABASE_URL names:
+// the proxy that takes the database down presents it either way.
 func TestWritesWhileTheDatabaseIsDownAreRetryable(t *testing.T) {
-	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
-	s := apitest.Replica(t, u.String())
+	for _, transport := range testdb.Transports {
+		t.Run(string(transport), func(t *testing.T) { writesWhileTheDatabaseIsDown(t, transport) })
+	}
+}
+
+func writesWhileTheDatabaseIsDown(t *testing.T, transport testdb.Transport) {
+	proxy := testdb.NewProxy(t, testdb.New(t, migrations.Apply, migrations.Fingerprint()), transport)
+	s := apitest.Replica(t, proxy.DSN)
 	a := newAgent(t, s, "outage")
 	update := `mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "kept"}) { session { historySummary } } }`
 	read := `query($id: ID!) { session(id: $id) { id historySummary } }`
 	ids := map[string]any{"id": a.id}
 
-	proxy.setCut(true)
+	proxy.Cut()
 	for _, op := range []string{update, read, openSession} {
 		vars := ids
 		if op == openSession {
@@ -120,7 +62,7 @@ func TestWritesWhileTheDatabaseIsDownAreRetryable(t *testing.T) {
 	assert.Equal(t, "1", retryAfter)
 	assert.Equal(t, []string{"UNAVAILABLE"}, codes)
 
-	proxy.setCut(false)
+	proxy.Mend()
 	require.Eventually(t, func() bool {
 		status, _, codes := post(t, s, update, ids)
 		return status == http.StatusOK && len(codes) == 0

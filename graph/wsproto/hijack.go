@@ -17,7 +17,8 @@ const bufferSize = 1024
 // connection, whose write deadline bounds each message (see connection.send).
 type smallBuffers struct {
 	http.ResponseWriter
-	conn net.Conn
+	conn       net.Conn
+	sendBuffer int // the socket's kernel send buffer, in bytes (SO_SNDBUF)
 }
 
 // Hijack implements http.Hijacker.
@@ -25,6 +26,18 @@ func (s *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(s.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
+	}
+	// The kernel otherwise grows a socket's send buffer to megabytes
+	// (net.ipv4.tcp_wmem) for a client that stops reading, and the server
+	// would hold all that for it before its relay filled and it learned that
+	// the client was too slow. A fixed buffer bounds it, whatever the kernel's
+	// settings; the socket then blocks, the relay fills, and the hub cuts the
+	// subscriber off.
+	if tcp, ok := conn.(*net.TCPConn); ok && s.sendBuffer > 0 {
+		if err := tcp.SetWriteBuffer(s.sendBuffer); err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
 	}
 	// net/http may still hold the end of the 101 response.
 	if err := brw.Writer.Flush(); err != nil {

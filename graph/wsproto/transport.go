@@ -36,6 +36,7 @@ const (
 	defaultInitTimeout  = 3 * time.Second
 	defaultReadLimit    = 1 << 20
 	defaultWriteTimeout = 10 * time.Second
+	defaultSendBuffer   = 32 << 10
 )
 
 // Transport serves graphql-transport-ws connections; add it with (*handler.Server).AddTransport.
@@ -78,6 +79,13 @@ type Transport struct {
 	// WriteTimeout bounds one message write (default 10s). A client that does
 	// not take a message within it is disconnected, so it holds up only itself.
 	WriteTimeout time.Duration
+
+	// SendBuffer is the kernel send buffer of each TCP connection, in bytes
+	// (default 32 KiB, which Linux doubles). With the subscriptions' own
+	// buffers it bounds what the server holds for a client that stops
+	// reading, instead of the megabytes the kernel would grow it to; a
+	// subscriber that still falls behind is told SUBSCRIBER_TOO_SLOW.
+	SendBuffer int
 }
 
 // CloseError, returned by Init, closes the socket with its own code and reason
@@ -105,7 +113,7 @@ func (t *Transport) Supports(r *http.Request) bool {
 func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	opts := t.AcceptOptions
 	opts.Subprotocols = []string{Subprotocol}
-	hijacked := &smallBuffers{ResponseWriter: w}
+	hijacked := &smallBuffers{ResponseWriter: w, sendBuffer: t.sendBuffer()}
 	ws, err := websocket.Accept(hijacked, r, &opts)
 	if err != nil {
 		return // Accept has already answered with an HTTP error.
@@ -131,6 +139,13 @@ func (t *Transport) initTimeout() time.Duration {
 		return t.InitTimeout
 	}
 	return defaultInitTimeout
+}
+
+func (t *Transport) sendBuffer() int {
+	if t.SendBuffer > 0 {
+		return t.SendBuffer
+	}
+	return defaultSendBuffer
 }
 
 func (t *Transport) writeTimeout() time.Duration {

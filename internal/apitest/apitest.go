@@ -19,6 +19,7 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
+	"sessiongraph/graph"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/config"
 	"sessiongraph/internal/testdb"
@@ -85,7 +86,9 @@ func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 	s.AdminKey, err = a.CreateAPIKey(context.Background(), "apitest admin", "ADMIN", "")
 	require.NoError(t, err)
 	s.Key = s.AdminKey
-	hs := httptest.NewServer(a.Handler())
+	hs := httptest.NewUnstartedServer(a.Handler())
+	hs.Config.ConnContext = graph.ConnContext // as server.go serves
+	hs.Start()
 	s.URL = hs.URL
 	t.Cleanup(func() {
 		hs.Close()

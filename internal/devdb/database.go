@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/lib/pq"
 	"github.com/lib/pq/pqerror"
 )
@@ -19,11 +20,14 @@ func answers(ctx context.Context, dsn string) bool {
 	return err == nil
 }
 
-// queryString runs a one-value query on a short-lived connection.
+// queryString runs a one-value query on a short-lived connection. It goes
+// through pgx, which bounds the whole connection start-up by ctx: lib/pq
+// bounds only the dial, so a port that accepts and never answers held a
+// probe of it for ever.
 func queryString(ctx context.Context, dsn, query string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	db, err := sql.Open("postgres", dsn)
+	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return "", err
 	}

@@ -36,22 +36,35 @@ type Options struct {
 	Database string       // default "sessiongraph"; created if missing
 	Logger   *slog.Logger // may be nil
 
-	// LocalServer uses a PostgreSQL answering on 127.0.0.1:5432 (user
-	// postgres, trust auth) when there is one, instead of the private
-	// cluster. Only for callers that make databases of their own on it
-	// (tests, the load generator): another process may be using that server.
+	// LocalServer uses a PostgreSQL on 127.0.0.1:5432 when connecting to it
+	// as user postgres, without a password unless PGPASSWORD or ~/.pgpass
+	// gives one, actually succeeds within a few seconds, instead of the
+	// private cluster; a server there that asks for a password we lack (as
+	// Debian's own cluster does over TCP) or never answers is passed over.
+	// Only for callers that make databases of their own on it (tests, the
+	// load generator): another process may be using that server.
 	LocalServer bool
+
+	// TCPPort, when not 0, makes a private cluster listen on
+	// 127.0.0.1:TCPPort too, where it asks for the password in
+	// DataDir+".password" (written at initdb; user postgres), as a
+	// production server does; the Unix socket stays trusted. Cluster.TCPDSN
+	// reaches it there. For `make test-transports`; set it before the
+	// cluster is first initialised.
+	TCPPort int
 }
 
 // Cluster is a reachable PostgreSQL and, when we started it, the means to stop it.
 type Cluster struct {
 	DSN      string // lib/pq URL to Options.Database, sslmode=disable
 	AdminDSN string // same server, database "postgres" (for CREATE DATABASE)
+	TCPDSN   string // Options.Database over TCP with its password; set with Options.TCPPort
 	Private  bool   // true when this process started the cluster
 
 	dataDir string   // private cluster's data directory; empty for the shared server
 	bin     binaries // where pg_ctl lives; set when Private
 	owner   *osUser  // who runs pg_ctl; nil means the current user
+	tcpPort int      // Options.TCPPort
 	log     *slog.Logger
 }
 

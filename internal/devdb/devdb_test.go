@@ -1,11 +1,15 @@
 package devdb
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -149,4 +153,96 @@ func dropDatabase(t *testing.T, adminDSN, name string) {
 	defer db.Close()
 	_, err = db.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)")
 	require.NoError(t, err)
+}
+
+// A server on the shared port that asks for a password we do not have (as
+// Debian's own cluster does over TCP) is not used, and neither is one that
+// accepts the connection but never answers: tests get the private cluster.
+func TestEnsureFallsBackWhenTheSharedPortRefusesUs(t *testing.T) {
+	for name, serve := range map[string]func(net.Conn){
+		"asks for a password": askForPassword,
+		"never answers":       func(c net.Conn) { _, _ = io.Copy(io.Discard, c) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			t.Cleanup(func() { ln.Close() })
+			asked := make(chan struct{}, 16)
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					asked <- struct{}{}
+					go func() { defer c.Close(); serve(c) }()
+				}
+			}()
+			saved := localServer
+			localServer = address{port: ln.Addr().(*net.TCPAddr).Port}
+			t.Cleanup(func() { localServer = saved })
+
+			dataDir := filepath.Join(postgresReadableTempDir(t), "postgres")
+			c, err := Ensure(t.Context(), Options{DataDir: dataDir, Database: "sessiongraph", LocalServer: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Stop(context.Background()) })
+			require.NotEmpty(t, asked, "the shared port was tried first")
+			require.True(t, c.Private, "the private cluster, not the server that refused us")
+			require.Equal(t, "1", selectOne(t, c.DSN))
+		})
+	}
+}
+
+// askForPassword answers a startup message as a PostgreSQL that wants an
+// MD5 password does, and refuses whatever comes back.
+func askForPassword(c net.Conn) {
+	r := bufio.NewReader(c)
+	if _, err := readMessage(r, false); err != nil {
+		return
+	}
+	_, _ = c.Write([]byte{'R', 0, 0, 0, 12, 0, 0, 0, 5, 1, 2, 3, 4}) // AuthenticationMD5Password, salt
+	if _, err := readMessage(r, true); err != nil {
+		return
+	}
+	fields := "SFATAL\x00VFATAL\x00C28P01\x00Mpassword authentication failed for user \"postgres\"\x00\x00"
+	msg := binary.BigEndian.AppendUint32([]byte{'E'}, uint32(4+len(fields)))
+	_, _ = c.Write(append(msg, fields...))
+}
+
+// readMessage reads one frontend message: the startup message has no type byte.
+func readMessage(r *bufio.Reader, typed bool) ([]byte, error) {
+	if typed {
+		if _, err := r.ReadByte(); err != nil {
+			return nil, err
+		}
+	}
+	var n uint32
+	if err := binary.Read(r, binary.BigEndian, &n); err != nil {
+		return nil, err
+	}
+	body := make([]byte, n-4)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+// With a TCP port (make test-transports), the private cluster also listens
+// on loopback, where it asks for its password, as a production server does.
+func TestPrivateClusterOnATCPPortAsksForItsPassword(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port nobody uses
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	dataDir := filepath.Join(postgresReadableTempDir(t), "postgres")
+	c, err := Ensure(t.Context(), Options{DataDir: dataDir, Database: "sessiongraph", TCPPort: port})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+
+	require.Equal(t, "1", selectOne(t, c.DSN), "the socket")
+	require.Equal(t, "1", selectOne(t, c.TCPDSN), "the port, with the password")
+	u, err := url.Parse(c.TCPDSN)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("127.0.0.1:%d", port), u.Host)
+	u.User = url.User("postgres")
+	_, err = queryString(t.Context(), u.String(), "SELECT '1'")
+	require.ErrorContains(t, err, "password", "no password, no connection over TCP")
 }

@@ -2,11 +2,13 @@ package devdb
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,11 +45,10 @@ func ensurePrivate(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	defer unlock()
 
-	c := &Cluster{dataDir: dataDir, owner: owner, log: opts.Logger}
+	c := &Cluster{dataDir: dataDir, owner: owner, log: opts.Logger, tcpPort: opts.TCPPort}
 	if addr, ok := runningAt(ctx, dataDir); ok {
 		opts.Logger.Info("reusing private PostgreSQL", "data_dir", dataDir, "socket_dir", addr.socketDir)
-		c.AdminDSN, c.DSN = adminDSN(addr), databaseDSN(addr, opts.Database)
-		return c, nil
+		return c, c.found(addr, opts.Database)
 	}
 	if c.bin, err = findBinaries(dataDir); err != nil {
 		return nil, err
@@ -60,8 +61,26 @@ func ensurePrivate(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.Private = true
-	c.AdminDSN, c.DSN = adminDSN(addr), databaseDSN(addr, opts.Database)
-	return c, nil
+	return c, c.found(addr, opts.Database)
+}
+
+// found records the DSNs of the cluster at addr.
+func (c *Cluster) found(addr address, database string) error {
+	c.AdminDSN, c.DSN = adminDSN(addr), databaseDSN(addr, database)
+	if c.tcpPort == 0 {
+		return nil
+	}
+	password, err := os.ReadFile(c.dataDir + ".password")
+	if err != nil {
+		return fmt.Errorf("the cluster's TCP password: %w", err)
+	}
+	u, err := url.Parse(databaseDSN(address{port: c.tcpPort}, database))
+	if err != nil {
+		return err
+	}
+	u.User = url.UserPassword("postgres", strings.TrimSpace(string(password)))
+	c.TCPDSN = u.String()
+	return nil
 }
 
 // runningAt reads where the cluster in dataDir listens from its
@@ -110,8 +129,18 @@ func (c *Cluster) initdb(ctx context.Context) error {
 	}
 	// C.UTF-8 matches what Debian gives the system cluster, so sorting and
 	// case folding behave the same on either path.
-	out, err := c.bin.run(ctx, c.owner, "initdb", "-D", c.dataDir,
-		"-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8")
+	args := []string{"-D", c.dataDir, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8"}
+	if c.tcpPort != 0 {
+		pwfile := c.dataDir + ".password"
+		if err := os.WriteFile(pwfile, []byte(rand.Text()+"\n"), 0o600); err != nil {
+			return err
+		}
+		if err := c.owner.chown(pwfile); err != nil {
+			return err
+		}
+		args = append(args, "--auth-host=scram-sha-256", "--pwfile="+pwfile)
+	}
+	out, err := c.bin.run(ctx, c.owner, "initdb", args...)
 	if err != nil {
 		return fmt.Errorf("initdb %s: %w: %s", c.dataDir, err, out)
 	}
@@ -153,14 +182,18 @@ func (c *Cluster) start(ctx context.Context) (address, error) {
 	}
 	c.log.Info("starting private PostgreSQL", "data_dir", c.dataDir, "socket_dir", sockets, "log", logFile)
 	// pg_ctl hands -o to a shell: the quotes keep an empty listen_addresses.
-	serverOptions := fmt.Sprintf("-p %d -k '%s' -c listen_addresses='' -c unix_socket_permissions=0700", socketPort, sockets)
+	port, listen := socketPort, ""
+	if c.tcpPort != 0 {
+		port, listen = c.tcpPort, "127.0.0.1"
+	}
+	serverOptions := fmt.Sprintf("-p %d -k '%s' -c listen_addresses='%s' -c unix_socket_permissions=0700", port, sockets, listen)
 	out, err := c.bin.run(ctx, c.owner, "pg_ctl", "start", "-w", "-t", "60",
 		"-D", c.dataDir, "-l", logFile, "-o", serverOptions)
 	if err != nil {
 		return address{}, fmt.Errorf("pg_ctl start: %w: %s; %s ends: %s",
 			err, strings.TrimSpace(string(out)), logFile, logTail(logFile))
 	}
-	return address{socketDir: sockets, port: socketPort}, nil
+	return address{socketDir: sockets, port: port}, nil
 }
 
 // lockFile takes an exclusive flock on path, polling so ctx can cancel the wait.

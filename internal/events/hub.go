@@ -293,6 +293,27 @@ func (h *Hub) Subscribers() int {
 	return n
 }
 
+// Live counts the subscriptions past their replay, to which the hub offers
+// events directly.
+func (h *Hub) Live() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for s := range h.firehose {
+		if s.direct {
+			n++
+		}
+	}
+	for _, set := range h.bySession {
+		for s := range set {
+			if s.direct {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // dropLocked unregisters a subscriber. A live subscriber is ended here; a
 // replaying one is ended by its replay goroutine, which may be sending.
 func (h *Hub) dropLocked(s *sub, err error) {

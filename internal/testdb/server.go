@@ -25,9 +25,11 @@ type server struct {
 }
 
 // shared finds the server once per test binary: DATABASE_URL when set, else
-// a server on 127.0.0.1:5432 when one answers, else the checkout's private
-// cluster under .data/postgres, so `go test ./...` works on a fresh machine. A private cluster started here is left running
-// for the next package and the next run; devdb finds and reuses it.
+// a server on 127.0.0.1:5432 when connecting to it as postgres succeeds
+// (never one that asks for a password we lack), else the checkout's private
+// cluster under .data/postgres, so `go test ./...` works on a fresh machine.
+// A private cluster started here is left running for the next package and
+// the next run; devdb finds and reuses it.
 var shared = sync.OnceValues(func() (*server, error) {
 	dsn, err := serverDSN()
 	if err != nil {

@@ -165,3 +165,29 @@ func currentDatabase(t *testing.T, db *sql.DB) string {
 	require.NoError(t, db.QueryRow("SELECT current_database()").Scan(&name))
 	return name
 }
+
+// A proxy presents the test's database over TCP and over a Unix socket,
+// whichever DATABASE_URL names, and takes it down and back up.
+func TestProxyReachesTheSameDatabaseOverEitherTransport(t *testing.T) {
+	migrate, _ := countingMigrator(t)
+	dsn := New(t, migrate, freshFingerprint(t))
+	want := currentDatabase(t, open(t, dsn))
+	for _, transport := range Transports {
+		t.Run(string(transport), func(t *testing.T) {
+			p := NewProxy(t, dsn, transport)
+			if transport == Unix {
+				require.Contains(t, p.DSN, "host=%2F", "a socket directory, not a port")
+			} else {
+				require.Contains(t, p.DSN, "127.0.0.1:")
+			}
+			db := open(t, p.DSN)
+			require.Equal(t, want, currentDatabase(t, db))
+
+			p.Cut()
+			db.SetMaxIdleConns(0) // the next query needs a new connection
+			require.Error(t, db.Ping(), "a cut proxy refuses connections")
+			p.Mend()
+			require.NoError(t, db.Ping())
+		})
+	}
+}
