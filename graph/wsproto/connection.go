@@ -79,6 +79,12 @@ func (c *connection) serve() {
 		}
 	})
 	defer initTimer.Stop()
+	if c.t.GoingAway != nil {
+		stop := context.AfterFunc(c.t.GoingAway, func() {
+			c.close(CloseServiceRestart, "Service Restart: this server is shutting down; reconnect and resume from your last cursor")
+		})
+		defer stop()
+	}
 
 	for {
 		// Not c.ctx: coder/websocket drops the socket when a read's context ends,

@@ -32,6 +32,12 @@ const (
 	CloseTooManyInitRequests = 4429 // a second connection_init
 )
 
+// CloseServiceRestart (1012, RFC 6455's registry) closes every connection
+// of a server that is going away: its operations are not over, and the
+// client subscribes again, on another server, from where it was. graphql-ws
+// clients reconnect after it; it never follows a complete.
+const CloseServiceRestart = 1012
+
 const (
 	defaultInitTimeout  = 3 * time.Second
 	defaultReadLimit    = 1 << 20
@@ -78,6 +84,16 @@ type Transport struct {
 	// WriteTimeout bounds one message write (default 10s). A client that does
 	// not take a message within it is disconnected, so it holds up only itself.
 	WriteTimeout time.Duration
+
+	// GoingAway, when set, closes every connection with 1012 Service
+	// Restart once it ends (a connection opened later at once), without
+	// completing its operations.
+	GoingAway context.Context
+
+	// Track, when set, is called as each connection is accepted; the
+	// function it returns is called once the connection has ended, so that
+	// a server going away can wait for its sockets to close.
+	Track func() (untrack func())
 }
 
 // CloseError, returned by Init, closes the socket with its own code and reason
@@ -123,7 +139,15 @@ func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	// The connection lives on its own goroutine and the handler returns: the
 	// socket is hijacked, and an idle subscriber should not keep the HTTP
 	// handler's deep stack and the request parsing state alive.
-	go newConnection(t, ws, hijacked.conn, r, exec).serve()
+	untrack := func() {}
+	if t.Track != nil {
+		untrack = t.Track()
+	}
+	c := newConnection(t, ws, hijacked.conn, r, exec)
+	go func() {
+		defer untrack()
+		c.serve()
+	}()
 }
 
 func (t *Transport) initTimeout() time.Duration {
