@@ -434,6 +434,12 @@ func TestARollingDeployLosesNothing(t *testing.T) {
 	for _, f := range followers {
 		assert.Equal(t, want, f.received(), "%s: every event exactly once, in order", f.name)
 	}
+	for _, f := range followers {
+		t.Logf("%s: %d events; said: %q", f.name, len(f.received()), f.said())
+	}
+	// Each TypeScript follower resumed once, for the reason A gave.
+	assert.Equal(t, 1, strings.Count(followers[0].said(), "resume "), "the WebSocket follower resumed once")
 	assert.Contains(t, followers[0].said(), "socket closed 1012", "the WebSocket follower resumed after the 1012 close")
+	assert.Equal(t, 1, strings.Count(followers[1].said(), "resume "), "the SSE follower resumed once")
 	assert.Contains(t, followers[1].said(), "this server is shutting down", "the SSE follower resumed after the going-away event")
 }
