@@ -60,7 +60,7 @@ func TestGoingAwayClosesSocketsWith1012AndNoComplete(t *testing.T) {
 		assert.Empty(t, answers, "no complete, no error: the stream is not over")
 	}
 	_, err := s.TryDialWS(nil)
-	require.Error(t, err, "a socket opened after is closed at once")
+	require.ErrorContains(t, err, "StatusServiceRestart", "a socket opened after is closed at once, with 1012")
 }
 
 // A replica going away ends an SSE stream with an event that says so (an

@@ -80,10 +80,14 @@ func (c *connection) serve() {
 	})
 	defer initTimer.Stop()
 	if c.t.GoingAway != nil {
-		stop := context.AfterFunc(c.t.GoingAway, func() {
+		goingAway := func() {
 			c.close(CloseServiceRestart, "Service Restart: this server is shutting down; reconnect and resume from your last cursor")
-		})
-		defer stop()
+		}
+		if c.t.GoingAway.Err() != nil { // before any message is read
+			goingAway()
+			return
+		}
+		defer context.AfterFunc(c.t.GoingAway, goingAway)()
 	}
 
 	for {
