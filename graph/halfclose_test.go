@@ -97,3 +97,24 @@ func TestAWriteIsCommittedWhenItsClientLeaves(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond, "every write whose client left is committed")
 	assert.Equal(t, 1+n, got.Session.Events.TotalCount)
 }
+
+// The same over a WebSocket: a mutation whose subscribe message arrived
+// commits even when its client closes the socket right after sending it.
+func TestAMutationOverAWebSocketIsCommittedWhenItsSocketCloses(t *testing.T) {
+	s := apitest.New(t)
+	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "socket-leaver"}).OpenSession.Session.ID
+	const n = 20
+	for i := range n {
+		ws := s.DialWS(t, nil)
+		ws.Subscribe(updateSession, map[string]any{"in": map[string]any{"id": id, "metadata": map[string]any{"left": fmt.Sprint(i)}}})
+		ws.Close() // gone before the answer
+	}
+	var got struct {
+		Session struct{ Events struct{ TotalCount int } }
+	}
+	assert.Eventually(t, func() bool {
+		s.MustDo(t, `query($id: ID!) { session(id: $id) { events { totalCount } } }`, map[string]any{"id": id}, &got)
+		return got.Session.Events.TotalCount >= 1+n
+	}, 20*time.Second, 20*time.Millisecond, "every mutation whose socket closed is committed")
+	assert.Equal(t, 1+n, got.Session.Events.TotalCount)
+}

@@ -85,6 +85,13 @@ type Transport struct {
 	// not take a message within it is disconnected, so it holds up only itself.
 	WriteTimeout time.Duration
 
+	// MutationTimeout, when set, detaches a mutation from the socket: once
+	// its subscribe message has arrived, it runs to its end (its commit)
+	// within MutationTimeout, even when the client completes it or the
+	// socket closes first; only its answer is then lost. Unset, a mutation
+	// ends with its socket.
+	MutationTimeout time.Duration
+
 	// GoingAway, when set, closes every connection with 1012 Service
 	// Restart once it ends (a connection opened later at once), without
 	// completing its operations.

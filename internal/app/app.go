@@ -101,6 +101,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Subscriptions:  cfg.Subscriptions,
 		TracerProvider: cfg.TracerProvider,
 		GoingAway:      a.goingAway,
+		// Over a WebSocket as over HTTP: a mutation that arrived whole
+		// commits whatever its client does, within the request timeout.
+		MutationTimeout: cfg.RequestTimeout,
 	})
 	a.handler = a.routes(gql)
 	return a, nil
