@@ -403,7 +403,9 @@ func TestARollingDeployLosesNothing(t *testing.T) {
 	waitUntil(caughtUp(10), "the followers are live")
 
 	// The deploy: A drains and exits in the middle of the stream.
+	sigterm := time.Now()
 	assert.Equal(t, 0, a.terminate(), "replica A exits cleanly after draining")
+	t.Logf("replica A drained and exited %s after SIGTERM", time.Since(sigterm).Round(time.Millisecond))
 	atStop := acked()
 	waitUntil(func() bool { return acked() >= atStop+30 }, "writes go on through replica B")
 	a.start()
