@@ -34,15 +34,16 @@ type replica struct {
 	t    *testing.T
 	addr string
 	dsn  string
+	env  []string // more settings, as VAR=value
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	logs bytes.Buffer
 }
 
-func startReplica(t *testing.T, dsn string) *replica {
+func startReplica(t *testing.T, dsn string, env ...string) *replica {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	r := &replica{t: t, addr: ln.Addr().String(), dsn: dsn}
+	r := &replica{t: t, addr: ln.Addr().String(), dsn: dsn, env: env}
 	require.NoError(t, ln.Close())
 	r.start()
 	t.Cleanup(func() {
@@ -59,7 +60,7 @@ func (r *replica) url() string { return "http://" + r.addr }
 // start runs the process and waits until it is ready.
 func (r *replica) start() {
 	cmd := exec.Command(binaryPath) // the binary TestMain built
-	cmd.Env = binaryEnv("DATABASE_URL="+r.dsn, "LISTEN_ADDR="+r.addr, "LOG_LEVEL=warn", "REAP_INTERVAL=1h")
+	cmd.Env = append(binaryEnv("DATABASE_URL="+r.dsn, "LISTEN_ADDR="+r.addr, "LOG_LEVEL=warn", "REAP_INTERVAL=1h"), r.env...)
 	cmd.Stdout, cmd.Stderr = &r.logs, &r.logs
 	require.NoError(r.t, cmd.Start())
 	r.mu.Lock()

@@ -161,8 +161,10 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 	srv := &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ConnContext:       graph.ConnContext,
+		// Not ctx itself: a request must outlive the signal that starts the
+		// drain, or every request in flight would answer CANCELLED.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnContext: graph.ConnContext,
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(out, "sessiongraph is serving at %s/ (GraphQL %s/graphql, GraphiQL %s/graphiql)\n", url, url, url)
@@ -174,12 +176,45 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: draining in-flight requests", "timeout", s.ShutdownTimeout)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.ShutdownTimeout)
+	return drain(srv, a, s, log, errc)
+}
+
+// drain stops a serving replica without losing work (docs/operations-drain.md):
+// /readyz answers 503 for the drain delay while everything is still served;
+// then the listener closes, the requests in flight finish, and every
+// subscription ends with "resume elsewhere from your cursor" (WebSocket
+// close 1012, an SSE event); all of it within the shutdown timeout, after
+// which what is left is cut.
+func drain(srv *http.Server, a *app.App, s config.Settings, log *slog.Logger, errc <-chan error) error {
+	log.Info("shutting down: /readyz answers 503", "drain_delay", s.DrainDelay, "timeout", s.ShutdownTimeout)
+	a.Drain()
+	if s.DrainDelay > 0 {
+		delay := time.NewTimer(s.DrainDelay)
+		select {
+		case <-delay.C:
+		case err := <-errc:
+			delay.Stop()
+			return err
+		}
+	}
+	log.Info("shutting down: no new connections; draining in-flight requests, then subscriptions", "timeout", s.ShutdownTimeout)
+	deadline, cancel := context.WithTimeout(context.Background(), s.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Shutdown(deadline) }()
+	if err := a.GoAway(deadline); err != nil {
+		log.Warn("shutting down: the deadline passed before every request and stream ended", "error", err)
+	}
+	err := <-closed
+	if errors.Is(err, context.DeadlineExceeded) {
+		// What is still running is cut: its clients see the connection drop.
+		_ = srv.Close()
+		return nil
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	log.Info("shut down: every request and stream ended")
 	return nil
 }
 

@@ -77,19 +77,22 @@ func (r *restartable) start() {
 	go func() { _ = r.srv.Serve(ln) }()
 }
 
-// stop shuts down as the production binary does (server.go): a graceful
-// http.Server.Shutdown, then the app's Close, which ends every subscription
-// (the client gets graphql-transport-ws complete), then the process exits,
-// which drops the WebSockets it still holds.
+// stop shuts down as the production binary does (server.go's drain): the
+// listener closes, requests in flight finish, then every WebSocket closes
+// with 1012 Service Restart (no complete: the page resumes from its
+// cursor), and the app closes.
 func (r *restartable) stop() {
 	if r.srv == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	_ = r.srv.Shutdown(ctx)
+	r.app.Drain()
+	closed := make(chan error, 1)
+	go func() { closed <- r.srv.Shutdown(ctx) }()
+	require.NoError(r.t, r.app.GoAway(ctx), "every request and stream ended")
+	require.NoError(r.t, <-closed)
 	_ = r.app.Close()
-	time.Sleep(100 * time.Millisecond) // the completes reach the socket before the process would exit
 	r.mu.Lock()
 	for _, c := range r.conns {
 		_ = c.Close()
@@ -99,8 +102,8 @@ func (r *restartable) stop() {
 	r.srv, r.app = nil, nil
 }
 
-// Live updates survive a server restart: the server completes the page's
-// subscription and goes away, the session changes while it is down, and
+// Live updates survive a server restart: the server closes the page's
+// socket with 1012 Service Restart and goes away, the session changes while it is down, and
 // once a server listens again the page resubscribes from its last event,
 // shows the change and says Live, without a reload.
 func TestDashboardLiveAfterServerRestart(t *testing.T) {

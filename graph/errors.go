@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -64,10 +65,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 var errCancelled = apperr.New(apperr.Cancelled, "the request was cancelled before it finished; send it again")
 
 // recoverPanic turns a resolver panic into an INTERNAL error; the panic value
-// goes to the log, never to the client.
+// and the stack that raised it go to the log (a panic is a bug of ours),
+// never to the client.
 func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		log.ErrorContext(ctx, "resolver panic", "panic", p)
+		// Called in the deferred recover: the stack still holds the panic's frames.
+		log.ErrorContext(ctx, "resolver panic", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "internal error")
 	}
 }

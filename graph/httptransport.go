@@ -137,6 +137,12 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
+	if resp == nil {
+		// gqlgen answers nothing for an operation whose context ended
+		// before it ran: past the request's deadline (internal/app's
+		// limitRequests keeps a client's leaving from ending it).
+		resp = exec.DispatchError(ctx, gqlerror.List{{Message: "the request ended before it ran", Err: ctx.Err()}})
+	}
 	status := http.StatusOK
 	if r.Method == http.MethodPost && hasCode(resp.Errors, apperr.Unavailable) {
 		// The database was down: retryable, and load balancers and clients

@@ -43,6 +43,12 @@ type ServerConfig struct {
 	Subscriptions config.SubscriptionLimits
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
+	// MutationTimeout bounds a mutation sent over a WebSocket, which runs to
+	// its end even when its socket closes first (0: it ends with its socket).
+	MutationTimeout time.Duration
+	// GoingAway, when announced, ends every subscription so that its client
+	// resumes elsewhere (nil: subscriptions end only with their client).
+	GoingAway *GoingAway
 }
 
 // NewServer returns the GraphQL handler with explicit transports: SSE and
@@ -55,6 +61,10 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	}))
 	subscriptions := newSubscriptionCounts(cfg.Subscriptions)
 	authenticate := authenticateSocket(cfg.Resolver.Keys)
+	goingAway := cfg.GoingAway
+	if goingAway == nil {
+		goingAway = NewGoingAway()
+	}
 	// graphql-transport-ws with the protocol's close codes (gqlgen's own
 	// transport does not use them).
 	srv.AddTransport(&wsproto.Transport{
@@ -65,13 +75,16 @@ func NewServer(cfg ServerConfig) *handler.Server {
 			}
 			return onSocket(ctx), nil
 		},
-		Admit:         subscriptions.admit,
-		InitTimeout:   3 * time.Second,
-		PingInterval:  10 * time.Second,
-		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
+		Admit:           subscriptions.admit,
+		InitTimeout:     3 * time.Second,
+		PingInterval:    10 * time.Second,
+		AcceptOptions:   websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
+		GoingAway:       goingAway.ctx,
+		Track:           goingAway.open,
+		MutationTimeout: cfg.MutationTimeout,
 	})
 	// SSE before POST: both accept POST, and SSE claims only event streams.
-	srv.AddTransport(sseChecked{sseTransport{keys: cfg.Resolver.Keys}})
+	srv.AddTransport(sseChecked{sseTransport{keys: cfg.Resolver.Keys, goingAway: goingAway}})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(getQuery{})
 	srv.AddTransport(postJSON{})

@@ -21,10 +21,13 @@ import (
 // distinct connections), held by the key that opened the stream: when the
 // key is revoked, the stream ends with a last event whose error carries a
 // code (UNAUTHENTICATED), then complete, as graphql-sse clients learn of
-// any other error.
+// any other error. When the server goes away, the stream's last event's
+// error is UNAVAILABLE (errGoingAway) and no complete follows: the stream is
+// not over, and its client resumes it elsewhere from its cursor.
 type sseTransport struct {
 	transport.SSE
-	keys *access.Keys
+	keys      *access.Keys
+	goingAway *GoingAway
 }
 
 // Bounds of what the server holds for an SSE client that stops reading.
@@ -69,13 +72,19 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if err != nil {
 		// Revoked since the request authenticated: the stream ends at once.
 		out := &heldStream{ResponseWriter: w}
-		out.end(r.Context(), exec, err)
+		out.end(r.Context(), exec, err, true)
 		return
 	}
-	out := &heldStream{ResponseWriter: w, held: held}
-	t.SSE.Do(out, r.WithContext(held), exec)
+	defer t.goingAway.open()()
+	live, goAway := context.WithCancelCause(held)
+	defer goAway(nil)
+	stop := context.AfterFunc(t.goingAway.ctx, func() { goAway(errGoingAway) })
+	defer stop()
+	out := &heldStream{ResponseWriter: w, held: live}
+	t.SSE.Do(out, r.WithContext(live), exec)
 	if out.cut() {
-		out.end(r.Context(), exec, context.Cause(held))
+		why := context.Cause(live)
+		out.end(r.Context(), exec, why, why != errGoingAway)
 	}
 }
 
@@ -113,15 +122,18 @@ func (s *heldStream) Flush() {
 }
 
 // cut reports whether the hold ended before the transport had finished,
-// and the key was revoked: the transport's complete was dropped.
+// because the key was revoked or the server is going away: the transport's
+// complete was dropped.
 func (s *heldStream) cut() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.dropped && errors.Is(context.Cause(s.held), access.ErrKeyRevoked)
+	cause := context.Cause(s.held)
+	return s.dropped && (errors.Is(cause, access.ErrKeyRevoked) || cause == errGoingAway)
 }
 
-// end writes why the stream ends, presented like any error, and completes it.
-func (s *heldStream) end(ctx context.Context, exec graphql.GraphExecutor, why error) {
+// end writes why the stream ends, presented like any error, and completes
+// it when it is over (not when the client should resume it elsewhere).
+func (s *heldStream) end(ctx context.Context, exec graphql.GraphExecutor, why error, complete bool) {
 	resp := exec.DispatchError(ctx, gqlerror.List{{Message: why.Error(), Err: why}})
 	b, err := json.Marshal(resp)
 	if err != nil {
@@ -133,6 +145,9 @@ func (s *heldStream) end(ctx context.Context, exec graphql.GraphExecutor, why er
 		s.Header().Set("Content-Type", "text/event-stream")
 	}
 	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	fmt.Fprintf(s.ResponseWriter, "event: next\ndata: %s\n\nevent: complete\n\n", b)
+	fmt.Fprintf(s.ResponseWriter, "event: next\ndata: %s\n\n", b)
+	if complete {
+		fmt.Fprint(s.ResponseWriter, "event: complete\n\n")
+	}
 	_ = http.NewResponseController(s.ResponseWriter).Flush()
 }

@@ -79,6 +79,16 @@ func (c *connection) serve() {
 		}
 	})
 	defer initTimer.Stop()
+	if c.t.GoingAway != nil {
+		goingAway := func() {
+			c.close(CloseServiceRestart, "Service Restart: this server is shutting down; reconnect and resume from your last cursor")
+		}
+		if c.t.GoingAway.Err() != nil { // before any message is read
+			goingAway()
+			return
+		}
+		defer context.AfterFunc(c.t.GoingAway, goingAway)()
+	}
 
 	for {
 		// Not c.ctx: coder/websocket drops the socket when a read's context ends,

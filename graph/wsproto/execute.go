@@ -8,6 +8,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -48,8 +49,24 @@ func (c *connection) execute(ctx context.Context, id string, op *operation, para
 		}
 	}()
 
+	// A mutation runs detached from the socket (MutationTimeout); ctx still
+	// decides what is sent.
+	detached := c.t.MutationTimeout > 0 && opCtx.Operation.Operation == ast.Mutation
+	run := ctx
+	if detached {
+		var cancel context.CancelFunc
+		run, cancel = context.WithTimeout(context.WithoutCancel(ctx), c.t.MutationTimeout)
+		defer cancel()
+	}
 	relay := newRelay(opCtx)
-	responses, ctx := c.exec.DispatchOperation(context.WithValue(ctx, relayKey{}, relay), opCtx)
+	responses, run := c.exec.DispatchOperation(context.WithValue(run, relayKey{}, relay), opCtx)
+	if detached {
+		if resp := responses(run); resp != nil && c.sendNext(ctx, id, resp) {
+			c.sendLast(ctx, id, op, message{ID: id, Type: typeComplete})
+		}
+		return
+	}
+	ctx = run
 	if relay.isClaimed() {
 		c.relayLoop(ctx, id, op, relay, responses)
 		return

@@ -32,6 +32,12 @@ const (
 	CloseTooManyInitRequests = 4429 // a second connection_init
 )
 
+// CloseServiceRestart (1012, RFC 6455's registry) closes every connection
+// of a server that is going away: its operations are not over, and the
+// client subscribes again, on another server, from where it was. graphql-ws
+// clients reconnect after it; it never follows a complete.
+const CloseServiceRestart = 1012
+
 const (
 	defaultInitTimeout  = 3 * time.Second
 	defaultReadLimit    = 1 << 20
@@ -86,6 +92,23 @@ type Transport struct {
 	// reading, instead of the megabytes the kernel would grow it to; a
 	// subscriber that still falls behind is told SUBSCRIBER_TOO_SLOW.
 	SendBuffer int
+
+	// MutationTimeout, when set, detaches a mutation from the socket: once
+	// its subscribe message has arrived, it runs to its end (its commit)
+	// within MutationTimeout, even when the client completes it or the
+	// socket closes first; only its answer is then lost. Unset, a mutation
+	// ends with its socket.
+	MutationTimeout time.Duration
+
+	// GoingAway, when set, closes every connection with 1012 Service
+	// Restart once it ends (a connection opened later at once), without
+	// completing its operations.
+	GoingAway context.Context
+
+	// Track, when set, is called as each connection is accepted; the
+	// function it returns is called once the connection has ended, so that
+	// a server going away can wait for its sockets to close.
+	Track func() (untrack func())
 }
 
 // CloseError, returned by Init, closes the socket with its own code and reason
@@ -131,7 +154,15 @@ func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	// The connection lives on its own goroutine and the handler returns: the
 	// socket is hijacked, and an idle subscriber should not keep the HTTP
 	// handler's deep stack and the request parsing state alive.
-	go newConnection(t, ws, hijacked.conn, r, exec).serve()
+	untrack := func() {}
+	if t.Track != nil {
+		untrack = t.Track()
+	}
+	c := newConnection(t, ws, hijacked.conn, r, exec)
+	go func() {
+		defer untrack()
+		c.serve()
+	}()
 }
 
 func (t *Transport) initTimeout() time.Duration {

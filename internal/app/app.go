@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"entgo.io/ent/dialect"
 
@@ -57,6 +58,10 @@ type App struct {
 	metrics *prometheus.Registry
 	// httpRequests counts requests by route and status.
 	httpRequests httpRequests
+	// draining, requests and goingAway are the shutdown's (drain.go).
+	draining  atomic.Bool
+	requests  inFlight
+	goingAway *graph.GoingAway
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
@@ -81,7 +86,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg}
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, goingAway: graph.NewGoingAway()}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{
@@ -96,6 +101,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		TokenLimit:     cfg.TokenLimit,
 		Subscriptions:  cfg.Subscriptions,
 		TracerProvider: cfg.TracerProvider,
+		GoingAway:      a.goingAway,
+		// Over a WebSocket as over HTTP: a mutation that arrived whole
+		// commits whatever its client does, within the request timeout.
+		MutationTimeout: cfg.RequestTimeout,
 	})
 	mcp := mcpserver.Handler(mcpserver.Config{Engine: eng, Logger: cfg.Logger,
 		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes})

@@ -16,7 +16,7 @@ import (
 // limitRequests bounds each GraphQL request before gqlgen sees it: a body
 // over MaxBodyBytes is refused with 413, an array of operations (batching)
 // with 400, and a query or mutation is cancelled, its database work with it,
-// after RequestTimeout. Subscriptions (WebSocket and SSE) are long-lived and
+// after RequestTimeout, and not before, even when its client goes away. Subscriptions (WebSocket and SSE) are long-lived and
 // are not timed.
 func (a *App) limitRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +39,10 @@ func (a *App) limitRequests(next http.Handler) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		if !isStream(r) {
-			ctx, cancel := context.WithTimeout(r.Context(), a.cfg.RequestTimeout)
+			// Received whole, the request runs to its end whatever its client
+			// does (half-closes, disconnects): not the connection's
+			// cancellation, only the request's deadline.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.cfg.RequestTimeout)
 			defer cancel()
 			r = r.WithContext(ctx)
 		}

@@ -30,7 +30,7 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", dashboard.Handler())
-	h := a.logRequests(mux)
+	h := a.logRequests(a.countRequests(mux))
 	if tp := a.cfg.TracerProvider; tp != nil {
 		// Outermost, so that the access log carries the trace id; joins the
 		// caller's trace from its traceparent header.
@@ -42,8 +42,12 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 
 // ready answers 200 when the database answers and carries the newest
 // migration, so that a load balancer sends nothing to a replica that cannot
-// serve yet.
+// serve yet, and 503 once the replica drains (it is shutting down).
 func (a *App) ready(w http.ResponseWriter, r *http.Request) {
+	if a.Draining() {
+		http.Error(w, "draining: this replica is shutting down", http.StatusServiceUnavailable)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	want, err := migrations.Latest()

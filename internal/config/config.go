@@ -58,7 +58,11 @@ type Settings struct {
 	// kitchen domain.
 	DomainFile      string
 	ShutdownTimeout time.Duration
-	ReapInterval    time.Duration
+	// DrainDelay is how long a replica that was told to stop keeps serving
+	// with /readyz at 503 before it closes its listener, so that a load
+	// balancer has stopped sending it new connections.
+	DrainDelay   time.Duration
+	ReapInterval time.Duration
 	// Retention is how long an expired session stays readable before the
 	// reaper purges it.
 	Retention      time.Duration
@@ -133,6 +137,7 @@ func (s *Settings) bind(b *binder) {
 	b.string(&s.DefaultDomain, "default-domain", "DEFAULT_DOMAIN", "kitchen", "domain of sessions opened without one")
 	b.string(&s.DomainFile, "domain-file", "DOMAIN_FILE", "", "YAML file of a domain's entity types, loaded at start besides the embedded kitchen domain")
 	b.duration(&s.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
+	b.durationOrZero(&s.DrainDelay, "drain-delay", "DRAIN_DELAY", "on SIGTERM, how long /readyz answers 503 while the server still accepts requests, before it stops listening (set it to your load balancer's health check interval times its failure threshold)")
 	b.duration(&s.ReapInterval, "reap-interval", "REAP_INTERVAL", time.Minute, "how often the expiry reaper runs, on one replica at a time")
 	b.duration(&s.Retention, "retention", "RETENTION", 7*24*time.Hour, "how long expired sessions stay readable before they are purged")
 	b.int64(&s.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", 2<<20, "largest request body accepted; larger gets 413")

@@ -2,9 +2,10 @@
 
 A stream remembers the last event it delivered (its sequence, or for
 sessionsChanged its cursor) and, after a dropped connection, a server close
-that is not final, a server `complete` or a retryable error
-(SUBSCRIBER_TOO_SLOW, UNAVAILABLE, ...), subscribes again after it: every
-event arrives once, in order. A subscription started without `after` first
+that is not final (1012 Service Restart is what a replica that shuts down
+sends: the load balancer then connects the stream to another), a server
+`complete` or a retryable error (SUBSCRIBER_TOO_SLOW, UNAVAILABLE, ...),
+subscribes again after it: every event arrives once, in order. A subscription started without `after` first
 reads where the session (or feed) stands, so even a drop before the first
 event loses nothing. Close 4403 (an unknown or revoked key) and the protocol's
 other 44xx codes end the stream with SubscriptionClosed; an error answer that

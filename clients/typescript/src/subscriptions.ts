@@ -1,7 +1,10 @@
 // Subscriptions over graphql-ws (WebSocket, graphql-transport-ws) or graphql-sse
 // (Server-Sent Events), as async iterators that resume by cursor: after any
 // disconnect the client subscribes again from the last item it delivered, so
-// each event arrives once, in order. A revoked or bad key, or any error that
+// each event arrives once, in order. A replica that shuts down says so without
+// completing: it closes the socket with 1012 Service Restart, or ends an SSE stream
+// with a last UNAVAILABLE error; both resume here (on another replica, through the
+// load balancer), while complete ends the iterator, as the stream is over. A revoked or bad key, or any error that
 // trying again cannot fix, ends the iterator with a SessionGraphError.
 import { createClient as createWSClient, type Client as WSClient } from 'graphql-ws';
 import { createClient as createSSEClient, NetworkError, type Client as SSEClient } from 'graphql-sse';

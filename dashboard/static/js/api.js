@@ -169,11 +169,14 @@ function backoff(attempt) {
  * gets a sentence. With resume, which picks the cursor out of a result (an
  * event's sequence, or for the feed of every session its cursor string),
  * variables.after follows the stream, so that a resubscription resumes where
- * it stopped. The subscription lasts until the returned function stops it:
- * when the server ends it (graphql-transport-ws complete, as a server does
- * when it shuts down) or the connection is lost for good, it subscribes
- * again by itself, with backoff, from the last cursor. Only a refusal stops
- * it: a GraphQL error for the operation, or a refused API key (4403).
+ * it stopped. The subscription lasts until the returned function stops it.
+ * A replica that shuts down closes the socket with 1012 Service Restart:
+ * graphql-ws reconnects (through the load balancer, to another replica)
+ * and sends the same payload again, whose after is the last cursor seen, so
+ * nothing is missed or repeated. When the server ends the stream
+ * (complete) or the connection is lost for good, it subscribes again by
+ * itself, with backoff, from the last cursor. Only a refusal stops it: a
+ * GraphQL error for the operation, or a refused API key (4403).
  */
 export function subscribe(query, variables, { next, error, resume }) {
   const payload = { query, variables: { ...variables } };
