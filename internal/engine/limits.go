@@ -1,5 +1,7 @@
 package engine
 
+import "sessiongraph/internal/registry"
+
 // Limits on what a client may send. The API's edge checks the generic ones
 // on every argument of an operation before anything runs (so no oversize
 // input ever reaches a transaction); the engine checks those that belong to
@@ -33,5 +35,5 @@ const (
 	MaxLabelPlaceholders  = 16
 	// maxLabelLen bounds a ref's label: a given one is refused above it, a
 	// computed one is cut to it.
-	maxLabelLen = 1000
+	maxLabelLen = registry.MaxLabelBytes
 )
