@@ -146,7 +146,7 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 	}
 	srv := &http.Server{
 		Handler:           a.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.ReadTimeout, // the body's own deadline is set per request (internal/app)
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	url := "http://" + ln.Addr().String()

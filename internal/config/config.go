@@ -61,8 +61,12 @@ type Settings struct {
 	ReapInterval    time.Duration
 	// Retention is how long an expired session stays readable before the
 	// reaper purges it.
-	Retention      time.Duration
-	MaxBodyBytes   int64
+	Retention    time.Duration
+	MaxBodyBytes int64
+	// ReadTimeout bounds how long a client may take to send a request's
+	// headers, and again its body: a slow sender holds a connection no
+	// longer, with or without a key.
+	ReadTimeout    time.Duration
 	RequestTimeout time.Duration
 	TokenLimit     int
 	Limits         Limits
@@ -136,6 +140,7 @@ func (s *Settings) bind(b *binder) {
 	b.duration(&s.ReapInterval, "reap-interval", "REAP_INTERVAL", time.Minute, "how often the expiry reaper runs, on one replica at a time")
 	b.duration(&s.Retention, "retention", "RETENTION", 7*24*time.Hour, "how long expired sessions stay readable before they are purged")
 	b.int64(&s.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", 2<<20, "largest request body accepted; larger gets 413")
+	b.duration(&s.ReadTimeout, "read-timeout", "READ_TIMEOUT", 10*time.Second, "how long a client may take to send a request's headers, and again its body; a slower one is cut off")
 	b.duration(&s.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", 30*time.Second, "a query or mutation is cancelled, with its database work, after this")
 	b.int(&s.TokenLimit, "token-limit", "TOKEN_LIMIT", 15000, "most tokens the parser reads from one query")
 	b.int(&s.Limits.MaxDepth, "max-depth", "MAX_DEPTH", 15, "deepest selection nesting allowed")
