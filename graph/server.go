@@ -17,6 +17,7 @@ import (
 	"sessiongraph/graph/compiled"
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/wsproto"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/config"
 )
 
@@ -41,6 +42,9 @@ type ServerConfig struct {
 	// Subscriptions caps live subscriptions (config.Defaults has the
 	// defaults).
 	Subscriptions config.SubscriptionLimits
+	// Fairness, when set, holds a WebSocket's operations to their key's
+	// request limits, as HTTP requests are held before they get here.
+	Fairness *access.Fairness
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
 }
@@ -65,7 +69,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 			}
 			return onSocket(ctx), nil
 		},
-		Admit:         subscriptions.admit,
+		Admit:         admitOnSocket(cfg.Fairness, subscriptions.admit),
 		InitTimeout:   3 * time.Second,
 		PingInterval:  10 * time.Second,
 		AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},

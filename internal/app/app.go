@@ -54,6 +54,8 @@ type App struct {
 	stopHub func()
 	cfg     Config
 	metrics *prometheus.Registry
+	// fairness holds each key and tenant to its request limits.
+	fairness *access.Fairness
 	// httpRequests counts requests by route and status.
 	httpRequests httpRequests
 }
@@ -80,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg}
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, fairness: access.NewFairness(cfg.Fairness)}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{
@@ -94,6 +96,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Metrics:        graph.NewMetrics(a.metrics),
 		TokenLimit:     cfg.TokenLimit,
 		Subscriptions:  cfg.Subscriptions,
+		Fairness:       a.fairness,
 		TracerProvider: cfg.TracerProvider,
 	})
 	a.handler = a.routes(gql)

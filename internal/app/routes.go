@@ -19,7 +19,7 @@ import (
 
 func (a *App) routes(gql http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", a.limitRequests(a.authenticate(gql)))
+	mux.Handle("/graphql", a.limitRequests(a.authenticate(a.admit(gql))))
 	mux.Handle("GET /graphiql", graphiql.Handler())
 	mux.Handle("GET /graphiql/", graphiql.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

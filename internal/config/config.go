@@ -73,6 +73,8 @@ type Settings struct {
 	// Subscriptions caps the live subscriptions of one WebSocket, of one API
 	// key on one replica, and of the replica.
 	Subscriptions SubscriptionLimits
+	// Fairness bounds each key's and tenant's requests (docs/fairness.md).
+	Fairness Fairness
 	// MaxOpenConns bounds the database pool; 0 sizes it from the machine
 	// and the database (internal/app's poolSize).
 	MaxOpenConns int
@@ -95,6 +97,17 @@ type Limits struct {
 	// MaxComplexity bounds the operation's cost: every field costs 1, and a
 	// connection's selection counts once per node it may return.
 	MaxComplexity int
+}
+
+// Fairness bounds what one API key, and the keys of one tenant together,
+// may ask of a replica: requests a second (a token bucket refilled at Rate
+// a second, holding Burst) and requests in flight. Over either, a request
+// is answered 429 RATE_LIMITED with Retry-After. The defaults leave an
+// agent runtime's key far more than a conversation needs (a turn is a few
+// dozen requests) while one key cannot take a replica from the others.
+type Fairness struct {
+	KeyRate, KeyBurst, KeyInFlight          int
+	TenantRate, TenantBurst, TenantInFlight int
 }
 
 // SubscriptionLimits caps live subscriptions, so that no client can hold a
@@ -151,6 +164,12 @@ func (s *Settings) bind(b *binder) {
 	b.int(&s.Subscriptions.PerSocket, FlagSubscriptionsPerSocket, "MAX_SUBSCRIPTIONS_PER_SOCKET", 100, "most live subscriptions on one WebSocket")
 	b.int(&s.Subscriptions.PerKey, FlagSubscriptionsPerKey, "MAX_SUBSCRIPTIONS_PER_KEY", 1_000, "most live subscriptions of one API key on this replica")
 	b.int(&s.Subscriptions.PerReplica, FlagSubscriptionsPerReplica, "MAX_SUBSCRIPTIONS", 10_000, "most live subscriptions on this replica")
+	b.int(&s.Fairness.KeyRate, "key-rate", "KEY_RATE", 500, "requests a second one API key may send to this replica (429 RATE_LIMITED above)")
+	b.int(&s.Fairness.KeyBurst, "key-burst", "KEY_BURST", 1000, "requests one API key may send at once above -key-rate")
+	b.int(&s.Fairness.KeyInFlight, "key-in-flight", "KEY_IN_FLIGHT", 32, "queries and mutations of one API key this replica runs at once (429 RATE_LIMITED above)")
+	b.int(&s.Fairness.TenantRate, "tenant-rate", "TENANT_RATE", 1000, "requests a second the keys of one tenant together may send to this replica")
+	b.int(&s.Fairness.TenantBurst, "tenant-burst", "TENANT_BURST", 2000, "requests the keys of one tenant may send at once above -tenant-rate")
+	b.int(&s.Fairness.TenantInFlight, "tenant-in-flight", "TENANT_IN_FLIGHT", 64, "queries and mutations of one tenant's keys this replica runs at once")
 	b.intOrZero(&s.MaxOpenConns, "max-open-conns", "MAX_OPEN_CONNS", "most database connections this replica opens; 0 sizes the pool from the cores and PostgreSQL's max_connections")
 
 	s.DomainCacheTTL = 10 * time.Second
