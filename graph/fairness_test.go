@@ -25,7 +25,8 @@ const viewerRole = `{ viewer { role } }`
 // a WebSocket, the same key is refused the same way.
 func TestAKeyOverItsRateIsAnswered429WithRetryAfter(t *testing.T) {
 	s := apitest.New(t, func(c *app.Config) {
-		c.Fairness = config.Fairness{KeyRate: 1, KeyBurst: 3, KeyInFlight: 100, TenantRate: 1, TenantBurst: 5, TenantInFlight: 100}
+		c.Fairness = config.Fairness{KeyRate: 1, KeyBurst: 3, KeyInFlight: 100, TenantRate: 1, TenantBurst: 5, TenantInFlight: 100,
+			KeyPoolShare: 50, TenantPoolShare: 75}
 	})
 	flood := s.WithKey(s.NewKey(t, "READER", "acme"))
 	for i := range 3 {
@@ -92,7 +93,9 @@ func lockTable(t *testing.T, dsn, table string) (waiting func() int, unlock func
 // the next one, until one of them is answered; another key is admitted.
 func TestAKeyWithItsMostRequestsInFlightIsAnswered429(t *testing.T) {
 	s := apitest.New(t, func(c *app.Config) {
-		c.Fairness = config.Fairness{KeyRate: 1000, KeyBurst: 1000, KeyInFlight: 2, TenantRate: 1000, TenantBurst: 1000, TenantInFlight: 100}
+		c.Fairness = config.Fairness{KeyRate: 1000, KeyBurst: 1000, KeyInFlight: 2, TenantRate: 1000, TenantBurst: 1000, TenantInFlight: 100,
+			KeyPoolShare: 100, TenantPoolShare: 100}
+		c.MaxOpenConns = 8 // both searches reach the database
 	})
 	reader := s.WithKey(s.NewKey(t, "READER", "acme"))
 	waiting, unlock := lockTable(t, s.DSN, "sessions")
@@ -118,4 +121,50 @@ func TestAKeyWithItsMostRequestsInFlightIsAnswered429(t *testing.T) {
 		assert.Empty(t, r.Errors, "the held searches finish once the lock is gone")
 	}
 	assert.Empty(t, reader.Do(t, search, nil).Errors, "and the key is admitted again")
+}
+
+// One READER key flooding slow searches holds no more than its share of
+// the database pool: another tenant's write commits, and a key that was
+// never used authenticates, while the searches wait. The searches are made
+// slow by a lock on refs (which the write does not touch), so that each
+// holds its connection as a 30 s search did; the pool has 4 connections,
+// a key's share is half of it. Without shares the twelve searches took all
+// four: the write timed out and the new key's check answered 503.
+func TestAFloodingKeyLeavesOtherTenantsWritesAConnection(t *testing.T) {
+	s := apitest.New(t, func(c *app.Config) {
+		c.MaxOpenConns = 4
+		c.RequestTimeout = 5 * time.Second
+	})
+	victim := s.WithKey(s.NewKey(t, "CLIENT", "globex"))
+	var opened struct {
+		OpenSession struct{ Session struct{ ID string } }
+	}
+	victim.MustDo(t, `mutation { openSession(input: {tenant: "globex", externalKey: "victim"}) { session { id } } }`, nil, &opened)
+	flood := s.WithKey(s.NewKey(t, "READER", "acme"))
+	waiting, unlock := lockTable(t, s.DSN, "refs")
+
+	search := `{ sessions(first: 5, where: {hasRefsWith: [{labelContainsFold: "butter"}]}) { totalCount } }`
+	var wg sync.WaitGroup
+	searches := make([]*apitest.Response, 12)
+	for i := range searches {
+		wg.Go(func() { searches[i] = flood.Do(t, search, nil) })
+	}
+	require.Eventually(t, func() bool { return waiting() >= 1 }, 20*time.Second, 10*time.Millisecond, "the searches reach the lock")
+
+	res := victim.Do(t, `mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "written under a flood"}) { session { historySummary } } }`,
+		map[string]any{"id": opened.OpenSession.Session.ID})
+	require.Empty(t, res.Errors, "another tenant's write gets a connection")
+	assert.JSONEq(t, `{"updateSession": {"session": {"historySummary": "written under a flood"}}}`, string(res.Data))
+
+	fresh := s.WithKey(s.NewKey(t, "READER", "initech"))
+	res = fresh.Do(t, viewerRole, nil)
+	assert.Equal(t, 200, res.Status, "a key never seen before is checked: %v", res.Errors)
+	assert.Empty(t, res.Errors)
+	assert.LessOrEqual(t, waiting(), 2, "the flooding key holds at most its share (2 of 4) in the database")
+
+	unlock()
+	wg.Wait()
+	for _, r := range searches {
+		assert.Empty(t, r.Errors, "every search runs once the lock is gone")
+	}
 }

@@ -45,6 +45,9 @@ type ServerConfig struct {
 	// Fairness, when set, holds a WebSocket's operations to their key's
 	// request limits, as HTTP requests are held before they get here.
 	Fairness *access.Fairness
+	// PoolShares, when set, runs each key's queries and mutations within
+	// its share of the database pool.
+	PoolShares *access.PoolShares
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
 }
@@ -92,6 +95,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.AroundOperations(authorizeOperation(cfg.Resolver.Keys, cfg.Logger))
 	srv.AroundOperations(subscriptions.limitStreams)
+	srv.AroundOperations(claimPoolShare(cfg.PoolShares))
 	// Over SSE, a subscription that ends for a reason says it (live.go).
 	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)

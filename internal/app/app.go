@@ -54,8 +54,12 @@ type App struct {
 	stopHub func()
 	cfg     Config
 	metrics *prometheus.Registry
-	// fairness holds each key and tenant to its request limits.
+	// fairness holds each key and tenant to its request limits, and
+	// shares to its share of the database pool.
 	fairness *access.Fairness
+	shares   *access.PoolShares
+	// keyClient checks API keys on a pool of its own.
+	keyClient *ent.Client
 	// httpRequests counts requests by route and status.
 	httpRequests httpRequests
 }
@@ -82,7 +86,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, fairness: access.NewFairness(cfg.Fairness)}
+	_, keyClient, err := openKeyClient(cfg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient,
+		fairness: access.NewFairness(cfg.Fairness),
+		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare)}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{
@@ -97,6 +108,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		TokenLimit:     cfg.TokenLimit,
 		Subscriptions:  cfg.Subscriptions,
 		Fairness:       a.fairness,
+		PoolShares:     a.shares,
 		TracerProvider: cfg.TracerProvider,
 	})
 	a.handler = a.routes(gql)
@@ -119,6 +131,7 @@ func (a *App) Handler() http.Handler { return a.handler }
 // Close stops the event hub and releases the database connections.
 func (a *App) Close() error {
 	a.stopHub()
+	a.keyClient.Close()
 	return a.Client.Close()
 }
 
@@ -129,7 +142,7 @@ func (a *App) startHub(cfg Config, st *store.Store) {
 	bell := events.NewDoorbell(a.DB, a.Hub, cfg.Logger)
 	st.OnCommit(bell.Ring)
 	a.Engine.SetHub(a.Hub)
-	a.Keys = access.NewKeys(a.Client, st, cfg.Logger)
+	a.Keys = access.NewKeys(a.keyClient, st, cfg.Logger)
 	// The hub and the reaper are the server's own work, across tenants.
 	ctx, cancel := context.WithCancel(access.System(context.Background()))
 	done := make(chan struct{})

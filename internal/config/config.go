@@ -105,9 +105,14 @@ type Limits struct {
 // is answered 429 RATE_LIMITED with Retry-After. The defaults leave an
 // agent runtime's key far more than a conversation needs (a turn is a few
 // dozen requests) while one key cannot take a replica from the others.
+//
+// KeyPoolShare and TenantPoolShare are the percent of the database pool
+// one key's, and one tenant's, queries and mutations may hold at once; the
+// rest wait their turn (access.PoolShares).
 type Fairness struct {
 	KeyRate, KeyBurst, KeyInFlight          int
 	TenantRate, TenantBurst, TenantInFlight int
+	KeyPoolShare, TenantPoolShare           int
 }
 
 // SubscriptionLimits caps live subscriptions, so that no client can hold a
@@ -170,6 +175,8 @@ func (s *Settings) bind(b *binder) {
 	b.int(&s.Fairness.TenantRate, "tenant-rate", "TENANT_RATE", 1000, "requests a second the keys of one tenant together may send to this replica")
 	b.int(&s.Fairness.TenantBurst, "tenant-burst", "TENANT_BURST", 2000, "requests the keys of one tenant may send at once above -tenant-rate")
 	b.int(&s.Fairness.TenantInFlight, "tenant-in-flight", "TENANT_IN_FLIGHT", 64, "queries and mutations of one tenant's keys this replica runs at once")
+	b.int(&s.Fairness.KeyPoolShare, "key-pool-share", "KEY_POOL_SHARE", 50, "percent of the database pool one API key's operations may hold at once; more wait their turn")
+	b.int(&s.Fairness.TenantPoolShare, "tenant-pool-share", "TENANT_POOL_SHARE", 75, "percent of the database pool one tenant's operations may hold at once; more wait their turn")
 	b.intOrZero(&s.MaxOpenConns, "max-open-conns", "MAX_OPEN_CONNS", "most database connections this replica opens; 0 sizes the pool from the cores and PostgreSQL's max_connections")
 
 	s.DomainCacheTTL = 10 * time.Second

@@ -24,7 +24,7 @@ func TestDefaultsAreWhatNoFlagAndNoVariableGive(t *testing.T) {
 		MaxBodyBytes: 2 << 20, ReadTimeout: 10 * time.Second, RequestTimeout: 30 * time.Second, TokenLimit: 15000,
 		Limits:         config.Limits{MaxDepth: 15, MaxAliases: 30, MaxRootFields: 20, MaxComplexity: 50000},
 		Subscriptions:  config.SubscriptionLimits{PerSocket: 100, PerKey: 1000, PerReplica: 10000},
-		Fairness:       config.Fairness{KeyRate: 500, KeyBurst: 1000, KeyInFlight: 32, TenantRate: 1000, TenantBurst: 2000, TenantInFlight: 64},
+		Fairness:       config.Fairness{KeyRate: 500, KeyBurst: 1000, KeyInFlight: 32, TenantRate: 1000, TenantBurst: 2000, TenantInFlight: 64, KeyPoolShare: 50, TenantPoolShare: 75},
 		DomainCacheTTL: 10 * time.Second, PageDefault: 20, PageMax: 100, CompiledReads: true,
 	}, d)
 
