@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,4 +168,34 @@ func TestAFloodingKeyLeavesOtherTenantsWritesAConnection(t *testing.T) {
 	for _, r := range searches {
 		assert.Empty(t, r.Errors, "every search runs once the lock is gone")
 	}
+}
+
+// A query past -query-timeout and a mutation past -mutation-timeout are
+// cancelled with their statements and answered TIMEOUT; so is a statement
+// PostgreSQL cancels for a statement_timeout an operator set (here in the
+// database URL), which answered INTERNAL.
+func TestAnOperationPastItsClassTimeoutAnswersTimeout(t *testing.T) {
+	s := apitest.New(t, func(c *app.Config) {
+		c.QueryTimeout = 300 * time.Millisecond
+		c.MutationTimeout = 600 * time.Millisecond
+	})
+	var opened struct {
+		OpenSession struct{ Session struct{ ID string } }
+	}
+	s.MustDo(t, `mutation { openSession(input: {tenant: "acme", externalKey: "slow"}) { session { id } } }`, nil, &opened)
+	_, unlock := lockTable(t, s.DSN, "sessions")
+	search := `{ sessions(first: 1, where: {externalKeyContainsFold: "slow"}) { totalCount } }`
+	write := `mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "late"}) { session { id } } }`
+	assert.Equal(t, "TIMEOUT", s.ErrorCode(t, search, nil))
+	assert.Equal(t, "TIMEOUT", s.ErrorCode(t, write, map[string]any{"id": opened.OpenSession.Session.ID}))
+	unlock()
+
+	sep := "?"
+	if strings.Contains(s.DSN, "?") {
+		sep = "&"
+	}
+	limited := apitest.Replica(t, s.DSN+sep+"statement_timeout=200")
+	_, unlock = lockTable(t, s.DSN, "sessions")
+	defer unlock()
+	assert.Equal(t, "TIMEOUT", limited.ErrorCode(t, search, nil))
 }

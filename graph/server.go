@@ -48,6 +48,8 @@ type ServerConfig struct {
 	// PoolShares, when set, runs each key's queries and mutations within
 	// its share of the database pool.
 	PoolShares *access.PoolShares
+	// QueryTimeout and MutationTimeout bound an operation of their class.
+	QueryTimeout, MutationTimeout time.Duration
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
 }
@@ -95,7 +97,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.AroundOperations(authorizeOperation(cfg.Resolver.Keys, cfg.Logger))
 	srv.AroundOperations(subscriptions.limitStreams)
-	srv.AroundOperations(claimPoolShare(cfg.PoolShares))
+	srv.AroundOperations(claimPoolShare(cfg.PoolShares, cfg.QueryTimeout, cfg.MutationTimeout))
 	// Over SSE, a subscription that ends for a reason says it (live.go).
 	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)

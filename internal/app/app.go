@@ -109,6 +109,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Subscriptions:  cfg.Subscriptions,
 		Fairness:       a.fairness,
 		PoolShares:     a.shares,
+		QueryTimeout:   cfg.QueryTimeout, MutationTimeout: cfg.MutationTimeout,
 		TracerProvider: cfg.TracerProvider,
 	})
 	a.handler = a.routes(gql)

@@ -68,8 +68,13 @@ type Settings struct {
 	// longer, with or without a key.
 	ReadTimeout    time.Duration
 	RequestTimeout time.Duration
-	TokenLimit     int
-	Limits         Limits
+	// QueryTimeout and MutationTimeout bound one operation of their class,
+	// its database statements with it, within RequestTimeout: a search
+	// gives up sooner than a write (docs/fairness.md).
+	QueryTimeout    time.Duration
+	MutationTimeout time.Duration
+	TokenLimit      int
+	Limits          Limits
 	// Subscriptions caps the live subscriptions of one WebSocket, of one API
 	// key on one replica, and of the replica.
 	Subscriptions SubscriptionLimits
@@ -160,6 +165,8 @@ func (s *Settings) bind(b *binder) {
 	b.int64(&s.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", 2<<20, "largest request body accepted; larger gets 413")
 	b.duration(&s.ReadTimeout, "read-timeout", "READ_TIMEOUT", 10*time.Second, "how long a client may take to send a request's headers, and again its body; a slower one is cut off")
 	b.duration(&s.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", 30*time.Second, "a query or mutation is cancelled, with its database work, after this")
+	b.duration(&s.QueryTimeout, "query-timeout", "QUERY_TIMEOUT", 10*time.Second, "a query, with its database statements, is cancelled (TIMEOUT) after this")
+	b.duration(&s.MutationTimeout, "mutation-timeout", "MUTATION_TIMEOUT", 20*time.Second, "a mutation, with its database statements, is cancelled (TIMEOUT) after this")
 	b.int(&s.TokenLimit, "token-limit", "TOKEN_LIMIT", 15000, "most tokens the parser reads from one query")
 	b.int(&s.Limits.MaxDepth, "max-depth", "MAX_DEPTH", 15, "deepest selection nesting allowed")
 	b.int(&s.Limits.MaxAliases, "max-aliases", "MAX_ALIASES", 30, "most aliases in one operation")
