@@ -160,7 +160,7 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 	}
 	srv := &http.Server{
 		Handler:           a.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.ReadTimeout, // the body's own deadline is set per request (internal/app)
 		// Not ctx itself: a request must outlive the signal that starts the
 		// drain, or every request in flight would answer CANCELLED.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

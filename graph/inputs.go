@@ -87,7 +87,11 @@ type inputWalk struct {
 	at       []any
 	response ast.Path
 	total    int
-	err      *gqlerror.Error
+	// predicates counts the predicates of the filter being walked, over
+	// all its branches; filterDepth is how deep the walk is in filters.
+	predicates  int
+	filterDepth int
+	err         *gqlerror.Error
 }
 
 func (w *inputWalk) selection(set ast.SelectionSet, response ast.Path) {
@@ -194,12 +198,23 @@ func (w *inputWalk) value(t *ast.Type, v any, depth int) {
 		if !ok || !w.nest(depth+1) {
 			return
 		}
+		filter := isFilter(def)
+		if filter {
+			if w.filterDepth == 0 {
+				w.predicates = 0 // each where argument has its own bound
+			}
+			w.filterDepth++
+			defer func() { w.filterDepth-- }()
+		}
 		for _, f := range def.Fields { // schema order, so the first problem is the same each time
 			fv, present := obj[f.Name]
 			if !present {
 				continue
 			}
 			w.at = append(w.at, f.Name)
+			if filter && !w.predicate(f.Name, fv) {
+				return
+			}
 			w.value(f.Type, fv, depth+1)
 			w.at = w.at[:len(w.at)-1]
 			if w.err != nil {
@@ -319,6 +334,38 @@ func (w *inputWalk) int32(v any) {
 	if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
 		w.fail(apperr.BadUserInput, "%s is %v, which is not an Int: GraphQL's Int is 32-bit, from %d to %d", w.path(), v, math.MinInt32, math.MaxInt32)
 	}
+}
+
+// isFilter reports whether def is one of ent's filter inputs
+// (SessionWhereInput, RefWhereInput, ...).
+func isFilter(def *ast.Definition) bool { return strings.HasSuffix(def.Name, "WhereInput") }
+
+// patternSuffixes end the names of a filter's search fields, whose value is
+// a pattern PostgreSQL matches with LIKE or ILIKE.
+var patternSuffixes = []string{"Contains", "ContainsFold", "HasPrefix", "HasSuffix"}
+
+// predicate counts a filter's field named name as one predicate (and, or
+// and not only group others) and checks a search pattern's length; it
+// reports whether the walk may go on. A filter's cost is linear in its
+// predicates, so bounding their number bounds the work however the
+// branches nest.
+func (w *inputWalk) predicate(name string, v any) bool {
+	switch name {
+	case "and", "or", "not":
+		return true
+	}
+	w.predicates++
+	if w.predicates > engine.MaxPredicates {
+		w.fail(apperr.InputTooLarge, "this filter has more than %d predicates (counted over all its and, or and not branches): simplify it", engine.MaxPredicates)
+		return false
+	}
+	if s, ok := v.(string); ok && len(s) > engine.MaxPatternBytes && slices.ContainsFunc(patternSuffixes, func(suf string) bool { return strings.HasSuffix(name, suf) }) {
+		// apperr cuts the quoted pattern to its start.
+		msg := apperr.New(apperr.InputTooLarge, "%s is a search pattern of %d bytes; at most %d are allowed: %q", w.path(), len(s), engine.MaxPatternBytes, s).Message
+		w.fail(apperr.InputTooLarge, "%s", msg)
+		return false
+	}
+	return true
 }
 
 // nest reports whether a value may nest one level deeper, failing if not.

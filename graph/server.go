@@ -17,6 +17,7 @@ import (
 	"sessiongraph/graph/compiled"
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/wsproto"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/config"
 )
 
@@ -41,11 +42,19 @@ type ServerConfig struct {
 	// Subscriptions caps live subscriptions (config.Defaults has the
 	// defaults).
 	Subscriptions config.SubscriptionLimits
+	// Fairness, when set, holds a WebSocket's operations to their key's
+	// request limits, as HTTP requests are held before they get here.
+	Fairness *access.Fairness
+	// PoolShares, when set, runs each key's queries and mutations within
+	// its share of the database pool.
+	PoolShares *access.PoolShares
+	// QueryTimeout and MutationTimeout bound an operation of their class.
+	// A mutation sent over a WebSocket runs to its end within
+	// MutationTimeout even when its socket closes first (0: it ends with
+	// its socket).
+	QueryTimeout, MutationTimeout time.Duration
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
-	// MutationTimeout bounds a mutation sent over a WebSocket, which runs to
-	// its end even when its socket closes first (0: it ends with its socket).
-	MutationTimeout time.Duration
 	// GoingAway, when announced, ends every subscription so that its client
 	// resumes elsewhere (nil: subscriptions end only with their client).
 	GoingAway *GoingAway
@@ -75,7 +84,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 			}
 			return onSocket(ctx), nil
 		},
-		Admit:           subscriptions.admit,
+		Admit:           admitOnSocket(cfg.Fairness, subscriptions.admit),
 		InitTimeout:     3 * time.Second,
 		PingInterval:    10 * time.Second,
 		AcceptOptions:   websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
@@ -101,6 +110,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.AroundOperations(authorizeOperation(cfg.Resolver.Keys, cfg.Logger))
 	srv.AroundOperations(subscriptions.limitStreams)
+	srv.AroundOperations(claimPoolShare(cfg.PoolShares, cfg.QueryTimeout, cfg.MutationTimeout))
 	// Over SSE, a subscription that ends for a reason says it (live.go).
 	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)

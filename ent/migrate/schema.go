@@ -247,6 +247,15 @@ var (
 					Where: "((entity_id IS NULL) OR (active_reason IS NOT NULL))",
 				},
 			},
+			{
+				Name:    "ref_label_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{RefsColumns[4]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
+			},
 		},
 	}
 	// SessionsColumns holds the columns for the "sessions" table.
@@ -298,6 +307,33 @@ var (
 				Name:    "session_tenant_user_id",
 				Unique:  false,
 				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[3]},
+			},
+			{
+				Name:    "session_external_key_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[2]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
+			},
+			{
+				Name:    "session_user_id_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[3]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
+			},
+			{
+				Name:    "session_tenant_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
 			},
 		},
 	}
@@ -389,6 +425,24 @@ var (
 				Columns: []*schema.Column{TurnsColumns[11]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "((status)::text = 'OPEN'::text)",
+				},
+			},
+			{
+				Name:    "turn_user_message_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{TurnsColumns[2]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
+			},
+			{
+				Name:    "turn_assistant_message_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{TurnsColumns[3]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
 				},
 			},
 		},

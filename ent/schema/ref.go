@@ -75,6 +75,8 @@ func (Ref) Indexes() []ent.Index {
 		// ref of a long session. (Written as PostgreSQL normalizes it.)
 		index.Fields("session_id").StorageKey("ref_session_id_live").
 			Annotations(entsql.IndexWhere("((entity_id IS NULL) OR (active_reason IS NOT NULL))")),
+		// A search of sessions by what they refer to.
+		searchable("label", "ref_label_trgm"),
 	}
 }
 

@@ -93,6 +93,10 @@ func (Session) Indexes() []ent.Index {
 		index.Fields("status", "expires_at"),
 		index.Fields("tenant", "last_active_at"),
 		index.Fields("tenant", "user_id"),
+		// The dashboard's search.
+		searchable("external_key", "session_external_key_trgm"),
+		searchable("user_id", "session_user_id_trgm"),
+		searchable("tenant", "session_tenant_trgm"),
 	}
 }
 

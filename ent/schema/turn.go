@@ -60,6 +60,9 @@ func (Turn) Indexes() []ent.Index {
 		// written as PostgreSQL normalizes it, so that no drift is found.
 		index.Fields("session_id").Unique().StorageKey("turn_one_open_per_session").
 			Annotations(entsql.IndexWhere("((status)::text = 'OPEN'::text)")),
+		// The dashboard's search of what was said.
+		searchable("user_message", "turn_user_message_trgm"),
+		searchable("assistant_message", "turn_assistant_message_trgm"),
 	}
 }
 

@@ -56,6 +56,12 @@ type App struct {
 	stopHub func()
 	cfg     Config
 	metrics *prometheus.Registry
+	// fairness holds each key and tenant to its request limits, and
+	// shares to its share of the database pool.
+	fairness *access.Fairness
+	shares   *access.PoolShares
+	// keyClient checks API keys on a pool of its own.
+	keyClient *ent.Client
 	// httpRequests counts requests by route and status.
 	httpRequests httpRequests
 	// draining, requests and goingAway are the shutdown's (drain.go).
@@ -86,7 +92,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, goingAway: graph.NewGoingAway()}
+	_, keyClient, err := openKeyClient(cfg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(),
+		fairness: access.NewFairness(cfg.Fairness),
+		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare)}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{
@@ -100,11 +113,13 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Metrics:        graph.NewMetrics(a.metrics),
 		TokenLimit:     cfg.TokenLimit,
 		Subscriptions:  cfg.Subscriptions,
+		Fairness:       a.fairness,
+		PoolShares:     a.shares,
+		// Over a WebSocket as over HTTP, a mutation that arrived whole
+		// commits whatever its client does, within its class's deadline.
+		QueryTimeout: cfg.QueryTimeout, MutationTimeout: cfg.MutationTimeout,
 		TracerProvider: cfg.TracerProvider,
 		GoingAway:      a.goingAway,
-		// Over a WebSocket as over HTTP: a mutation that arrived whole
-		// commits whatever its client does, within the request timeout.
-		MutationTimeout: cfg.RequestTimeout,
 	})
 	mcp := mcpserver.Handler(mcpserver.Config{Engine: eng, Logger: cfg.Logger,
 		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes})
@@ -128,6 +143,7 @@ func (a *App) Handler() http.Handler { return a.handler }
 // Close stops the event hub and releases the database connections.
 func (a *App) Close() error {
 	a.stopHub()
+	a.keyClient.Close()
 	return a.Client.Close()
 }
 
@@ -138,7 +154,7 @@ func (a *App) startHub(cfg Config, st *store.Store) {
 	bell := events.NewDoorbell(a.DB, a.Hub, cfg.Logger)
 	st.OnCommit(bell.Ring)
 	a.Engine.SetHub(a.Hub)
-	a.Keys = access.NewKeys(a.Client, st, cfg.Logger)
+	a.Keys = access.NewKeys(a.keyClient, st, cfg.Logger)
 	// The hub and the reaper are the server's own work, across tenants.
 	ctx, cancel := context.WithCancel(access.System(context.Background()))
 	done := make(chan struct{})

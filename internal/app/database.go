@@ -31,11 +31,7 @@ func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	db := stdlib.OpenDB(*conn, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
-		encodeUUIDs(c.TypeMap())
-		return nil
-	}))
-	db.SetConnMaxIdleTime(5 * time.Minute)
+	db := openPool(conn)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("database unreachable: %w", err)
@@ -52,6 +48,38 @@ func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error)
 		drv = tracing.Driver(drv, cfg.TracerProvider)
 	}
 	client := ent.NewClient(ent.Driver(drv))
+	access.Confine(client)
+	return db, client, nil
+}
+
+// openPool opens a pgx pool on conn, which sends UUIDs as ent expects.
+func openPool(conn *pgx.ConnConfig) *sql.DB {
+	db := stdlib.OpenDB(*conn, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+		encodeUUIDs(c.TypeMap())
+		return nil
+	}))
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return db
+}
+
+// keyPoolConns is the size of the pool API keys are checked on: a lookup
+// is one indexed statement, and a key is looked up once per replica until
+// it is revoked, so two connections serve many new keys a second.
+const keyPoolConns = 2
+
+// openKeyClient opens the ent client API keys are checked and touched on,
+// on a small pool of its own: a full main pool (the shares keep any one key
+// or tenant from filling it, but all tenants together may) never stops a
+// key from being checked.
+func openKeyClient(cfg Config) (*sql.DB, *ent.Client, error) {
+	conn, err := pgx.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	db := openPool(conn)
+	db.SetMaxOpenConns(keyPoolConns)
+	db.SetMaxIdleConns(keyPoolConns)
+	client := ent.NewClient(ent.Driver(reportUnavailable(entsql.OpenDB(dialect.Postgres, db))))
 	access.Confine(client)
 	return db, client, nil
 }

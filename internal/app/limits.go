@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"sessiongraph/internal/apperr"
 )
@@ -21,9 +23,13 @@ import (
 func (a *App) limitRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+			body, err := a.readBody(w, r)
 			var tooLarge *http.MaxBytesError
 			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				writeError(w, http.StatusRequestTimeout, apperr.Timeout,
+					fmt.Sprintf("the request body did not arrive within %s", a.cfg.ReadTimeout))
+				return
 			case errors.As(err, &tooLarge):
 				writeError(w, http.StatusRequestEntityTooLarge, apperr.RequestTooLarge,
 					fmt.Sprintf("the request body is over %d bytes; send less at once", a.cfg.MaxBodyBytes))
@@ -48,6 +54,22 @@ func (a *App) limitRequests(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads a POST's body, up to MaxBodyBytes, within ReadTimeout:
+// http.Server's ReadHeaderTimeout ends at the headers, and a body sent a
+// byte at a time held its connection (and goroutine) for as long as its
+// sender liked, before any key was checked.
+func (a *App) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(a.cfg.ReadTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	if err == nil && deadline {
+		// Only once the body is whole: the server reads what is left of an
+		// unread one after the answer, and must not wait for it forever.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return body, err
 }
 
 // isStream reports a subscription request: a WebSocket upgrade or SSE.

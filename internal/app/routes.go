@@ -19,9 +19,9 @@ import (
 
 func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", a.limitRequests(a.authenticate(gql)))
-	// MCP (docs/mcp.md) behind the same key check and request limits.
-	mux.Handle("/mcp", a.limitRequests(a.authenticate(mcp)))
+	mux.Handle("/graphql", a.limitRequests(a.authenticate(a.admit(gql))))
+	// MCP (docs/mcp.md) behind the same key check, fairness and request limits.
+	mux.Handle("/mcp", a.limitRequests(a.authenticate(a.admit(mcp))))
 	mux.Handle("GET /graphiql", graphiql.Handler())
 	mux.Handle("GET /graphiql/", graphiql.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -28,12 +28,28 @@ import (
 func reportUnavailable(d dialect.Driver) dialect.Driver {
 	return dbhook.Wrap(d, func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
 		err := run(ctx)
-		if err == nil || ctx.Err() != nil || !databaseUnreachable(err) {
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if statementTimedOut(err) {
+			return &apperr.Error{Code: apperr.Timeout, Cause: err,
+				Message: "a statement ran past the database's statement_timeout and was cancelled; ask for less"}
+		}
+		if !databaseUnreachable(err) {
 			return err
 		}
 		return &apperr.Error{Code: apperr.Unavailable, Cause: err,
 			Message: "the database is unavailable right now; retry the request shortly"}
 	})
+}
+
+// statementTimedOut reports a statement PostgreSQL cancelled (57014):
+// statement_timeout, set by an operator on the role, the database or the
+// URL (docs/fairness.md), or a cancel request. The operation's own deadline
+// is the context's, which presentError answers TIMEOUT already.
+func statementTimedOut(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "57014"
 }
 
 // databaseUnreachable reports an error that says the database could not be

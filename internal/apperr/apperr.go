@@ -44,6 +44,10 @@ const (
 	RequestTooLarge   Code = "REQUEST_TOO_LARGE"
 	BatchingDisabled  Code = "BATCHING_DISABLED"
 	Timeout           Code = "TIMEOUT"
+	// RateLimited answers a request over its key's or tenant's request
+	// rate or requests in flight (HTTP 429, with Retry-After): wait that
+	// long, then retry.
+	RateLimited Code = "RATE_LIMITED"
 	// Cancelled answers an operation whose request was cancelled before it
 	// finished: its client went away, or the server is shutting down.
 	Cancelled Code = "CANCELLED"

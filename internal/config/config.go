@@ -65,14 +65,25 @@ type Settings struct {
 	ReapInterval time.Duration
 	// Retention is how long an expired session stays readable before the
 	// reaper purges it.
-	Retention      time.Duration
-	MaxBodyBytes   int64
+	Retention    time.Duration
+	MaxBodyBytes int64
+	// ReadTimeout bounds how long a client may take to send a request's
+	// headers, and again its body: a slow sender holds a connection no
+	// longer, with or without a key.
+	ReadTimeout    time.Duration
 	RequestTimeout time.Duration
-	TokenLimit     int
-	Limits         Limits
+	// QueryTimeout and MutationTimeout bound one operation of their class,
+	// its database statements with it, within RequestTimeout: a search
+	// gives up sooner than a write (docs/fairness.md).
+	QueryTimeout    time.Duration
+	MutationTimeout time.Duration
+	TokenLimit      int
+	Limits          Limits
 	// Subscriptions caps the live subscriptions of one WebSocket, of one API
 	// key on one replica, and of the replica.
 	Subscriptions SubscriptionLimits
+	// Fairness bounds each key's and tenant's requests (docs/fairness.md).
+	Fairness Fairness
 	// MaxOpenConns bounds the database pool; 0 sizes it from the machine
 	// and the database (internal/app's poolSize).
 	MaxOpenConns int
@@ -95,6 +106,22 @@ type Limits struct {
 	// MaxComplexity bounds the operation's cost: every field costs 1, and a
 	// connection's selection counts once per node it may return.
 	MaxComplexity int
+}
+
+// Fairness bounds what one API key, and the keys of one tenant together,
+// may ask of a replica: requests a second (a token bucket refilled at Rate
+// a second, holding Burst) and requests in flight. Over either, a request
+// is answered 429 RATE_LIMITED with Retry-After. The defaults leave an
+// agent runtime's key far more than a conversation needs (a turn is a few
+// dozen requests) while one key cannot take a replica from the others.
+//
+// KeyPoolShare and TenantPoolShare are the percent of the database pool
+// one key's, and one tenant's, queries and mutations may hold at once; the
+// rest wait their turn (access.PoolShares).
+type Fairness struct {
+	KeyRate, KeyBurst, KeyInFlight          int
+	TenantRate, TenantBurst, TenantInFlight int
+	KeyPoolShare, TenantPoolShare           int
 }
 
 // SubscriptionLimits caps live subscriptions, so that no client can hold a
@@ -141,7 +168,10 @@ func (s *Settings) bind(b *binder) {
 	b.duration(&s.ReapInterval, "reap-interval", "REAP_INTERVAL", time.Minute, "how often the expiry reaper runs, on one replica at a time")
 	b.duration(&s.Retention, "retention", "RETENTION", 7*24*time.Hour, "how long expired sessions stay readable before they are purged")
 	b.int64(&s.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", 2<<20, "largest request body accepted; larger gets 413")
+	b.duration(&s.ReadTimeout, "read-timeout", "READ_TIMEOUT", 10*time.Second, "how long a client may take to send a request's headers, and again its body; a slower one is cut off")
 	b.duration(&s.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", 30*time.Second, "a query or mutation is cancelled, with its database work, after this")
+	b.duration(&s.QueryTimeout, "query-timeout", "QUERY_TIMEOUT", 10*time.Second, "a query, with its database statements, is cancelled (TIMEOUT) after this")
+	b.duration(&s.MutationTimeout, "mutation-timeout", "MUTATION_TIMEOUT", 20*time.Second, "a mutation, with its database statements, is cancelled (TIMEOUT) after this")
 	b.int(&s.TokenLimit, "token-limit", "TOKEN_LIMIT", 15000, "most tokens the parser reads from one query")
 	b.int(&s.Limits.MaxDepth, "max-depth", "MAX_DEPTH", 15, "deepest selection nesting allowed")
 	b.int(&s.Limits.MaxAliases, "max-aliases", "MAX_ALIASES", 30, "most aliases in one operation")
@@ -151,6 +181,14 @@ func (s *Settings) bind(b *binder) {
 	b.int(&s.Subscriptions.PerSocket, FlagSubscriptionsPerSocket, "MAX_SUBSCRIPTIONS_PER_SOCKET", 100, "most live subscriptions on one WebSocket")
 	b.int(&s.Subscriptions.PerKey, FlagSubscriptionsPerKey, "MAX_SUBSCRIPTIONS_PER_KEY", 1_000, "most live subscriptions of one API key on this replica")
 	b.int(&s.Subscriptions.PerReplica, FlagSubscriptionsPerReplica, "MAX_SUBSCRIPTIONS", 10_000, "most live subscriptions on this replica")
+	b.int(&s.Fairness.KeyRate, "key-rate", "KEY_RATE", 500, "requests a second one API key may send to this replica (429 RATE_LIMITED above)")
+	b.int(&s.Fairness.KeyBurst, "key-burst", "KEY_BURST", 1000, "requests one API key may send at once above -key-rate")
+	b.int(&s.Fairness.KeyInFlight, "key-in-flight", "KEY_IN_FLIGHT", 32, "queries and mutations of one API key this replica runs at once (429 RATE_LIMITED above)")
+	b.int(&s.Fairness.TenantRate, "tenant-rate", "TENANT_RATE", 1000, "requests a second the keys of one tenant together may send to this replica")
+	b.int(&s.Fairness.TenantBurst, "tenant-burst", "TENANT_BURST", 2000, "requests the keys of one tenant may send at once above -tenant-rate")
+	b.int(&s.Fairness.TenantInFlight, "tenant-in-flight", "TENANT_IN_FLIGHT", 64, "queries and mutations of one tenant's keys this replica runs at once")
+	b.int(&s.Fairness.KeyPoolShare, "key-pool-share", "KEY_POOL_SHARE", 50, "percent of the database pool one API key's operations may hold at once; more wait their turn")
+	b.int(&s.Fairness.TenantPoolShare, "tenant-pool-share", "TENANT_POOL_SHARE", 75, "percent of the database pool one tenant's operations may hold at once; more wait their turn")
 	b.intOrZero(&s.MaxOpenConns, "max-open-conns", "MAX_OPEN_CONNS", "most database connections this replica opens; 0 sizes the pool from the cores and PostgreSQL's max_connections")
 
 	s.DomainCacheTTL = 10 * time.Second

@@ -83,6 +83,9 @@ func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput)
 	if err := requireText("domain", in.Domain, 200); err != nil {
 		return nil, err
 	}
+	if err := checkLabelTemplate(in.LabelTemplate); err != nil {
+		return nil, err
+	}
 	current, err := e.Domain(ctx, in.Domain)
 	if err != nil {
 		return nil, err
@@ -113,6 +116,18 @@ func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput)
 		return nil, err
 	}
 	return e.client.EntityType.Query().Where(entitytype.Domain(in.Domain), entitytype.Name(in.Name)).Only(ctx)
+}
+
+// checkLabelTemplate refuses a label template over the size or placeholder
+// limit: every record of every read renders it.
+func checkLabelTemplate(tmpl string) error {
+	if len(tmpl) > MaxLabelTemplateBytes {
+		return apperr.TooLarge("labelTemplate", "the label template is %d bytes; at most %d are allowed: a label is a short name", len(tmpl), MaxLabelTemplateBytes)
+	}
+	if n := registry.Placeholders(tmpl); n > MaxLabelPlaceholders {
+		return apperr.TooLarge("labelTemplate", "the label template has %d placeholders; at most %d are allowed", n, MaxLabelPlaceholders)
+	}
+	return nil
 }
 
 // tableTaken answers an upsert of a type whose table another type of the

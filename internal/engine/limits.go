@@ -1,5 +1,7 @@
 package engine
 
+import "sessiongraph/internal/registry"
+
 // Limits on what a client may send. The API's edge checks the generic ones
 // on every argument of an operation before anything runs (so no oversize
 // input ever reaches a transaction); the engine checks those that belong to
@@ -17,7 +19,21 @@ const (
 	// MaxInputBytes bounds the text of all the arguments of one operation
 	// together; a variable used twice counts twice.
 	MaxInputBytes = 4 << 20
+	// MaxPredicates bounds the predicates of one filter (a where argument)
+	// counted over all its not, and and or branches: nesting and list
+	// limits alone let a filter of nested ors grow to millions of
+	// predicates, and each costs the server and PostgreSQL work.
+	MaxPredicates = 500
+	// MaxPatternBytes bounds a search pattern (a filter's Contains,
+	// ContainsFold, HasPrefix or HasSuffix): a longer pattern names no more
+	// sessions, and the cost of matching grows with its length.
+	MaxPatternBytes = 256
+	// MaxLabelTemplateBytes bounds an entity type's labelTemplate, and
+	// MaxLabelPlaceholders the placeholders in it: a label is a short name
+	// for a person, rendered for every record of every read.
+	MaxLabelTemplateBytes = 512
+	MaxLabelPlaceholders  = 16
 	// maxLabelLen bounds a ref's label: a given one is refused above it, a
 	// computed one is cut to it.
-	maxLabelLen = 1000
+	maxLabelLen = registry.MaxLabelBytes
 )

@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/internal/apperr"
@@ -103,20 +105,37 @@ func unknownType(what, name string, d *Domain) error {
 	return apperr.New(apperr.UnknownEntityType, "domain %q has no %s %q; it knows %s", d.Name, what, name, strings.Join(known, ", "))
 }
 
-var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
+// MaxLabelBytes bounds a computed label: the engine cuts a ref's label to
+// it, so rendering past it would be work thrown away.
+const MaxLabelBytes = 1000
+
+// valueScanBytes bounds the bytes of one field value a rendering reads, so
+// that a huge value of mostly spaces (which add nothing to a label) costs
+// no more than a short one.
+const valueScanBytes = 4 * MaxLabelBytes
 
 // Label computes a record's human label: the template filled from its fields
-// (meal_plan: "{date} {meal_type}"), else its label field, else "".
+// (meal_plan: "{date} {meal_type}"), else its label field, else "". A
+// template's placeholders are filled with the fields' text, numbers or
+// booleans (an object or a list names nothing and fills nothing), runs of
+// spaces become one, and rendering stops just past MaxLabelBytes: its cost
+// is bounded by the template, not by the record, since it runs for every
+// record of a read while the session is locked.
 func (t *EntityType) Label(record map[string]any) string {
 	if t.LabelTemplate != "" {
-		filled := placeholder.ReplaceAllStringFunc(t.LabelTemplate, func(m string) string {
-			v, ok := record[m[1:len(m)-1]]
-			if !ok || v == nil {
-				return ""
+		var w labelWriter
+		tmpl := t.LabelTemplate
+		for i := 0; i < len(tmpl) && !w.full(); {
+			name, n := placeholderAt(tmpl, i)
+			if n == 0 {
+				w.write(tmpl[i : i+1])
+				i++
+				continue
 			}
-			return fmt.Sprint(v)
-		})
-		return strings.Join(strings.Fields(filled), " ")
+			w.value(record[name])
+			i += n
+		}
+		return w.b.String()
 	}
 	if t.LabelField != "" {
 		if v, ok := record[t.LabelField].(string); ok {
@@ -124,6 +143,74 @@ func (t *EntityType) Label(record map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// placeholderAt returns the field name of the placeholder ({name}, name of
+// letters, digits and _) that starts at s[i], and its length; 0 when none
+// does.
+func placeholderAt(s string, i int) (string, int) {
+	if s[i] != '{' {
+		return "", 0
+	}
+	j := i + 1
+	for j < len(s) && (s[j] == '_' || 'a' <= s[j] && s[j] <= 'z' || 'A' <= s[j] && s[j] <= 'Z' || '0' <= s[j] && s[j] <= '9') {
+		j++
+	}
+	if j == i+1 || j == len(s) || s[j] != '}' {
+		return "", 0
+	}
+	return s[i+1 : j], j + 1 - i
+}
+
+// Placeholders counts the placeholders of a label template.
+func Placeholders(tmpl string) int {
+	n := 0
+	for i := 0; i < len(tmpl); i++ {
+		if _, l := placeholderAt(tmpl, i); l > 0 {
+			n++
+			i += l - 1
+		}
+	}
+	return n
+}
+
+// labelWriter writes a label's text with runs of white space made one
+// space and trimmed at both ends (what strings.Fields and a join do), up to
+// just past MaxLabelBytes.
+type labelWriter struct {
+	b     strings.Builder
+	space bool
+}
+
+func (w *labelWriter) full() bool { return w.b.Len() > MaxLabelBytes+utf8.UTFMax }
+
+// write writes s, reading at most valueScanBytes of it.
+func (w *labelWriter) write(s string) {
+	for i, r := range s {
+		if w.full() || i >= valueScanBytes {
+			return
+		}
+		if unicode.IsSpace(r) {
+			w.space = w.b.Len() > 0
+			continue
+		}
+		if w.space {
+			w.b.WriteByte(' ')
+			w.space = false
+		}
+		w.b.WriteRune(r)
+	}
+}
+
+// value writes a field's value: text as it is, a number or a boolean as Go
+// prints it, anything else not at all.
+func (w *labelWriter) value(v any) {
+	switch v := v.(type) {
+	case string:
+		w.write(v)
+	case bool, float64, float32, int, int64, int32, json.Number, uint, uint64:
+		w.write(fmt.Sprint(v))
+	}
 }
 
 // Detail levels of a read (seed 000's detail tracking).

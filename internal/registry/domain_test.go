@@ -1,6 +1,8 @@
 package registry_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,4 +104,27 @@ func TestDetailLevelFromRecordShape(t *testing.T) {
 	assert.Equal(t, "", inv.DetailLevel(map[string]any{"name": "rice"}))
 	assert.Equal(t, "FULL", registry.DetailFull)
 	assert.Equal(t, "SUMMARY", registry.DetailSummary)
+}
+
+// A label's rendering is bounded by its template, whatever the record: 16
+// placeholders of a 1 MB field render one label just past MaxLabelBytes
+// (16 MB were built, then cut, for every record of a read, while the
+// session was locked), and the text it does render is what the template
+// says, with white space folded.
+func TestALabelTemplateRendersInTimeBoundedByTheTemplate(t *testing.T) {
+	big := strings.Repeat("word ", 200_000)
+	et := registry.EntityType{Name: "plan", Table: "plans", LabelTemplate: strings.Repeat("{name}", 16)}
+	label := et.Label(map[string]any{"name": big})
+	assert.LessOrEqual(t, len(label), registry.MaxLabelBytes+8)
+	assert.Greater(t, len(label), registry.MaxLabelBytes)
+	assert.True(t, strings.HasPrefix(big, label), "the label is the rendering's start")
+
+	spaces := registry.EntityType{Name: "plan", Table: "plans", LabelTemplate: "{a}{b}x"}
+	assert.Equal(t, "x", spaces.Label(map[string]any{"a": strings.Repeat(" ", 1<<20), "b": "   "}))
+
+	meal := registry.EntityType{Name: "meal_plan", Table: "meal_plans", LabelTemplate: " {date}  {meal_type} {n}{missing} {obj} {x"}
+	assert.Equal(t, "2026-11-25 dinner 3 {x", meal.Label(map[string]any{
+		"date": "2026-11-25", "meal_type": "dinner", "n": json.Number("3"), "obj": map[string]any{"a": 1},
+	}))
+	assert.Equal(t, 3, registry.Placeholders("{a}{b} {c} {} {d e}"))
 }

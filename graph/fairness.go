@@ -1,0 +1,95 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/apperr"
+)
+
+// admitOnSocket holds every operation a WebSocket carries to its key's and
+// tenant's limits (access.Fairness), as HTTP requests are held before they
+// reach gqlgen (internal/app): a subscription counts against the rate when
+// it starts, a query or mutation also in flight until it is answered. Then
+// next (the subscription caps) admits it too.
+func admitOnSocket(f *access.Fairness, next func(context.Context) (func(), error)) func(context.Context) (func(), error) {
+	return func(ctx context.Context) (func(), error) {
+		p, keyed := access.FromContext(ctx)
+		if f == nil || !keyed {
+			return next(ctx)
+		}
+		op := graphql.GetOperationContext(ctx).Operation
+		release, refused := f.Admit(p, op != nil && op.Operation != ast.Subscription)
+		if refused != nil {
+			return nil, refused.Err
+		}
+		then, err := next(ctx)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		return func() { then(); release() }, nil
+	}
+}
+
+// claimPoolShare runs each query and mutation of a key within its class's
+// deadline (a query, a search among them, gives up sooner than a write)
+// and its key's, its tenant's and (for a query) the reads' share of the
+// database pool (access.PoolShares): over its share, the operation waits
+// for its turn without a connection, up to that deadline. The deadline
+// cancels the operation's statements with it, and answers TIMEOUT.
+// Subscriptions hold no connection while they wait for events and claim
+// nothing.
+func claimPoolShare(shares *access.PoolShares, queryTimeout, mutationTimeout time.Duration) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		op := graphql.GetOperationContext(ctx).Operation
+		if op == nil || op.Operation == ast.Subscription {
+			return next(ctx)
+		}
+		write := op.Operation == ast.Mutation
+		timeout := queryTimeout
+		if write {
+			timeout = mutationTimeout
+		}
+		var deadline time.Time
+		if timeout > 0 {
+			deadline = time.Now().Add(timeout)
+		}
+		release := func() {}
+		if p, keyed := access.FromContext(ctx); keyed && shares != nil {
+			waitCtx, cancel := withDeadline(ctx, deadline)
+			var err error
+			release, err = shares.Claim(waitCtx, p, write)
+			cancel()
+			switch {
+			case errors.Is(err, context.DeadlineExceeded):
+				return refuse(apperr.New(apperr.Timeout, "the request waited past its deadline for its share of the database, which this key's or tenant's other requests held: send fewer at once"))
+			case err != nil:
+				return refuse(errCancelled)
+			}
+			context.AfterFunc(ctx, release) // should the answer never be asked for
+		}
+		// gqlgen executes with the context it asks for the answer with, not
+		// the one given here: the deadline goes on that one.
+		answer := next(ctx)
+		return func(ctx context.Context) *graphql.Response {
+			defer release() // a query or mutation has one answer
+			ctx, cancel := withDeadline(ctx, deadline)
+			defer cancel()
+			return answer(ctx)
+		}
+	}
+}
+
+// withDeadline is ctx with the deadline, or ctx as it is for a zero one.
+func withDeadline(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if deadline.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
+}

@@ -1,0 +1,115 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/app"
+	"sessiongraph/internal/config"
+)
+
+// BenchmarkVictimUnderFlood measures what a flood from one key does to
+// another tenant: a victim CLIENT key of tenant globex alternates a write
+// (updateSession) and a read of its session, b.N operations idle and b.N
+// (in four alternating rounds of each) while 16 goroutines of one READER key of tenant acme send dashboard
+// searches (ContainsFold over sessions and their turns) as fast as they
+// are answered, 429s included. The server runs with the default fairness
+// settings (config.Defaults). It reports the victim's median and p99 in
+// both phases, the p99 ratio (target: within 2x), the victim's failed
+// operations (target: none) and what the flood got through.
+func BenchmarkVictimUnderFlood(b *testing.B) {
+	s := apitest.New(b, func(c *app.Config) { c.Fairness = config.Defaults().Fairness })
+	victim := s.WithKey(s.NewKey(b, "CLIENT", "globex"))
+	var opened struct {
+		OpenSession struct{ Session struct{ ID string } }
+	}
+	victim.MustDo(b, `mutation { openSession(input: {tenant: "globex", externalKey: "victim"}) { session { id } } }`, nil, &opened)
+	id := opened.OpenSession.Session.ID
+	for i := range 200 {
+		s.MustDo(b, `mutation($k: String!) { openSession(input: {tenant: "acme", externalKey: $k, userID: "someone"}) { session { id } } }`,
+			map[string]any{"k": fmt.Sprintf("acme-conversation-%d", i)}, nil)
+	}
+	write := `mutation($id: ID!, $h: String!) { updateSession(input: {id: $id, historySummary: $h}) { session { id } } }`
+	read := `query($id: ID!) { session(id: $id) { id historySummary turns(first: 5) { totalCount } } }`
+	measure := func(n int) (times []time.Duration, failed int) {
+		for i := range n {
+			start := time.Now()
+			var res *apitest.Response
+			if i%2 == 0 {
+				res = victim.Do(b, write, map[string]any{"id": id, "h": fmt.Sprint("summary ", i)})
+			} else {
+				res = victim.Do(b, read, map[string]any{"id": id})
+			}
+			times = append(times, time.Since(start))
+			if len(res.Errors) > 0 {
+				failed++
+			}
+		}
+		return times, failed
+	}
+
+	flood := s.WithKey(s.NewKey(b, "READER", "acme"))
+	search := `{ sessions(first: 20, where: {or: [{externalKeyContainsFold: "conversation-1"}, {userIDContainsFold: "some"},
+		{hasTurnsWith: [{or: [{userMessageContainsFold: "butter"}, {assistantMessageContainsFold: "butter"}]}]}]}) { totalCount edges { node { id externalKey } } } }`
+	var sent, limited atomic.Int64
+	var floodTime time.Duration
+	// startFlood sends searches from 16 goroutines until the returned
+	// function is called.
+	startFlood := func() func() {
+		ctx, stop := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					res := flood.Do(b, search, nil)
+					sent.Add(1)
+					if res.Status == 429 {
+						limited.Add(1)
+					}
+				}
+			})
+		}
+		start := time.Now()
+		return func() {
+			floodTime += time.Since(start)
+			stop()
+			wg.Wait()
+		}
+	}
+
+	// The machine is shared: idle and flood alternate in rounds, so that
+	// what else runs on it weighs on both alike.
+	const rounds = 4
+	var idle, under []time.Duration
+	var failed int
+	b.ResetTimer()
+	for range rounds {
+		times, f := measure(max(1, b.N/rounds))
+		idle, failed = append(idle, times...), failed+f
+		stop := startFlood()
+		times, f = measure(max(1, b.N/rounds))
+		stop()
+		under, failed = append(under, times...), failed+f
+	}
+	b.StopTimer()
+
+	p := func(ts []time.Duration, q float64) float64 {
+		ts = slices.Clone(ts)
+		slices.Sort(ts)
+		return float64(ts[min(len(ts)-1, int(q*float64(len(ts))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(p(idle, 0.5), "idle-median-ms")
+	b.ReportMetric(p(idle, 0.99), "idle-p99-ms")
+	b.ReportMetric(p(under, 0.5), "flood-median-ms")
+	b.ReportMetric(p(under, 0.99), "flood-p99-ms")
+	b.ReportMetric(p(under, 0.99)/p(idle, 0.99), "x-idle-p99")
+	b.ReportMetric(float64(failed), "victim-failed")
+	b.ReportMetric(float64(sent.Load())/floodTime.Seconds(), "flood-req/s")
+	b.ReportMetric(float64(limited.Load())/float64(max(sent.Load(), 1)), "flood-429-share")
+}
