@@ -102,6 +102,12 @@ func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: BadUserInput, Field: field, Message: message(format, args)}
 }
 
+// UnknownRef returns REF_NOT_FOUND for a ref this session lacks, naming the
+// input field that gave it (refs[2], ref, genRef, filters[0].value).
+func UnknownRef(field, ref string) *Error {
+	return &Error{Code: RefNotFound, Field: field, Message: message("this session has no ref %q", []any{ref})}
+}
+
 // TooLarge returns an INPUT_TOO_LARGE error about one input field.
 func TooLarge(field, format string, args ...any) *Error {
 	return &Error{Code: InputTooLarge, Field: field, Message: message(format, args)}
