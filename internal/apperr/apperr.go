@@ -25,6 +25,9 @@ const (
 	RefNotFound       Code = "REF_NOT_FOUND"
 	RefPending        Code = "REF_PENDING"
 	UnknownEntityType Code = "UNKNOWN_ENTITY_TYPE"
+	// UnknownDomain refuses a session of a domain the server has no entity
+	// types for (a domain file loaded at start, or defineEntityType).
+	UnknownDomain     Code = "UNKNOWN_DOMAIN"
 	InvalidRecord     Code = "INVALID_RECORD"
 	TurnInProgress    Code = "TURN_IN_PROGRESS"
 	NoOpenTurn        Code = "NO_OPEN_TURN"

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,23 @@ func (e *Engine) domain(ctx context.Context, types *ent.EntityTypeClient, name s
 	e.domains.entries[name] = cachedDomain{domain: d, loaded: time.Now()}
 	e.domains.mu.Unlock()
 	return d, nil
+}
+
+// requireDomain answers UNKNOWN_DOMAIN, naming the domains there are, for a
+// domain without entity types: a session of it could read nothing.
+func (e *Engine) requireDomain(ctx context.Context, name string) error {
+	d, err := e.Domain(ctx, name)
+	if err != nil || len(d.Types) > 0 {
+		return err
+	}
+	known, err := e.client.EntityType.Query().Unique(true).Order(entitytype.ByDomain()).Select(entitytype.FieldDomain).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	ae := apperr.New(apperr.UnknownDomain, "domain %q has no entity types: load its domain file (-domain-file) or define them (upsertEntityType) first; the domains are %s",
+		name, strings.Join(known, ", "))
+	ae.Field = "domain"
+	return ae
 }
 
 func (e *Engine) forgetDomain(name string) {
