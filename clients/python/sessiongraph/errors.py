@@ -51,6 +51,19 @@ class SubscriptionClosed(SessionGraphError):
         self.reason = reason
 
 
+CONFIGURATION_ERROR = "CONFIGURATION_ERROR"
+"""This client's own code for a URL that is not a sessiongraph GraphQL endpoint
+(it answered a web page) or a missing URL or key: sending again cannot help."""
+
+
+def configuration_error(url: Optional[str], status: Optional[int], why: Optional[str] = None) -> SessionGraphError:
+    """The error for a client that is set up wrong; by default, a URL that answered HTML."""
+    if why is None:
+        why = (f"{url} answered a web page (HTTP {status}, text/html), not GraphQL: "
+               "give the server's address, such as http://127.0.0.1:8080 or http://127.0.0.1:8080/graphql")
+    return SessionGraphError(why, code=CONFIGURATION_ERROR, status=status)
+
+
 def from_errors(errors: List[Dict[str, Any]], status: Optional[int] = None,
                 retry_after: Optional[float] = None) -> SessionGraphError:
     """The exception for a response's errors (the first one decides the class)."""

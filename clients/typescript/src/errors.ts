@@ -36,6 +36,9 @@ export const RETRY_AFTER_CHANGE_CODES: ReadonlySet<string> = new Set([
   'SUBSCRIPTION_LIMIT',
 ]);
 
+/** This client's own code for a client set up wrong (see SessionGraphError.configuration). */
+export const CONFIGURATION_ERROR = 'CONFIGURATION_ERROR';
+
 /** An error the server answered (or NETWORK_ERROR when there was no answer). */
 export class SessionGraphError extends Error {
   /** extensions.code: BAD_USER_INPUT, NOT_FOUND, UNAUTHENTICATED, ... */
@@ -69,6 +72,14 @@ export class SessionGraphError extends Error {
   /** True when the same request may succeed if sent again later (see RETRYABLE_CODES). */
   get retryable(): boolean {
     return RETRYABLE_CODES.has(this.code);
+  }
+
+  /**
+   * The client's own error for a client set up wrong: a URL that answered a web page instead of
+   * GraphQL, or no URL or key. Not retryable: the same request goes to the same wrong place.
+   */
+  static configuration(message: string, status?: number): SessionGraphError {
+    return new SessionGraphError([{ message, extensions: { code: CONFIGURATION_ERROR } }], { status });
   }
 
   /** The client's own error for a server that could not be reached or a connection that broke. */
