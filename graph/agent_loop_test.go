@@ -12,7 +12,7 @@ import (
 	"sessiongraph/internal/apitest"
 )
 
-// The README's agent loop in curl (docs/agent-loop.sh) runs as written
+// The agent loop in curl (docs/agent-loop.sh, shown in docs/agent-loop.md) runs as written
 // against a real server: read, generate, context, save, context again.
 func TestTheReadmesCurlAgentLoopRuns(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq"} {
@@ -23,7 +23,7 @@ func TestTheReadmesCurlAgentLoopRuns(t *testing.T) {
 	script, err := filepath.Abs(filepath.Join("..", "docs", "agent-loop.sh"))
 	require.NoError(t, err)
 	cmd := exec.Command("bash", script)
-	cmd.Env = append(os.Environ(), "SG_URL="+s.URL, "SG_KEY="+s.Key)
+	cmd.Env = append(os.Environ(), "SG_URL="+s.URL, "SG_API_KEY="+s.Key)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, want := range []string{

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-# The codes of README.md "Error codes" whose answer is "yes": the same request
+# The codes of docs/errors.md whose answer is "yes": the same request
 # may succeed later (after Retry-After for UNAVAILABLE; from the last cursor
 # for a subscriber).
 RETRYABLE_CODES = frozenset({"TIMEOUT", "CANCELLED", "UNAVAILABLE", "SUBSCRIBER_TOO_SLOW", "PERSISTED_QUERY_NOT_FOUND"})

@@ -92,6 +92,25 @@ def test_agents_session_items_are_turns(url, key, client):
     assert turns(client, s.session_id) == []
 
 
+def test_agents_greeting_and_a_question_left_unanswered(url, key, client):
+    """An assistant message with no question before it is a turn with an empty
+    user message; a new question ends an unanswered one with an empty answer."""
+    async def run() -> SessionGraphSession:
+        async with AsyncClient(url, key) as sg:
+            s = await SessionGraphSession.open(sg, "acme", "agents-greet-" + uuid.uuid4().hex)
+            await s.add_items([output_message("Hello! What shall we cook?")])
+            await s.add_items([user("Curry?")])
+            await s.add_items([user("No, soup."), output_message("Tomato soup.")])
+            assert await s.get_items() == [assistant("Hello! What shall we cook?"), user("Curry?"),
+                                           user("No, soup."), assistant("Tomato soup.")]
+            return s
+
+    s = asyncio.run(run())
+    assert turns(client, s.session_id) == [(1, "COMPLETED", "", "Hello! What shall we cook?"),
+                                           (2, "COMPLETED", "Curry?", ""),
+                                           (3, "COMPLETED", "No, soup.", "Tomato soup.")]
+
+
 class ScriptedModel(Model):
     """Stands in for the LLM: answers the next scripted text and keeps the input it was given."""
 

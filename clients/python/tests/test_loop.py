@@ -159,3 +159,23 @@ def test_readme_opens_with_the_example():
     first_python = readme.split("```python\n", 1)[1].split("```", 1)[0]
     assert first_python == code, "README.md's first code block must be examples/agent_loop.py"
     assert readme.index("pip install ./clients/python") < readme.index("```python")
+
+
+def _readme_block(marker: str, lang: str) -> str:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    rest = readme[readme.index(marker):]
+    return rest.split(f"```{lang}\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_repository_readmes_quick_start_runs(url, key, tmp_path):
+    """The repository README's first agent turn in Python, as written, with
+    the installed package and SG_URL and SG_API_KEY set."""
+    script = tmp_path / "quickstart.py"
+    script.write_text(_readme_block("**Python**", "python"), encoding="utf-8")
+    env = dict(os.environ, SG_URL=url, SG_API_KEY=key)
+    env.pop("SG_KEY", None)
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[{'id': 'recipe_1', 'name': 'Dal Tadka'}]", "['recipe_1']"]
