@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import ops
+from .errors import SessionGraphError
 from .ops import Op
 
 PAGE = 100  # turns per request when reading a whole history
@@ -56,7 +57,6 @@ def _turns(data: Dict[str, Any]) -> Tuple[List[ChatTurn], Optional[str]]:
     """A page of turns and the cursor after it (None on the last page)."""
     s = data.get("session")
     if s is None:
-        from .errors import SessionGraphError
         raise SessionGraphError("the session is not found (or expired)", code="NOT_FOUND")
     conn = s["turns"]
     turns = [ChatTurn(n["number"], n["status"], n["userMessage"], n["assistantMessage"])

@@ -89,8 +89,10 @@ class SessionGraphSession:
 
     async def get_items(self, limit: Optional[int] = None) -> List["TResponseInputItem"]:
         """The turns' messages, oldest first; with limit, the newest limit of them."""
-        items = [to_item(role, text) for t in await self._turns() for role, text in t.messages()]
-        return items[-limit:] if limit else ([] if limit == 0 else items)  # type: ignore[return-value]
+        items: List[Any] = [to_item(role, text) for t in await self._turns() for role, text in t.messages()]
+        if limit is None:
+            return items
+        return items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: List["TResponseInputItem"]) -> None:
         """Appends the message items as turns (see _chat.writes)."""
