@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 
-import { protocol, type AgentInputItem, type Session } from '@openai/agents-core';
+import { Agent, protocol, run, setTracingDisabled, Usage, type AgentInputItem, type Model, type ModelRequest, type ModelResponse, type Session } from '@openai/agents-core';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 
@@ -63,6 +63,50 @@ test('Agents SDK: items are turns, in the shape the SDK parses', async () => {
   await s.clearSession();
   assert.deepEqual(await s.getItems(), []);
   assert.deepEqual(await turns(sg, id), []);
+});
+
+/** Stands in for the LLM: answers the next scripted text and keeps the input it was given. */
+class ScriptedModel implements Model {
+  readonly inputs: unknown[] = [];
+  constructor(private readonly answers: string[]) {}
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.inputs.push(request.input);
+    const text = this.answers.shift() ?? '';
+    return {
+      usage: new Usage(),
+      output: [{ type: 'message', id: `msg_${randomUUID()}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] }],
+    };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error('these tests do not stream');
+  }
+}
+
+test("Agents SDK: run() keeps the agent's memory in sessiongraph", async () => {
+  setTracingDisabled(true);
+  const model = new ScriptedModel(['Dal Tadka.', 'Kheer.']);
+  const agent = new Agent({ name: 'cook', instructions: 'You plan dinners.', model });
+  const memory = await SessionGraphSession.open(sg, 'acme', `runner-${randomUUID()}`);
+  const first = await run(agent, 'What can I cook?', { session: memory });
+  const second = await run(agent, 'And dessert?', { session: memory });
+  assert.deepEqual([first.finalOutput, second.finalOutput], ['Dal Tadka.', 'Kheer.']);
+  // The second run's model saw the first turn, read back from sessiongraph.
+  const seen = (model.inputs[1] as { role: string; content: string | { text: string }[] }[]).map((i) => [
+    i.role,
+    typeof i.content === 'string' ? i.content : i.content.map((c) => c.text).join(''),
+  ]);
+  assert.deepEqual(seen, [
+    ['user', 'What can I cook?'],
+    ['assistant', 'Dal Tadka.'],
+    ['user', 'And dessert?'],
+  ]);
+  assert.deepEqual(await turns(sg, memory.sessionID), [
+    [1, 'COMPLETED', 'What can I cook?', 'Dal Tadka.'],
+    [2, 'COMPLETED', 'And dessert?', 'Kheer.'],
+  ]);
 });
 
 const pairs = (ms: BaseMessage[]) => ms.map((m) => [m.getType(), m.content]);
