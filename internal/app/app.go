@@ -22,6 +22,7 @@ import (
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
+	"sessiongraph/internal/mcpserver"
 	"sessiongraph/internal/store"
 )
 
@@ -96,7 +97,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Subscriptions:  cfg.Subscriptions,
 		TracerProvider: cfg.TracerProvider,
 	})
-	a.handler = a.routes(gql)
+	mcp := mcpserver.Handler(mcpserver.Config{Engine: eng, Logger: cfg.Logger,
+		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes})
+	a.handler = a.routes(gql, mcp)
 	return a, nil
 }
 
