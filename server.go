@@ -2,8 +2,8 @@
 // a GraphQL API over PostgreSQL, with subscriptions and an admin dashboard.
 //
 // Every setting is a flag with an environment variable of the same meaning;
-// the flag wins (internal/config). `sessiongraph -h` lists them; README.md
-// has the table. `sessiongraph keys create|list|revoke` manages API keys.
+// the flag wins (internal/config). `sessiongraph -h` lists them;
+// docs/configuration.md has the table. `sessiongraph keys create|list|revoke` manages API keys.
 package main
 
 import (

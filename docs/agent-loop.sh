@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # The seeds' agent loop in raw GraphQL over curl: read -> generate -> save ->
-# context, two turns of a kitchen session. README.md shows it with the
-# responses it got; clients/python and clients/typescript write the same loop
+# context, two turns of a kitchen session. docs/agent-loop.md shows it with
+# the responses it got; clients/python and clients/typescript write the same loop
 # with their clients. graph/agent_loop_test.go runs it against a real server.
 #
-#   SG_URL=http://127.0.0.1:8080 SG_KEY=sg_... bash docs/agent-loop.sh
+#   SG_URL=http://127.0.0.1:8080 SG_API_KEY=sg_... bash docs/agent-loop.sh
+#
+# SG_KEY, the name before 0.2, is still read when SG_API_KEY is unset.
 set -euo pipefail
-: "${SG_URL:=http://127.0.0.1:8080}" "${SG_KEY:?set SG_KEY to an API key}"
+if [ -z "${SG_API_KEY:-}" ] && [ -n "${SG_KEY:-}" ]; then
+  echo "agent-loop.sh: SG_KEY is deprecated: set SG_API_KEY" >&2
+  SG_API_KEY=$SG_KEY
+fi
+: "${SG_URL:=http://127.0.0.1:8080}" "${SG_API_KEY:?set SG_API_KEY to an API key}"
 
 # gql QUERY [jq-args...]: POST the query with the variables built by
 # jq -n from the remaining arguments; print the response's data, or its
@@ -17,7 +23,7 @@ gql() {
   vars=$(jq -nc "$@" '$ARGS.named')
   body=$(jq -nc --arg q "$query" --argjson v "$vars" '{query: $q, variables: $v}')
   local res
-  res=$(curl -sS "$SG_URL/graphql" -H "authorization: Bearer $SG_KEY" \
+  res=$(curl -sS "$SG_URL/graphql" -H "authorization: Bearer $SG_API_KEY" \
     -H 'content-type: application/json' -d "$body")
   if jq -e '.errors' <<<"$res" >/dev/null; then
     jq -c '.errors' <<<"$res" >&2

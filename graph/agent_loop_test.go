@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +13,7 @@ import (
 	"sessiongraph/internal/apitest"
 )
 
-// The README's agent loop in curl (docs/agent-loop.sh) runs as written
+// The agent loop in curl (docs/agent-loop.sh, shown in docs/agent-loop.md) runs as written
 // against a real server: read, generate, context, save, context again.
 func TestTheReadmesCurlAgentLoopRuns(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq"} {
@@ -23,7 +24,7 @@ func TestTheReadmesCurlAgentLoopRuns(t *testing.T) {
 	script, err := filepath.Abs(filepath.Join("..", "docs", "agent-loop.sh"))
 	require.NoError(t, err)
 	cmd := exec.Command("bash", script)
-	cmd.Env = append(os.Environ(), "SG_URL="+s.URL, "SG_KEY="+s.Key)
+	cmd.Env = append(os.Environ(), "SG_URL="+s.URL, "SG_API_KEY="+s.Key)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, want := range []string{
@@ -37,4 +38,26 @@ func TestTheReadmesCurlAgentLoopRuns(t *testing.T) {
 	} {
 		assert.Contains(t, string(out), want)
 	}
+}
+
+// SG_KEY, the key's variable before 0.2, still drives the script, with a
+// deprecation notice on stderr.
+func TestTheCurlAgentLoopStillReadsTheOldKeyVariable(t *testing.T) {
+	s := apitest.New(t)
+	script, err := filepath.Abs(filepath.Join("..", "docs", "agent-loop.sh"))
+	require.NoError(t, err)
+	cmd := exec.Command("bash", script)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SG_API_KEY=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "SG_URL="+s.URL, "SG_KEY="+s.Key)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s\n%s", out, stderr.String())
+	assert.Contains(t, stderr.String(), "agent-loop.sh: SG_KEY is deprecated: set SG_API_KEY")
+	assert.Contains(t, string(out), `{"endTurn":{"turn":{"number":2,"status":"COMPLETED"}}}`)
 }

@@ -25,6 +25,9 @@ const (
 	RefNotFound       Code = "REF_NOT_FOUND"
 	RefPending        Code = "REF_PENDING"
 	UnknownEntityType Code = "UNKNOWN_ENTITY_TYPE"
+	// UnknownDomain refuses a session of a domain the server has no entity
+	// types for (a domain file loaded at start, or defineEntityType).
+	UnknownDomain     Code = "UNKNOWN_DOMAIN"
 	InvalidRecord     Code = "INVALID_RECORD"
 	TurnInProgress    Code = "TURN_IN_PROGRESS"
 	NoOpenTurn        Code = "NO_OPEN_TURN"
@@ -104,6 +107,12 @@ func New(code Code, format string, args ...any) *Error {
 // Invalid returns a BAD_USER_INPUT error about one input field.
 func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: BadUserInput, Field: field, Message: message(format, args)}
+}
+
+// UnknownRef returns REF_NOT_FOUND for a ref this session lacks, naming the
+// input field that gave it (refs[2], ref, genRef, filters[0].value).
+func UnknownRef(field, ref string) *Error {
+	return &Error{Code: RefNotFound, Field: field, Message: message("this session has no ref %q", []any{ref})}
 }
 
 // TooLarge returns an INPUT_TOO_LARGE error about one input field.

@@ -36,13 +36,13 @@ func codes(t *testing.T) []string {
 	return out
 }
 
-// The README's error-code table lists every code the server can answer:
-// a code added here and not there fails this test.
+// docs/errors.md's table lists every code the server can answer: a code
+// added here and not there fails this test.
 func TestTheReadmeListsEveryCode(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/errors.md")
 	require.NoError(t, err)
-	_, table, found := strings.Cut(string(readme), "### Error codes")
-	require.True(t, found, "README.md has no '### Error codes' section")
+	_, table, found := strings.Cut(string(readme), "# Error codes")
+	require.True(t, found, "docs/errors.md has no '# Error codes' heading")
 	table, _, _ = strings.Cut(table, "\n## ")
 	listed := map[string]bool{}
 	for _, line := range strings.Split(table, "\n") {
@@ -55,6 +55,6 @@ func TestTheReadmeListsEveryCode(t *testing.T) {
 	all := codes(t)
 	require.Greater(t, len(all), 20)
 	for _, c := range all {
-		assert.True(t, listed[c], "README.md's error-code table lacks %s", c)
+		assert.True(t, listed[c], "docs/errors.md's error-code table lacks %s", c)
 	}
 }

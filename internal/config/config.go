@@ -5,7 +5,7 @@
 // Adding a setting: a field in Settings, and one line in (*Settings).bind
 // that names its flag, its environment variable, its default and what it
 // means. Defaults, Load, `sessiongraph -h` and the strict parsing of the
-// environment follow from that line; README.md's configuration table is
+// environment follow from that line; docs/configuration.md's table is
 // the only other place to touch.
 package config
 

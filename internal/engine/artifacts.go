@@ -49,7 +49,7 @@ func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name st
 func (e *Engine) ArchivedContent(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Artifact, error) {
 	row, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).WithArtifact(inSession(sessionID)).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", name)
+		return nil, apperr.UnknownRef("ref", name)
 	}
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*R
 	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
 		en, ok := r.Entry(in.Ref)
 		if !ok {
-			return store.Event{}, apperr.New(apperr.RefNotFound, "this session has no ref %q", in.Ref)
+			return store.Event{}, apperr.UnknownRef("ref", in.Ref)
 		}
 		t, err := d.Type(en.EntityType)
 		if err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,25 @@ func (e *Engine) domain(ctx context.Context, types *ent.EntityTypeClient, name s
 	e.domains.entries[name] = cachedDomain{domain: d, loaded: time.Now()}
 	e.domains.mu.Unlock()
 	return d, nil
+}
+
+// requireDomain answers UNKNOWN_DOMAIN, naming the domains there are, for a
+// domain without entity types: a session of it could read nothing.
+// It asks the database rather than the domain cache, which would keep an
+// entry for every name a client tried.
+func (e *Engine) requireDomain(ctx context.Context, name string) error {
+	exists, err := e.client.EntityType.Query().Where(entitytype.Domain(name)).Exist(ctx)
+	if err != nil || exists {
+		return err
+	}
+	known, err := e.client.EntityType.Query().Unique(true).Order(entitytype.ByDomain()).Select(entitytype.FieldDomain).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	ae := apperr.New(apperr.UnknownDomain, "domain %q has no entity types: load its domain file (-domain-file) or define them (upsertEntityType) first; the domains are %s",
+		name, strings.Join(known, ", "))
+	ae.Field = "domain"
+	return ae
 }
 
 func (e *Engine) forgetDomain(name string) {

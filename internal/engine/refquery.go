@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -104,7 +105,7 @@ func (e *Engine) ResolveRefs(ctx context.Context, s *ent.Session, refs []string)
 	for i, name := range refs {
 		en, ok := r.Entry(name)
 		if !ok {
-			return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", name)
+			return nil, apperr.UnknownRef(fmt.Sprintf("refs[%d]", i), name)
 		}
 		out[i] = &ResolvedRef{Ref: en.Ref, EntityType: en.EntityType, EntityID: en.EntityID, Pending: en.Pending()}
 	}

@@ -76,6 +76,9 @@ func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSes
 			return nil, err
 		}
 		domain = *in.Domain
+		if err := e.requireDomain(ctx, domain); err != nil {
+			return nil, err
+		}
 	}
 	counter := tokenizer.Default
 	if in.Tokenizer != nil {

@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -115,9 +116,9 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 		if err != nil {
 			return store.Event{}, err
 		}
-		for _, name := range in.Refs {
+		for i, name := range in.Refs {
 			if _, ok := r.Entry(name); !ok {
-				return store.Event{}, apperr.New(apperr.RefNotFound, "this session has no ref %q", name)
+				return store.Event{}, apperr.UnknownRef(fmt.Sprintf("refs[%d]", i), name)
 			}
 		}
 		row, err := stepAt(ctx, w, in.Step)

@@ -87,7 +87,7 @@ func (r *Registry) Create(t *EntityType, id uuid.UUID, label, genRef string, ste
 // or else the oldest pending artifact of the type with the same label.
 func (r *Registry) promotable(t *EntityType, label, genRef string) (*Entry, error) {
 	if genRef != "" {
-		e, err := r.lookup(genRef)
+		e, err := r.lookup(genRef, "genRef")
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func (r *Registry) Touch(t *EntityType, id uuid.UUID, action, label string, step
 // change) and bumps its revision; the label follows the content unless one
 // is given.
 func (r *Registry) UpdateArtifact(t *EntityType, ref string, content map[string]any, label string) (*Entry, error) {
-	e, err := r.lookup(ref)
+	e, err := r.lookup(ref, "ref")
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (r *Registry) UpdateArtifact(t *EntityType, ref string, content map[string]
 // is done with once its linked records are saved. Its content stays in the
 // archive, readable by its ref; the ref itself stays, as refs always do.
 func (r *Registry) ClearArtifact(ref string) (*Entry, error) {
-	e, err := r.lookup(ref)
+	e, err := r.lookup(ref, "ref")
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,9 @@ func (r *Registry) readRecord(d *Domain, t *EntityType, rec map[string]any, acti
 func recordID(t *EntityType, rec map[string]any, path string) (uuid.UUID, error) {
 	raw, ok := rec[t.IDField]
 	if !ok || raw == nil {
-		return uuid.Nil, apperr.New(apperr.InvalidRecord, "%s has no %q field: every %s record needs its id", path, t.IDField, t.Name)
+		e := apperr.New(apperr.InvalidRecord, "%s has no %q field: every %s record needs its id", path, t.IDField, t.Name)
+		e.Field = path + "." + t.IDField
+		return uuid.Nil, e
 	}
 	s, _ := raw.(string)
 	id, ok := ParseUUID(s)

@@ -8,6 +8,7 @@ package registry
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -164,12 +165,13 @@ func (r *Registry) markChanged(e *Entry) {
 	}
 }
 
-// lookup returns the entry of a ref, or REF_NOT_FOUND.
-func (r *Registry) lookup(ref string) (*Entry, error) {
+// lookup returns the entry of a ref, or REF_NOT_FOUND naming the input field
+// that gave it.
+func (r *Registry) lookup(ref, field string) (*Entry, error) {
 	if e, ok := r.byRef[ref]; ok {
 		return e, nil
 	}
-	return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", ref)
+	return nil, apperr.UnknownRef(field, ref)
 }
 
 // register gives a new database entity the next ref of its type.
@@ -222,8 +224,8 @@ func (r *Registry) scrubLabel(label string) string { return r.scrub(label).(stri
 
 // Mention records that refs were referred to this turn, keeping their actions.
 func (r *Registry) Mention(refs []string) error {
-	for _, ref := range refs {
-		e, err := r.lookup(ref)
+	for i, ref := range refs {
+		e, err := r.lookup(ref, fmt.Sprintf("refs[%d]", i))
 		if err != nil {
 			return err
 		}
@@ -238,7 +240,7 @@ func (r *Registry) Retain(ref, reason string) (*Entry, error) {
 	if reason == "" {
 		return nil, apperr.New(apperr.BadUserInput, "a reason is required to retain %s: say why it stays relevant", ref)
 	}
-	e, err := r.lookup(ref)
+	e, err := r.lookup(ref, "ref")
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +251,7 @@ func (r *Registry) Retain(ref, reason string) (*Entry, error) {
 
 // Release lets a retained ref fall out of context again.
 func (r *Registry) Release(ref string) (*Entry, error) {
-	e, err := r.lookup(ref)
+	e, err := r.lookup(ref, "ref")
 	if err != nil {
 		return nil, err
 	}
@@ -268,8 +270,8 @@ type Enrichment struct {
 // out of the queue.
 func (r *Registry) ApplyEnrichment(labels []Enrichment) ([]*Entry, error) {
 	out := make([]*Entry, 0, len(labels))
-	for _, l := range labels {
-		e, err := r.lookup(l.Ref)
+	for i, l := range labels {
+		e, err := r.lookup(l.Ref, fmt.Sprintf("labels[%d].ref", i))
 		if err != nil {
 			return nil, err
 		}

@@ -91,7 +91,7 @@ func (r *Registry) entityID(v, path, want string) (id string, pending bool, err 
 	if !IsRef(v) {
 		return "", false, apperr.New(apperr.BadUserInput, "%s is %q, which is neither a ref (recipe_1) nor a UUID", path, v)
 	}
-	e, err := r.lookup(v)
+	e, err := r.lookup(v, path)
 	if err != nil {
 		return "", false, err
 	}
@@ -219,8 +219,8 @@ func (r *Registry) payloadFK(v any, path, want string) (any, error) {
 // generated entity cleared without being saved exists only in the archive,
 // so it is answered from there.
 func (r *Registry) ReadRefs(d *Domain, refs []string) (records []map[string]any, fromDatabase []string, err error) {
-	for _, ref := range refs {
-		e, err := r.lookup(ref)
+	for i, ref := range refs {
+		e, err := r.lookup(ref, fmt.Sprintf("refs[%d]", i))
 		if err != nil {
 			return nil, nil, err
 		}

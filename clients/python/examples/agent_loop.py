@@ -5,9 +5,8 @@ and the LLM (here `llm`, a stand-in that answers from the prompt it is given);
 sessiongraph keeps the session's memory: refs instead of UUIDs, the generated
 plan until it is saved, and each pipeline node's prompt context.
 
-    SG_URL=http://127.0.0.1:8080 SG_KEY=sg_... python3 examples/agent_loop.py
+    SG_URL=http://127.0.0.1:8080 SG_API_KEY=sg_... python3 examples/agent_loop.py
 """
-import os
 import sys
 import uuid
 
@@ -25,7 +24,7 @@ def llm(prompt: str, answer: str) -> str:
 
 
 def main() -> None:
-    sg = Client(os.environ["SG_URL"], os.environ["SG_KEY"])
+    sg = Client()  # the server's URL and an API key: SG_URL, SG_API_KEY
     session = sg.open_session("acme", sys.argv[1] if len(sys.argv) > 1 else "kitchen-demo").session
 
     # Turn 1: read recipes, generate a plan (not saved yet).

@@ -18,4 +18,4 @@ from .types import ContextOptions, ExecutionSummaryInput, FilterInput, StepSumma
 __all__ = ["Client", "AsyncClient", "TurnScope", "AsyncTurnScope", "SessionGraphError", "RetryableError",
            "SubscriptionClosed", "RETRYABLE_CODES", "Subscription", "AsyncSubscription", "Reconnect",
            "ContextOptions", "ExecutionSummaryInput", "FilterInput", "StepSummaryInput"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -4,6 +4,8 @@ queries and mutations and websockets for subscriptions."""
 from __future__ import annotations
 
 import functools
+import os
+import warnings
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional, TypeVar
 
 import httpx
@@ -14,7 +16,7 @@ except ImportError:  # pragma: no cover - Python < 3.10
     from typing_extensions import Concatenate, ParamSpec  # type: ignore
 
 from . import ops
-from .errors import SessionGraphError, from_errors
+from .errors import SessionGraphError, configuration_error, from_errors
 from .live import AsyncSubscription, Reconnect, Subscription, position, stream
 from .ops import Op, SessionLike, session_id
 from .types import ExecutionSummaryInput, JSONMap, Turn
@@ -32,6 +34,8 @@ def _endpoint(url: str) -> str:
 
 def _read(resp: httpx.Response) -> Dict[str, Any]:
     """The data of a GraphQL response, or the exception its errors make."""
+    if resp.status_code < 500 and resp.headers.get("content-type", "").startswith("text/html"):
+        raise configuration_error(str(resp.url), resp.status_code)
     try:
         body = resp.json()
     except ValueError:
@@ -204,8 +208,28 @@ class AsyncTurnScope(_TurnBase):
 
 # -------------------------------------------------------------------- clients
 
+#: The environment variables a client reads when it is given no URL or key.
+URL_ENV, KEY_ENV, OLD_KEY_ENV = "SG_URL", "SG_API_KEY", "SG_KEY"
+
+
+def _from_env(url: Optional[str], key: Optional[str]) -> tuple:
+    """url and key, or else SG_URL and SG_API_KEY (SG_KEY, deprecated, still read)."""
+    url = url or os.environ.get(URL_ENV)
+    if not url:
+        raise configuration_error(None, None, f"no URL: pass one or set {URL_ENV}")
+    if not key and os.environ.get(KEY_ENV):
+        key = os.environ[KEY_ENV]
+    elif not key and os.environ.get(OLD_KEY_ENV):
+        warnings.warn(f"{OLD_KEY_ENV} is deprecated: set {KEY_ENV}", DeprecationWarning, stacklevel=3)
+        key = os.environ[OLD_KEY_ENV]
+    if not key:
+        raise configuration_error(url, None, f"no API key: pass one or set {KEY_ENV}")
+    return url, key
+
+
 class _Base:
-    def __init__(self, url: str, key: str, reconnect: Optional[Reconnect] = None):
+    def __init__(self, url: Optional[str], key: Optional[str], reconnect: Optional[Reconnect] = None):
+        url, key = _from_env(url, key)
         self.url = _endpoint(url)
         self.ws_url = "ws" + self.url[4:] if self.url.startswith("http") else self.url
         self.key = key
@@ -219,11 +243,13 @@ class _Base:
 
 
 class Client(_Base):
-    """A blocking client. `Client(url, key)`; `with Client(...) as c:` closes it."""
+    """A blocking client. `Client(url, key)`, or `Client()` to read SG_URL and
+    SG_API_KEY; `with Client(...) as c:` closes it."""
 
-    def __init__(self, url: str, key: str, *, timeout: float = 30.0, reconnect: Optional[Reconnect] = None):
+    def __init__(self, url: Optional[str] = None, key: Optional[str] = None, *, timeout: float = 30.0,
+                 reconnect: Optional[Reconnect] = None):
         super().__init__(url, key, reconnect)
-        self._http = httpx.Client(headers={"authorization": f"Bearer {key}"}, timeout=timeout)
+        self._http = httpx.Client(headers={"authorization": f"Bearer {self.key}"}, timeout=timeout)
 
     def execute(self, query: str, variables: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         """Any GraphQL document; returns its data or raises SessionGraphError."""
@@ -287,9 +313,10 @@ class AsyncClient(_Base):
     """The asyncio client: the same methods as Client, awaited; subscriptions
     are async iterators and turns `async with`."""
 
-    def __init__(self, url: str, key: str, *, timeout: float = 30.0, reconnect: Optional[Reconnect] = None):
+    def __init__(self, url: Optional[str] = None, key: Optional[str] = None, *, timeout: float = 30.0,
+                 reconnect: Optional[Reconnect] = None):
         super().__init__(url, key, reconnect)
-        self._http = httpx.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=timeout)
+        self._http = httpx.AsyncClient(headers={"authorization": f"Bearer {self.key}"}, timeout=timeout)
 
     async def execute(self, query: str, variables: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         return _read(await self._http.post(self.url, json={"query": query, "variables": variables or {}}))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-# The codes of README.md "Error codes" whose answer is "yes": the same request
+# The codes of docs/errors.md whose answer is "yes": the same request
 # may succeed later (after Retry-After for UNAVAILABLE; from the last cursor
 # for a subscriber).
 RETRYABLE_CODES = frozenset({"TIMEOUT", "CANCELLED", "UNAVAILABLE", "SUBSCRIBER_TOO_SLOW", "PERSISTED_QUERY_NOT_FOUND"})
@@ -49,6 +49,19 @@ class SubscriptionClosed(SessionGraphError):
         super().__init__(f"WebSocket closed {close_code}: {reason}", code=code)
         self.close_code = close_code
         self.reason = reason
+
+
+CONFIGURATION_ERROR = "CONFIGURATION_ERROR"
+"""This client's own code for a URL that is not a sessiongraph GraphQL endpoint
+(it answered a web page) or a missing URL or key: sending again cannot help."""
+
+
+def configuration_error(url: Optional[str], status: Optional[int], why: Optional[str] = None) -> SessionGraphError:
+    """The error for a client that is set up wrong; by default, a URL that answered HTML."""
+    if why is None:
+        why = (f"{url} answered a web page (HTTP {status}, text/html), not GraphQL: "
+               "give the server's address, such as http://127.0.0.1:8080 or http://127.0.0.1:8080/graphql")
+    return SessionGraphError(why, code=CONFIGURATION_ERROR, status=status)
 
 
 def from_errors(errors: List[Dict[str, Any]], status: Optional[int] = None,

@@ -8,24 +8,23 @@ import os
 import select
 import socket
 import struct
-import sys
 import threading
 import uuid
 from typing import List, Optional
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+import sessiongraph
 
-import sessiongraph  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _env(name: str) -> str:
     value = os.environ.get(name)
     if not value:
         pytest.fail(f"{name} is not set: run these tests through `go test ./clients -run TestPythonClient`, "
-                    "which starts a real server and sets SG_URL, SG_ADMIN_KEY, SG_KEY and SG_OTHER_KEY")
+                    "which installs the wheel in a venv, starts a real server and sets SG_URL, SG_ADMIN_KEY, "
+                    "SG_API_KEY and SG_OTHER_KEY")
     return value
 
 
@@ -41,7 +40,7 @@ def admin_key() -> str:
 
 @pytest.fixture(scope="session")
 def key() -> str:
-    return _env("SG_KEY")
+    return _env("SG_API_KEY")
 
 
 @pytest.fixture(scope="session")

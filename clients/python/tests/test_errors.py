@@ -14,7 +14,7 @@ import sessiongraph
 from sessiongraph import RETRYABLE_CODES, RetryableError, SessionGraphError
 from sessiongraph.client import _read
 
-README = os.path.join(os.path.dirname(__file__), "..", "..", "..", "README.md")
+ERRORS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "errors.md")
 
 
 def test_bad_input_names_the_field(client, session):
@@ -65,9 +65,9 @@ def test_unavailable_is_retryable_with_retry_after():
 
 
 def test_retryable_codes_are_the_readmes():
-    """README.md's Error codes table: the codes whose retry column says yes."""
-    with open(README, encoding="utf-8") as f:
-        table = f.read().split("### Error codes", 1)[1].split("\n\n", 2)[2]
+    """docs/errors.md's table: the codes whose retry column says yes."""
+    with open(ERRORS, encoding="utf-8") as f:
+        table = f.read().split("# Error codes", 1)[1].split("\n\n", 2)[2]
     rows = [r.split(" | ") for r in table.splitlines() if r.startswith("| `")]
     yes = {c for r in rows if r[-1].strip(" |").startswith("yes") for c in re.findall(r"`([A-Z_]+)`", r[0])}
     assert yes == set(RETRYABLE_CODES)

@@ -1,9 +1,9 @@
 // The seeds' agent loop (read → generate → save → context) with the TypeScript client.
-// Run: SG_URL=http://127.0.0.1:8080/graphql SG_API_KEY=sg_... node dist/examples/agent-loop.js
+// Run: SG_URL=http://127.0.0.1:8080 SG_API_KEY=sg_... node dist/examples/agent-loop.js
 import { randomUUID } from 'node:crypto';
 import { SessionGraphClient } from '@sessiongraph/client';
 
-const sg = new SessionGraphClient({ url: process.env.SG_URL!, apiKey: process.env.SG_API_KEY! });
+const sg = new SessionGraphClient(); // the server's URL and an API key: SG_URL, SG_API_KEY
 
 // The runtime's own database: rows keyed by UUID, which the LLM never sees.
 const recipes = [
@@ -20,7 +20,7 @@ await sg.turn(session.id, 'Find Indian recipes and plan Monday dinner', async (t
   const read = await turn.recordRead({ table: 'recipes', records: recipes, step: 1 });
   console.log('read:', JSON.stringify(read.records));
   // Generate: the LLM's plan names the recipe by its ref; it waits as gen_meal_plan_1.
-  const plan = await turn.recordGenerated({
+  const { ref: plan } = await turn.recordGenerated({
     entityType: 'meal_plan',
     content: { date: '2026-01-12', meal_type: 'dinner', recipe_id: 'recipe_1' },
     step: 2,

@@ -14,10 +14,13 @@ import {
 } from './subscriptions.js';
 
 export interface ClientOptions {
-  /** The server's GraphQL endpoint, such as http://127.0.0.1:8080/graphql. */
-  url: string;
-  /** An API key, sent as Authorization: Bearer <key>. */
-  apiKey: string;
+  /**
+   * The server, such as http://127.0.0.1:8080 or http://127.0.0.1:8080/graphql (/graphql is
+   * added when missing); default: the environment variable SG_URL.
+   */
+  url?: string;
+  /** An API key, sent as Authorization: Bearer <key>; default: SG_API_KEY (SG_KEY, deprecated). */
+  apiKey?: string;
   /** The transport of subscriptions unless one says otherwise (default ws). */
   transport?: TransportKind;
   /** A fetch implementation (default: the global fetch). */
@@ -50,14 +53,15 @@ export class SessionGraphClient {
   private readonly fetchImpl: typeof fetch;
   private readonly defaultTransport: TransportKind;
   private readonly transports: Partial<Record<TransportKind, Transport>> = {};
-  private readonly transportOptions: ClientOptions;
+  private readonly transportOptions: ClientOptions & { url: string; apiKey: string };
 
-  constructor(opts: ClientOptions) {
-    this.url = opts.url;
-    this.apiKey = opts.apiKey;
+  constructor(opts: ClientOptions = {}) {
+    const { url, apiKey } = fromEnv(opts);
+    this.url = url;
+    this.apiKey = apiKey;
     this.fetchImpl = opts.fetch ?? globalThis.fetch.bind(globalThis);
     this.defaultTransport = opts.transport ?? 'ws';
-    this.transportOptions = opts;
+    this.transportOptions = { ...opts, url, apiKey };
   }
 
   /**
@@ -81,6 +85,12 @@ export class SessionGraphClient {
       });
     } catch (err) {
       throw SessionGraphError.network(err);
+    }
+    if (res.status < 500 && (res.headers.get('content-type') ?? '').startsWith('text/html')) {
+      throw SessionGraphError.configuration(
+        `${this.url} answered a web page (HTTP ${res.status}, text/html), not GraphQL: give the server's address, such as http://127.0.0.1:8080 or http://127.0.0.1:8080/graphql`,
+        res.status,
+      );
     }
     let body: { data?: TResult | null; errors?: GraphQLErrorJSON[] };
     try {
@@ -184,7 +194,9 @@ export class SessionGraphClient {
     return this.endTurn({ sessionID, assistantMessage, ...(summary ? { summary } : {}) });
   }
 
-  // The ref registry.
+  // The ref registry. Each call answers its payload as the schema names it ({ ref }, { refs },
+  // { promoted, ref }, { records, refs, enrichmentQueue }), as the Python client does: a ref is
+  // always the same Ref object, under .ref or .refs.
 
   async recordRead(input: Input<ops.RecordReadMutationVariables>) {
     return (await this.request(ops.RecordReadDocument, { input })).recordRead;
@@ -195,7 +207,7 @@ export class SessionGraphClient {
   }
 
   async recordGenerated(input: Input<ops.RecordGeneratedMutationVariables>) {
-    return (await this.request(ops.RecordGeneratedDocument, { input })).recordGenerated.ref;
+    return (await this.request(ops.RecordGeneratedDocument, { input })).recordGenerated;
   }
 
   async recordCreated(input: Input<ops.RecordCreatedMutationVariables>) {
@@ -203,23 +215,23 @@ export class SessionGraphClient {
   }
 
   async recordDeleted(input: Input<ops.RecordDeletedMutationVariables>) {
-    return (await this.request(ops.RecordDeletedDocument, { input })).recordDeleted.refs;
+    return (await this.request(ops.RecordDeletedDocument, { input })).recordDeleted;
   }
 
   async recordUserAction(input: Input<ops.RecordUserActionMutationVariables>) {
-    return (await this.request(ops.RecordUserActionDocument, { input })).recordUserAction.ref;
+    return (await this.request(ops.RecordUserActionDocument, { input })).recordUserAction;
   }
 
   async mentionEntity(input: Input<ops.MentionEntityMutationVariables>) {
-    return (await this.request(ops.MentionEntityDocument, { input })).mentionEntity.refs;
+    return (await this.request(ops.MentionEntityDocument, { input })).mentionEntity;
   }
 
   async updateArtifact(input: Input<ops.UpdateArtifactMutationVariables>) {
-    return (await this.request(ops.UpdateArtifactDocument, { input })).updateArtifact.ref;
+    return (await this.request(ops.UpdateArtifactDocument, { input })).updateArtifact;
   }
 
   async clearArtifact(input: Input<ops.ClearArtifactMutationVariables>) {
-    return (await this.request(ops.ClearArtifactDocument, { input })).clearArtifact.ref;
+    return (await this.request(ops.ClearArtifactDocument, { input })).clearArtifact;
   }
 
   async applyEnrichment(input: Input<ops.ApplyEnrichmentMutationVariables>) {
@@ -227,11 +239,11 @@ export class SessionGraphClient {
   }
 
   async retainRef(input: Input<ops.RetainRefMutationVariables>) {
-    return (await this.request(ops.RetainRefDocument, { input })).retainRef.ref;
+    return (await this.request(ops.RetainRefDocument, { input })).retainRef;
   }
 
   async releaseRef(input: Input<ops.ReleaseRefMutationVariables>) {
-    return (await this.request(ops.ReleaseRefDocument, { input })).releaseRef.ref;
+    return (await this.request(ops.ReleaseRefDocument, { input })).releaseRef;
   }
 
   async resolveRefs(sessionID: string, refs: string[]) {
@@ -479,4 +491,35 @@ function httpCode(status: number): string {
   if (status === 503) return 'UNAVAILABLE';
   if (status >= 500) return 'INTERNAL';
   return 'INVALID_REQUEST';
+}
+
+/** The environment variables a client reads for what its options leave out. */
+export const URL_ENV = 'SG_URL';
+export const KEY_ENV = 'SG_API_KEY';
+/** The key's variable before 0.2 (the Python client's name): still read, with a deprecation warning. */
+export const OLD_KEY_ENV = 'SG_KEY';
+
+let warnedOldKey = false;
+
+/** The URL (ending in /graphql) and key from the options, else from the environment. */
+function fromEnv(opts: ClientOptions): { url: string; apiKey: string } {
+  const env = typeof process === 'undefined' ? {} : process.env;
+  const url = opts.url || env[URL_ENV];
+  if (!url) throw SessionGraphError.configuration(`no URL: pass { url } or set ${URL_ENV}`);
+  let apiKey = opts.apiKey || env[KEY_ENV];
+  if (!apiKey && env[OLD_KEY_ENV]) {
+    apiKey = env[OLD_KEY_ENV];
+    if (!warnedOldKey && typeof process !== 'undefined') {
+      warnedOldKey = true;
+      process.emitWarning(`${OLD_KEY_ENV} is deprecated: set ${KEY_ENV}`, 'DeprecationWarning');
+    }
+  }
+  if (!apiKey) throw SessionGraphError.configuration(`no API key: pass { apiKey } or set ${KEY_ENV}`);
+  return { url: endpoint(url), apiKey };
+}
+
+/** The GraphQL endpoint of a server's base URL: /graphql is added when it is missing. */
+export function endpoint(url: string): string {
+  const trimmed = url.replace(/\/+$/, '');
+  return trimmed.endsWith('/graphql') ? trimmed : `${trimmed}/graphql`;
 }

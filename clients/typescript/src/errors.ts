@@ -1,5 +1,5 @@
 // Errors: every GraphQL error the server answers carries a stable
-// extensions.code (README "Error codes"); SessionGraphError carries it, with
+// extensions.code (docs/errors.md); SessionGraphError carries it, with
 // the field it names and whether trying again can help.
 
 /** One error of a GraphQL response, as the server sends it. */
@@ -10,7 +10,7 @@ export interface GraphQLErrorJSON {
 }
 
 /**
- * Codes for which the same request may succeed later, as it is (README "Error codes"):
+ * Codes for which the same request may succeed later, as it is (docs/errors.md):
  * the request timed out or was cancelled, the database was unavailable, a subscriber fell
  * behind (it resumes from its cursor). NETWORK_ERROR is this client's own: the server
  * could not be reached or the connection broke.
@@ -24,7 +24,7 @@ export const RETRYABLE_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Codes that go away once something else happens first (README "Error codes"): a
+ * Codes that go away once something else happens first (docs/errors.md): a
  * generated ref is saved (REF_PENDING), the open turn ends (TURN_IN_PROGRESS), a turn
  * begins (NO_OPEN_TURN), other subscriptions end (SUBSCRIPTION_LIMIT). Trying again as
  * is does not help; CONFLICT is retryable only when its message says it was a concurrent change.
@@ -35,6 +35,9 @@ export const RETRY_AFTER_CHANGE_CODES: ReadonlySet<string> = new Set([
   'NO_OPEN_TURN',
   'SUBSCRIPTION_LIMIT',
 ]);
+
+/** This client's own code for a client set up wrong (see SessionGraphError.configuration). */
+export const CONFIGURATION_ERROR = 'CONFIGURATION_ERROR';
 
 /** An error the server answered (or NETWORK_ERROR when there was no answer). */
 export class SessionGraphError extends Error {
@@ -69,6 +72,14 @@ export class SessionGraphError extends Error {
   /** True when the same request may succeed if sent again later (see RETRYABLE_CODES). */
   get retryable(): boolean {
     return RETRYABLE_CODES.has(this.code);
+  }
+
+  /**
+   * The client's own error for a client set up wrong: a URL that answered a web page instead of
+   * GraphQL, or no URL or key. Not retryable: the same request goes to the same wrong place.
+   */
+  static configuration(message: string, status?: number): SessionGraphError {
+    return new SessionGraphError([{ message, extensions: { code: CONFIGURATION_ERROR } }], { status });
   }
 
   /** The client's own error for a server that could not be reached or a connection that broke. */

@@ -36,3 +36,22 @@ test('the README opens with the example, as it is', async () => {
   assert.ok(readme.indexOf('## The agent loop') < readme.indexOf('## What it has'));
   assert.match(readme.split('\n').slice(0, 5).join('\n'), /npm install \S+\/clients\/typescript/);
 });
+
+test("the repository README's quick start runs as written", async () => {
+  const { readFile, writeFile, rm } = await import('node:fs/promises');
+  const readme = await readFile(new URL('../../../../README.md', import.meta.url), 'utf8');
+  const rest = readme.slice(readme.indexOf('**TypeScript**'));
+  const block = /```ts\n([\s\S]*?)```/.exec(rest)?.[1];
+  assert.ok(block, 'no ```ts block after **TypeScript** in README.md');
+  // Inside the package, so that '@sessiongraph/client' resolves to it (a self-reference).
+  const file = new URL('../quickstart.mjs', import.meta.url);
+  await writeFile(file, block);
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(file)], {
+      env: { ...process.env, SG_URL: url.replace(/\/graphql$/, ''), SG_API_KEY: adminKey },
+    });
+    assert.deepEqual(stdout.trim().split('\n'), ["[ { id: 'recipe_1', name: 'Dal Tadka' } ]", "[ 'recipe_1' ]"]);
+  } finally {
+    await rm(file, { force: true });
+  }
+});

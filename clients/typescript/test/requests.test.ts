@@ -68,8 +68,8 @@ test('refs: resolveRefs, translateFilters by table or type, readRefs of a genera
     assert.deepEqual(read.records, [{ id: 'recipe_1', name: 'Dal Tadka' }]);
     assert.equal(read.refs[0]?.action, 'read');
     const gen = await turn.recordGenerated({ entityType: 'meal_plan', content: { date: '2026-01-12', meal_type: 'dinner', recipe_id: 'recipe_1' } });
-    assert.equal(gen.ref, 'gen_meal_plan_1');
-    assert.equal(gen.artifact?.status, 'PENDING');
+    assert.equal(gen.ref.ref, 'gen_meal_plan_1');
+    assert.equal(gen.ref.artifact?.status, 'PENDING');
     return 'planned';
   });
   assert.deepEqual(await sg.resolveRefs(id, ['recipe_1', 'gen_meal_plan_1']), [

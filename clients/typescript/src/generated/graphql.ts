@@ -1295,6 +1295,24 @@ export type RevokeAPIKeyMutationVariables = Exact<{
 
 export type RevokeAPIKeyMutation = { revokeAPIKey: { apiKey: { id: string, revokedAt: string | null } } };
 
+export type ChatTurnsQueryVariables = Exact<{
+  id: string | number;
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type ChatTurnsQuery = { session: { turns: { edges: Array<{ node: { number: number, status: TurnStatus, userMessage: string, assistantMessage: string } | null } | null> | null, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+
+export type LastTurnQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type LastTurnQuery = { session: { turns: { edges: Array<{ node: { number: number, status: TurnStatus, userMessage: string, assistantMessage: string } | null } | null> | null } } | null };
+
+export type ChatTurnFieldsFragment = { number: number, status: TurnStatus, userMessage: string, assistantMessage: string };
+
 export type ContextQueryVariables = Exact<{
   sessionID: string | number;
   node: ContextNode;
@@ -1614,6 +1632,14 @@ export class TypedDocumentString<TResult, TVariables>
     return this.value;
   }
 }
+export const ChatTurnFieldsFragmentDoc = new TypedDocumentString(`
+    fragment ChatTurnFields on Turn {
+  number
+  status
+  userMessage
+  assistantMessage
+}
+    `, {"fragmentName":"ChatTurnFields"}) as unknown as TypedDocumentString<ChatTurnFieldsFragment, unknown>;
 export const SessionFieldsFragmentDoc = new TypedDocumentString(`
     fragment SessionFields on Session {
   id
@@ -1753,6 +1779,46 @@ export const RevokeAPIKeyDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<RevokeAPIKeyMutation, RevokeAPIKeyMutationVariables>;
+export const ChatTurnsDocument = new TypedDocumentString(`
+    query ChatTurns($id: ID!, $first: Int!, $after: Cursor) {
+  session(id: $id) {
+    turns(first: $first, after: $after, orderBy: [{field: NUMBER, direction: ASC}]) {
+      edges {
+        node {
+          ...ChatTurnFields
+        }
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+}
+    fragment ChatTurnFields on Turn {
+  number
+  status
+  userMessage
+  assistantMessage
+}`) as unknown as TypedDocumentString<ChatTurnsQuery, ChatTurnsQueryVariables>;
+export const LastTurnDocument = new TypedDocumentString(`
+    query LastTurn($id: ID!) {
+  session(id: $id) {
+    turns(last: 1, orderBy: [{field: NUMBER, direction: ASC}]) {
+      edges {
+        node {
+          ...ChatTurnFields
+        }
+      }
+    }
+  }
+}
+    fragment ChatTurnFields on Turn {
+  number
+  status
+  userMessage
+  assistantMessage
+}`) as unknown as TypedDocumentString<LastTurnQuery, LastTurnQueryVariables>;
 export const ContextDocument = new TypedDocumentString(`
     query Context($sessionID: ID!, $node: ContextNode!, $options: ContextOptions) {
   session(id: $sessionID) {

@@ -1,0 +1,200 @@
+"""The framework adapters against the real packages from PyPI and the real
+server: the OpenAI Agents SDK's Session protocol (directly, and through
+Runner.run with a scripted model in place of an LLM) and langchain-core's
+chat message history (directly, and through RunnableWithMessageHistory)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, List
+
+import pytest
+from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage
+from agents.memory import Session
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables.history import RunnableWithMessageHistory
+from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+from sessiongraph import AsyncClient, ContextOptions
+from sessiongraph.langchain import SessionGraphChatMessageHistory
+from sessiongraph.openai_agents import SessionGraphSession
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str) -> dict:
+    return {"role": "assistant", "content": text}
+
+
+def output_message(text: str) -> dict:
+    """An assistant message as the Responses API gives it back."""
+    return {"id": "msg_" + uuid.uuid4().hex, "type": "message", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def turns(client, sid: str) -> List[tuple]:
+    data = client.execute("query($s: ID!) { session(id: $s) { turns(first: 50, orderBy: [{field: NUMBER}]) "
+                          "{ edges { node { number status userMessage assistantMessage } } } } }", {"s": sid})
+    return [(n["number"], n["status"], n["userMessage"], n["assistantMessage"])
+            for n in (e["node"] for e in data["session"]["turns"]["edges"])]
+
+
+def test_agents_session_items_are_turns(url, key, client):
+    async def run() -> SessionGraphSession:
+        async with AsyncClient(url, key) as sg:
+            s = await SessionGraphSession.open(sg, "acme", "agents-" + uuid.uuid4().hex)
+            assert isinstance(s, Session), "the SDK's runtime-checkable protocol"
+            assert await s.get_items() == [] and await s.pop_item() is None
+
+            await s.add_items([user("What can I cook?")])
+            assert await s.get_items() == [user("What can I cook?")]
+            # A tool call and its output have no place in a turn; the answer ends it.
+            await s.add_items([
+                {"type": "function_call", "call_id": "c1", "name": "pantry", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "lentils"},
+                output_message("Dal Tadka."),
+            ])
+            assert await s.get_items() == [user("What can I cook?"), assistant("Dal Tadka.")]
+
+            # A whole exchange in one call, with two assistant messages.
+            await s.add_items([user("And dessert?"), output_message("Kheer."), output_message("Or fruit.")])
+            assert await s.get_items(3) == [assistant("Dal Tadka."), user("And dessert?"), assistant("Kheer.\n\nOr fruit.")]
+            assert await s.get_items(0) == []
+
+            # pop_item takes back an unanswered question (its turn fails) ...
+            await s.add_items([user("Something else?")])
+            assert await s.pop_item() == user("Something else?")
+            assert len(await s.get_items()) == 4
+            # ... but not a completed turn's answer.
+            with pytest.raises(NotImplementedError, match="keeps completed turns"):
+                await s.pop_item()
+            return s
+
+    s = asyncio.run(run())
+    assert turns(client, s.session_id) == [
+        (1, "COMPLETED", "What can I cook?", "Dal Tadka."),
+        (2, "COMPLETED", "And dessert?", "Kheer.\n\nOr fruit."),
+        (3, "FAILED", "Something else?", ""),
+    ]
+
+    async def clear() -> List[Any]:
+        async with AsyncClient(url, key) as sg:
+            again = SessionGraphSession(sg, s.session_id)
+            await again.clear_session()
+            return await again.get_items()
+
+    assert asyncio.run(clear()) == []
+    assert turns(client, s.session_id) == []
+
+
+def test_agents_greeting_and_a_question_left_unanswered(url, key, client):
+    """An assistant message with no question before it is a turn with an empty
+    user message; a new question ends an unanswered one with an empty answer."""
+    async def run() -> SessionGraphSession:
+        async with AsyncClient(url, key) as sg:
+            s = await SessionGraphSession.open(sg, "acme", "agents-greet-" + uuid.uuid4().hex)
+            await s.add_items([output_message("Hello! What shall we cook?")])
+            await s.add_items([user("Curry?")])
+            await s.add_items([user("No, soup."), output_message("Tomato soup.")])
+            assert await s.get_items() == [assistant("Hello! What shall we cook?"), user("Curry?"),
+                                           user("No, soup."), assistant("Tomato soup.")]
+            return s
+
+    s = asyncio.run(run())
+    assert turns(client, s.session_id) == [(1, "COMPLETED", "", "Hello! What shall we cook?"),
+                                           (2, "COMPLETED", "Curry?", ""),
+                                           (3, "COMPLETED", "No, soup.", "Tomato soup.")]
+
+
+class ScriptedModel(Model):
+    """Stands in for the LLM: answers the next scripted text and keeps the input it was given."""
+
+    def __init__(self, answers: List[str]):
+        self.answers = list(answers)
+        self.inputs: List[Any] = []
+
+    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                           tracing, **kwargs: Any) -> ModelResponse:
+        self.inputs.append(input)
+        text = ResponseOutputText(type="output_text", text=self.answers.pop(0), annotations=[])
+        msg = ResponseOutputMessage(id="msg_" + uuid.uuid4().hex, type="message", role="assistant",
+                                    status="completed", content=[text])
+        return ModelResponse(output=[msg], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any):
+        raise NotImplementedError("these tests do not stream")
+
+
+def test_agents_runner_keeps_its_memory_in_sessiongraph(url, key, client):
+    model = ScriptedModel(["Dal Tadka.", "Kheer."])
+    agent = Agent(name="cook", instructions="You plan dinners.", model=model)
+    config = RunConfig(tracing_disabled=True)
+
+    async def run() -> str:
+        async with AsyncClient(url, key) as sg:
+            memory = await SessionGraphSession.open(sg, "acme", "runner-" + uuid.uuid4().hex)
+            first = await Runner.run(agent, "What can I cook?", session=memory, run_config=config)
+            second = await Runner.run(agent, "And dessert?", session=memory, run_config=config)
+            assert (first.final_output, second.final_output) == ("Dal Tadka.", "Kheer.")
+            return memory.session_id
+
+    sid = asyncio.run(run())
+    # The second run's model saw the first turn, read back from sessiongraph.
+    texts = [(i.get("role"), i.get("content") if isinstance(i.get("content"), str) else i["content"][0]["text"])
+             for i in model.inputs[1]]
+    assert texts == [("user", "What can I cook?"), ("assistant", "Dal Tadka."), ("user", "And dessert?")]
+    assert turns(client, sid) == [(1, "COMPLETED", "What can I cook?", "Dal Tadka."),
+                                  (2, "COMPLETED", "And dessert?", "Kheer.")]
+
+
+def test_langchain_history_is_the_messages_build(client):
+    s = client.open_session("acme", "lc-" + uuid.uuid4().hex).session
+    h = SessionGraphChatMessageHistory(client, s)
+    assert isinstance(h, BaseChatMessageHistory)
+    assert h.messages == []
+    h.add_messages([SystemMessage("You plan dinners."), HumanMessage("What can I cook?"), AIMessage("Dal Tadka.")])
+    h.add_user_message("And dessert?")
+    assert turns(client, s.id)[-1] == (2, "OPEN", "And dessert?", "")
+    h.add_ai_message("Kheer.")
+    want = [("system", "You plan dinners."), ("human", "What can I cook?"), ("ai", "Dal Tadka."),
+            ("human", "And dessert?"), ("ai", "Kheer.")]
+    assert [(m.type, m.content) for m in h.messages] == want
+    assert [(m.type, m.content) for m in asyncio.run(h.aget_messages())] == want
+
+    # Over the model limit, the history is the sliding window of the MESSAGES build, as it is.
+    for i in range(3):
+        h.add_messages([HumanMessage(f"question {i} " + "words " * 40), AIMessage(f"answer {i} " + "more " * 40)])
+    options = ContextOptions(model_limit=300, keep_recent=2, strategy="SLIDING_WINDOW", tokenizer="chars4")
+    cut = SessionGraphChatMessageHistory(client, s, options).messages
+    build = client.context(s, "MESSAGES", options)
+    assert [(m.type, m.content) for m in cut] == [({"user": "human", "assistant": "ai"}.get(m.role, m.role), m.content)
+                                                 for m in build.messages]
+    assert cut[0].type == "system" and cut[0].content == "You plan dinners."
+    assert cut[-1].content.startswith("answer 2") and len(cut) < len(h.messages) == 11
+
+    # clear resets the conversation and keeps the system prompt.
+    h.clear()
+    assert [(m.type, m.content) for m in h.messages] == [("system", "You plan dinners.")]
+    assert turns(client, s.id) == []
+
+
+def test_langchain_runnable_with_message_history(client):
+    s = client.open_session("acme", "lc-chain-" + uuid.uuid4().hex).session
+    seen: List[List[str]] = []
+
+    def model(messages) -> AIMessage:  # stands in for a chat model
+        seen.append([m.content for m in messages])
+        return AIMessage(f"echo: {messages[-1].content}")
+
+    chain = RunnableWithMessageHistory(RunnableLambda(model),
+                                       lambda session_id: SessionGraphChatMessageHistory(client, session_id))
+    config = {"configurable": {"session_id": s.id}}
+    assert chain.invoke("hi", config=config).content == "echo: hi"
+    assert chain.invoke("again", config=config).content == "echo: again"
+    assert seen == [["hi"], ["hi", "echo: hi", "again"]]
+    assert turns(client, s.id) == [(1, "COMPLETED", "hi", "echo: hi"), (2, "COMPLETED", "again", "echo: again")]
