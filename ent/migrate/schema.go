@@ -64,6 +64,11 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
+				Name:    "artifact_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ArtifactsColumns[12], ArtifactsColumns[0]},
+			},
+			{
 				Name:    "artifact_session_id_status",
 				Unique:  false,
 				Columns: []*schema.Column{ArtifactsColumns[12], ArtifactsColumns[4]},
@@ -225,6 +230,11 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
+				Name:    "ref_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefsColumns[17], RefsColumns[0]},
+			},
+			{
 				Name:    "ref_session_id_ref",
 				Unique:  true,
 				Columns: []*schema.Column{RefsColumns[17], RefsColumns[1]},
@@ -378,6 +388,11 @@ var (
 			},
 		},
 		Indexes: []*schema.Index{
+			{
+				Name:    "turn_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{TurnsColumns[11], TurnsColumns[0]},
+			},
 			{
 				Name:    "turn_session_id_number",
 				Unique:  true,
