@@ -118,6 +118,11 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
+				Name:    "contextreceipt_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ContextReceiptsColumns[14], ContextReceiptsColumns[0]},
+			},
+			{
 				Name:    "contextreceipt_session_id_turn_node",
 				Unique:  false,
 				Columns: []*schema.Column{ContextReceiptsColumns[14], ContextReceiptsColumns[1], ContextReceiptsColumns[2]},
@@ -182,6 +187,11 @@ var (
 		Columns:    EventsColumns,
 		PrimaryKey: []*schema.Column{EventsColumns[0]},
 		Indexes: []*schema.Index{
+			{
+				Name:    "event_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[2], EventsColumns[0]},
+			},
 			{
 				Name:    "event_session_id_sequence",
 				Unique:  true,
@@ -295,6 +305,26 @@ var (
 		PrimaryKey: []*schema.Column{SessionsColumns[0]},
 		Indexes: []*schema.Index{
 			{
+				Name:    "session_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[20]},
+			},
+			{
+				Name:    "session_last_active_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[22]},
+			},
+			{
+				Name:    "session_tenant_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[20]},
+			},
+			{
+				Name:    "session_tenant_id",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[0]},
+			},
+			{
 				Name:    "session_status_expires_at",
 				Unique:  false,
 				Columns: []*schema.Column{SessionsColumns[5], SessionsColumns[23]},
@@ -352,6 +382,11 @@ var (
 			},
 		},
 		Indexes: []*schema.Index{
+			{
+				Name:    "stepresult_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{StepResultsColumns[10], StepResultsColumns[0]},
+			},
 			{
 				Name:    "stepresult_session_id_turn_step",
 				Unique:  true,
