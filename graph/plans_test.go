@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/grown"
 )
 
 // The plan test: every statement the server sends for a page, a context
@@ -256,7 +257,7 @@ const (
 func TestEveryStatementsPlanStaysBoundedOnAGrownDatabase(t *testing.T) {
 	rec := &apitest.Recorder{}
 	g := apitest.NewGrown(t, apitest.Recording(rec))
-	client := g.WithKey(g.NewKey(t, "CLIENT", apitest.GrownTenant))
+	client := g.WithKey(g.NewKey(t, "CLIENT", grown.Tenant))
 	g.MustDo(t, `{ viewer { role } }`, nil, nil) // the keys' first requests look them up
 	client.MustDo(t, `{ viewer { role } }`, nil, nil)
 

@@ -42,6 +42,20 @@ const sessionGraphPage = `query SessionGraphPage {
 func BenchmarkSessionGraphPage(b *testing.B) {
 	s := apitest.New(b)
 	apitest.SessionGraph(b, s, "acme", 20, 10, 20)
+	benchSessionGraphPage(b, s)
+}
+
+// BenchmarkSessionGraphPageGrown serves the same page of 620 objects from a
+// grown database (apitest.NewGrown: 8,000 more sessions and half a million
+// rows, most of them in 4 long sessions), ANALYZEd: what the page costs
+// once the tables have grown, to compare with BenchmarkSessionGraphPage.
+func BenchmarkSessionGraphPageGrown(b *testing.B) {
+	g := apitest.NewGrown(b)
+	apitest.SessionGraph(b, g.Server, "acme", 20, 10, 20)
+	benchSessionGraphPage(b, g.Server)
+}
+
+func benchSessionGraphPage(b *testing.B, s *apitest.Server) {
 	h := handlerClient{s: s}
 	body := h.post(b, sessionGraphPage, nil) // warm the query cache
 	objects := countPageObjects(b, body)

@@ -4,29 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	_ "embed" // grown.sql
 	"encoding/hex"
-	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/app"
+	"sessiongraph/internal/grown"
 	"sessiongraph/internal/testdb"
 	"sessiongraph/migrations"
 )
-
-// GrownSQL loads a grown database into a migrated one: 8,000 short sessions
-// and 4 long ones holding most of the rows, half a million rows in all
-// (grown.sql says what each session holds).
-//
-//go:embed grown.sql
-var GrownSQL string
-
-// GrownTenant is the tenant of the grown database's long sessions (and of
-// half its short ones).
-const GrownTenant = "acme"
 
 // Grown is a server on a clone of the grown database, and a session of each
 // kind in it.
@@ -43,22 +31,22 @@ type Grown struct {
 // rows and its statistics.
 func NewGrown(t testing.TB, configure ...func(*app.Config)) *Grown {
 	t.Helper()
-	sum := sha256.Sum256([]byte(GrownSQL))
+	sum := sha256.Sum256([]byte(grown.SQL))
 	dsn := testdb.New(t, LoadGrown, migrations.Fingerprint()+"+grown:"+hex.EncodeToString(sum[:8]))
 	g := &Grown{Server: Replica(t, dsn, configure...)}
 	ctx := context.Background()
 	for _, s := range []struct {
 		id   *uuid.UUID
 		turn int
-	}{{&g.Short, 3}, {&g.Long, 10000}} {
+	}{{&g.Short, grown.Short}, {&g.Long, grown.Long}} {
 		require.NoError(t, g.DB.QueryRowContext(ctx, `SELECT id FROM sessions WHERE tenant = $1 AND current_turn = $2 ORDER BY created_at DESC LIMIT 1`,
-			GrownTenant, s.turn).Scan(s.id))
+			grown.Tenant, s.turn).Scan(s.id))
 	}
 	return g
 }
 
-// LoadGrown migrates the empty database at dsn and loads GrownSQL into it,
-// then gathers its statistics as autovacuum would have.
+// LoadGrown migrates the empty database at dsn and loads the grown rows
+// into it.
 func LoadGrown(ctx context.Context, dsn string) error {
 	if err := migrations.Apply(ctx, dsn); err != nil {
 		return err
@@ -68,13 +56,5 @@ func LoadGrown(ctx context.Context, dsn string) error {
 		return err
 	}
 	defer db.Close()
-	// Without arguments lib/pq sends the script as one simple query: one
-	// transaction for all of it.
-	if _, err := db.ExecContext(ctx, GrownSQL); err != nil {
-		return fmt.Errorf("load grown database: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, `VACUUM ANALYZE`); err != nil {
-		return fmt.Errorf("analyze grown database: %w", err)
-	}
-	return nil
+	return grown.Load(ctx, db)
 }

@@ -1,7 +1,7 @@
 -- A grown database with the skew of a real deployment: many short sessions
 -- (a chat or two and gone) and a few long-running ones that hold most of
 -- the turns, refs and events. Written with set-based SQL so that half a
--- million rows load in seconds; apitest.Grown clones it from a template.
+-- million rows load in seconds; apitest.NewGrown clones it from a template, make load loads it with -grown.
 --
 --   short sessions: 8,000 x (3 turns, 6 refs, 8 events), tenants acme and globex
 --   long sessions:  4 x (10,000 turns, 30,000 refs, 25,000 events,
