@@ -41,6 +41,7 @@ type options struct {
 	showSQL      []string
 	shortTurns   bool
 	grown        bool
+	chat         string
 }
 
 func main() {
@@ -71,6 +72,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.dataDir, "data-dir", envOr("DATA_DIR", ".data/postgres"), "where the embedded default keeps its private cluster (DATA_DIR)")
 	fs.BoolVar(&o.shortTurns, "short-turns", false, "a turn is only beginTurn, recordRead-20 and endTurn, and no frontends run (the turn of issue 14)")
 	fs.BoolVar(&o.grown, "grown", false, "load the grown database (internal/grown: 8,000 short sessions and 4 long ones, half a million rows) and ANALYZE it before seeding")
+	fs.StringVar(&o.chat, "chat", "", "chat pairs instead of agent turns, and no frontends: 'exchange' (recordExchange, one request) or 'two-calls' (beginTurn then endTurn)")
 	showSQL := fs.String("show-sql", "", "operations (comma-separated, e.g. sessionsPage,recordRead-20) whose first request (seeding included) prints its SQL to stderr")
 	_ = fs.Parse(args)
 	for _, op := range strings.Split(*showSQL, ",") {
@@ -84,6 +86,9 @@ func parseOptions(args []string) (options, error) {
 			return o, fmt.Errorf("-clients %q: want positive counts separated by commas", *clients)
 		}
 		o.clients = append(o.clients, n)
+	}
+	if o.chat != "" && o.chat != "exchange" && o.chat != "two-calls" {
+		return o, fmt.Errorf("-chat %q: want exchange or two-calls", o.chat)
 	}
 	if o.perFrontend < 1 || o.turns < 2 || o.duration <= 0 {
 		return o, fmt.Errorf("-agents-per-frontend and -duration must be positive, -turns at least 2")

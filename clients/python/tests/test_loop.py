@@ -167,3 +167,11 @@ def test_readme_opens_with_the_example():
     first_python = readme.split("```python\n", 1)[1].split("```", 1)[0]
     assert first_python == code, "README.md's first code block must be examples/agent_loop.py"
     assert readme.index("pip install --no-build-isolation ./clients/python") < readme.index("```python")
+
+
+def test_an_exchange_is_one_turn_begun_and_ended(client, session):
+    turn = client.record_exchange(session, "what can I cook with leeks?", "Leek and potato soup.",
+                                  summary=ExecutionSummaryInput(decision="answer")).turn
+    assert (turn.number, turn.status, turn.assistant_message) == (1, "COMPLETED", "Leek and potato soup.")
+    assert [e["kind"] for e in events(client, session.id, 2)] == ["turn.began", "turn.ended"]
+    assert [m.content for m in client.context(session, "MESSAGES").messages] == ["what can I cook with leeks?", "Leek and potato soup."]
