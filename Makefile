@@ -15,7 +15,7 @@ run:
 
 ## test: the whole suite against a real PostgreSQL
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 ## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates,
 ## then the TypeScript client's typed operations from the schema (npm ci on first use)
