@@ -14,24 +14,27 @@ import (
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 
+	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 )
 
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (*APIKeyConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (*APIKeyConnection, map[*APIKey]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newAPIKeyPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &APIKeyConnection{Edges: []*APIKeyEdge{}}
 	if count {
@@ -40,32 +43,64 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{apikey.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*APIKeyQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*APIKey](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*APIKey]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -75,17 +110,18 @@ func (f *APIKeyOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (*ArtifactConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (*ArtifactConnection, map[*Artifact]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newArtifactPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &ArtifactConnection{Edges: []*ArtifactEdge{}}
 	if count {
@@ -94,32 +130,64 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{artifact.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*ArtifactQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*Artifact](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*Artifact]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -129,17 +197,18 @@ func (f *ArtifactOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (*ContextReceiptConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (*ContextReceiptConnection, map[*ContextReceipt]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newContextReceiptPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &ContextReceiptConnection{Edges: []*ContextReceiptEdge{}}
 	if count {
@@ -148,32 +217,64 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{contextreceipt.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*ContextReceiptQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*ContextReceipt](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*ContextReceipt]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -183,17 +284,18 @@ func (f *ContextReceiptOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (*EntityTypeConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (*EntityTypeConnection, map[*EntityType]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newEntityTypePager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &EntityTypeConnection{Edges: []*EntityTypeEdge{}}
 	if count {
@@ -202,32 +304,64 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{entitytype.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*EntityTypeQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*EntityType](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*EntityType]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -237,17 +371,18 @@ func (f *EntityTypeOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (*EventConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (*EventConnection, map[*Event]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newEventPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &EventConnection{Edges: []*EventEdge{}}
 	if count {
@@ -256,32 +391,64 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{event.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*EventQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*Event](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*Event]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -291,17 +458,18 @@ func (f *EventOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (*RefConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (*RefConnection, map[*Ref]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newRefPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &RefConnection{Edges: []*RefEdge{}}
 	if count {
@@ -310,32 +478,64 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{ref.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*RefQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*Ref](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*Ref]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -345,17 +545,18 @@ func (f *RefOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (*SessionConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (*SessionConnection, map[*Session]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newSessionPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &SessionConnection{Edges: []*SessionEdge{}}
 	if count {
@@ -364,32 +565,64 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{session.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*SessionQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*Session](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*Session]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -399,17 +632,18 @@ func (f *SessionOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (*StepResultConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (*StepResultConnection, map[*StepResult]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newStepResultPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &StepResultConnection{Edges: []*StepResultEdge{}}
 	if count {
@@ -418,32 +652,64 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{stepresult.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*StepResultQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*StepResult](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*StepResult]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -453,17 +719,18 @@ func (f *StepResultOrderField) Column() string { return f.column }
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds the columns the caller reads back with the node's Value.
-func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (*TurnConnection, error) {
+// extra adds one text column, last, whose value for each node comes back
+// in the map.
+func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (*TurnConnection, map[*Turn]string, error) {
 	if err := validateFirstLast(first, last); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pager, err := newTurnPager(opts, last != nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn := &TurnConnection{Edges: []*TurnEdge{}}
 	if count {
@@ -472,32 +739,64 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 			c := q.Clone()
 			c.ctx.Fields = nil
 			if conn.TotalCount, err = c.Count(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
 			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
 		}
 	}
 	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
-		return conn, nil
+		return conn, nil, nil
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if limit := paginateLimit(first, last); limit != 0 {
 		q.Limit(limit)
 	}
 	q.ctx.Fields = []string{turn.FieldID}
 	q = pager.applyOrder(q)
-	if extra != nil {
-		q.modifiers = append(q.modifiers, extra)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
 	}
-	nodes, err := q.All(ctx)
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. The interceptors run as for All.
+	var texts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*TurnQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := scan(columns[:len(columns)-1])
+				return append(values, new(sql.NullString)), err
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				texts = append(texts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*Turn](ctx, q, all, q.inters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byNode := make(map[*Turn]string, len(nodes))
+	for i, n := range nodes {
+		byNode[n] = texts[i]
 	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, nil
+	return conn, byNode, nil
 }
 
 // Column is the database column the order field sorts by.

@@ -80,6 +80,7 @@ var crossTenantMutations = map[string]struct{ query, code string }{
 	"updateTurn":        {`mutation($id: ID!) { updateTurn(input: {sessionID: $id, summary: {goal: "x"}}) { turn { id } } }`, "NOT_FOUND"},
 	"endTurn":           {`mutation($id: ID!) { endTurn(input: {sessionID: $id, assistantMessage: "x"}) { turn { id } } }`, "NOT_FOUND"},
 	"failTurn":          {`mutation($id: ID!) { failTurn(input: {sessionID: $id, reason: "x"}) { turn { id } } }`, "NOT_FOUND"},
+	"recordExchange":    {`mutation($id: ID!) { recordExchange(input: {sessionID: $id, userMessage: "hi", assistantMessage: "x"}) { turn { id } } }`, "NOT_FOUND"},
 	"resetConversation": {`mutation($id: ID!) { resetConversation(input: {sessionID: $id}) { session { id } } }`, "NOT_FOUND"},
 	"recordRead": {`mutation($id: ID!) { recordRead(input: {sessionID: $id, table: "recipes",
 		records: [{id: "0196f1c4-0000-7000-8000-000000000001", name: "x"}]}) { records } }`, "NOT_FOUND"},

@@ -135,12 +135,12 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 			s.AppendSelectExprAs(entsql.Raw(p.node.sql(s.C, 1)), "gql")
 		}
 	}
-	conn, err = r.Client.Session.Query().CompiledPage(ctx, after, first, before, last, p.edges, p.count, extra,
+	conn, texts, err := r.Client.Session.Query().CompiledPage(ctx, after, first, before, last, p.edges, p.count, extra,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err
 	}
-	compiled.Set(ctx, conn, graphql.WriterFunc(func(w io.Writer) { p.write(w, conn) }))
+	compiled.Set(ctx, conn, graphql.WriterFunc(func(w io.Writer) { p.write(w, conn, texts) }))
 	return conn, true, nil
 }
 
@@ -472,7 +472,7 @@ func quoteLiteral(s string) string {
 }
 
 // write writes the root connection around the nodes' JSON.
-func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection) {
+func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts map[*ent.Session]string) {
 	writeFields(w, p.fields, func(f graphql.CollectedField) {
 		switch f.Name {
 		case "__typename":
@@ -487,7 +487,7 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection) {
 				if j > 0 {
 					io.WriteString(w, ",")
 				}
-				p.writeEdge(w, e)
+				p.writeEdge(w, e, texts[e.Node])
 			}
 			io.WriteString(w, "]")
 		}
@@ -507,7 +507,8 @@ func writeFields(w io.Writer, fields []graphql.CollectedField, value func(graphq
 	io.WriteString(w, "}")
 }
 
-func (p *rootPage) writeEdge(w io.Writer, e *ent.SessionEdge) {
+// writeEdge writes an edge whose node's JSON PostgreSQL wrote as node.
+func (p *rootPage) writeEdge(w io.Writer, e *ent.SessionEdge, node string) {
 	writeFields(w, p.edge, func(f graphql.CollectedField) {
 		switch f.Name {
 		case "__typename":
@@ -515,15 +516,7 @@ func (p *rootPage) writeEdge(w io.Writer, e *ent.SessionEdge) {
 		case "cursor":
 			e.Cursor.MarshalGQL(w)
 		case "node":
-			v, _ := e.Node.Value("gql")
-			switch v := v.(type) {
-			case string:
-				writeGqlgenEscapes(w, v)
-			case []byte:
-				writeGqlgenEscapes(w, string(v))
-			default:
-				panic(fmt.Sprintf("compiled reads: a node's JSON came back as %T", v)) // a bug of ours: INTERNAL
-			}
+			writeGqlgenEscapes(w, node)
 		}
 	})
 }

@@ -27,6 +27,11 @@ func (r *mutationResolver) FailTurn(ctx context.Context, input model.FailTurnInp
 	return model.Turn(r.Engine.FailTurn(ctx, input.SessionID, input.Reason))
 }
 
+// RecordExchange is the resolver for the recordExchange field.
+func (r *mutationResolver) RecordExchange(ctx context.Context, input engine.RecordExchangeInput) (*model.TurnPayload, error) {
+	return model.Turn(r.Engine.RecordExchange(ctx, input))
+}
+
 // RecordStepResult is the resolver for the recordStepResult field.
 func (r *mutationResolver) RecordStepResult(ctx context.Context, input engine.RecordStepResultInput) (*model.RecordStepResultPayload, error) {
 	return model.StepResult(r.Engine.RecordStepResult(ctx, input))

@@ -24,13 +24,17 @@ const (
 	// opAgentTurn is not a request: it is the sum, per turn, of beginTurn,
 	// the recordRead of 20 records, the THINK build and endTurn.
 	opAgentTurn = "agentTurn"
+	// In -chat runs, a turn is a chat pair: recordExchange (-chat exchange)
+	// or beginTurn then endTurn (-chat two-calls); opChatPair is their sum.
+	opRecordExchange = "recordExchange"
+	opChatPair       = "chatPair"
 )
 
 // The names are also profile labels: `go tool pprof -tagfocus op=context-THINK`.
 
 // operationOrder is the order of the report's rows.
 var operationOrder = []string{opOpenSession, opBeginTurn, opRecordRead, opRecordGenerated, opPromote,
-	opThink, opAct, opReply, opEndTurn, opSessionsPage, opAgentTurn}
+	opThink, opAct, opReply, opEndTurn, opSessionsPage, opAgentTurn, opRecordExchange, opChatPair}
 
 const (
 	openSessionOp = `mutation OpenSession($in: OpenSessionInput!) {
@@ -59,6 +63,9 @@ const (
     tiers { active generated retained }
   } }
 }`
+	recordExchangeOp = `mutation RecordExchange($id: ID!, $user: String!, $assistant: String!) {
+  recordExchange(input: {sessionID: $id, userMessage: $user, assistantMessage: $assistant}) { turn { number } }
+}`
 	endTurnOp = `mutation EndTurn($id: ID!, $message: String!, $summary: ExecutionSummaryInput) {
   endTurn(input: {sessionID: $id, assistantMessage: $message, summary: $summary}) { turn { number status } }
 }`
@@ -86,6 +93,7 @@ type agent struct {
 	turns int    // per session
 	n     int    // sessions opened so far
 	short bool   // turns of beginTurn, recordRead-20 and endTurn only
+	chat  string // "exchange" or "two-calls": turns are chat pairs (-chat)
 }
 
 // kitchen is one session's view of the runtime's database: the entities its
@@ -146,6 +154,9 @@ func (a *agent) session(ctx context.Context) error {
 
 // turn runs one turn and returns the gen ref it generated, if any.
 func (a *agent) turn(ctx context.Context, id string, k *kitchen, turn int, pending string) (string, error) {
+	if a.chat != "" {
+		return "", a.chatPair(ctx, id, turn)
+	}
 	var core time.Duration // begin + read + THINK + end
 	step := func(op, query string, vars map[string]any, out any) error {
 		vars["id"] = id
@@ -279,5 +290,33 @@ func (a *agent) seedSession(ctx context.Context) error {
 			}
 		}
 	}
+	return nil
+}
+
+// chatPair records one user+assistant exchange as a chat-only client does:
+// in one request (recordExchange), or in two (beginTurn, endTurn) as
+// before recordExchange existed.
+func (a *agent) chatPair(ctx context.Context, id string, turn int) error {
+	user, assistant := userMessages[(turn-1)%len(userMessages)], assistantMessage(turn, "recipes")
+	var took time.Duration
+	step := func(op, query string, vars map[string]any) error {
+		vars["id"] = id
+		d, err := a.c.do(ctx, op, query, vars, nil)
+		took += d
+		return err
+	}
+	if a.chat == "exchange" {
+		if err := step(opRecordExchange, recordExchangeOp, map[string]any{"user": user, "assistant": assistant}); err != nil {
+			return err
+		}
+	} else {
+		if err := step(opBeginTurn, beginTurnOp, map[string]any{"message": user}); err != nil {
+			return err
+		}
+		if err := step(opEndTurn, endTurnOp, map[string]any{"message": assistant}); err != nil {
+			return err
+		}
+	}
+	a.c.rec.add(opChatPair, took)
 	return nil
 }

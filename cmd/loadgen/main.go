@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"sessiongraph/internal/grown"
 )
 
 type options struct {
@@ -38,6 +40,8 @@ type options struct {
 	dataDir      string
 	showSQL      []string
 	shortTurns   bool
+	grown        bool
+	chat         string
 }
 
 func main() {
@@ -67,6 +71,8 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "a PostgreSQL server to create the run's database on; empty uses the embedded default (DATABASE_URL)")
 	fs.StringVar(&o.dataDir, "data-dir", envOr("DATA_DIR", ".data/postgres"), "where the embedded default keeps its private cluster (DATA_DIR)")
 	fs.BoolVar(&o.shortTurns, "short-turns", false, "a turn is only beginTurn, recordRead-20 and endTurn, and no frontends run (the turn of issue 14)")
+	fs.BoolVar(&o.grown, "grown", false, "load the grown database (internal/grown: 8,000 short sessions and 4 long ones, half a million rows) and ANALYZE it before seeding")
+	fs.StringVar(&o.chat, "chat", "", "chat pairs instead of agent turns, and no frontends: 'exchange' (recordExchange, one request) or 'two-calls' (beginTurn then endTurn)")
 	showSQL := fs.String("show-sql", "", "operations (comma-separated, e.g. sessionsPage,recordRead-20) whose first request (seeding included) prints its SQL to stderr")
 	_ = fs.Parse(args)
 	for _, op := range strings.Split(*showSQL, ",") {
@@ -80,6 +86,9 @@ func parseOptions(args []string) (options, error) {
 			return o, fmt.Errorf("-clients %q: want positive counts separated by commas", *clients)
 		}
 		o.clients = append(o.clients, n)
+	}
+	if o.chat != "" && o.chat != "exchange" && o.chat != "two-calls" {
+		return o, fmt.Errorf("-chat %q: want exchange or two-calls", o.chat)
 	}
 	if o.perFrontend < 1 || o.turns < 2 || o.duration <= 0 {
 		return o, fmt.Errorf("-agents-per-frontend and -duration must be positive, -turns at least 2")
@@ -138,6 +147,12 @@ func run(ctx context.Context, opts options, out, progress io.Writer) error {
 	}
 	m := describeMachine(ctx, side, opts.databaseURL == "")
 
+	if opts.grown {
+		log.Info("loading the grown database")
+		if err := grown.Load(ctx, side); err != nil {
+			return err
+		}
+	}
 	log.Info("seeding sessions for the frontends", "sessions", opts.seedSessions)
 	if err := l.seed(ctx); err != nil {
 		return err

@@ -69,7 +69,7 @@ func (p phaseResult) requests() int {
 }
 
 func isRequest(op string) bool {
-	return op != opAgentTurn && op != opSelect1UnderLoad && op != opInsertUnderLoad
+	return op != opAgentTurn && op != opChatPair && op != opSelect1UnderLoad && op != opInsertUnderLoad
 }
 
 func (l *load) client(rec *recorder, errs *errorTally) *graphqlClient {
@@ -108,7 +108,7 @@ func (l *load) seed(ctx context.Context) error {
 // measured window, and collects what the window measured.
 func (l *load) phase(ctx context.Context, agents int) (phaseResult, error) {
 	p := phaseResult{agents: agents, frontends: (agents + l.opts.perFrontend - 1) / l.opts.perFrontend}
-	if l.opts.shortTurns {
+	if l.opts.shortTurns || l.opts.chat != "" {
 		p.frontends = 0
 	}
 	l.log.Info("phase", "agents", agents, "frontends", p.frontends, "warmup", l.opts.warmup, "measured", l.opts.duration)
@@ -131,7 +131,7 @@ func (l *load) phase(ctx context.Context, agents int) (phaseResult, error) {
 	}
 	for i := range agents {
 		a := &agent{c: c, rng: rand.New(rand.NewPCG(uint64(agents), uint64(i))),
-			key: fmt.Sprintf("agent-%dc-%d", agents, i), turns: l.opts.turns, short: l.opts.shortTurns}
+			key: fmt.Sprintf("agent-%dc-%d", agents, i), turns: l.opts.turns, short: l.opts.shortTurns, chat: l.opts.chat}
 		spawn(a.run)
 	}
 	for range p.frontends {

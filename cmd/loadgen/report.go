@@ -53,6 +53,13 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nOperations: recordRead-20 records 20 rows with FKs; recordCreated-promote saves the recipe generated the turn before\n"+
 		"(by its gen ref); context-* are builds; sessionsPage is 20 sessions with 5 turns and 10 refs each; agentTurn is, per\n"+
 		"turn, beginTurn + recordRead-20 + context-THINK + endTurn (the four latencies of the same turn added up).\n")
+	if r.opts.grown {
+		fmt.Fprintf(w, "-grown: on the grown database (8,000 short sessions, 4 long ones, half a million rows, ANALYZEd) besides the run's own sessions.\n")
+	}
+	if r.opts.chat != "" {
+		fmt.Fprintf(w, "-chat %s: each turn is a chat pair (%s), and no frontends run.\n", r.opts.chat,
+			map[string]string{"exchange": "recordExchange", "two-calls": "beginTurn then endTurn"}[r.opts.chat])
+	}
 	if r.opts.shortTurns {
 		fmt.Fprintf(w, "-short-turns: a turn is only beginTurn + recordRead-20 + endTurn, and no frontends run.\n")
 	}
@@ -71,6 +78,7 @@ func (r report) printPhase(w io.Writer, p phaseResult) {
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	requests := p.requests()
 	var turn opCost // the agent turn's four operations, added up
+	var pair opCost // a chat pair's one or two
 	for _, op := range r.rows(p) {
 		s := p.ops[op]
 		var cost opCost
@@ -81,8 +89,14 @@ func (r report) printPhase(w io.Writer, p phaseResult) {
 			case opBeginTurn, opRecordRead, opThink, opEndTurn:
 				turn = turn.plus(cost)
 			}
+			switch op {
+			case opBeginTurn, opEndTurn, opRecordExchange:
+				pair = pair.plus(cost)
+			}
 		case op == opAgentTurn:
 			cost = turn
+		case op == opChatPair:
+			cost = pair
 		}
 		errs := ""
 		if n := p.errors[op]; n > 0 {

@@ -64,6 +64,11 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
+				Name:    "artifact_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ArtifactsColumns[12], ArtifactsColumns[0]},
+			},
+			{
 				Name:    "artifact_session_id_status",
 				Unique:  false,
 				Columns: []*schema.Column{ArtifactsColumns[12], ArtifactsColumns[4]},
@@ -112,6 +117,11 @@ var (
 			},
 		},
 		Indexes: []*schema.Index{
+			{
+				Name:    "contextreceipt_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ContextReceiptsColumns[14], ContextReceiptsColumns[0]},
+			},
 			{
 				Name:    "contextreceipt_session_id_turn_node",
 				Unique:  false,
@@ -178,6 +188,11 @@ var (
 		PrimaryKey: []*schema.Column{EventsColumns[0]},
 		Indexes: []*schema.Index{
 			{
+				Name:    "event_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[2], EventsColumns[0]},
+			},
+			{
 				Name:    "event_session_id_sequence",
 				Unique:  true,
 				Columns: []*schema.Column{EventsColumns[2], EventsColumns[1]},
@@ -224,6 +239,11 @@ var (
 			},
 		},
 		Indexes: []*schema.Index{
+			{
+				Name:    "ref_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefsColumns[17], RefsColumns[0]},
+			},
 			{
 				Name:    "ref_session_id_ref",
 				Unique:  true,
@@ -293,6 +313,26 @@ var (
 		Columns:    SessionsColumns,
 		PrimaryKey: []*schema.Column{SessionsColumns[0]},
 		Indexes: []*schema.Index{
+			{
+				Name:    "session_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[20]},
+			},
+			{
+				Name:    "session_last_active_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[22]},
+			},
+			{
+				Name:    "session_tenant_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[20]},
+			},
+			{
+				Name:    "session_tenant_id",
+				Unique:  false,
+				Columns: []*schema.Column{SessionsColumns[1], SessionsColumns[0]},
+			},
 			{
 				Name:    "session_status_expires_at",
 				Unique:  false,
@@ -379,6 +419,11 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
+				Name:    "stepresult_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{StepResultsColumns[10], StepResultsColumns[0]},
+			},
+			{
 				Name:    "stepresult_session_id_turn_step",
 				Unique:  true,
 				Columns: []*schema.Column{StepResultsColumns[10], StepResultsColumns[1], StepResultsColumns[2]},
@@ -414,6 +459,11 @@ var (
 			},
 		},
 		Indexes: []*schema.Index{
+			{
+				Name:    "turn_session_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{TurnsColumns[11], TurnsColumns[0]},
+			},
 			{
 				Name:    "turn_session_id_number",
 				Unique:  true,

@@ -53,6 +53,11 @@ func (Artifact) Edges() []ent.Edge {
 // Indexes of the Artifact.
 func (Artifact) Indexes() []ent.Index {
 	return []ent.Index{
+		// A session's artifacts in id order, as its nested pages and ent's eager
+		// loads read them (WHERE session_id = $1 ORDER BY id LIMIT n): the
+		// primary key is (id, session_id), so without this index the
+		// planner walks the whole key in id order for a long session.
+		index.Fields("session_id", "id"),
 		index.Fields("session_id", "status"),
 		// One artifact per ref. The edge makes ref_id unique on its own in
 		// ent's schema; the migration distributable replaces that index by

@@ -66,6 +66,11 @@ func (ContextReceipt) Edges() []ent.Edge {
 // Indexes of the ContextReceipt.
 func (ContextReceipt) Indexes() []ent.Index {
 	return []ent.Index{
+		// A session's context receipts in id order, as its connection pages them by
+		// default (WHERE session_id = $1 ORDER BY id LIMIT n): the primary
+		// key is (id, session_id), which only a walk of the whole key
+		// would read in that order.
+		index.Fields("session_id", "id"),
 		// A turn's receipts, and one node's across the session's turns.
 		index.Fields("session_id", "turn", "node"),
 		index.Fields("session_id", "node", "turn"),

@@ -46,6 +46,11 @@ func (Event) Fields() []ent.Field {
 // Indexes of the Event.
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
+		// A session's events in id order, as its connection pages them by
+		// default (WHERE session_id = $1 ORDER BY id LIMIT n): the primary
+		// key is (id, session_id), which only a walk of the whole key
+		// would read in that order.
+		index.Fields("session_id", "id"),
 		// A session's events, in order: subscriptions replay from it.
 		index.Fields("session_id", "sequence").Unique(),
 		// The feeds across sessions, in order below the snapshot horizon.

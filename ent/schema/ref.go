@@ -64,6 +64,11 @@ func (Ref) Edges() []ent.Edge {
 // Indexes of the Ref.
 func (Ref) Indexes() []ent.Index {
 	return []ent.Index{
+		// A session's refs in id order, as its nested pages and ent's eager
+		// loads read them (WHERE session_id = $1 ORDER BY id LIMIT n): the
+		// primary key is (id, session_id), so without this index the
+		// planner walks the whole key in id order for a long session.
+		index.Fields("session_id", "id"),
 		index.Fields("session_id", "ref").Unique(),
 		// The same UUID always maps to the same ref within a session; Postgres
 		// lets any number of pending (null) entity ids coexist.

@@ -54,6 +54,11 @@ func (StepResult) Edges() []ent.Edge {
 // Indexes of the StepResult.
 func (StepResult) Indexes() []ent.Index {
 	return []ent.Index{
+		// A session's step results in id order, as its connection pages them by
+		// default (WHERE session_id = $1 ORDER BY id LIMIT n): the primary
+		// key is (id, session_id), which only a walk of the whole key
+		// would read in that order.
+		index.Fields("session_id", "id"),
 		// One result per step of a turn; read backwards, it also gives a
 		// build the newest steps of a session without a sort.
 		index.Fields("session_id", "turn", "step").Unique(),

@@ -54,6 +54,11 @@ func (Turn) Edges() []ent.Edge {
 // Indexes of the Turn.
 func (Turn) Indexes() []ent.Index {
 	return []ent.Index{
+		// A session's turns in id order, as its nested pages and ent's eager
+		// loads read them (WHERE session_id = $1 ORDER BY id LIMIT n): the
+		// primary key is (id, session_id), so without this index the
+		// planner walks the whole key in id order for a long session.
+		index.Fields("session_id", "id"),
 		index.Fields("session_id", "number").Unique(),
 		// At most one open turn per session: beginning a turn is one insert,
 		// which this index refuses while another is open. The predicate is

@@ -46,6 +46,7 @@ type MutationResolver interface {
 	BeginTurn(ctx context.Context, input model.BeginTurnInput) (*model.TurnPayload, error)
 	EndTurn(ctx context.Context, input engine.EndTurnInput) (*model.TurnPayload, error)
 	FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error)
+	RecordExchange(ctx context.Context, input engine.RecordExchangeInput) (*model.TurnPayload, error)
 	RecordStepResult(ctx context.Context, input engine.RecordStepResultInput) (*model.RecordStepResultPayload, error)
 }
 
@@ -255,6 +256,20 @@ func (ec *executionContext) field_Mutation_recordDeleted_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (engine.RecordDeletedInput, error) {
 			return ec.unmarshalNRecordDeletedInput2sessiongraphᚋinternalᚋengineᚐRecordDeletedInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordExchange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (engine.RecordExchangeInput, error) {
+			return ec.unmarshalNRecordExchangeInput2sessiongraphᚋinternalᚋengineᚐRecordExchangeInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1728,6 +1743,50 @@ func (ec *executionContext) fieldContext_Mutation_failTurn(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_recordExchange(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordExchange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordExchange(ctx, fc.Args["input"].(engine.RecordExchangeInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+			return ec.marshalNRecordExchangePayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordExchange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordExchangePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordExchange_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_recordStepResult(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1989,6 +2048,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "failTurn":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_failTurn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordExchange":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordExchange(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -380,6 +380,7 @@ type ComplexityRoot struct {
 		RecordContext     func(childComplexity int, input engine.RecordContextInput) int
 		RecordCreated     func(childComplexity int, input engine.RecordCreatedInput) int
 		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
+		RecordExchange    func(childComplexity int, input engine.RecordExchangeInput) int
 		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
 		RecordRead        func(childComplexity int, input engine.RecordReadInput) int
 		RecordStepResult  func(childComplexity int, input engine.RecordStepResultInput) int
@@ -456,6 +457,10 @@ type ComplexityRoot struct {
 
 	RecordDeletedPayload struct {
 		Refs func(childComplexity int) int
+	}
+
+	RecordExchangePayload struct {
+		Turn func(childComplexity int) int
 	}
 
 	RecordGeneratedPayload struct {
@@ -1998,6 +2003,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordDeleted(childComplexity, args["input"].(engine.RecordDeletedInput)), true
+	case "Mutation.recordExchange":
+		if e.ComplexityRoot.Mutation.RecordExchange == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordExchange_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordExchange(childComplexity, args["input"].(engine.RecordExchangeInput)), true
 	case "Mutation.recordGenerated":
 		if e.ComplexityRoot.Mutation.RecordGenerated == nil {
 			break
@@ -2400,6 +2416,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RecordDeletedPayload.Refs(childComplexity), true
+
+	case "RecordExchangePayload.turn":
+		if e.ComplexityRoot.RecordExchangePayload.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordExchangePayload.Turn(childComplexity), true
 
 	case "RecordGeneratedPayload.ref":
 		if e.ComplexityRoot.RecordGeneratedPayload.Ref == nil {
@@ -3530,6 +3553,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRecordContextInput,
 		ec.unmarshalInputRecordCreatedInput,
 		ec.unmarshalInputRecordDeletedInput,
+		ec.unmarshalInputRecordExchangeInput,
 		ec.unmarshalInputRecordGeneratedInput,
 		ec.unmarshalInputRecordReadInput,
 		ec.unmarshalInputRecordStepResultInput,
@@ -7061,6 +7085,22 @@ type EndTurnPayload {
   turn: Turn!
 }
 
+"""
+A whole chat exchange, for a client that records nothing between the user's message and the
+answer (a conversation session).
+"""
+input RecordExchangeInput {
+  sessionID: ID!
+  userMessage: String!
+  assistantMessage: String!
+  summary: ExecutionSummaryInput
+}
+
+type RecordExchangePayload {
+  "The new turn, completed."
+  turn: Turn!
+}
+
 input FailTurnInput {
   sessionID: ID!
   "Why the turn failed, kept on the turn."
@@ -7078,6 +7118,12 @@ extend type Mutation {
   endTurn(input: EndTurnInput!): EndTurnPayload!
   "Close the open turn as failed."
   failTurn(input: FailTurnInput!): FailTurnPayload!
+  """
+  Record a user message and the assistant's answer as the session's next turn, begun and ended in
+  one request and one commit: the rules and events (turn.began, then turn.ended) of beginTurn then
+  endTurn.
+  """
+  recordExchange(input: RecordExchangeInput!): RecordExchangePayload!
 }
 
 """
@@ -7834,6 +7880,14 @@ func (ec *executionContext) childFields_RecordDeletedPayload(ctx context.Context
 		return ec.fieldContext_RecordDeletedPayload_refs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecordDeletedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordExchangePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turn":
+		return ec.fieldContext_RecordExchangePayload_turn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordExchangePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RecordGeneratedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -122,6 +122,38 @@ func (ec *executionContext) fieldContext_FailTurnPayload_turn(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _RecordExchangePayload_turn(ctx context.Context, field graphql.CollectedField, obj *model.TurnPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordExchangePayload_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordExchangePayload_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordExchangePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RecordStepResultPayload_stepResult(ctx context.Context, field graphql.CollectedField, obj *model.RecordStepResultPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -380,6 +412,57 @@ func (ec *executionContext) unmarshalInputFailTurnInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecordExchangeInput(ctx context.Context, obj any) (engine.RecordExchangeInput, error) {
+	var it engine.RecordExchangeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "userMessage", "assistantMessage", "summary"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "userMessage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userMessage"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UserMessage = data
+		case "assistantMessage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("assistantMessage"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AssistantMessage = data
+		case "summary":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("summary"))
+			data, err := ec.unmarshalOExecutionSummaryInput2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐExecutionSummary(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Summary = data
 		}
 	}
 	return it, nil
@@ -670,6 +753,45 @@ func (ec *executionContext) _FailTurnPayload(ctx context.Context, sel ast.Select
 	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
+var recordExchangePayloadImplementors = []string{"RecordExchangePayload"}
+
+func (ec *executionContext) _RecordExchangePayload(ctx context.Context, sel ast.SelectionSet, obj *model.TurnPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordExchangePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordExchangePayload")
+		case "turn":
+			out.Values[i] = ec._RecordExchangePayload_turn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
 var recordStepResultPayloadImplementors = []string{"RecordStepResultPayload"}
 
 func (ec *executionContext) _RecordStepResultPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordStepResultPayload) graphql.Marshaler {
@@ -761,6 +883,21 @@ func (ec *executionContext) marshalNFailTurnPayload2ᚖsessiongraphᚋgraphᚋmo
 		return graphql.Null
 	}
 	return ec._FailTurnPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRecordExchangeInput2sessiongraphᚋinternalᚋengineᚐRecordExchangeInput(ctx context.Context, v any) (engine.RecordExchangeInput, error) {
+	res, err := ec.unmarshalInputRecordExchangeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordExchangePayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx context.Context, sel ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordExchangePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRecordStepResultInput2sessiongraphᚋinternalᚋengineᚐRecordStepResultInput(ctx context.Context, v any) (engine.RecordStepResultInput, error) {

@@ -115,32 +115,39 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
 	}
 	return e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
-		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
-		if err != nil {
-			return store.Event{}, err
-		}
-		var names []string
-		generatedType := contextbuild.GeneratedType(in.AssistantMessage, d)
-		if generatedType != "" {
-			if names, err = generatedNames(ctx, w, done.Number, generatedType, in.AssistantMessage); err != nil {
-				return store.Event{}, err
-			}
-		}
-		cleared, err := clearTurnState(ctx, w)
-		if err != nil {
-			return store.Event{}, err
-		}
-		tokens, err := e.countTokens(ctx, w.Session.Tokenizer, in.AssistantMessage)
-		if err != nil {
-			return store.Event{}, err
-		}
-		done.Status, done.CompletedAt = turn.StatusCompleted, &w.Now
-		done.AssistantMessage, done.AssistantTokens = in.AssistantMessage, tokens
-		done.AssistantSummary = contextbuild.SummarizeAssistant(in.AssistantMessage, d, names)
-		done.ExecutionSummary = merge(done.ExecutionSummary, in.Summary)
-		w.Update().AddTokenCount(tokens)
-		return store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": done.Number, "clearedArtifacts": cleared}}, nil
+		return e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
 	})
+}
+
+// completeTurn is what ending a turn changes, on done, a copy of the open
+// turn, and on the session; the caller writes done (onOpenTurn, or
+// RecordExchange's insert).
+func (e *Engine) completeTurn(ctx context.Context, w *store.Work, done *ent.Turn, message string, summary *schematype.ExecutionSummary) (store.Event, error) {
+	d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
+	if err != nil {
+		return store.Event{}, err
+	}
+	var names []string
+	generatedType := contextbuild.GeneratedType(message, d)
+	if generatedType != "" {
+		if names, err = generatedNames(ctx, w, done.Number, generatedType, message); err != nil {
+			return store.Event{}, err
+		}
+	}
+	cleared, err := clearTurnState(ctx, w)
+	if err != nil {
+		return store.Event{}, err
+	}
+	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, message)
+	if err != nil {
+		return store.Event{}, err
+	}
+	done.Status, done.CompletedAt = turn.StatusCompleted, &w.Now
+	done.AssistantMessage, done.AssistantTokens = message, tokens
+	done.AssistantSummary = contextbuild.SummarizeAssistant(message, d, names)
+	done.ExecutionSummary = merge(done.ExecutionSummary, summary)
+	w.Update().AddTokenCount(tokens)
+	return store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": done.Number, "clearedArtifacts": cleared}}, nil
 }
 
 // FailTurn closes the open turn as failed, with the reason. A failed turn

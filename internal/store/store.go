@@ -38,7 +38,14 @@ type Work struct {
 
 	update   *ent.SessionUpdate
 	activity Activity
+	earlier  []Event
 }
+
+// RecordFirst records ev before the change's own event, in the same commit:
+// a change that does in one commit what two writes would (recordExchange
+// begins and ends a turn) records both their events, in order, so that
+// subscribers see what the two writes would have shown them.
+func (w *Work) RecordFirst(ev Event) { w.earlier = append(w.earlier, ev) }
 
 // Activity says how a write counts toward the session's expiry. Only
 // committed, successful work is activity; a turn's success is known only
@@ -129,20 +136,27 @@ func (s *Store) write(ctx context.Context, sessionID uuid.UUID, change Change, r
 		if err != nil {
 			return nil, err
 		}
-		next := nextEvent(locked, ev)
-		args, err := eventArgs([]sessionEvent{next}, now)
+		events := make([]sessionEvent, 0, len(w.earlier)+1)
+		for i, e := range append(w.earlier, ev) {
+			next := nextEvent(locked, e)
+			next.sequence += int64(i)
+			events = append(events, next)
+		}
+		args, err := eventArgs(events, now)
 		if err != nil {
 			return nil, err
 		}
-		// The event rides on the session's update: one statement for both.
-		w.update.SetEventSequence(next.sequence).Modify(func(u *entsql.UpdateBuilder) {
+		// The events ride on the session's update: one statement for both.
+		w.update.SetEventSequence(events[len(events)-1].sequence).Modify(func(u *entsql.UpdateBuilder) {
 			u.Prefix(&eventsBefore{args: args})
 		})
 		if out, err = stamp(ctx, w, readBack); err != nil {
 			return nil, err
 		}
-		next.appended = true
-		return []sessionEvent{next}, nil
+		for i := range events {
+			events[i].appended = true
+		}
+		return events, nil
 	})
 	return out, err
 }

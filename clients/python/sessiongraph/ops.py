@@ -19,8 +19,8 @@ from .types import (
     ContextOptions, CreateAPIKeyPayload, EndTurnPayload, EnrichmentLabel, EntityChange,
     ExecutionSummaryInput, FailTurnPayload, FilterInput, JSONMap, MentionEntityPayload,
     OpenSessionPayload, ReadRefsResult, RecordCreatedPayload, RecordDeletedPayload,
-    RecordGeneratedPayload, RecordReadPayload, RecordStepResultPayload, RecordUpdatedPayload,
-    RecordUserActionPayload, ReleaseRefPayload, ResetConversationPayload, ResolvedRef,
+    RecordExchangePayload, RecordGeneratedPayload, RecordReadPayload, RecordStepResultPayload,
+    RecordUpdatedPayload, RecordUserActionPayload, ReleaseRefPayload, ResetConversationPayload, ResolvedRef,
     RetainRefPayload, RevokeAPIKeyPayload, Session, SessionEvent, TranslatedFilters,
     TranslatedPayload, UpdateArtifactPayload, UpdateSessionPayload, UpdateTurnPayload, Viewer,
 )
@@ -201,6 +201,12 @@ def begin_turn(session: SessionLike, user_message: str) -> BeginTurnPayload:
 def end_turn(session: SessionLike, assistant_message: str, *,
              summary: Union[ExecutionSummaryInput, JSONMap, None] = None) -> EndTurnPayload:
     """Complete the open turn."""
+
+
+@mutation("recordExchange", RecordExchangePayload)
+def record_exchange(session: SessionLike, user_message: str, assistant_message: str, *,
+                    summary: Union[ExecutionSummaryInput, JSONMap, None] = None) -> RecordExchangePayload:
+    """Record a user message and its answer as the next turn, in one request and one commit."""
 
 
 @mutation("failTurn", FailTurnPayload)

@@ -241,6 +241,12 @@ class EndTurnPayload:
 
 
 @dataclass
+class RecordExchangePayload:
+    __gql__ = "RecordExchangePayload"
+    turn: Turn
+
+
+@dataclass
 class FailTurnPayload:
     __gql__ = "FailTurnPayload"
     turn: Turn

@@ -179,3 +179,11 @@ def test_the_repository_readmes_quick_start_runs(url, key, tmp_path):
     out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["[{'id': 'recipe_1', 'name': 'Dal Tadka'}]", "['recipe_1']"]
+
+
+def test_an_exchange_is_one_turn_begun_and_ended(client, session):
+    turn = client.record_exchange(session, "what can I cook with leeks?", "Leek and potato soup.",
+                                  summary=ExecutionSummaryInput(decision="answer")).turn
+    assert (turn.number, turn.status, turn.assistant_message) == (1, "COMPLETED", "Leek and potato soup.")
+    assert [e["kind"] for e in events(client, session.id, 2)] == ["turn.began", "turn.ended"]
+    assert [m.content for m in client.context(session, "MESSAGES").messages] == ["what can I cook with leeks?", "Leek and potato soup."]

@@ -161,6 +161,11 @@ export class SessionGraphClient {
     return (await this.request(ops.EndTurnDocument, { input })).endTurn.turn;
   }
 
+  /** Records a user message and its answer as the next turn, begun and ended in one request and one commit. */
+  async recordExchange(input: Input<ops.RecordExchangeMutationVariables>) {
+    return (await this.request(ops.RecordExchangeDocument, { input })).recordExchange.turn;
+  }
+
   async failTurn(input: Input<ops.FailTurnMutationVariables>) {
     return (await this.request(ops.FailTurnDocument, { input })).failTurn.turn;
   }

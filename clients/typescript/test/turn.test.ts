@@ -42,3 +42,12 @@ test('a turn that throws fails with the message, and the error is thrown again',
   assert.equal(next.number, 2);
   assert.equal(next.status, 'COMPLETED');
 });
+
+test('an exchange is one turn, begun and ended in one request', async () => {
+  const id = await openSession(sg);
+  const turn = await sg.recordExchange({ sessionID: id, userMessage: 'what can I cook with leeks?', assistantMessage: 'Leek soup.' });
+  assert.equal(turn.number, 1);
+  assert.equal(turn.status, 'COMPLETED');
+  assert.equal(turn.userMessage, 'what can I cook with leeks?');
+  assert.equal(turn.assistantMessage, 'Leek soup.');
+});

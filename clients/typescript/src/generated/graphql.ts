@@ -429,6 +429,17 @@ export type RecordDeletedInput = {
   step?: number | null | undefined;
 };
 
+/**
+ * A whole chat exchange, for a client that records nothing between the user's message and the
+ * answer (a conversation session).
+ */
+export type RecordExchangeInput = {
+  assistantMessage: string;
+  sessionID: string | number;
+  summary?: ExecutionSummaryInput | null | undefined;
+  userMessage: string;
+};
+
 export type RecordGeneratedInput = {
   /** The generated content; it becomes a PENDING artifact. */
   content: Record<string, unknown>;
@@ -1593,6 +1604,13 @@ export type EndTurnMutationVariables = Exact<{
 
 export type EndTurnMutation = { endTurn: { turn: { id: string, sessionID: string, number: number, status: TurnStatus, userMessage: string, assistantMessage: string, assistantSummary: string, userTokens: number, assistantTokens: number, startedAt: string, completedAt: string | null, executionSummary: { decision: string | null, goal: string | null, phase: string | null, blockedReason: string | null } | null } } };
 
+export type RecordExchangeMutationVariables = Exact<{
+  input: RecordExchangeInput;
+}>;
+
+
+export type RecordExchangeMutation = { recordExchange: { turn: { id: string, sessionID: string, number: number, status: TurnStatus, userMessage: string, assistantMessage: string, assistantSummary: string, userTokens: number, assistantTokens: number, startedAt: string, completedAt: string | null, executionSummary: { decision: string | null, goal: string | null, phase: string | null, blockedReason: string | null } | null } } };
+
 export type FailTurnMutationVariables = Exact<{
   input: FailTurnInput;
 }>;
@@ -2708,6 +2726,33 @@ export const EndTurnDocument = new TypedDocumentString(`
     blockedReason
   }
 }`) as unknown as TypedDocumentString<EndTurnMutation, EndTurnMutationVariables>;
+export const RecordExchangeDocument = new TypedDocumentString(`
+    mutation RecordExchange($input: RecordExchangeInput!) {
+  recordExchange(input: $input) {
+    turn {
+      ...TurnFields
+    }
+  }
+}
+    fragment TurnFields on Turn {
+  id
+  sessionID
+  number
+  status
+  userMessage
+  assistantMessage
+  assistantSummary
+  userTokens
+  assistantTokens
+  startedAt
+  completedAt
+  executionSummary {
+    decision
+    goal
+    phase
+    blockedReason
+  }
+}`) as unknown as TypedDocumentString<RecordExchangeMutation, RecordExchangeMutationVariables>;
 export const FailTurnDocument = new TypedDocumentString(`
     mutation FailTurn($input: FailTurnInput!) {
   failTurn(input: $input) {

@@ -1,0 +1,123 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/apitest"
+)
+
+const (
+	recordExchange = `mutation($id: ID!, $u: String!, $a: String!, $summary: ExecutionSummaryInput) {
+  recordExchange(input: {sessionID: $id, userMessage: $u, assistantMessage: $a, summary: $summary}) { turn { number status } } }`
+	endTurnWithSummary = `mutation($id: ID!, $m: String!, $summary: ExecutionSummaryInput) {
+  endTurn(input: {sessionID: $id, assistantMessage: $m, summary: $summary}) { turn { number } } }`
+	// sessionRecord is everything a turn leaves on its session: the turns,
+	// the session's counts and summaries, the events, and what MESSAGES
+	// and REPLY builds show.
+	sessionRecord = `query($id: ID!) { session(id: $id) {
+  currentTurn tokenCount reasoningSummary
+  turns(first: 10) { edges { node { number userMessage assistantMessage assistantSummary userTokens assistantTokens status
+    executionSummary { decision goal phase steps { step kind description outcome } } } } }
+  events(first: 50) { edges { node { sequence kind payload } } }
+  messages: context(node: MESSAGES) { text tokenCount }
+  reply: context(node: REPLY) { text tokenCount }
+} }`
+)
+
+// exchanges are three chat exchanges, each with a summary: the third
+// turn's end compresses the first's reasoning into the session.
+var exchanges = []struct{ user, assistant string }{
+	{"what can I cook with leeks?", "Leek and potato soup, or braised leeks."},
+	{"the soup, please: how long?", "About 40 minutes: 10 to soften the leeks, 30 to simmer."},
+	{"and to serve four?", "Double the potatoes and use 1.2 litres of stock."},
+}
+
+func exchangeSummary(i int) map[string]any {
+	return map[string]any{"decision": "plan_direct", "goal": fmt.Sprintf("Answer question %d", i+1), "phase": "exploring",
+		"steps": []any{map[string]any{"step": 1, "kind": "analyze", "description": "Answer from memory", "outcome": "answered"}}}
+}
+
+// record reads a session's record, with ids and times left out.
+func record(t *testing.T, s *apitest.Server, id string) map[string]any {
+	t.Helper()
+	var out struct {
+		Session map[string]any `json:"session"`
+	}
+	s.MustDo(t, sessionRecord, map[string]any{"id": id}, &out)
+	return out.Session
+}
+
+func TestAnExchangeRecordsWhatBeginTurnThenEndTurnRecord(t *testing.T) {
+	s := apitest.New(t)
+	twoCalls, oneCall := newAgent(t, s, "two-calls"), newAgent(t, s, "one-call")
+	var separate, together int64 // the round trips of the last exchange, each way
+	for i, x := range exchanges {
+		before := s.Statements()
+		twoCalls.do(beginTurn, map[string]any{"m": x.user})
+		twoCalls.do(endTurnWithSummary, map[string]any{"m": x.assistant, "summary": exchangeSummary(i)})
+		separate = s.Statements() - before
+	}
+	for i, x := range exchanges {
+		var out struct {
+			RecordExchange struct {
+				Turn struct {
+					Number int
+					Status string
+				}
+			}
+		}
+		before := s.Statements()
+		require.NoError(t, json.Unmarshal(oneCall.do(recordExchange, map[string]any{"u": x.user, "a": x.assistant, "summary": exchangeSummary(i)}), &out))
+		together = s.Statements() - before
+		assert.Equal(t, i+1, out.RecordExchange.Turn.Number)
+		assert.Equal(t, "COMPLETED", out.RecordExchange.Turn.Status)
+	}
+
+	want, got := record(t, s, twoCalls.id), record(t, s, oneCall.id)
+	require.Len(t, got["events"].(map[string]any)["edges"], 7, "session.opened, then turn.began and turn.ended for each exchange")
+	// session.opened names each session's own key; every later event is the same.
+	for _, r := range []map[string]any{want, got} {
+		delete(r["events"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"].(map[string]any), "payload")
+	}
+	assert.Equal(t, want, got, "the same turns, counts, summaries, events and builds")
+	assert.NotEmpty(t, got["reasoningSummary"], "the third exchange compressed the first's reasoning")
+	assert.Equal(t, int64(12), separate, "beginTurn 5 round trips (BEGIN, lock, insert, update and event, COMMIT), endTurn 7")
+	assert.Equal(t, int64(7), together, "BEGIN, lock, read the turns, clear promoted artifacts, insert, update and events, COMMIT")
+}
+
+func TestAnExchangeWhileATurnIsOpenChangesNothing(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "busy")
+	a.do(beginTurn, map[string]any{"m": "plan dinners for the week"})
+	before := record(t, s, a.id)
+	code := s.ErrorCode(t, recordExchange, map[string]any{"id": a.id, "u": "hello?", "a": "hi"})
+	assert.Equal(t, "TURN_IN_PROGRESS", code)
+	assert.Equal(t, before, record(t, s, a.id))
+
+	// Once the turn ends, the next exchange is the next turn.
+	a.do(endTurn, map[string]any{"m": "Monday: dal."})
+	var out struct {
+		RecordExchange struct{ Turn struct{ Number int } }
+	}
+	require.NoError(t, json.Unmarshal(a.do(recordExchange, map[string]any{"u": "and Tuesday?", "a": "Leek soup."}), &out))
+	assert.Equal(t, 2, out.RecordExchange.Turn.Number)
+	// And a turn cannot begin over an exchange: it is closed.
+	a.do(beginTurn, map[string]any{"m": "Wednesday?"})
+}
+
+func TestAnExchangeOfAnOversizeMessageChangesNothing(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "oversize")
+	before := record(t, s, a.id)
+	big := make([]byte, 1<<20+1) // one byte over the limit of a message
+	for i := range big {
+		big[i] = 'a'
+	}
+	assert.Equal(t, "INPUT_TOO_LARGE", s.ErrorCode(t, recordExchange, map[string]any{"id": a.id, "u": "hi", "a": string(big)}))
+	assert.Equal(t, before, record(t, s, a.id))
+}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/ent/turn"
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/store"
+)
+
+// RecordExchangeInput is a whole chat exchange: the user's message and the
+// assistant's answer, for a client that has nothing to record between them
+// (a conversation session: MESSAGES builds, no registry).
+type RecordExchangeInput struct {
+	SessionID        uuid.UUID
+	UserMessage      string
+	AssistantMessage string
+	Summary          *schematype.ExecutionSummary
+}
+
+// RecordExchange records an exchange as the session's next turn, begun and
+// ended in one commit: the rules of BeginTurn then EndTurn (no turn may be
+// open; the turn two before has its reasoning compressed; promoted
+// artifacts are cleared; both messages' tokens are counted once) and their
+// two events, turn.began then turn.ended, with one round trip and one
+// durable commit instead of two of each.
+func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*ent.Turn, error) {
+	if len(in.UserMessage) > MaxTextBytes {
+		return nil, apperr.TooLarge("userMessage", "the message is %d bytes; at most %d are allowed", len(in.UserMessage), MaxTextBytes)
+	}
+	if len(in.AssistantMessage) > MaxTextBytes {
+		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
+	}
+	var out *ent.Turn
+	err := e.store.Write(ctx, in.SessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
+		number := w.Session.CurrentTurn + 1
+		open, older, err := openTurn(ctx, w, number-fullReasoningSummaries)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if open != nil {
+			return store.Event{}, apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before recording an exchange", open.Number)
+		}
+		tokens, err := e.countTokens(ctx, w.Session.Tokenizer, in.UserMessage)
+		if err != nil {
+			return store.Event{}, err
+		}
+		w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
+		w.RecordFirst(store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}})
+		done := &ent.Turn{SessionID: in.SessionID, Number: number, UserMessage: in.UserMessage, UserTokens: tokens,
+			Status: turn.StatusOpen, StartedAt: w.Now}
+		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
+		if err != nil {
+			return store.Event{}, err
+		}
+		summary, err := asStored(done.ExecutionSummary)
+		if err != nil {
+			return store.Event{}, err
+		}
+		out, err = w.Tx.Turn.Create().SetSessionID(in.SessionID).SetNumber(number).
+			SetUserMessage(in.UserMessage).SetUserTokens(tokens).SetStartedAt(w.Now).
+			SetStatus(done.Status).SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
+			SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
+			SetExecutionSummary(summary).Save(ctx)
+		if err != nil {
+			return store.Event{}, err
+		}
+		compressReasoning(w, older)
+		return ended, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Unwrap(), nil // committed: later edge reads go through the client
+}
