@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"entgo.io/ent/dialect"
 
@@ -38,6 +39,9 @@ type Config struct {
 	// TracerProvider, when set, traces requests, operations and statements
 	// (server.go sets it when an OTLP endpoint is configured).
 	TracerProvider trace.TracerProvider
+	// EventPollInterval, when set, replaces how often the event hub reads
+	// without a doorbell; tests set it long to prove a bell was heard.
+	EventPollInterval time.Duration
 }
 
 // App is a running sessiongraph: open connections and a handler.
@@ -123,6 +127,7 @@ func (a *App) Close() error {
 // to revocations and the expiry reaper until Close.
 func (a *App) startHub(cfg Config, st *store.Store) {
 	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
+	a.Hub.SetPollInterval(cfg.EventPollInterval)
 	bell := events.NewDoorbell(a.DB, a.Hub, cfg.Logger)
 	st.OnCommit(bell.Ring)
 	a.Engine.SetHub(a.Hub)
