@@ -60,12 +60,15 @@ type App struct {
 	metrics *prometheus.Registry
 	// httpRequests counts requests by route and status.
 	httpRequests httpRequests
+	// outage knows whether the database is out of reach right now.
+	outage *outage
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
 func New(ctx context.Context, cfg Config) (*App, error) {
 	cfg.Logger = withRequestIDs(cfg.Logger)
-	db, client, err := openDatabase(ctx, cfg)
+	down := &outage{log: cfg.Logger}
+	db, client, err := openDatabase(ctx, cfg, down)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg}
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, outage: down}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{

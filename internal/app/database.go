@@ -18,8 +18,9 @@ import (
 )
 
 // openDatabase migrates the database at cfg.DatabaseURL and opens the pool
-// and the ent client on it, every query confined to its caller's tenant.
-func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error) {
+// and the ent client on it, every query confined to its caller's tenant;
+// o hears of outages.
+func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Client, error) {
 	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
 		return nil, nil, err
 	}
@@ -44,7 +45,7 @@ func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error)
 		db.Close()
 		return nil, nil, err
 	}
-	drv := reportUnavailable(entsql.OpenDB(dialect.Postgres, db))
+	drv := reportUnavailable(entsql.OpenDB(dialect.Postgres, db), o)
 	if cfg.WrapDriver != nil {
 		drv = cfg.WrapDriver(drv)
 	}

@@ -28,7 +28,7 @@ type KeyAdmin struct {
 
 // OpenKeyAdmin migrates the database at cfg.DatabaseURL and opens it.
 func OpenKeyAdmin(ctx context.Context, cfg Config) (*KeyAdmin, error) {
-	db, client, err := openDatabase(ctx, cfg)
+	db, client, err := openDatabase(ctx, cfg, &outage{log: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -51,11 +51,15 @@ func (a *App) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	have, dirty, err := migrations.Status(ctx, a.DB)
 	switch {
+	case err != nil && databaseUnreachable(err) && ctx.Err() == nil:
+		a.outage.failed(err)
+		http.Error(w, "database not ready: "+err.Error(), http.StatusServiceUnavailable)
 	case err != nil:
 		http.Error(w, "database not ready: "+err.Error(), http.StatusServiceUnavailable)
 	case dirty || have != want:
 		http.Error(w, "database schema not at the latest migration", http.StatusServiceUnavailable)
 	default:
+		a.outage.reached()
 		w.Write([]byte("ready\n"))
 	}
 }
@@ -90,6 +94,9 @@ func (a *App) logRequests(next http.Handler) http.Handler {
 		// The mux records the pattern it matched on the request it was given.
 		a.httpRequests.count(routed.Pattern, rec.status)
 		level := accessLevel(rec.status, elapsed, a.cfg.SlowRequest, isStream(r))
+		if rec.status == http.StatusServiceUnavailable && a.outage.isDown() {
+			level = slog.LevelDebug // the outage was logged once, when it began
+		}
 		if !a.log.Enabled(r.Context(), level) {
 			return
 		}
