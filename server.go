@@ -150,6 +150,15 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	url := "http://" + ln.Addr().String()
+	if s.MetricsListen != "" {
+		addr, stop, err := serveMetrics(s.MetricsListen, a.MetricsHandler())
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		defer stop()
+		fmt.Fprintf(out, "metrics at http://%s/metrics\n", addr)
+	}
 	fmt.Fprintf(out, "sessiongraph is serving at %s/ (GraphQL %s/graphql, GraphiQL %s/graphiql)\n", url, url, url)
 
 	errc := make(chan error, 1)

@@ -13,6 +13,8 @@ import (
 
 	"sessiongraph/dashboard"
 	"sessiongraph/graphiql"
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
@@ -26,7 +28,9 @@ func (a *App) routes(gql http.Handler) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}))
+	// On the API port, metrics are for an ADMIN key only; a scraper without
+	// one reads them on -metrics-listen (MetricsHandler).
+	mux.Handle("GET /metrics", a.authenticate(requireAdmin(a.MetricsHandler())))
 	mux.Handle("/", dashboard.Handler())
 	h := a.logRequests(mux)
 	if tp := a.cfg.TracerProvider; tp != nil {
@@ -36,6 +40,29 @@ func (a *App) routes(gql http.Handler) http.Handler {
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
 	}
 	return h
+}
+
+// MetricsHandler serves the server's metrics to anyone who reaches it:
+// server.go serves it alone on -metrics-listen, an address an operator
+// keeps private.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{})
+}
+
+// requireAdmin lets only an ADMIN key's request through: the metrics name
+// operations and tenants' traffic, for operators only.
+func requireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := access.RequireAdmin(r.Context(), "/metrics"); err != nil {
+			status := http.StatusForbidden
+			if apperr.CodeOf(err) == apperr.Unauthenticated {
+				status = http.StatusUnauthorized
+			}
+			writeError(w, status, apperr.CodeOf(err), messageOf(err))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ready answers 200 when the database answers and carries the newest
