@@ -38,6 +38,7 @@ func MatchEverythingWhenEmpty(v any) any {
 // matchEverythingWhenEmpty works on p, a non-nil *XWhereInput: its nested
 // filters first, then itself.
 func matchEverythingWhenEmpty(p reflect.Value) {
+	foldExactly(p)
 	fields := p.Elem()
 	for i := range fields.NumField() {
 		f := fields.Field(i)
