@@ -21,7 +21,7 @@ import (
 
 func (a *App) routes(gql http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", a.limitRequests(a.authenticate(gql)))
+	mux.Handle("/graphql", a.cors(a.limitRequests(a.authenticate(gql))))
 	mux.Handle("GET /graphiql", graphiql.Handler())
 	mux.Handle("GET /graphiql/", graphiql.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
