@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test generate check-generated migration migration-hash lint fuzz bench
+.PHONY: run test generate check-generated migration migration-hash lint fuzz bench image
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
 -include load.mk dashboard/vendor.mk graphiql/vendor.mk
@@ -16,6 +16,12 @@ run:
 ## test: the whole suite against a real PostgreSQL
 test:
 	$(GO) test -race -count=1 ./...
+
+## image: the container image (static binary, non-root, no shell) as sessiongraph-image.tar, without a
+## Docker daemon; docker load -i sessiongraph-image.tar (docs/image.md). IMAGE_TAG names it.
+IMAGE_TAG ?= sessiongraph:dev
+image:
+	$(GO) run ./cmd/image -o sessiongraph-image.tar -tag $(IMAGE_TAG)
 
 ## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates,
 ## then the TypeScript client's typed operations from the schema (npm ci on first use)

@@ -40,22 +40,35 @@ func main() {
 var errNoDatabase = errors.New("no database: set DATABASE_URL (or -database-url) to a PostgreSQL URL, " +
 	"or pass -dev to use this checkout's own development database under -data-dir (make run does)")
 
+// commands are the subcommands; without one, the binary serves.
+var commands = map[string]func(ctx context.Context, args []string, env config.Lookup, stdout, stderr io.Writer) int{
+	"keys":           keysCommand,
+	"migrate":        migrateCommand,
+	"delete-user":    deleteUserCommand,
+	"export-session": exportSessionCommand,
+	"import-session": importSessionCommand,
+	"healthcheck":    healthcheckCommand,
+}
+
 // sessiongraph runs the command line args and returns the exit code: 2 for
 // a usage or configuration error, 1 when the server or command failed.
 func sessiongraph(ctx context.Context, args []string, env config.Lookup, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "keys" {
-		return keysCommand(ctx, args[1:], env, stdout, stderr)
+	if len(args) > 0 {
+		if command, ok := commands[args[0]]; ok {
+			return command(ctx, args[1:], env, stdout, stderr)
+		}
 	}
 	s, rest, err := config.Load("sessiongraph", args, env, stderr, nil)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(stderr, "\nsessiongraph keys create|list|revoke manages API keys: sessiongraph keys -h")
+		fmt.Fprintln(stderr, "sessiongraph migrate [status], delete-user, export-session, import-session, healthcheck: operations (docs/operations-data.md, docs/image.md)")
 		return 0
 	case err != nil:
 		fmt.Fprintln(stderr, "sessiongraph:", err)
 		return 2
 	case len(rest) > 0:
-		fmt.Fprintf(stderr, "sessiongraph: unknown command %q: the commands are keys create|list|revoke, or none to serve\n", rest[0])
+		fmt.Fprintf(stderr, "sessiongraph: unknown command %q: the commands are keys, migrate, delete-user, export-session, import-session, healthcheck, or none to serve\n", rest[0])
 		return 2
 	case s.DatabaseURL == "" && !s.Dev:
 		fmt.Fprintln(stderr, "sessiongraph:", errNoDatabase)

@@ -79,3 +79,60 @@ func TestDashboardShowsWhatTheModelSawAndHowItChanged(t *testing.T) {
 		t.Fatalf("the page logged errors: %v", errs)
 	}
 }
+
+// "Why did the agent forget the user's peanut allergy?" in the cockpit:
+// the admin types the fact once, sees THINK held it at turns 1 to 3 and
+// not at 4, and one click shows the diff that dropped it.
+func TestDashboardFollowsAFactToTheBuildThatLostIt(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "peanut"})}
+	for i, m := range []string{"I have a peanut allergy", "plan dinners", "with rice", "and Friday?"} {
+		r.begin(m)
+		r.recordContext("THINK")
+		r.end(fmt.Sprintf("Answer %d.", i+1), nil)
+	}
+
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, r.id)))
+	b.waitFor("four THINK builds", `document.querySelectorAll("#receipt-chart .receipt").length === 4`)
+	b.run("type the fact", chromedp.SetValue("#fact-text", "Peanut allergy", chromedp.ByQuery))
+	b.click("follow it", "#fact-trace")
+	b.waitFor("held at turns 1-3, missing at 4",
+		`[...document.querySelectorAll("#fact-turns li")].map(e => e.dataset.turn + ":" + e.dataset.held).join() === "1:held,2:held,3:held,4:missing"`)
+	b.waitFor("the loss named", `/Held at turn 3, missing from turn 4/.test(document.querySelector("#fact-loss")?.textContent)`)
+	b.click("compare the two builds", "#fact-diff")
+	b.waitFor("the diff removed the allergy's line",
+		`[...document.querySelectorAll("#receipt-diff-lines .diff-del")].some(e => /peanut allergy/.test(e.textContent))`)
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Fatalf("the page logged errors: %v", errs)
+	}
+}
+
+// A long session's early builds are a click away: the view says which
+// turns' builds it shows and how many there are, and loads older ones.
+func TestDashboardPagesBackThroughRecordedBuilds(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "long"})}
+	for turn := 1; turn <= 52; turn++ {
+		r.begin(fmt.Sprintf("question %d", turn))
+		r.recordContext("THINK")
+		r.recordContext("REPLY")
+		r.end("ok", nil)
+	}
+
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, r.id)))
+	b.waitFor("the newest 100 builds, said so", `/Builds of turns 3–52: 100 of 104 recorded/.test(document.querySelector("#receipt-range")?.textContent)`)
+	b.waitFor("THINK from turn 3", `[...document.querySelectorAll("#receipt-chart .receipt")].map(e => e.dataset.turn)[0] === "3"`)
+	b.click("load older builds", "#receipt-older")
+	b.waitFor("every build", `/Builds of turns 1–52: 104 of 104 recorded/.test(document.querySelector("#receipt-range")?.textContent) && !document.querySelector("#receipt-older")`)
+	b.waitFor("THINK from turn 1", `[...document.querySelectorAll("#receipt-chart .receipt")].map(e => e.dataset.turn)[0] === "1" && `+
+		`document.querySelectorAll("#receipt-chart .receipt").length === 52`)
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Fatalf("the page logged errors: %v", errs)
+	}
+}

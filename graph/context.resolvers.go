@@ -8,12 +8,32 @@ package graph
 import (
 	"context"
 	"sessiongraph/ent"
+	"sessiongraph/graph/generated"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 
 	"github.com/google/uuid"
 )
+
+// Diff is the resolver for the diff field.
+func (r *factLossResolver) Diff(ctx context.Context, obj *engine.FactLoss) (*engine.ReceiptDiff, error) {
+	return r.Engine.DiffReceipts(ctx, obj.HeldIn.ID, obj.LostIn.ID)
+}
+
+// Sessions is the resolver for the sessions field.
+func (r *factSearchResolver) Sessions(ctx context.Context, obj *engine.FactSearch) ([]*ent.Session, error) {
+	return r.Engine.FactSessions(ctx, obj)
+}
+
+// Next is the resolver for the next field.
+func (r *factSearchResolver) Next(ctx context.Context, obj *engine.FactSearch) (*string, error) {
+	if obj.Next == nil {
+		return nil, nil
+	}
+	next := obj.Next.String()
+	return &next, nil
+}
 
 // RecordContext is the resolver for the recordContext field.
 func (r *mutationResolver) RecordContext(ctx context.Context, input engine.RecordContextInput) (*engine.RecordedContext, error) {
@@ -40,6 +60,15 @@ func (r *queryResolver) ContextReceiptDiff(ctx context.Context, from uuid.UUID, 
 	return r.Engine.DiffReceipts(ctx, from, to)
 }
 
+// SessionsHoldingFact is the resolver for the sessionsHoldingFact field.
+func (r *queryResolver) SessionsHoldingFact(ctx context.Context, fact engine.Fact, node contextbuild.Node, after *string) (*engine.FactSearch, error) {
+	cursor, err := engine.ParseFactCursor(after)
+	if err != nil {
+		return nil, err
+	}
+	return r.Engine.SearchFact(ctx, fact, node, cursor)
+}
+
 // Context is the resolver for the context field.
 func (r *sessionResolver) Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
 	return r.Engine.Context(ctx, obj, node, options)
@@ -50,7 +79,23 @@ func (r *sessionResolver) WorkingMemory(ctx context.Context, obj *ent.Session, e
 	return r.Engine.WorkingMemory(ctx, obj, everyNTurns)
 }
 
+// FactTrace is the resolver for the factTrace field.
+func (r *sessionResolver) FactTrace(ctx context.Context, obj *ent.Session, fact engine.Fact, nodes []contextbuild.Node) (*engine.FactTrace, error) {
+	return r.Engine.TraceFact(ctx, obj, fact, nodes)
+}
+
 // Receipts is the resolver for the receipts field.
 func (r *turnResolver) Receipts(ctx context.Context, obj *ent.Turn) ([]*ent.ContextReceipt, error) {
 	return r.Engine.TurnReceipts(ctx, obj)
 }
+
+// FactLoss returns generated.FactLossResolver implementation.
+func (r *Resolver) FactLoss() generated.FactLossResolver { return &factLossResolver{r} }
+
+// FactSearch returns generated.FactSearchResolver implementation.
+func (r *Resolver) FactSearch() generated.FactSearchResolver { return &factSearchResolver{r} }
+
+type (
+	factLossResolver   struct{ *Resolver }
+	factSearchResolver struct{ *Resolver }
+)

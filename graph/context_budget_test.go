@@ -48,9 +48,11 @@ func TestBuildsStayWithinBudgetInPriorityOrder(t *testing.T) {
 	}
 }
 
-// Seed 004's example: a 100K-token model, a 5K system prompt, messages 1-10
-// of 6K tokens each and messages 11-20 of 3K each. The sliding window keeps
-// the system message and the last ten messages: 35K tokens.
+// Seed 004's sliding window over its example's conversation: a 100K-token
+// model, a 5K system prompt, messages 1-10 of 6K tokens each and messages
+// 11-20 of 3K each (95K, over the 80K allowed). The window keeps the system
+// message and every newest message that fits in the 80K: the ten of 3K and
+// seven of 6K (77K), where the example's "last N" showed only the ten.
 func TestSlidingWindowReproducesSeed004(t *testing.T) {
 	s := apitest.New(t)
 	var opened openedSession
@@ -67,20 +69,24 @@ func TestSlidingWindowReproducesSeed004(t *testing.T) {
 	}
 
 	b := a.context("MESSAGES", map[string]any{"modelLimit": 100000})
-	require.Len(t, b.Messages, 12, "system, notice, and the last ten messages")
+	require.Len(t, b.Messages, 19, "system, notice, and the seventeen newest messages that fit")
 	assert.Equal(t, "system", b.Messages[0].Role)
 	assert.Equal(t, 5000, b.Messages[0].TokenCount)
 	assert.Equal(t, "system", b.Messages[1].Role)
-	assert.Equal(t, "[Note: 10 older messages truncated to stay within token limit]", b.Messages[1].Content)
+	assert.Equal(t, "[Note: 3 older messages truncated to stay within token limit]", b.Messages[1].Content)
 	kept := 0
-	for _, m := range b.Messages[2:] {
-		assert.Equal(t, 3000, m.TokenCount)
+	for i, m := range b.Messages[2:] {
+		want := 3000
+		if i < 7 {
+			want = 6000
+		}
+		assert.Equal(t, want, m.TokenCount, "message %d kept", i)
 		kept += m.TokenCount
 	}
-	assert.Equal(t, 35000, b.Messages[0].TokenCount+kept, "seed 004: → Total: 35K tokens")
-	assert.Equal(t, 35000+b.Messages[1].TokenCount, b.TokenCount, "the notice is counted too")
+	assert.Equal(t, 77000, b.Messages[0].TokenCount+kept, "one more 6K message would pass 80K")
+	assert.Equal(t, 77000+b.Messages[1].TokenCount, b.TokenCount, "the notice is counted too")
 	assert.Equal(t, 80000, b.Budget, "80% of the model limit")
-	assert.Equal(t, 5, b.TruncatedTurns)
+	assert.Equal(t, 1, b.TruncatedTurns)
 
 	// Under the limit nothing is cut.
 	whole := a.context("MESSAGES", map[string]any{"modelLimit": 200000})

@@ -91,7 +91,8 @@ func decode[T any](t *testing.T, raw json.RawMessage) T {
 var uuidShape = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // assertNoUUIDs walks a response and fails on any UUID-shaped text outside
-// the fields meant for the runtime (entityID, and node ids).
+// the fields meant for the runtime (entityID, and node ids such as a
+// receipt's receiptID).
 func assertNoUUIDs(t *testing.T, raw json.RawMessage) {
 	t.Helper()
 	var v any
@@ -109,7 +110,7 @@ func assertNoUUIDs(t *testing.T, raw json.RawMessage) {
 			}
 		case map[string]any:
 			for k, item := range val {
-				if k == "entityID" || k == "entityIDs" || k == "id" && !isTranslated(path) {
+				if k == "entityID" || k == "entityIDs" || k == "receiptID" || k == "id" && !isTranslated(path) {
 					continue
 				}
 				walk(path+"."+k, item)

@@ -198,7 +198,7 @@ func TestAFailedTurnIsNotShownToTheLLM(t *testing.T) {
 		assert.NotContains(t, b.Text, "broke", node) // neither its message nor its step
 		assert.Zero(t, b.Truncated, node)
 	}
-	chars4 := func(s string) int { return (len([]rune(s)) + 3) / 4 }
+	chars4 := func(s string) int { return len([]rune(s)) / 4 }
 	assert.Equal(t, chars4("what can I cook?")+chars4("Dal.")+chars4("and for dessert?")+chars4("Kheer."), out.Session.TokenCount)
 	assert.Equal(t, 1, s.Client.Session.Query().Where(session.FailedTurns(1)).CountX(access.System(context.Background())))
 	assert.False(t, strings.Contains(out.Session.Messages.Text, "broke"))

@@ -15,10 +15,20 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // region    ************************** generated!.gotpl **************************
+
+type FactLossResolver interface {
+	Diff(ctx context.Context, obj *engine.FactLoss) (*engine.ReceiptDiff, error)
+}
+type FactSearchResolver interface {
+	Sessions(ctx context.Context, obj *engine.FactSearch) ([]*ent.Session, error)
+
+	Next(ctx context.Context, obj *engine.FactSearch) (*string, error)
+}
 
 // endregion ************************** generated!.gotpl **************************
 
@@ -974,6 +984,359 @@ func (ec *executionContext) fieldContext_ContextTiers_retained(_ context.Context
 	return graphql.NewScalarFieldContext("ContextTiers", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _FactLoss_heldIn(ctx context.Context, field graphql.CollectedField, obj *engine.FactLoss) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactLoss_heldIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeldIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v engine.FactReceipt) graphql.Marshaler {
+			return ec.marshalNFactReceipt2sessiongraphᚋinternalᚋengineᚐFactReceipt(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactLoss_heldIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FactLoss",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactReceipt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FactLoss_lostIn(ctx context.Context, field graphql.CollectedField, obj *engine.FactLoss) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactLoss_lostIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LostIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v engine.FactReceipt) graphql.Marshaler {
+			return ec.marshalNFactReceipt2sessiongraphᚋinternalᚋengineᚐFactReceipt(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactLoss_lostIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FactLoss",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactReceipt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FactLoss_diff(ctx context.Context, field graphql.CollectedField, obj *engine.FactLoss) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactLoss_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FactLoss().Diff(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.ReceiptDiff) graphql.Marshaler {
+			return ec.marshalNContextReceiptDiff2ᚖsessiongraphᚋinternalᚋengineᚐReceiptDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactLoss_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FactLoss",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextReceiptDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FactReceipt_receiptID(ctx context.Context, field graphql.CollectedField, obj *engine.FactReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactReceipt_receiptID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactReceipt_receiptID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactReceipt", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _FactReceipt_turn(ctx context.Context, field graphql.CollectedField, obj *engine.FactReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactReceipt_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactReceipt_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactReceipt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FactReceipt_node(ctx context.Context, field graphql.CollectedField, obj *engine.FactReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactReceipt_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Node) graphql.Marshaler {
+			return ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactReceipt_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactReceipt", field, false, false, errors.New("field of type ContextNode does not have child fields"))
+}
+
+func (ec *executionContext) _FactReceipt_held(ctx context.Context, field graphql.CollectedField, obj *engine.FactReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactReceipt_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FactReceipt_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactReceipt", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _FactSearch_sessions(ctx context.Context, field graphql.CollectedField, obj *engine.FactSearch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactSearch_sessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FactSearch().Sessions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚕᚖsessiongraphᚋentᚐSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactSearch_sessions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FactSearch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FactSearch_scanned(ctx context.Context, field graphql.CollectedField, obj *engine.FactSearch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactSearch_scanned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scanned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactSearch_scanned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactSearch", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FactSearch_next(ctx context.Context, field graphql.CollectedField, obj *engine.FactSearch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactSearch_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FactSearch().Next(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FactSearch_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactSearch", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FactTrace_receipts(ctx context.Context, field graphql.CollectedField, obj *engine.FactTrace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactTrace_receipts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Receipts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []engine.FactReceipt) graphql.Marshaler {
+			return ec.marshalNFactReceipt2ᚕsessiongraphᚋinternalᚋengineᚐFactReceiptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactTrace_receipts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FactTrace",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactReceipt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FactTrace_firstLoss(ctx context.Context, field graphql.CollectedField, obj *engine.FactTrace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactTrace_firstLoss(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstLoss, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.FactLoss) graphql.Marshaler {
+			return ec.marshalOFactLoss2ᚖsessiongraphᚋinternalᚋengineᚐFactLoss(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FactTrace_firstLoss(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FactTrace",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactLoss(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FactTrace_more(ctx context.Context, field graphql.CollectedField, obj *engine.FactTrace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FactTrace_more(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.More, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FactTrace_more(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FactTrace", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _RecentEntity_entityType(ctx context.Context, field graphql.CollectedField, obj *engine.RecentEntity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1391,6 +1754,43 @@ func (ec *executionContext) unmarshalInputContextOptions(ctx context.Context, ob
 				return it, err
 			}
 			it.KeepRecent = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFactInput(ctx context.Context, obj any) (engine.Fact, error) {
+	var it engine.Fact
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"text", "ref"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "ref":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ref"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ref = data
 		}
 	}
 	return it, nil
@@ -2022,6 +2422,318 @@ func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.Selection
 	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
+var factLossImplementors = []string{"FactLoss"}
+
+func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet, obj *engine.FactLoss) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, factLossImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FactLoss")
+		case "heldIn":
+			out.Values[i] = ec._FactLoss_heldIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lostIn":
+			out.Values[i] = ec._FactLoss_lostIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "diff":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FactLoss_diff(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var factReceiptImplementors = []string{"FactReceipt"}
+
+func (ec *executionContext) _FactReceipt(ctx context.Context, sel ast.SelectionSet, obj *engine.FactReceipt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, factReceiptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FactReceipt")
+		case "receiptID":
+			out.Values[i] = ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "turn":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Turn)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, field.Selections, obj.Node)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.Held)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var factSearchImplementors = []string{"FactSearch"}
+
+func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSet, obj *engine.FactSearch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, factSearchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FactSearch")
+		case "sessions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FactSearch_sessions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "scanned":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Scanned)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "next":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FactSearch_next(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
+var factTraceImplementors = []string{"FactTrace"}
+
+func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet, obj *engine.FactTrace) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, factTraceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FactTrace")
+		case "receipts":
+			out.Values[i] = ec._FactTrace_receipts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firstLoss":
+			out.Values[i] = ec._FactTrace_firstLoss(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "more":
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.More)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
 var recentEntityImplementors = []string{"RecentEntity"}
 
 func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.SelectionSet, obj *engine.RecentEntity) graphql.Marshaler {
@@ -2455,6 +3167,51 @@ func (ec *executionContext) marshalNContextTiers2sessiongraphᚋinternalᚋconte
 	return ec._ContextTiers(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNFactInput2sessiongraphᚋinternalᚋengineᚐFact(ctx context.Context, v any) (engine.Fact, error) {
+	res, err := ec.unmarshalInputFactInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFactReceipt2sessiongraphᚋinternalᚋengineᚐFactReceipt(ctx context.Context, sel ast.SelectionSet, v engine.FactReceipt) graphql.Marshaler {
+	return ec._FactReceipt(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFactReceipt2ᚕsessiongraphᚋinternalᚋengineᚐFactReceiptᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.FactReceipt) graphql.Marshaler {
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFactReceipt2sessiongraphᚋinternalᚋengineᚐFactReceipt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFactSearch2ᚖsessiongraphᚋinternalᚋengineᚐFactSearch(ctx context.Context, sel ast.SelectionSet, v *engine.FactSearch) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FactSearch(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFactTrace2ᚖsessiongraphᚋinternalᚋengineᚐFactTrace(ctx context.Context, sel ast.SelectionSet, v *engine.FactTrace) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FactTrace(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRecentEntity2ᚕᚖsessiongraphᚋinternalᚋengineᚐRecentEntityᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.RecentEntity) graphql.Marshaler {
 	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -2652,5 +3409,12 @@ var (
 		contextbuild.Summary:       "SUMMARY",
 	}
 )
+
+func (ec *executionContext) marshalOFactLoss2ᚖsessiongraphᚋinternalᚋengineᚐFactLoss(ctx context.Context, sel ast.SelectionSet, v *engine.FactLoss) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FactLoss(ctx, sel, v)
+}
 
 // endregion ***************************** type.gotpl *****************************

@@ -42,6 +42,7 @@ type QueryResolver interface {
 	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
 	ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error)
 	ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID) (*engine.ReceiptDiff, error)
+	SessionsHoldingFact(ctx context.Context, fact engine.Fact, node contextbuild.Node, after *string) (*engine.FactSearch, error)
 	EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error)
 	Session(ctx context.Context, id uuid.UUID) (*ent.Session, error)
 	SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error)
@@ -50,6 +51,7 @@ type QueryResolver interface {
 type SessionResolver interface {
 	Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
 	WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns int) (*engine.WorkingMemory, error)
+	FactTrace(ctx context.Context, obj *ent.Session, fact engine.Fact, nodes []contextbuild.Node) (*engine.FactTrace, error)
 	ResolveRefs(ctx context.Context, obj *ent.Session, refs []string) ([]*engine.ResolvedRef, error)
 	TranslateFilters(ctx context.Context, obj *ent.Session, entityType *string, table *string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error)
 	TranslatePayload(ctx context.Context, obj *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error)
@@ -249,6 +251,36 @@ func (ec *executionContext) field_Query_session_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_sessionsHoldingFact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "fact",
+		func(ctx context.Context, v any) (engine.Fact, error) {
+			return ec.unmarshalNFactInput2sessiongraphᚋinternalᚋengineᚐFact(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["fact"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "node",
+		func(ctx context.Context, v any) (contextbuild.Node, error) {
+			return ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["node"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -515,6 +547,28 @@ func (ec *executionContext) field_Session_events_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Session_factTrace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "fact",
+		func(ctx context.Context, v any) (engine.Fact, error) {
+			return ec.unmarshalNFactInput2sessiongraphᚋinternalᚋengineᚐFact(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["fact"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "nodes",
+		func(ctx context.Context, v any) ([]contextbuild.Node, error) {
+			return ec.unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nodes"] = arg1
 	return args, nil
 }
 
@@ -3305,6 +3359,50 @@ func (ec *executionContext) fieldContext_Query_contextReceiptDiff(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_sessionsHoldingFact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_sessionsHoldingFact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SessionsHoldingFact(ctx, fc.Args["fact"].(engine.Fact), fc.Args["node"].(contextbuild.Node), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.FactSearch) graphql.Marshaler {
+			return ec.marshalNFactSearch2ᚖsessiongraphᚋinternalᚋengineᚐFactSearch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_sessionsHoldingFact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactSearch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_sessionsHoldingFact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_entityTypes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4973,6 +5071,50 @@ func (ec *executionContext) fieldContext_Session_workingMemory(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Session_workingMemory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_factTrace(ctx context.Context, field graphql.CollectedField, obj *ent.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_factTrace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Session().FactTrace(ctx, obj, fc.Args["fact"].(engine.Fact), fc.Args["nodes"].([]contextbuild.Node))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.FactTrace) graphql.Marshaler {
+			return ec.marshalNFactTrace2ᚖsessiongraphᚋinternalᚋengineᚐFactTrace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_factTrace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FactTrace(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Session_factTrace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15837,6 +15979,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "sessionsHoldingFact":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_sessionsHoldingFact(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "entityTypes":
 			field := field
 
@@ -16387,6 +16551,48 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Session_workingMemory(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "factTrace":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Session_factTrace(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -17832,6 +18038,22 @@ func (ec *executionContext) marshalNRefOrderField2ᚖsessiongraphᚋentᚐRefOrd
 func (ec *executionContext) unmarshalNRefWhereInput2ᚖsessiongraphᚋentᚐRefWhereInput(ctx context.Context, v any) (*ent.RefWhereInput, error) {
 	res, err := ec.unmarshalInputRefWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSession2ᚕᚖsessiongraphᚋentᚐSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Session) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx context.Context, sel ast.SelectionSet, v *ent.Session) graphql.Marshaler {

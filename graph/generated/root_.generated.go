@@ -31,6 +31,8 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	ApplyEnrichmentPayload() ApplyEnrichmentPayloadResolver
 	ClearArtifactPayload() ClearArtifactPayloadResolver
+	FactLoss() FactLossResolver
+	FactSearch() FactSearchResolver
 	MentionEntityPayload() MentionEntityPayloadResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -317,6 +319,31 @@ type ComplexityRoot struct {
 		TargetType func(childComplexity int) int
 	}
 
+	FactLoss struct {
+		Diff   func(childComplexity int) int
+		HeldIn func(childComplexity int) int
+		LostIn func(childComplexity int) int
+	}
+
+	FactReceipt struct {
+		Held func(childComplexity int) int
+		ID   func(childComplexity int) int
+		Node func(childComplexity int) int
+		Turn func(childComplexity int) int
+	}
+
+	FactSearch struct {
+		Next     func(childComplexity int) int
+		Scanned  func(childComplexity int) int
+		Sessions func(childComplexity int) int
+	}
+
+	FactTrace struct {
+		FirstLoss func(childComplexity int) int
+		More      func(childComplexity int) int
+		Receipts  func(childComplexity int) int
+	}
+
 	FailTurnPayload struct {
 		Turn func(childComplexity int) int
 	}
@@ -401,6 +428,7 @@ type ComplexityRoot struct {
 		SessionByKey          func(childComplexity int, tenant string, externalKey string) int
 		Sessions              func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) int
 		SessionsChangedCursor func(childComplexity int) int
+		SessionsHoldingFact   func(childComplexity int, fact engine.Fact, node contextbuild.Node, after *string) int
 		Viewer                func(childComplexity int) int
 	}
 
@@ -531,6 +559,7 @@ type ComplexityRoot struct {
 		ExpiredAt            func(childComplexity int) int
 		ExpiresAt            func(childComplexity int) int
 		ExternalKey          func(childComplexity int) int
+		FactTrace            func(childComplexity int, fact engine.Fact, nodes []contextbuild.Node) int
 		Focus                func(childComplexity int) int
 		HistorySummary       func(childComplexity int) int
 		ID                   func(childComplexity int) int
@@ -1670,6 +1699,88 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FKField.TargetType(childComplexity), true
 
+	case "FactLoss.diff":
+		if e.ComplexityRoot.FactLoss.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactLoss.Diff(childComplexity), true
+	case "FactLoss.heldIn":
+		if e.ComplexityRoot.FactLoss.HeldIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactLoss.HeldIn(childComplexity), true
+	case "FactLoss.lostIn":
+		if e.ComplexityRoot.FactLoss.LostIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactLoss.LostIn(childComplexity), true
+
+	case "FactReceipt.held":
+		if e.ComplexityRoot.FactReceipt.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactReceipt.Held(childComplexity), true
+	case "FactReceipt.receiptID":
+		if e.ComplexityRoot.FactReceipt.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactReceipt.ID(childComplexity), true
+	case "FactReceipt.node":
+		if e.ComplexityRoot.FactReceipt.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactReceipt.Node(childComplexity), true
+	case "FactReceipt.turn":
+		if e.ComplexityRoot.FactReceipt.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactReceipt.Turn(childComplexity), true
+
+	case "FactSearch.next":
+		if e.ComplexityRoot.FactSearch.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactSearch.Next(childComplexity), true
+	case "FactSearch.scanned":
+		if e.ComplexityRoot.FactSearch.Scanned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactSearch.Scanned(childComplexity), true
+	case "FactSearch.sessions":
+		if e.ComplexityRoot.FactSearch.Sessions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactSearch.Sessions(childComplexity), true
+
+	case "FactTrace.firstLoss":
+		if e.ComplexityRoot.FactTrace.FirstLoss == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactTrace.FirstLoss(childComplexity), true
+	case "FactTrace.more":
+		if e.ComplexityRoot.FactTrace.More == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactTrace.More(childComplexity), true
+	case "FactTrace.receipts":
+		if e.ComplexityRoot.FactTrace.Receipts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FactTrace.Receipts(childComplexity), true
+
 	case "FailTurnPayload.turn":
 		if e.ComplexityRoot.FailTurnPayload.Turn == nil {
 			break
@@ -2201,6 +2312,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SessionsChangedCursor(childComplexity), true
+	case "Query.sessionsHoldingFact":
+		if e.ComplexityRoot.Query.SessionsHoldingFact == nil {
+			break
+		}
+
+		args, err := ec.field_Query_sessionsHoldingFact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SessionsHoldingFact(childComplexity, args["fact"].(engine.Fact), args["node"].(contextbuild.Node), args["after"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -2671,6 +2793,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ExternalKey(childComplexity), true
+	case "Session.factTrace":
+		if e.ComplexityRoot.Session.FactTrace == nil {
+			break
+		}
+
+		args, err := ec.field_Session_factTrace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.FactTrace(childComplexity, args["fact"].(engine.Fact), args["nodes"].([]contextbuild.Node)), true
 	case "Session.focus":
 		if e.ComplexityRoot.Session.Focus == nil {
 			break
@@ -3386,6 +3519,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputExpireSessionInput,
 		ec.unmarshalInputExpireSessionsInput,
 		ec.unmarshalInputFKFieldInput,
+		ec.unmarshalInputFactInput,
 		ec.unmarshalInputFailTurnInput,
 		ec.unmarshalInputFilterInput,
 		ec.unmarshalInputFocusInput,
@@ -3594,7 +3728,7 @@ input ContextOptions {
   strategy: ContextStrategy
   "The model's context window in tokens, for MESSAGES (default 128,000)."
   modelLimit: Int
-  "At most this many recent messages survive a MESSAGES cut (default 10)."
+  "With strategy SUMMARY, at most this many recent messages are kept verbatim beside the history summary (default 10). SLIDING_WINDOW keeps every newest message that fits."
   keepRecent: Int
 }
 
@@ -3764,6 +3898,67 @@ extend type Query {
 extend type Turn {
   "The context builds recorded during this turn, oldest first."
   receipts: [ContextReceipt!]!
+}
+
+# Following a fact through the recorded prompts: when did the model stop
+# seeing it?
+
+"What to follow through recorded prompts: a text, matched ignoring case, or a ref. Give one of the two."
+input FactInput {
+  text: String
+  "Held by a build that lists the ref in a tier or names it (` + "`" + `recipe_1` + "`" + `, not recipe_10)."
+  ref: String
+}
+
+extend type Session {
+  """
+  Where a fact stood in this session's recorded builds, oldest first: whether each held it, and the first build that
+  lost it after an earlier build of the same node held it. Reads at most 2,000 receipts.
+  """
+  factTrace(fact: FactInput!, "Every node when omitted." nodes: [ContextNode!]): FactTrace!
+}
+
+type FactTrace {
+  receipts: [FactReceipt!]!
+  "Null when no build lost the fact after one of its node held it."
+  firstLoss: FactLoss
+  "True when the session has more than the 2,000 receipts a trace reads."
+  more: Boolean!
+}
+
+"One recorded build and whether it held the fact."
+type FactReceipt {
+  receiptID: ID!
+  turn: Int!
+  node: ContextNode!
+  "Null when the receipt's text was not kept (hash only, or past retention) and no tier tells."
+  held: Boolean
+}
+
+"The last build that held a fact and the next build of the same node, which did not."
+type FactLoss {
+  heldIn: FactReceipt!
+  lostIn: FactReceipt!
+  "What changed between the two builds: the lines that went, the refs that left a tier."
+  diff: ContextReceiptDiff!
+}
+
+"One page of a search across sessions' recorded builds."
+type FactSearch {
+  "The sessions whose builds in this page held the fact, most recent build first."
+  sessions: [Session!]!
+  "How many receipts this page read (at most 2,000)."
+  scanned: Int!
+  "Pass as after to read older receipts; null when every receipt was read."
+  next: String
+}
+
+extend type Query {
+  """
+  Sessions whose recorded builds of node ever held a fact, reading 2,000 receipts a page from the newest, so a page
+  costs the same at any size. Confined to the caller's tenant.
+  """
+  sessionsHoldingFact(fact: FactInput!, node: ContextNode! = THINK, after: String): FactSearch!
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain.graphql", Input: `input FKFieldInput {
@@ -7455,6 +7650,56 @@ func (ec *executionContext) childFields_FKField(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type FKField", field.Name)
 }
 
+func (ec *executionContext) childFields_FactLoss(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "heldIn":
+		return ec.fieldContext_FactLoss_heldIn(ctx, field)
+	case "lostIn":
+		return ec.fieldContext_FactLoss_lostIn(ctx, field)
+	case "diff":
+		return ec.fieldContext_FactLoss_diff(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FactLoss", field.Name)
+}
+
+func (ec *executionContext) childFields_FactReceipt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "receiptID":
+		return ec.fieldContext_FactReceipt_receiptID(ctx, field)
+	case "turn":
+		return ec.fieldContext_FactReceipt_turn(ctx, field)
+	case "node":
+		return ec.fieldContext_FactReceipt_node(ctx, field)
+	case "held":
+		return ec.fieldContext_FactReceipt_held(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FactReceipt", field.Name)
+}
+
+func (ec *executionContext) childFields_FactSearch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sessions":
+		return ec.fieldContext_FactSearch_sessions(ctx, field)
+	case "scanned":
+		return ec.fieldContext_FactSearch_scanned(ctx, field)
+	case "next":
+		return ec.fieldContext_FactSearch_next(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FactSearch", field.Name)
+}
+
+func (ec *executionContext) childFields_FactTrace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "receipts":
+		return ec.fieldContext_FactTrace_receipts(ctx, field)
+	case "firstLoss":
+		return ec.fieldContext_FactTrace_firstLoss(ctx, field)
+	case "more":
+		return ec.fieldContext_FactTrace_more(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FactTrace", field.Name)
+}
+
 func (ec *executionContext) childFields_FailTurnPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "turn":
@@ -7823,6 +8068,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_context(ctx, field)
 	case "workingMemory":
 		return ec.fieldContext_Session_workingMemory(ctx, field)
+	case "factTrace":
+		return ec.fieldContext_Session_factTrace(ctx, field)
 	case "resolveRefs":
 		return ec.fieldContext_Session_resolveRefs(ctx, field)
 	case "translateFilters":

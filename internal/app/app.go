@@ -23,6 +23,7 @@ import (
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
+	"sessiongraph/internal/mcpserver"
 	"sessiongraph/internal/store"
 )
 
@@ -103,7 +104,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Subscriptions:  cfg.Subscriptions,
 		TracerProvider: cfg.TracerProvider,
 	})
-	a.handler = a.routes(gql)
+	mcp := mcpserver.Handler(mcpserver.Config{Engine: eng, Logger: cfg.Logger,
+		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes})
+	a.handler = a.routes(gql, mcp)
 	return a, nil
 }
 

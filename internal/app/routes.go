@@ -19,9 +19,11 @@ import (
 	"sessiongraph/migrations"
 )
 
-func (a *App) routes(gql http.Handler) http.Handler {
+func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", a.cors(a.limitRequests(a.authenticate(gql))))
+	// MCP (docs/mcp.md) behind the same key check and request limits.
+	mux.Handle("/mcp", a.limitRequests(a.authenticate(mcp)))
 	mux.Handle("GET /graphiql", graphiql.Handler())
 	mux.Handle("GET /graphiql/", graphiql.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

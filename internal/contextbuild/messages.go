@@ -17,9 +17,10 @@ const (
 
 // buildMessages renders the session as chat messages (seed 004): the system
 // prompt, then each turn's user and assistant messages. Over 80% of the
-// model limit, SLIDING_WINDOW keeps the system message and the newest
-// messages (at most KeepRecent) that fit, with a notice of how many were
-// cut; SUMMARY puts the history summary in a system message in their place.
+// model limit, SLIDING_WINDOW keeps the system message and every newest
+// message that fits, with a notice of how many were cut; SUMMARY puts the
+// history summary in a system message in place of the older ones and keeps
+// at most KeepRecent messages verbatim.
 // Counts are the ones stored with each turn: history is never re-tokenized.
 func buildMessages(s *Snapshot, o Options, c Counter) Build {
 	limit := int(float64(o.ModelLimit) * windowShare)
@@ -45,8 +46,14 @@ func buildMessages(s *Snapshot, o Options, c Counter) Build {
 			summary = &Message{Role: "system", Content: content, TokenCount: c.Count(content)}
 			room -= summary.TokenCount
 		}
+		// SLIDING_WINDOW keeps every newest message that fits; only SUMMARY,
+		// whose summary stands for the rest, caps the verbatim tail.
+		most := len(history)
+		if summary != nil {
+			most = o.KeepRecent
+		}
 		n, used := 0, 0
-		for i := len(history) - 1; i >= 0 && n < o.KeepRecent; i-- {
+		for i := len(history) - 1; i >= 0 && n < most; i-- {
 			if used+history[i].TokenCount > room {
 				break
 			}

@@ -57,13 +57,19 @@ func buildUnderstand(s *Snapshot, window int) ([]draft, Tiers) {
 	return drafts, names
 }
 
-// buildThink builds seed 000's ThinkContext: generated content, active
-// entities with detail tags, long-term memory with reasons, the domain's
-// data legends, the last two turns, the reasoning trace of the last two
-// turns, and this turn's curation.
+// buildThink builds seed 000's ThinkContext, a condensed context: the
+// engagement summary, generated content, active entities with detail tags,
+// long-term memory with reasons, the domain's data legends, the last two
+// turns, the reasoning trace of the last two turns, this turn's curation,
+// and the history summary last, kept only while the budget has room.
 func buildThink(s *Snapshot, window int) ([]draft, Tiers) {
 	t, names := tiers(s, window)
+	// The condensed context opens with the session's theme and, if room is
+	// left once everything else is laid out, ends with the history summary.
 	var drafts []draft
+	if s.EngagementSummary != "" {
+		drafts = append(drafts, section("engagement_summary", "Session", oneLine(s.EngagementSummary)))
+	}
 	var gen []string
 	for _, e := range t.Generated {
 		gen = append(gen, entityLine(e)+" [unsaved]"+fmt.Sprintf(" T%d", e.TurnCreated))
@@ -126,6 +132,9 @@ func buildThink(s *Snapshot, window int) ([]draft, Tiers) {
 			cur8 = append(cur8, "Demoted "+d)
 		}
 		drafts = append(drafts, section("current_curation", "Current curation", cur8...))
+	}
+	if s.HistorySummary != "" {
+		drafts = append(drafts, section("history_summary", "History summary", oneLine(s.HistorySummary)))
 	}
 	return drafts, names
 }

@@ -127,9 +127,12 @@ func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contex
 		// Only stable fields order a build, so the same session builds the same text.
 		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).
 		Limit(maxContextRefs)
-	artifacts := node == contextbuild.Act || node == contextbuild.Reply // only these show artifact content
-	if artifacts {
+	// Only ACT and REPLY show artifact content; the others need the status
+	// alone, so that every build places a cleared artifact where ACT does.
+	if node == contextbuild.Act || node == contextbuild.Reply {
 		withArtifact(q) // in the refs' statement
+	} else {
+		withArtifactStatus(q)
 	}
 	rows, err := q.All(ctx)
 	if err != nil {
@@ -137,10 +140,8 @@ func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contex
 	}
 	entries := make([]*registry.Entry, len(rows))
 	for i, r := range rows {
-		if artifacts {
-			if r.Edges.Artifact, err = joinedArtifact(r); err != nil {
-				return nil, err
-			}
+		if r.Edges.Artifact, err = joinedArtifact(r); err != nil {
+			return nil, err
 		}
 		entries[i] = toEntry(r)
 	}
@@ -250,19 +251,12 @@ func (e *Engine) contextSteps(ctx context.Context, s *ent.Session, node contextb
 // token count says so without reading them), else only the newest it keeps.
 func (e *Engine) contextTurns(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	snap *contextbuild.Snapshot, counterName tokenizer.Name, c tokenizer.Counter) error {
-	// A failed turn is not part of the conversation an LLM is shown.
-	q := e.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
-	fitsWhole := node == contextbuild.Messages &&
-		float64(snap.SystemPromptTokens+s.TokenCount) <= float64(o.ModelLimit)*0.8
-	if !fitsWhole {
-		q.Limit(contextbuild.TurnsNeeded(node, o))
-	}
-	rows, err := q.All(ctx)
+	recount := string(counterName) != s.Tokenizer
+	rows, err := e.turnsShown(ctx, s, node, o, snap.SystemPromptTokens, recount, c)
 	if err != nil {
 		return err
 	}
 	slices.Reverse(rows)
-	recount := string(counterName) != s.Tokenizer
 	for _, t := range rows {
 		bt := contextbuild.Turn{
 			Number: t.Number, UserMessage: t.UserMessage, AssistantMessage: t.AssistantMessage,
@@ -285,6 +279,49 @@ func (e *Engine) contextTurns(ctx context.Context, s *ent.Session, node contextb
 		}
 	}
 	return nil
+}
+
+// turnsShown reads the newest turns a node's build shows, newest first. A
+// MESSAGES build that fits whole reads them all; a SLIDING_WINDOW cut keeps
+// every newest message that fits, so it reads a page of turns at a time
+// until their tokens fill the window; every other build reads a fixed count.
+func (e *Engine) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+	systemTokens int, recount bool, c tokenizer.Counter) ([]*ent.Turn, error) {
+	// A failed turn is not part of the conversation an LLM is shown.
+	q := func() *ent.TurnQuery {
+		return e.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
+	}
+	room := int(float64(o.ModelLimit) * 0.8)
+	switch {
+	case node == contextbuild.Messages && systemTokens+s.TokenCount <= room:
+		return q().All(ctx)
+	case node != contextbuild.Messages || o.Strategy != contextbuild.SlidingWindow:
+		return q().Limit(contextbuild.TurnsNeeded(node, o)).All(ctx)
+	}
+	const page = 50
+	var rows []*ent.Turn
+	used := systemTokens
+	for {
+		p := q()
+		if len(rows) > 0 {
+			p.Where(turn.NumberLT(rows[len(rows)-1].Number))
+		}
+		batch, err := p.Limit(page).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, batch...)
+		for _, t := range batch {
+			if recount {
+				used += c.Count(t.UserMessage) + c.Count(t.AssistantMessage)
+			} else {
+				used += t.UserTokens + t.AssistantTokens
+			}
+		}
+		if len(batch) < page || used > room {
+			return rows, nil
+		}
+	}
 }
 
 func contextOptions(s *ent.Session, in *ContextOptions) (contextbuild.Options, tokenizer.Name, error) {

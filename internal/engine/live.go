@@ -96,7 +96,7 @@ var FeedKinds = []string{
 	KindRefsRead, KindRefsUpdated, KindRefsDeleted, KindRefsMentioned, KindRefsEnriched,
 	KindRefUserAction, KindRefCreated, KindRefPromoted, KindRefRetained, KindRefReleased,
 	KindArtifactGenerated, KindArtifactRevised, KindArtifactCleared,
-	KindStepRecorded, KindContextRecorded, store.KindReceiptTextsCleared,
+	KindStepRecorded, KindContextRecorded, store.KindReceiptTextsCleared, store.KindSessionImported,
 }
 
 // MaxFeedKinds caps the kinds one subscription may name: more than there

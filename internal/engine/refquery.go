@@ -87,13 +87,16 @@ type ResolvedRef struct {
 	Ref        string
 	EntityType string
 	EntityID   *uuid.UUID
-	// Pending is true for a generated entity that is not saved yet.
+	// Pending is true for a generated entity whose artifact waits to be
+	// saved (not saved, not cleared).
 	Pending bool
 }
 
 // ResolveRefs translates refs to entity ids for the runtime.
 func (e *Engine) ResolveRefs(ctx context.Context, s *ent.Session, refs []string) ([]*ResolvedRef, error) {
-	r, _, err := e.readRegistry(ctx, s, selection{refs: refs})
+	// With their artifacts: a generated ref whose artifact was cleared
+	// unsaved is no longer pending, as every build agrees.
+	r, _, err := e.readRegistry(ctx, s, selection{refs: refs, artifacts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +106,7 @@ func (e *Engine) ResolveRefs(ctx context.Context, s *ent.Session, refs []string)
 		if !ok {
 			return nil, apperr.New(apperr.RefNotFound, "this session has no ref %q", name)
 		}
-		out[i] = &ResolvedRef{Ref: en.Ref, EntityType: en.EntityType, EntityID: en.EntityID, Pending: en.EntityID == nil}
+		out[i] = &ResolvedRef{Ref: en.Ref, EntityType: en.EntityType, EntityID: en.EntityID, Pending: en.Pending()}
 	}
 	return out, nil
 }

@@ -106,6 +106,22 @@ const artifactColumn = "joined_artifact"
 // withArtifact joins each ref's artifact into its row: the same rows as
 // ent's WithArtifact in one statement, where eager loading takes a second.
 func withArtifact(q *ent.RefQuery) {
+	joinArtifact(q, func(t *sql.SelectTable) string { return "row_to_json(" + t.C("*") + ")" })
+}
+
+// withArtifactStatus joins only each artifact's id and status: enough to
+// tell a pending artifact from a cleared or saved one, for the builds that
+// place refs in tiers but never show content.
+func withArtifactStatus(q *ent.RefQuery) {
+	joinArtifact(q, func(t *sql.SelectTable) string {
+		id := t.C(artifact.FieldID)
+		return "CASE WHEN " + id + " IS NULL THEN NULL ELSE json_build_object('id', " + id + ", 'status', " + t.C(artifact.FieldStatus) + ") END"
+	})
+}
+
+// joinArtifact left-joins each ref's artifact and selects, as
+// artifactColumn, the JSON that object makes of it.
+func joinArtifact(q *ent.RefQuery, object func(*sql.SelectTable) string) {
 	q.Modify(func(s *sql.Selector) {
 		t := sql.Table(artifact.Table).As("joined")
 		// By session and ref: the artifact's key, and on Citus a join of
@@ -113,7 +129,7 @@ func withArtifact(q *ent.RefQuery) {
 		s.LeftJoin(t).OnP(sql.And(
 			sql.ColumnsEQ(s.C(ref.FieldSessionID), t.C(artifact.FieldSessionID)),
 			sql.ColumnsEQ(s.C(ref.FieldID), t.C(artifact.FieldRefID))))
-		s.AppendSelectExprAs(sql.Expr("row_to_json("+t.C("*")+")"), artifactColumn)
+		s.AppendSelectExprAs(sql.Expr(object(t)), artifactColumn)
 	})
 }
 
@@ -273,7 +289,7 @@ const upsertedRefs = "upserted_refs"
 // write's changed refs from one array per column. ent's bulk builder wrote
 // a VALUES row of 18 arguments per ref: pgx planned and encoded each one,
 // and each count of refs was a new statement for PostgreSQL to plan. This
-// one has 17 arguments whatever the count, and is prepared once.
+// one has 18 arguments whatever the count, and is prepared once.
 //
 // Every mutable column is written, so that clearing a value (a released
 // reason, a dequeued enrichment) reaches the row; a ref already stored
@@ -298,13 +314,13 @@ func (p *refsUpserted) Query() (string, []any) {
 			enrich_name_column, created_at, updated_at)
 		SELECT r.id, ` + a(16) + `, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level, r.full_turn,
 			r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason, r.enrich_table,
-			r.enrich_name_column, ` + a(17) + `, ` + a(17) + `
+			r.enrich_name_column, ` + a(17) + `, r.updated_at
 		FROM unnest(` + a(1) + `::uuid[], ` + a(2) + `::text[], ` + a(3) + `::text[], ` + a(4) + `::uuid[], ` +
 		a(5) + `::text[], ` + a(6) + `::text[], ` + a(7) + `::text[], ` + a(8) + `::bigint[], ` + a(9) + `::bigint[], ` +
 		a(10) + `::bigint[], ` + a(11) + `::bigint[], ` + a(12) + `::bigint[], ` + a(13) + `::text[], ` +
-		a(14) + `::text[], ` + a(15) + `::text[]) AS r(id, ref, entity_type, entity_id, label, action, detail_level,
-			full_turn, turn_created, turn_last_referenced, source_step, turn_promoted, active_reason, enrich_table,
-			enrich_name_column)
+		a(14) + `::text[], ` + a(15) + `::text[], ` + a(18) + `::timestamptz[]) AS r(id, ref, entity_type, entity_id,
+			label, action, detail_level, full_turn, turn_created, turn_last_referenced, source_step, turn_promoted,
+			active_reason, enrich_table, enrich_name_column, updated_at)
 		ON CONFLICT (session_id, ref) DO UPDATE SET entity_id = EXCLUDED.entity_id, label = EXCLUDED.label,
 			action = EXCLUDED.action, detail_level = EXCLUDED.detail_level, full_turn = EXCLUDED.full_turn,
 			turn_last_referenced = EXCLUDED.turn_last_referenced, source_step = EXCLUDED.source_step,
@@ -315,8 +331,14 @@ func (p *refsUpserted) Query() (string, []any) {
 }
 
 // upsertArgs are refsUpserted's arguments: a Go slice per column, which pgx
-// sends as a binary array (nil elements as NULL), then the session and the
-// commit's timestamp.
+// sends as a binary array (nil elements as NULL), then the session, the
+// commit's timestamp (created_at of new refs) and each ref's updated_at.
+//
+// updated_at orders refs referenced in the same turn, newest first (working
+// memory's "last 20"), so within one write it follows the order the write
+// touched them: the last gets the commit's timestamp, each one before it a
+// microsecond less. A write touches far fewer refs than the microseconds it
+// takes, so this never reaches back past an earlier write.
 func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID, now time.Time) []any {
 	n := len(changed)
 	var (
@@ -325,6 +347,7 @@ func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID,
 		details, reasons, enrichTables, enrichNames = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 		fullTurns, sourceSteps, promoted            = make([]*int64, n), make([]*int64, n), make([]*int64, n)
 		created, lastReferenced                     = make([]int64, n), make([]int64, n)
+		updated                                     = make([]time.Time, n)
 	)
 	for i, en := range changed {
 		refs[i], types[i], entityIDs[i], labels[i], actions[i] = en.Ref, en.EntityType, en.EntityID, en.Label, en.Action
@@ -334,9 +357,10 @@ func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID,
 		fullTurns[i], sourceSteps[i], promoted[i] = int64Of(en.FullTurn), int64Of(en.SourceStep), int64Of(en.TurnPromoted)
 		created[i], lastReferenced[i] = int64(en.TurnCreated), int64(en.TurnLastReferenced)
 		reasons[i], enrichTables[i], enrichNames[i] = en.ActiveReason, en.EnrichTable, en.EnrichNameColumn
+		updated[i] = now.Add(-time.Duration(n-1-i) * time.Microsecond)
 	}
 	return []any{ids, refs, types, entityIDs, labels, actions, details, fullTurns, created, lastReferenced,
-		sourceSteps, promoted, reasons, enrichTables, enrichNames, sessionID, now}
+		sourceSteps, promoted, reasons, enrichTables, enrichNames, sessionID, now, updated}
 }
 
 func int64Of(v *int) *int64 {

@@ -126,9 +126,7 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 				return store.Event{}, err
 			}
 		}
-		cleared, err := w.Tx.Artifact.Update().
-			Where(artifact.SessionID(in.SessionID), artifact.StatusEQ(artifact.StatusPromoted)).
-			SetStatus(artifact.StatusCleared).Save(ctx)
+		cleared, err := clearTurnState(ctx, w)
 		if err != nil {
 			return store.Event{}, err
 		}
@@ -152,6 +150,9 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 // message's tokens leave the session's count.
 func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
 	return e.onOpenTurn(ctx, sessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
+		if _, err := w.Tx.ExecContext(ctx, dropQueue, sessionID); err != nil {
+			return store.Event{}, err
+		}
 		done.Status, done.CompletedAt = turn.StatusFailed, &w.Now
 		done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
 		w.Update().AddFailedTurns(1).AddTokenCount(-min(done.UserTokens, w.Session.TokenCount))
@@ -295,6 +296,31 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, closes boo
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
 }
+
+// clearTurnState ends what lives only for a turn, as the turn ends well:
+// the artifacts saved in it are cleared (their content was kept only for
+// linked records), and the enrichment queue is emptied (dropQueue). One
+// statement; it returns how many artifacts it cleared.
+func clearTurnState(ctx context.Context, w *store.Work) (int, error) {
+	res, err := w.Tx.ExecContext(ctx, `WITH dropped AS (`+dropQueue+`)
+		UPDATE artifacts SET status = $2, updated_at = $3 WHERE session_id = $1 AND status = $4`,
+		w.Session.ID, artifact.StatusCleared.String(), w.Now, artifact.StatusPromoted.String())
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// dropQueue empties a session's ($1) enrichment queue. The queue is
+// transient, like the registry's: it lives for the turn whose reads found
+// the unlabelled foreign keys, and later turns rebuild it from their own
+// reads. A ref whose label never came keeps its ref and its empty label; a
+// read that links it again queues it again. It leaves updated_at alone: a
+// ref leaving the queue is not referenced again, and updated_at orders
+// references.
+const dropQueue = `UPDATE refs SET enrich_table = NULL, enrich_name_column = NULL
+	WHERE session_id = $1 AND enrich_table IS NOT NULL`
 
 // saveTurn writes the columns a turn change may set from done, by an update
 // on its id (UpdateOne would read the row back), and returns done as the row

@@ -144,8 +144,11 @@ func (r *Registry) UpdateArtifact(t *EntityType, ref string, content map[string]
 	if err != nil {
 		return nil, err
 	}
-	if e.Artifact == nil || e.Artifact.Status == ArtifactCleared {
+	switch {
+	case e.Artifact == nil:
 		return nil, apperr.New(apperr.BadUserInput, "%s has no artifact to update; only generated refs keep content until their turn ends", ref)
+	case e.Artifact.Status == ArtifactCleared:
+		return nil, apperr.New(apperr.ArtifactCleared, "the artifact of %s was cleared; generate the content again to change it", ref)
 	}
 	if label == "" {
 		label = t.Label(content)

@@ -2,14 +2,15 @@ package tokenizer
 
 import "unicode/utf8"
 
-// chars4Counter applies the 4-characters rule: a token per started group of
-// four runes. It needs no data, so it is also the fallback when BPE fails.
+// chars4Counter applies the 4-characters rule of the chat-memory estimate:
+// a token per whole group of four runes (length / 4, rounded down). It needs
+// no data, so it is also the fallback when BPE fails.
 type chars4Counter struct{}
 
-// Count returns ceil(runes/4); runes, not bytes, so that non-Latin text is
-// not counted three or four times over.
+// Count returns floor(runes/4): 41 characters are 10 tokens. Runes, not
+// bytes, so that non-Latin text is not counted three or four times over.
 func (chars4Counter) Count(text string) int {
-	return (utf8.RuneCountInString(text) + 3) / 4
+	return utf8.RuneCountInString(text) / 4
 }
 
 // Name returns Chars4.

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +55,9 @@ func TestGetRejectsUnknownNames(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrFellBack)
 }
 
-func TestChars4CountsStartedGroupsOfFourRunes(t *testing.T) {
+// TestChars4CountsWholeGroupsOfFourRunes: the chat-memory estimate, length
+// / 4 rounded down (41 characters are 10 tokens), in runes, not bytes.
+func TestChars4CountsWholeGroupsOfFourRunes(t *testing.T) {
 	c, err := Get(Chars4)
 	require.NoError(t, err)
 	assert.Equal(t, Chars4, c.Name())
@@ -64,18 +67,19 @@ func TestChars4CountsStartedGroupsOfFourRunes(t *testing.T) {
 		want int
 	}{
 		{"", 0},
-		{"a", 1},
-		{"abc", 1},
+		{"a", 0},
+		{"abc", 0},
 		{"abcd", 1},
-		{"abcde", 2},
+		{"abcde", 1},
 		{"abcdefgh", 2},
-		{"abcdefghi", 3},
+		{"abcdefghi", 2},
+		{strings.Repeat("x", 41), 10},
 		// Four runes but twelve bytes: one token, not three.
 		{"世界你好", 1},
-		{"世界你好!", 2},
+		{"世界你好!", 1},
 		// Each emoji is one rune of four bytes.
 		{"🎉🎉🎉🎉", 1},
-		{"naïve", 2},
+		{"naïve", 1},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, c.Count(tc.text), "text %q", tc.text)

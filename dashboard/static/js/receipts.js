@@ -6,8 +6,15 @@
 import { describe, gql } from './api.js';
 import { empty, errorBox, h, keepOpen, loading, num, replace, when } from './dom.js';
 
-export const receiptFields = `id turn node tokenCount budget tokenizer truncatedTurns notes text textSha256 createdAt
+const receiptFields = `id turn node tokenCount budget tokenizer truncatedTurns notes text textSha256 createdAt
   sections { name tokenCount truncated } tiers { active generated retained }`;
+
+/** receiptPage is how many builds a page loads, newest first. */
+export const receiptPage = 100;
+export const receiptConnection = `totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${receiptFields} } }`;
+
+const olderQuery = `query OlderReceipts($id: ID!, $before: Cursor) { node(id: $id) { ... on Session {
+  contextReceipts(last: ${receiptPage}, before: $before, orderBy: [{field: TURN}, {field: CREATED_AT}]) { ${receiptConnection} } } } }`;
 
 const diffQuery = `query ReceiptDiff($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) {
   textCompared tiers { tier entered left } sections { name before after delta } lines { change text } } }`;
@@ -70,16 +77,43 @@ function lineChanges(d) {
     d.lines.map((l) => h('span', { class: l.change === 'ADDED' ? 'diff-add' : 'diff-del' }, `${l.change === 'ADDED' ? '+' : '−'} ${l.text}\n`)));
 }
 
-/** receiptsPanel shows a session's recorded builds and compares two of one node. */
-export function receiptsPanel() {
+const factQuery = `query FactTrace($id: ID!, $fact: FactInput!, $nodes: [ContextNode!]) { node(id: $id) { ... on Session {
+  factTrace(fact: $fact, nodes: $nodes) { more receipts { receiptID turn held }
+    firstLoss { heldIn { receiptID turn } lostIn { receiptID turn } } } } } }`;
+
+// A fact is a ref when it is spelled like one (recipe_1, gen_recipe_2).
+const refShape = /^[a-z][a-z0-9_]*_[0-9]+$/;
+
+/** factMarks shows, turn by turn, whether each build held the fact. */
+function factMarks(trace) {
+  const mark = (held) => (held == null ? ['unknown', '?'] : held ? ['held', '✓'] : ['missing', '✗']);
+  return h('ol', { class: 'fact-turns', id: 'fact-turns' }, trace.receipts.map((r) => {
+    const [state, sign] = mark(r.held);
+    return h('li', { class: `fact-${state}`, dataset: { turn: r.turn, held: state }, title: `Turn ${r.turn}: ${state}` }, `T${r.turn} ${sign}`);
+  }));
+}
+
+/** receiptsPanel shows a session's recorded builds, compares two of one
+ * node, and follows a fact through them: which turns' prompts held it and
+ * the diff of the build that lost it. */
+export function receiptsPanel(sessionID) {
   let receipts = [];
   let node = '';
   let generation = 0;
+  let tracing = 0;
+  let total = 0;
+  let page = null; // pageInfo of the oldest page loaded
+  const range = h('p', { class: 'hint', id: 'receipt-range' });
+  const older = h('button', { type: 'button', id: 'receipt-older', onclick: loadOlder }, 'Load older builds');
   const nodeSelect = h('select', { id: 'receipt-node', onchange: () => { node = nodeSelect.value; render(); } });
   const fromSelect = h('select', { id: 'receipt-from' });
   const toSelect = h('select', { id: 'receipt-to' });
   const chart = h('div', { id: 'receipt-chart' });
   const diff = h('div', { id: 'receipt-diff', 'aria-live': 'polite' });
+  const factInput = h('input', { id: 'fact-text', type: 'search', placeholder: 'a text or a ref, e.g. peanut allergy or recipe_1', 'aria-label': 'Fact to follow' });
+  const factResult = h('div', { id: 'fact-result', 'aria-live': 'polite' });
+  const factForm = h('form', { class: 'receipt-controls', id: 'fact-form', onsubmit: (ev) => { ev.preventDefault(); trace(); } },
+    h('label', {}, 'Follow a fact ', factInput), h('button', { type: 'submit', id: 'fact-trace' }, 'Follow'));
   const controls = h('div', { class: 'receipt-controls' },
     h('label', {}, 'Node ', nodeSelect),
     h('label', {}, 'Compare ', fromSelect),
@@ -112,7 +146,57 @@ export function receiptsPanel() {
       h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens against the budget:`),
       h('ul', { class: 'legend' }, names.map((n) => h('li', {}, h('span', { class: 'swatch', style: `background: ${colour(n)}` }), n))),
       h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour))));
-    if (body.firstChild !== controls) replace(body, controls, chart, diff);
+    const turns = receipts.map((r) => r.turn);
+    replace(range, `Builds of turns ${Math.min(...turns)}–${Math.max(...turns)}: ${num(receipts.length)} of ${num(total)} recorded. `,
+      page.hasPreviousPage ? older : null);
+    if (body.firstChild !== controls) replace(body, controls, range, chart, diff, h('h3', {}, 'When did the prompts stop holding a fact?'), factForm, factResult);
+  }
+
+  /** loadOlder prepends the page of builds before the oldest loaded. */
+  async function loadOlder() {
+    older.disabled = true;
+    try {
+      const conn = (await gql(olderQuery, { id: sessionID, before: page.startCursor })).node.contextReceipts;
+      receipts = [...conn.edges.map((e) => e.node), ...receipts];
+      page = conn.pageInfo;
+      total = conn.totalCount;
+      render();
+    } catch (err) {
+      replace(range, errorBox(`Could not load older builds: ${describe(err)}`, loadOlder));
+    } finally {
+      older.disabled = false;
+    }
+  }
+
+  /** trace follows the typed fact through this node's builds. */
+  async function trace() {
+    const text = factInput.value.trim();
+    if (!text) return;
+    const mine = ++tracing;
+    replace(factResult, loading('the trace'));
+    try {
+      const fact = refShape.test(text) ? { ref: text } : { text };
+      const t = (await gql(factQuery, { id: sessionID, fact, nodes: [node] })).node.factTrace;
+      if (mine !== tracing) return;
+      const loss = t.firstLoss;
+      replace(factResult,
+        factMarks(t),
+        loss
+          ? h('p', { id: 'fact-loss' }, `Held at turn ${loss.heldIn.turn}, missing from turn ${loss.lostIn.turn}. `,
+            h('button', { type: 'button', id: 'fact-diff', onclick: () => showLoss(loss) }, `Compare turn ${loss.heldIn.turn} with turn ${loss.lostIn.turn}`))
+          : h('p', { id: 'fact-loss', class: 'hint' }, t.receipts.some((r) => r.held) ? `Every ${node} build since it appeared still holds it.` : `No ${node} build held it.`),
+        t.more ? h('p', { class: 'hint' }, 'Only the first 2,000 builds were read.') : null);
+    } catch (err) {
+      if (mine !== tracing) return;
+      replace(factResult, errorBox(`Could not follow the fact: ${describe(err)}`, trace));
+    }
+  }
+
+  /** showLoss compares the build that held a fact with the one that lost it. */
+  function showLoss(loss) {
+    fromSelect.value = loss.heldIn.receiptID;
+    toSelect.value = loss.lostIn.receiptID;
+    compare().then(() => diff.scrollIntoView({ block: 'start' }));
   }
 
   async function compare() {
@@ -136,6 +220,8 @@ export function receiptsPanel() {
     /** show renders the session's receipts (a connection, oldest turn first). */
     show(conn) {
       receipts = conn.edges.map((e) => e.node);
+      page = conn.pageInfo;
+      total = conn.totalCount;
       render();
     },
   };

@@ -5,7 +5,7 @@
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
 import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope, num, plural, replace, span, time, when } from './dom.js';
-import { receiptFields, receiptsPanel } from './receipts.js';
+import { receiptConnection, receiptPage, receiptsPanel } from './receipts.js';
 import { artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventFields, eventsPanel, timelinePanel, turnFields } from './timeline.js';
 import { listHref } from './list.js';
@@ -20,7 +20,7 @@ const sessionQuery = `query Session($id: ID!) {
     activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }
     artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { id entityType label content status revision createdTurn promotedTurn sourceStep updatedAt ref { ref } } } }
     events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount pageInfo { hasPreviousPage } edges { cursor node { ${eventFields} } } }
-    contextReceipts(last: 100, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptFields} } } }
+    contextReceipts(last: ${receiptPage}, orderBy: [{field: TURN}, {field: CREATED_AT}]) { ${receiptConnection} }
   }
 }`;
 
@@ -46,7 +46,7 @@ export function sessionView(root, id) {
   const refs = refsPanel(id, say);
   const artifacts = artifactsPanel(say);
   const context = contextPanel(id);
-  const receipts = receiptsPanel();
+  const receipts = receiptsPanel(id);
   const events = eventsPanel(id, say);
 
   replace(root,

@@ -173,7 +173,7 @@ export type ContextNode =
   | 'UNDERSTAND';
 
 export type ContextOptions = {
-  /** At most this many recent messages survive a MESSAGES cut (default 10). */
+  /** With strategy SUMMARY, at most this many recent messages are kept verbatim beside the history summary (default 10). SLIDING_WINDOW keeps every newest message that fits. */
   keepRecent?: number | null | undefined;
   /** The model's context window in tokens, for MESSAGES (default 128,000). */
   modelLimit?: number | null | undefined;

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/app"
+	"sessiongraph/internal/config"
+)
+
+const deleteUserUsage = `usage:
+  sessiongraph delete-user -tenant TENANT -user USER_ID
+deletes every session the user left in the tenant, live or expired, with all
+their turns, refs, artifacts, step results, receipts and events, for a
+privacy request (docs/operations-data.md). Against DATABASE_URL (or
+-database-url), or with -dev this checkout's development database.`
+
+// deleteUserCommand deletes a tenant's user's sessions.
+func deleteUserCommand(ctx context.Context, args []string, env config.Lookup, stdout, stderr io.Writer) int {
+	var tenant, user string
+	s, rest, err := config.Load("sessiongraph delete-user", args, env, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&tenant, "tenant", "", "the tenant of the user")
+		fs.StringVar(&user, "user", "", "the userID the sessions were opened with")
+	})
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stderr, deleteUserUsage)
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "sessiongraph delete-user:", err)
+		return 2
+	case len(rest) > 0 || tenant == "" || user == "":
+		fmt.Fprintln(stderr, deleteUserUsage)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	dsn, release, err := database(ctx, s, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "sessiongraph delete-user:", err)
+		return 2
+	}
+	defer release()
+	s.DatabaseURL = dsn
+	ops, err := app.OpenOperations(ctx, app.Config{Settings: s, Logger: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "sessiongraph delete-user:", err)
+		return 1
+	}
+	defer ops.Close()
+	n, err := ops.Engine.DeleteUserData(access.System(ctx), tenant, user)
+	if err != nil {
+		fmt.Fprintln(stderr, "sessiongraph delete-user:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "deleted %d sessions of user %q in tenant %q\n", n, user, tenant)
+	return 0
+}

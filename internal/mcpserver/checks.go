@@ -1,0 +1,85 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/engine"
+)
+
+// checkArguments refuses, before a tool runs, what GraphQL's input checks
+// refuse before an operation runs: a string over engine.MaxTextBytes or
+// with a NUL (PostgreSQL cannot store one), a list over
+// engine.MaxListItems, nesting deeper than engine.MaxNesting, and more than
+// engine.MaxInputBytes of text in all. Each refusal names the field.
+func checkArguments(raw json.RawMessage) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return apperr.New(apperr.BadUserInput, "the arguments are not JSON: %v", err)
+	}
+	w := argWalk{}
+	w.value(v, "", 0)
+	return w.err
+}
+
+type argWalk struct {
+	total int
+	err   error
+}
+
+func (w *argWalk) value(v any, path string, depth int) {
+	if w.err != nil {
+		return
+	}
+	if depth > engine.MaxNesting {
+		w.err = apperr.TooLarge(path, "%s nests more than %d objects and lists deep", path, engine.MaxNesting)
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		w.text(x, path)
+	case []any:
+		if len(x) > engine.MaxListItems {
+			w.err = apperr.TooLarge(path, "%s has %d items; at most %d are allowed: split the call", path, len(x), engine.MaxListItems)
+			return
+		}
+		for i, item := range x {
+			w.value(item, fmt.Sprintf("%s[%d]", path, i), depth+1)
+		}
+	case map[string]any:
+		for k, item := range x {
+			here := k
+			if path != "" {
+				here = path + "." + k
+			}
+			w.text(k, here)
+			w.value(item, here, depth+1)
+		}
+	}
+}
+
+func (w *argWalk) text(s, path string) {
+	if w.err != nil {
+		return
+	}
+	w.total += len(s)
+	switch {
+	case len(s) > engine.MaxTextBytes:
+		w.err = apperr.TooLarge(path, "%s is %d bytes; at most %d are allowed", path, len(s), engine.MaxTextBytes)
+	case w.total > engine.MaxInputBytes:
+		w.err = apperr.TooLarge(path, "the arguments of this call hold more than %d bytes of text: split it", engine.MaxInputBytes)
+	case strings.IndexByte(s, 0) >= 0:
+		w.err = apperr.Invalid(path, "%s contains a NUL character (\\u0000), which cannot be stored: remove it", path)
+	case !utf8.ValidString(s):
+		w.err = apperr.Invalid(path, "%s is not valid UTF-8", path)
+	}
+}

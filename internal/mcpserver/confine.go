@@ -1,0 +1,163 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sessiongraph/ent"
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/apperr"
+)
+
+// confine runs every tool call and resource read as the request's
+// principal (so the engine confines it to the key's tenant, as it does a
+// GraphQL operation), within the request timeout, after the same argument
+// checks as GraphQL's, and gives each error its stable code.
+func confine(cfg Config) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" && method != "resources/read" {
+				return next(ctx, method, req)
+			}
+			p := principalOf(req)
+			if p == nil {
+				return refuse(cfg.Logger, ctx, method, access.ErrUnauthenticated)
+			}
+			ctx = access.WithPrincipal(ctx, p)
+			if cfg.RequestTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, cfg.RequestTimeout)
+				defer cancel()
+			}
+			if call, ok := req.(*mcp.CallToolRequest); ok {
+				if err := checkArguments(call.Params.Arguments); err != nil {
+					return refuse(cfg.Logger, ctx, method, err)
+				}
+			}
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return refuse(cfg.Logger, ctx, method, err)
+			}
+			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+				return toolError(cfg.Logger, ctx, r.GetError()), nil
+			}
+			return res, nil
+		}
+	}
+}
+
+// principalOf is the principal the bearer check carried in the request.
+func principalOf(req mcp.Request) *access.Principal {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	p, _ := extra.TokenInfo.Extra[principalKey].(*access.Principal)
+	return p
+}
+
+// refuse answers a failed call: a tool call as a tool error (the model
+// reads it), a resource read as a JSON-RPC error with the code in its data.
+func refuse(log *slog.Logger, ctx context.Context, method string, err error) (mcp.Result, error) {
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		return nil, err // the SDK's own: unknown tool, resource not found
+	}
+	if method == "tools/call" {
+		return toolError(log, ctx, err), nil
+	}
+	e := present(log, ctx, err)
+	data, _ := json.Marshal(e)
+	return nil, &jsonrpc.Error{Code: jsonrpcCode(e.Code), Message: e.Code + ": " + e.Message, Data: data}
+}
+
+// jsonrpcCode is the JSON-RPC code of a refused resource read: invalid
+// params for what the client got wrong, internal error for the rest.
+func jsonrpcCode(code string) int64 {
+	switch apperr.Code(code) {
+	case apperr.Internal, apperr.Unavailable, apperr.Timeout, apperr.Cancelled:
+		return jsonrpc.CodeInternalError
+	}
+	return jsonrpc.CodeInvalidParams
+}
+
+// Error is a refusal as a client sees it: the stable code it can switch on
+// (the same as GraphQL's extensions.code), the message, and the input field
+// at fault when there is one.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// ErrorMeta is the key of a tool error's _meta that holds its Error.
+const ErrorMeta = "sessiongraph/error"
+
+// toolError is a tool call's error result: its text starts with the code,
+// and its _meta holds {code, message, field} under ErrorMeta. Not in
+// structuredContent: clients (the TypeScript SDK's among them) check that
+// against the tool's output schema, error or not.
+func toolError(log *slog.Logger, ctx context.Context, err error) *mcp.CallToolResult {
+	e := present(log, ctx, err)
+	return &mcp.CallToolResult{
+		Meta:    mcp.Meta{ErrorMeta: e},
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: e.Code + ": " + e.Message}},
+	}
+}
+
+// present gives an error its code, as the GraphQL endpoint does: our own
+// errors keep their code and message; the SDK's refusals of arguments that
+// do not fit a tool's schema are BAD_USER_INPUT; anything else is logged and
+// reported as INTERNAL without details, which may name tables or SQL.
+func present(log *slog.Logger, ctx context.Context, err error) Error {
+	var ae *apperr.Error
+	switch {
+	case err == nil:
+		return Error{Code: string(apperr.Internal), Message: "internal error"}
+	case errors.As(err, &ae):
+		return Error{Code: string(ae.Code), Message: ae.Message, Field: ae.Field}
+	case ent.IsValidationError(err):
+		var ve *ent.ValidationError
+		errors.As(err, &ve)
+		return Error{Code: string(apperr.BadUserInput), Message: "invalid value for " + ve.Name + ": " + ve.Unwrap().Error(), Field: ve.Name}
+	case ent.IsNotFound(err):
+		return Error{Code: string(apperr.NotFound), Message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return Error{Code: string(apperr.Timeout), Message: "the request took too long and was cancelled"}
+	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+		return Error{Code: string(apperr.Cancelled), Message: "the request was cancelled before it finished; send it again"}
+	case isArgumentsError(err):
+		return Error{Code: string(apperr.BadUserInput), Message: err.Error()}
+	}
+	log.ErrorContext(ctx, "internal error", "error", err, "over", "mcp")
+	return Error{Code: string(apperr.Internal), Message: "internal error"}
+}
+
+// isArgumentsError reports the SDK's refusal of arguments before the tool
+// ran: they did not fit its input schema, or did not decode into it.
+func isArgumentsError(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return strings.HasPrefix(err.Error(), `validating "arguments"`) ||
+		errors.As(err, &syntax) || errors.As(err, &typ) || strings.HasPrefix(err.Error(), "json: ")
+}
+
+// forbidWrites refuses a tool that writes to a READER key, as GraphQL
+// refuses its mutations.
+func forbidWrites(ctx context.Context, tool string) error {
+	p, ok := access.FromContext(ctx)
+	if !ok {
+		return access.ErrUnauthenticated
+	}
+	if !p.CanWrite() {
+		return apperr.New(apperr.Forbidden, "this key is a READER key: it may read, not call %s, which writes", tool)
+	}
+	return nil
+}
