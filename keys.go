@@ -107,7 +107,7 @@ func printKeys(w io.Writer, rows []*ent.APIKey) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tROLE\tTENANT\tPREFIX\tCREATED\tLAST USED\tREVOKED")
 	for _, k := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Role, orDash(k.Tenant), k.Prefix,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, terminalSafe(k.Name), k.Role, orDash(terminalSafe(k.Tenant)), k.Prefix,
 			k.CreatedAt.UTC().Format(time.RFC3339), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
 	}
 	tw.Flush()

@@ -80,7 +80,7 @@ func sessiongraph(ctx context.Context, args []string, env config.Lookup, stdout,
 		fmt.Fprintln(stderr, "sessiongraph:", err)
 		return 2
 	}
-	if err := run(ctx, s, log, stdout); err != nil {
+	if err := run(ctx, s, log, stdout, stderr); err != nil {
 		log.Error("sessiongraph stopped", "error", err)
 		return 1
 	}
@@ -109,8 +109,8 @@ func database(ctx context.Context, s config.Settings, log *slog.Logger) (string,
 }
 
 // run serves until ctx ends, then drains in-flight requests. It prints the
-// URL to out once it listens.
-func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer) error {
+// URL to out once it listens, and a bootstrapped admin key to terminal.
+func run(ctx context.Context, s config.Settings, log *slog.Logger, out, terminal io.Writer) error {
 	devDatabase := s.DatabaseURL == ""
 	dsn, release, err := database(ctx, s, log)
 	if err != nil {
@@ -147,7 +147,9 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 			return fmt.Errorf("creating the first admin key: %w", err)
 		}
 		if key != "" {
-			fmt.Fprintf(out, "first admin API key, shown this once (send it as 'Authorization: Bearer <key>'): %s\n", key)
+			// A plain line on stderr, for the operator at the terminal: never
+			// a log record, which log pipelines keep and forward.
+			fmt.Fprintf(terminal, "first admin API key, shown this once (send it as 'Authorization: Bearer <key>'): %s\n", key)
 		} else {
 			fmt.Fprintf(out, "an admin API key exists already (a key is shown only when it is created); lost it? make another: %s\n",
 				keysCreateHint(devDatabase))
@@ -167,6 +169,15 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out io.Writer
 		ConnContext: graph.ConnContext,
 	}
 	url := "http://" + ln.Addr().String()
+	if s.MetricsListen != "" {
+		addr, stop, err := serveMetrics(s.MetricsListen, a.MetricsHandler())
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		defer stop()
+		fmt.Fprintf(out, "metrics at http://%s/metrics\n", addr)
+	}
 	fmt.Fprintf(out, "sessiongraph is serving at %s/ (GraphQL %s/graphql, GraphiQL %s/graphiql)\n", url, url, url)
 
 	errc := make(chan error, 1)

@@ -33,7 +33,7 @@ func TestServeThenShutDownGracefully(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out, printed := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, settings, slog.New(slog.NewTextHandler(io.Discard, nil)), printed) }()
+	go func() { done <- run(ctx, settings, slog.New(slog.NewTextHandler(io.Discard, nil)), printed, printed) }()
 
 	lines := bufio.NewReader(out)
 	line, err := lines.ReadString('\n')

@@ -6,16 +6,24 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+
+	"sessiongraph/internal/webpage"
 )
 
 //go:embed static
 var static embed.FS
 
-// Handler serves the dashboard's files.
+// csp lets the dashboard load only its own files and talk only to its own
+// server (connect-src 'self' covers same-host WebSockets).
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Handler serves the dashboard's files, with the headers of a page that
+// holds an API key; directories (js/, vendor/) are not listed.
 func Handler() http.Handler {
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the folder is embedded at build time
 	}
-	return http.FileServerFS(sub)
+	return webpage.Headers(csp, http.FileServerFS(webpage.NoListing(sub)))
 }

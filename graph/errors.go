@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -57,6 +59,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			gqlErr.Message = "internal error"
 			setCode(gqlErr, string(apperr.Internal))
 		}
+		gqlErr.Message = cutQuoted(gqlErr.Message)
 		return gqlErr
 	}
 }
@@ -73,6 +76,66 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 		log.ErrorContext(ctx, "resolver panic", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "internal error")
 	}
+}
+
+// quotedMax bounds each piece of input an error message repeats, as
+// apperr's messages do: gqlparser and gqlgen repeat a name or value whole,
+// quoted (an unknown field, fragment or argument) or not (an unknown
+// operationName, a bad enum value), and a name may be a megabyte long.
+const quotedMax = 120
+
+// cutQuoted cuts every double-quoted part of msg, and every run without a
+// space, that is longer than quotedMax bytes, at a rune boundary, marking
+// the cut with an ellipsis. What the server lists is separated by spaces
+// and stays whole.
+func cutQuoted(msg string) string {
+	if len(msg) <= quotedMax {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		switch msg[i] {
+		case ' ':
+			b.WriteByte(' ')
+			i++
+		case '"':
+			end := i + 1
+			for end < len(msg) && msg[end] != '"' {
+				if msg[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			end = min(end, len(msg))
+			b.WriteByte('"')
+			b.WriteString(cutText(msg[i+1 : end]))
+			if end < len(msg) {
+				b.WriteByte('"')
+				end++
+			}
+			i = end
+		default:
+			end := i
+			for end < len(msg) && msg[end] != ' ' && msg[end] != '"' {
+				end++
+			}
+			b.WriteString(cutText(msg[i:end]))
+			i = end
+		}
+	}
+	return b.String()
+}
+
+// cutText is s cut to quotedMax bytes at a rune boundary, with an ellipsis.
+func cutText(s string) string {
+	if len(s) <= quotedMax {
+		return s
+	}
+	cut := quotedMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func setCode(e *gqlerror.Error, code string) {

@@ -11,12 +11,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/jsontext"
 )
 
 // The GraphQL-over-HTTP transports (https://graphql.github.io/graphql-over-http/):
@@ -109,6 +111,28 @@ func encodeResponse(resp *graphql.Response) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// invalidText refuses a request with a string that is not UTF-8 at path:
+// decoding would have turned it into U+FFFD, and two different keys into
+// one.
+type invalidText struct{ path string }
+
+func (e invalidText) Error() string {
+	return fmt.Sprintf("%s is not valid UTF-8 (an invalid byte, an overlong form or half a surrogate pair): send UTF-8 text", e.path)
+}
+
+// refuseRequest answers a request whose body or query string could not be
+// read as a GraphQL request: 400, INVALID_REQUEST, or BAD_USER_INPUT with
+// extensions.field for text that is not UTF-8.
+func refuseRequest(w http.ResponseWriter, media string, err error) {
+	var bad invalidText
+	if errors.As(err, &bad) {
+		e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": apperr.BadUserInput, "field": bad.path}}
+		writeJSON(w, http.StatusBadRequest, media, errorResponse{Errors: gqlerror.List{e}})
+		return
+	}
+	writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, err.Error())
+}
+
 // writeRequestError answers a request that was refused before it was a
 // GraphQL operation.
 func writeRequestError(w http.ResponseWriter, status int, media string, code apperr.Code, message string) {
@@ -184,7 +208,7 @@ func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	}
 	params, err := decodeBody(body)
 	if err != nil {
-		writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, err.Error())
+		refuseRequest(w, media, err)
 		return
 	}
 	params.Headers = r.Header
@@ -209,7 +233,7 @@ func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	start := graphql.Now()
 	params, err := decodeQueryString(r.URL.RawQuery)
 	if err != nil {
-		writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, err.Error())
+		refuseRequest(w, media, err)
 		return
 	}
 	params.Headers = r.Header
@@ -237,7 +261,7 @@ func (t sseChecked) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 		_, err = decodeBody(body)
 	}
 	if err != nil {
-		writeRequestError(w, http.StatusBadRequest, mediaJSON, apperr.InvalidRequest, err.Error())
+		refuseRequest(w, mediaJSON, err)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -287,6 +311,9 @@ func decodeBody(body []byte) (*graphql.RawParams, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("the request body continues after its JSON object (at byte %d): send exactly one object", end)
 	}
+	if path, bad := jsontext.InvalidText(body); bad {
+		return nil, invalidText{path}
+	}
 	return p, needQuery(p)
 }
 
@@ -332,6 +359,11 @@ func decodeQueryString(raw string) (*graphql.RawParams, error) {
 		return nil, errors.New("the query string is malformed: URL-encode the query, variables and extensions")
 	}
 	p := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	for _, name := range []string{"query", "operationName"} {
+		if !utf8.ValidString(q.Get(name)) {
+			return nil, invalidText{name}
+		}
+	}
 	for _, param := range []struct {
 		name string
 		dst  *map[string]any
@@ -347,6 +379,9 @@ func decodeQueryString(raw string) (*graphql.RawParams, error) {
 			return nil, fmt.Errorf("the %s parameter must be %s", param.name, paramTypes[param.name])
 		} else if err != nil || dec.More() {
 			return nil, fmt.Errorf("the %s parameter is not valid JSON", param.name)
+		}
+		if path, bad := jsontext.InvalidText([]byte(v)); bad {
+			return nil, invalidText{strings.TrimSuffix(param.name+"."+path, ".")}
 		}
 	}
 	return p, needQuery(p)

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"sessiongraph/internal/jsontext"
 )
 
 // Message types of graphql-transport-ws.
@@ -69,6 +71,10 @@ func parseMessage(data []byte) (message, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		return message{}, errors.New("Invalid message: not a JSON object")
+	}
+	// Decoding turns text that is not UTF-8 into U+FFFD: refuse it first.
+	if path, bad := jsontext.InvalidText(data); bad {
+		return message{}, fmt.Errorf("Invalid message: %s is not valid UTF-8", path)
 	}
 	var m message
 	if err := json.Unmarshal(fields["type"], &m.Type); err != nil || m.Type == "" {

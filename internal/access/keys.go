@@ -50,6 +50,14 @@ func CreateKey(ctx context.Context, keys *ent.APIKeyClient, in NewKey) (string, 
 	if in.Name == "" {
 		return "", nil, apperr.Invalid("name", "name the key, so that it can be told apart and revoked later")
 	}
+	if err := CheckName("name", in.Name); err != nil {
+		return "", nil, err
+	}
+	if in.Tenant != "" {
+		if err := CheckName("tenant", in.Tenant); err != nil {
+			return "", nil, err
+		}
+	}
 	if err := apikey.RoleValidator(in.Role); err != nil {
 		return "", nil, apperr.Invalid("role", "role must be ADMIN, CLIENT or READER")
 	}

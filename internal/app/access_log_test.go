@@ -3,9 +3,9 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +66,7 @@ func TestOnlyRequestsThatNeedAttentionAreLoggedAtInfo(t *testing.T) {
 		{"level": "INFO", "msg": "request", "method": "POST", "path": "/graphql", "status": float64(401)},
 	}, logs.lines(t))
 
-	metrics := get(t, s.URL+"/metrics")
+	metrics := scrape(t, s.MetricsHandler())
 	assert.Contains(t, metrics, `sessiongraph_http_requests_total{route="/graphql",status="200"} 2`)
 	assert.Contains(t, metrics, `sessiongraph_http_requests_total{route="/graphql",status="401"} 1`)
 }
@@ -90,12 +90,11 @@ func TestSlowRequestsAreLoggedAtWarnAndTheRestAtDebug(t *testing.T) {
 	}, logs.lines(t))
 }
 
-func get(t *testing.T, url string) string {
+// scrape reads the metrics as the scraper on -metrics-listen does.
+func scrape(t *testing.T, h http.Handler) string {
 	t.Helper()
-	res, err := http.Get(url)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	return string(body)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	return rec.Body.String()
 }

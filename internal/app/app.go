@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"entgo.io/ent/dialect"
 
@@ -40,6 +41,9 @@ type Config struct {
 	// TracerProvider, when set, traces requests, operations and statements
 	// (server.go sets it when an OTLP endpoint is configured).
 	TracerProvider trace.TracerProvider
+	// EventPollInterval, when set, replaces how often the event hub reads
+	// without a doorbell; tests set it long to prove a bell was heard.
+	EventPollInterval time.Duration
 }
 
 // App is a running sessiongraph: open connections and a handler.
@@ -68,12 +72,15 @@ type App struct {
 	draining  atomic.Bool
 	requests  inFlight
 	goingAway *graph.GoingAway
+	// outage knows whether the database is out of reach right now.
+	outage *outage
 }
 
 // New migrates the database at cfg.DatabaseURL and assembles the server.
 func New(ctx context.Context, cfg Config) (*App, error) {
 	cfg.Logger = withRequestIDs(cfg.Logger)
-	db, client, err := openDatabase(ctx, cfg)
+	down := &outage{log: cfg.Logger}
+	db, client, err := openDatabase(ctx, cfg, down)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +99,12 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	_, keyClient, err := openKeyClient(cfg)
+	_, keyClient, err := openKeyClient(cfg, down)
 	if err != nil {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(),
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down,
 		fairness: access.NewFairness(cfg.Fairness),
 		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare)}
 	a.metrics = a.newRegistry()
@@ -151,6 +158,7 @@ func (a *App) Close() error {
 // to revocations and the expiry reaper until Close.
 func (a *App) startHub(cfg Config, st *store.Store) {
 	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
+	a.Hub.SetPollInterval(cfg.EventPollInterval)
 	bell := events.NewDoorbell(a.DB, a.Hub, cfg.Logger)
 	st.OnCommit(bell.Ring)
 	a.Engine.SetHub(a.Hub)

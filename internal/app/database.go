@@ -18,8 +18,9 @@ import (
 )
 
 // openDatabase migrates the database at cfg.DatabaseURL and opens the pool
-// and the ent client on it, every query confined to its caller's tenant.
-func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error) {
+// and the ent client on it, every query confined to its caller's tenant;
+// o hears of outages.
+func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Client, error) {
 	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
 		return nil, nil, err
 	}
@@ -40,7 +41,7 @@ func openDatabase(ctx context.Context, cfg Config) (*sql.DB, *ent.Client, error)
 		db.Close()
 		return nil, nil, err
 	}
-	drv := reportUnavailable(entsql.OpenDB(dialect.Postgres, db))
+	drv := reportUnavailable(entsql.OpenDB(dialect.Postgres, db), o)
 	if cfg.WrapDriver != nil {
 		drv = cfg.WrapDriver(drv)
 	}
@@ -71,7 +72,7 @@ const keyPoolConns = 2
 // on a small pool of its own: a full main pool (the shares keep any one key
 // or tenant from filling it, but all tenants together may) never stops a
 // key from being checked.
-func openKeyClient(cfg Config) (*sql.DB, *ent.Client, error) {
+func openKeyClient(cfg Config, down *outage) (*sql.DB, *ent.Client, error) {
 	conn, err := pgx.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
@@ -79,7 +80,7 @@ func openKeyClient(cfg Config) (*sql.DB, *ent.Client, error) {
 	db := openPool(conn)
 	db.SetMaxOpenConns(keyPoolConns)
 	db.SetMaxIdleConns(keyPoolConns)
-	client := ent.NewClient(ent.Driver(reportUnavailable(entsql.OpenDB(dialect.Postgres, db))))
+	client := ent.NewClient(ent.Driver(reportUnavailable(entsql.OpenDB(dialect.Postgres, db), down)))
 	access.Confine(client)
 	return db, client, nil
 }

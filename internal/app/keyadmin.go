@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -10,6 +11,7 @@ import (
 	"sessiongraph/ent/apikey"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
 )
 
@@ -17,17 +19,22 @@ import (
 // uses it, which is how an operator replaces a lost admin key. It works as
 // the system, across tenants, on the database it migrated.
 type KeyAdmin struct {
+	db     *sql.DB
 	client *ent.Client
 	store  *store.Store
+	// rung are the sessions whose events the last write committed.
+	rung []uuid.UUID
 }
 
 // OpenKeyAdmin migrates the database at cfg.DatabaseURL and opens it.
 func OpenKeyAdmin(ctx context.Context, cfg Config) (*KeyAdmin, error) {
-	_, client, err := openDatabase(ctx, cfg)
+	db, client, err := openDatabase(ctx, cfg, &outage{log: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	return &KeyAdmin{client: client, store: store.New(client, nil)}, nil
+	k := &KeyAdmin{db: db, client: client, store: store.New(client, nil)}
+	k.store.OnCommit(func(sessions []uuid.UUID) { k.rung = append(k.rung, sessions...) })
+	return k, nil
 }
 
 // Close releases the database connections.
@@ -44,8 +51,9 @@ func (k *KeyAdmin) List(ctx context.Context) ([]*ent.APIKey, error) {
 	return k.client.APIKey.Query().Order(ent.Desc(apikey.FieldCreatedAt), ent.Asc(apikey.FieldID)).All(access.System(ctx))
 }
 
-// Revoke revokes the key with id through the store, so that every running
-// replica hears of it and stops accepting the key.
+// Revoke revokes the key with id through the store, and rings the doorbell
+// as a server does after a commit, so that every running replica hears of
+// it at once (not at its hub's next poll) and stops accepting the key.
 func (k *KeyAdmin) Revoke(ctx context.Context, id string) (*ent.APIKey, error) {
 	uid, err := uuid.Parse(id)
 	if err != nil {
@@ -54,6 +62,12 @@ func (k *KeyAdmin) Revoke(ctx context.Context, id string) (*ent.APIKey, error) {
 	row, err := k.store.RevokeKey(access.System(ctx), uid)
 	if err != nil {
 		return nil, fmt.Errorf("revoke %s: %w", id, err)
+	}
+	if len(k.rung) > 0 {
+		if err := events.RingOnce(ctx, k.db, k.rung); err != nil {
+			return row, fmt.Errorf("revoked %s, but could not tell the running servers (they will notice within seconds): %w", id, err)
+		}
+		k.rung = nil
 	}
 	return row, nil
 }

@@ -22,7 +22,7 @@ type Operations struct {
 
 // OpenOperations migrates the database at cfg.DatabaseURL and opens it.
 func OpenOperations(ctx context.Context, cfg Config) (*Operations, error) {
-	_, client, err := openDatabase(ctx, cfg)
+	_, client, err := openDatabase(ctx, cfg, &outage{log: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

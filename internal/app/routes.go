@@ -13,13 +13,15 @@ import (
 
 	"sessiongraph/dashboard"
 	"sessiongraph/graphiql"
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
 
 func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", a.limitRequests(a.authenticate(a.admit(gql))))
+	mux.Handle("/graphql", a.cors(a.limitRequests(a.authenticate(a.admit(gql)))))
 	// MCP (docs/mcp.md) behind the same key check, fairness and request limits.
 	mux.Handle("/mcp", a.limitRequests(a.authenticate(a.admit(mcp))))
 	mux.Handle("GET /graphiql", graphiql.Handler())
@@ -28,7 +30,9 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}))
+	// On the API port, metrics are for an ADMIN key only; a scraper without
+	// one reads them on -metrics-listen (MetricsHandler).
+	mux.Handle("GET /metrics", a.authenticate(requireAdmin(a.MetricsHandler())))
 	mux.Handle("/", dashboard.Handler())
 	h := a.logRequests(a.countRequests(mux))
 	if tp := a.cfg.TracerProvider; tp != nil {
@@ -38,6 +42,29 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
 	}
 	return h
+}
+
+// MetricsHandler serves the server's metrics to anyone who reaches it:
+// server.go serves it alone on -metrics-listen, an address an operator
+// keeps private.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{})
+}
+
+// requireAdmin lets only an ADMIN key's request through: the metrics name
+// operations and tenants' traffic, for operators only.
+func requireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := access.RequireAdmin(r.Context(), "/metrics"); err != nil {
+			status := http.StatusForbidden
+			if apperr.CodeOf(err) == apperr.Unauthenticated {
+				status = http.StatusUnauthorized
+			}
+			writeError(w, status, apperr.CodeOf(err), messageOf(err))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ready answers 200 when the database answers and carries the newest
@@ -57,11 +84,15 @@ func (a *App) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	have, dirty, err := migrations.Status(ctx, a.DB)
 	switch {
+	case err != nil && databaseUnreachable(err) && ctx.Err() == nil:
+		a.outage.failed(err)
+		http.Error(w, "database not ready: "+err.Error(), http.StatusServiceUnavailable)
 	case err != nil:
 		http.Error(w, "database not ready: "+err.Error(), http.StatusServiceUnavailable)
 	case dirty || have != want:
 		http.Error(w, "database schema not at the latest migration", http.StatusServiceUnavailable)
 	default:
+		a.outage.reached()
 		w.Write([]byte("ready\n"))
 	}
 }
@@ -96,6 +127,9 @@ func (a *App) logRequests(next http.Handler) http.Handler {
 		// The mux records the pattern it matched on the request it was given.
 		a.httpRequests.count(routed.Pattern, rec.status)
 		level := accessLevel(rec.status, elapsed, a.cfg.SlowRequest, isStream(r))
+		if rec.status == http.StatusServiceUnavailable && a.outage.isDown() {
+			level = slog.LevelDebug // the outage was logged once, when it began
+		}
 		if !a.log.Enabled(r.Context(), level) {
 			return
 		}

@@ -79,7 +79,10 @@ func TestMetricsCountOperationsByNameAndOutcome(t *testing.T) {
 	res := s.Do(t, `query FindOne { session(id: "00000000-0000-4000-8000-000000000000") { id } }`, nil)
 	require.Len(t, res.Errors, 1)
 
-	resp, err := http.Get(s.URL + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, s.URL+"/metrics", nil)
+	require.NoError(t, err)
+	s.Authorize(req)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

@@ -50,6 +50,9 @@ type Settings struct {
 	// reaper clears it, leaving its hash; 0 keeps it as long as its session.
 	ReceiptTextRetention time.Duration
 	BootstrapAdminKey    bool
+	// MetricsListen, when set, serves /metrics there to anyone; on Listen
+	// it needs an ADMIN key.
+	MetricsListen string
 	// DefaultTTL is the inactivity after which a session expires when its
 	// opener gives no TTL.
 	DefaultTTL    time.Duration
@@ -147,6 +150,7 @@ const (
 // bind names every setting's flag, environment variable and default.
 func (s *Settings) bind(b *binder) {
 	b.string(&s.Listen, "listen", "LISTEN_ADDR", "127.0.0.1:8080", "address to serve HTTP on")
+	b.string(&s.MetricsListen, "metrics-listen", "METRICS_LISTEN", "", "address to serve /metrics on without a key (keep it private); on -listen, /metrics needs an ADMIN key")
 	b.string(&s.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL; required unless -dev")
 	b.bool(&s.Dev, "dev", "DEV", false, "without a database URL, use this checkout's own development database under -data-dir (make run sets it)")
 	b.string(&s.DataDir, "data-dir", "DATA_DIR", ".data/postgres", "where -dev keeps its private PostgreSQL cluster")

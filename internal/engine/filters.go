@@ -50,6 +50,7 @@ func onFilter(v any, f func(reflect.Value)) any {
 // matchEverythingWhenEmpty works on p, a non-nil *XWhereInput: its nested
 // filters first, then itself.
 func matchEverythingWhenEmpty(p reflect.Value) {
+	foldExactly(p)
 	fields := p.Elem()
 	for _, i := range nestedFilterFields(fields.Type()) {
 		f := fields.Field(i)

@@ -22,7 +22,7 @@ func (e *Engine) DeleteUserData(ctx context.Context, tenant, userID string) (int
 	if err := access.RequireAdmin(ctx, "deleting a user's data"); err != nil {
 		return 0, err
 	}
-	if err := requireText("tenant", tenant, maxTenantLen); err != nil {
+	if err := requireText("tenant", tenant, access.MaxNameBytes); err != nil {
 		return 0, err
 	}
 	if userID == "" {

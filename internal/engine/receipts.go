@@ -67,14 +67,23 @@ func (e *Engine) RecordContext(ctx context.Context, in RecordContextInput) (*Rec
 	return &RecordedContext{Build: b, Receipt: receipt}, nil
 }
 
+// MaxReceiptsPerTurn bounds the receipts one turn keeps: a runtime that
+// records in a loop fills its turn, not the database.
+const MaxReceiptsPerTurn = 100
+
 // errSameAsLast ends a recording that would repeat the turn's last receipt
 // of the node; nothing is written.
 var errSameAsLast = errors.New("the turn's last receipt of this node has the same text")
 
-// recordReceipt writes b as a receipt of s's current turn with its event.
-// unlessSame skips it, writing nothing and returning nil, when the turn's
-// last receipt of the node has the same text: the runtime that reads a
-// build twice sent one prompt, not two.
+// errTurnFull ends an automatic recording past MaxReceiptsPerTurn.
+var errTurnFull = errors.New("the turn holds MaxReceiptsPerTurn receipts")
+
+// recordReceipt writes b as a receipt of s's current turn with its event,
+// unless the turn's last receipt of the node has the same text: the
+// runtime that sends one prompt twice sent it once, and that receipt is
+// the answer (with unlessSame, an automatic recording, nil). A turn keeps
+// at most MaxReceiptsPerTurn receipts: past it, recordContext is refused
+// with INPUT_TOO_LARGE and an automatic recording writes nothing.
 func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node contextbuild.Node, b *ContextBuild, unlessSame bool) (*ent.ContextReceipt, error) {
 	sum := sha256.Sum256([]byte(b.Text))
 	textSum := hex.EncodeToString(sum[:])
@@ -82,18 +91,28 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 	for i, sec := range b.Sections {
 		sections[i] = schematype.ReceiptSection{Name: sec.Name, TokenCount: sec.TokenCount, Truncated: sec.Truncated}
 	}
-	var receipt *ent.ContextReceipt
+	var receipt, same *ent.ContextReceipt
 	err := e.store.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		if unlessSame {
-			last, err := w.Tx.ContextReceipt.Query().
-				Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn), contextreceipt.NodeEQ(node)).
-				Order(ent.Desc(contextreceipt.FieldCreatedAt), ent.Desc(contextreceipt.FieldID)).First(ctx)
-			if err != nil && !ent.IsNotFound(err) {
-				return store.Event{}, err
+		last, err := w.Tx.ContextReceipt.Query().
+			Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn), contextreceipt.NodeEQ(node)).
+			Order(ent.Desc(contextreceipt.FieldCreatedAt), ent.Desc(contextreceipt.FieldID)).First(ctx)
+		if err != nil && !ent.IsNotFound(err) {
+			return store.Event{}, err
+		}
+		if last != nil && last.TextSha256 == textSum {
+			same = last
+			return store.Event{}, errSameAsLast
+		}
+		n, err := w.Tx.ContextReceipt.Query().Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn)).Count(ctx)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if n >= MaxReceiptsPerTurn {
+			if unlessSame {
+				return store.Event{}, errTurnFull
 			}
-			if last != nil && last.TextSha256 == textSum {
-				return store.Event{}, errSameAsLast
-			}
+			return store.Event{}, apperr.New(apperr.InputTooLarge,
+				"turn %d holds %d context receipts, the most a turn keeps: end the turn to record more", s.CurrentTurn, MaxReceiptsPerTurn)
 		}
 		create := w.Tx.ContextReceipt.Create().SetSessionID(s.ID).SetTurn(s.CurrentTurn).SetNode(node).
 			SetEventSequence(s.EventSequence).SetBudget(b.Budget).SetTokenizer(b.Tokenizer).SetTokenCount(b.TokenCount).
@@ -102,17 +121,18 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 		if !e.cfg.ReceiptHashOnly {
 			create.SetText(b.Text)
 		}
-		var err error
 		if receipt, err = create.Save(ctx); err != nil {
 			return store.Event{}, err
 		}
 		return store.Event{Kind: KindContextRecorded, Payload: map[string]any{
 			"receipt": receipt.ID.String(), "node": string(node), "turn": s.CurrentTurn, "tokenCount": b.TokenCount}}, nil
 	})
-	if errors.Is(err, errSameAsLast) {
+	switch {
+	case errors.Is(err, errSameAsLast) && !unlessSame:
+		return same.Unwrap(), nil
+	case errors.Is(err, errSameAsLast), errors.Is(err, errTurnFull):
 		return nil, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
 	}
 	return receipt.Unwrap(), nil

@@ -19,7 +19,6 @@ import (
 
 // Limits on session input; each is checked with a message naming the field.
 const (
-	maxTenantLen      = 200
 	maxExternalKeyLen = 500
 	maxTTLSeconds     = 365 * 24 * 60 * 60
 	maxMetadataKeys   = 256
@@ -54,7 +53,7 @@ type OpenSessionResult struct {
 // OpenSession gets or creates the live session of a tenant's external key.
 // Opening an existing session changes nothing, so it is not activity.
 func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSessionResult, error) {
-	if err := requireText("tenant", in.Tenant, maxTenantLen); err != nil {
+	if err := access.CheckName("tenant", in.Tenant); err != nil {
 		return nil, err
 	}
 	if err := requireText("externalKey", in.ExternalKey, maxExternalKeyLen); err != nil {

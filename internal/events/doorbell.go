@@ -112,6 +112,23 @@ func (d *Doorbell) Run(ctx context.Context) {
 	}
 }
 
+// RingOnce rings the doorbell once for sessions, from a process that runs
+// no hub (the `sessiongraph keys` command): every replica's hub reads those
+// sessions at once instead of at its next poll.
+func RingOnce(ctx context.Context, db *sql.DB, sessions []uuid.UUID) error {
+	ids := make([]string, 0, len(sessions))
+	for _, id := range sessions {
+		ids = append(ids, id.String())
+	}
+	list := strings.Join(ids, ",")
+	if len(sessions) > ringSessions {
+		list = everySession
+	}
+	// No hub has the empty origin, so every hub answers the bell.
+	_, err := db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, ";"+list)
+	return err
+}
+
 // parseBell reads a NOTIFY's payload: who rang, the sessions it names, and
 // whether it named them all (a payload it cannot read names none: the feed
 // delivers those events).

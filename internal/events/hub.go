@@ -117,6 +117,8 @@ type Hub struct {
 	wake chan struct{} // a bell rung, here or by a NOTIFY
 	// origin tells this replica's doorbells from other replicas'.
 	origin string
+	// poll is how often the hub reads without a doorbell (pollInterval).
+	poll time.Duration
 
 	mu        sync.Mutex
 	last      Position // published up to here: every final event before it
@@ -139,11 +141,21 @@ func NewHub(db *sql.DB, dsn string, log *slog.Logger) *Hub {
 		db: db, dsn: dsn, log: log,
 		wake:      make(chan struct{}, 1),
 		origin:    uuid.NewString(),
+		poll:      pollInterval,
 		bySession: map[uuid.UUID]map[*sub]struct{}{},
 		firehose:  map[*sub]struct{}{},
 		offered:   map[uuid.UUID]int64{},
 		rung:      map[uuid.UUID]struct{}{},
 		ready:     make(chan struct{}),
+	}
+}
+
+// SetPollInterval changes how often the hub reads without a doorbell; call
+// it before Run. Tests set it long to prove that a bell, not the timer,
+// delivered an event.
+func (h *Hub) SetPollInterval(d time.Duration) {
+	if d > 0 {
+		h.poll = d
 	}
 }
 

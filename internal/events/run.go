@@ -27,9 +27,9 @@ func (h *Hub) Run(ctx context.Context) error {
 	if err := h.start(ctx); err != nil {
 		return err
 	}
-	ticker := time.NewTicker(pollInterval)
+	ticker := time.NewTicker(h.poll)
 	defer ticker.Stop()
-	retry := time.NewTimer(pollInterval)
+	retry := time.NewTimer(h.poll)
 	defer retry.Stop()
 	var backoff time.Duration
 	for {
