@@ -5,9 +5,11 @@
 
 import { describe, gql, subscribe } from './api.js';
 import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
-import { mayAdminister } from './viewer.js';
+import { mayAdminister, viewer } from './viewer.js';
 
 const pageSize = 20;
+// Expiring more than this many sessions with no filter asks for the count typed back.
+const typeCountAbove = 100;
 const listHashKey = 'sessiongraph.listHash';
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -293,17 +295,26 @@ export function sessionsList(root) {
   }
 
   async function bulkExpire() {
-    // What the form shows now, even if not searched yet; only active
-    // sessions can expire. With no filter this is every active session.
-    const where = { and: [...sessionConditions(formState()), { status: 'ACTIVE' }] };
+    // The filters applied to the list, as it shows them: never what is
+    // typed in the form but not searched yet. Only active sessions can
+    // expire; with no filter this is every active session the key sees.
+    const applied = sessionConditions(f);
+    const where = { and: [...applied, { status: 'ACTIVE' }] };
     bulk.disabled = true;
     try {
       const n = (await gql(countQuery, { where })).sessions.totalCount;
-      if (n === 0) { notice('No active session matches the current filters: nothing to expire.'); return; }
+      if (n === 0) { notice('No active session matches the list\'s filters: nothing to expire.'); return; }
+      const s = n === 1 ? '' : 's';
+      const scope = viewer()?.tenant ? `of tenant ${viewer().tenant}` : 'of all tenants';
+      const everything = applied.length === 0;
+      const big = everything && n > typeCountAbove;
       const ok = await confirmDialog({
-        title: 'Expire sessions',
-        body: `Expire ${num(n)} active session${n === 1 ? '' : 's'} matching the current filters? They stay readable until purged; their keys open fresh sessions.`,
+        title: everything ? 'Expire every active session' : 'Expire sessions',
+        body: everything
+          ? `Expire all ${num(n)} active session${s} ${scope}? No filter is applied. They stay readable until purged; their keys open fresh sessions.`
+          : `Expire ${num(n)} active session${s} matching the current filters? They stay readable until purged; their keys open fresh sessions.`,
         confirmLabel: `Expire ${num(n)}`, danger: true,
+        reasonLabel: big ? `Type ${n} to confirm` : '', expect: big ? String(n) : '',
       });
       if (!ok) return;
       const done = (await gql(expireMany, { where })).expireSessions.count;
