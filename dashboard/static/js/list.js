@@ -4,7 +4,7 @@
 // that a reload, a shared link and the back button show the same list.
 
 import { describe, gql, subscribe } from './api.js';
-import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
+import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, noticeScope, num, replace, when } from './dom.js';
 import { mayAdminister, viewer } from './viewer.js';
 
 const pageSize = 20;
@@ -132,6 +132,10 @@ export function sessionsList(root) {
   let generation = 0;
   let stopped = false;
   let current = null;
+  // The list's notices are its own: they leave with it (a session page
+  // opened from the list never shows them).
+  const notices = noticeScope();
+  const notice = notices.notice;
   const changed = new Map(); // session id → kind, for rows changed since the last look
   // The feed replays from a cursor read before the list, so some changes
   // it brings are already in the rows as first shown: a change is news only
@@ -363,5 +367,5 @@ export function sessionsList(root) {
 
   window.addEventListener('hashchange', follow);
   listen();
-  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); window.removeEventListener('hashchange', follow); };
+  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); notices.clear(); window.removeEventListener('hashchange', follow); };
 }

@@ -1,0 +1,115 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/apitest"
+)
+
+// A notice the list raises belongs to the list: opening a session from it
+// takes the notice away at once, not six seconds later.
+func TestListNoticeDoesNotFollowToASession(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "gone-soon"})
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": id}, nil)
+	b := openList(t, s, s.AdminKey, 1)
+	b.click("bulk expire", "#bulk-expire")
+	b.waitFor("the list's notice", lastNotice()+`.startsWith("No active session matches")`)
+	b.run("open the session", navigate("#/sessions/"+id))
+	b.waitFor("the session", textOf("#session-title")+`.startsWith("gone-soon")`)
+	b.waitWithin("no list notice on the session page", noNotices, 500*time.Millisecond)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// The refs table's last column, retain or release, has a header.
+func TestRefsActionsColumnHasAHeader(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := seedKitchen(t, s)
+	b := newBrowser(t)
+	b.signInToSession(s.URL, s.AdminKey, id)
+	b.waitFor("the refs", `document.querySelectorAll("#refs tbody tr").length === 7`)
+	var headers []string
+	b.run("read the headers", chromedp.Evaluate(`[...document.querySelectorAll("#refs thead th")].map(th => th.textContent.trim())`, &headers))
+	require.Len(t, headers, 8)
+	for i, text := range headers {
+		require.NotEmpty(t, text, "column %d has a header", i+1)
+	}
+	require.Equal(t, "Retain or release", headers[7])
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// A link names a node's context: #/sessions/<id>?node=THINK opens the THINK
+// tab, and choosing a tab puts it in the address for the next link.
+func TestSessionDeepLinksToANode(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := seedKitchen(t, s)
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
+	b.run("follow a link to THINK", navigate("#/sessions/"+id+"?node=THINK"))
+	b.waitFor("the THINK tab open", `document.querySelector("#tab-THINK")?.getAttribute("aria-selected") === "true" && `+
+		`document.querySelector('#context-panel .ctx-build[data-node="THINK"]') !== null`)
+	b.click("choose REPLY", "#tab-REPLY")
+	b.waitFor("REPLY in the address", fmt.Sprintf(`location.hash === %q`, "#/sessions/"+id+"?node=REPLY"))
+	b.run("reload", chromedp.Reload())
+	b.waitFor("REPLY open again", `document.querySelector("#tab-REPLY")?.getAttribute("aria-selected") === "true" && `+
+		`document.querySelector('#context-panel .ctx-build[data-node="REPLY"]') !== null`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// The token bars are scaled to the build, not to the budget: the largest
+// section fills its bar, and the total's bar marks where the budget is.
+func TestContextBarsScaleToTheBuild(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := seedKitchen(t, s)
+	b := newBrowser(t)
+	b.signInToSession(s.URL, s.AdminKey, id)
+	b.click("open THINK", "#tab-THINK")
+	b.waitFor("THINK's sections", `document.querySelectorAll('#context-panel .ctx-build[data-node="THINK"] .ctx-section .bar').length > 1`)
+	b.waitFor("the largest section fills its bar", `Math.max(...[...document.querySelectorAll("#context-panel .ctx-section .bar")]
+		.map(b => b.firstChild.getBoundingClientRect().width / b.getBoundingClientRect().width)) > 0.99`)
+	b.waitFor("the total's bar marks the budget", `document.querySelector("#context-panel .ctx-build > .bar .budget-marker") !== null`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// At a phone's 390 px the session view does not scroll sideways and the
+// receipt bars are drawn (wider than nothing).
+func TestSessionFitsAPhone(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := seedReceipts(t, s)
+	b := newBrowser(t)
+	b.run("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.signInToSession(s.URL, s.AdminKey, id)
+	b.waitFor("the receipts", `document.querySelectorAll("#receipt-chart .receipt .stack").length === 3`)
+	b.waitFor("the context", `document.querySelectorAll("#context-panel .ctx-section .bar").length > 0`)
+	var fit struct {
+		ScrollWidth, Width int
+		Stacks, Bars       []float64
+		Wide               []string
+	}
+	b.run("measure", chromedp.Evaluate(`({
+		scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
+		stacks: [...document.querySelectorAll("#receipt-chart .stack")].map(e => e.getBoundingClientRect().width),
+		bars: [...document.querySelectorAll("#context-panel .ctx-section .bar")].map(e => e.getBoundingClientRect().width),
+		wide: [...document.querySelectorAll("main *")].filter(e => e.getBoundingClientRect().right > 390.5 && !e.closest(".table-wrap")).slice(0, 8).map(e => e.tagName + "." + e.className + "#" + e.id),
+	})`, &fit))
+	require.LessOrEqual(t, fit.ScrollWidth, 390, "the page does not scroll sideways: %v", fit.Wide)
+	require.Equal(t, 390, fit.Width, "the phone shows the page at its own width")
+	for _, w := range fit.Stacks {
+		require.Greater(t, w, 100.0, "a receipt's bar is drawn")
+	}
+	for _, w := range fit.Bars {
+		require.Greater(t, w, 50.0, "a section's bar is drawn")
+	}
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
