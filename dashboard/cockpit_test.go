@@ -113,3 +113,25 @@ func TestSessionFitsAPhone(t *testing.T) {
 	}
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
+
+// A search for something shaped like a key (a word with a digit and a
+// separator) matches keys and users without reading any message: a session
+// whose message mentions it is not listed, unless the search is quoted.
+func TestListKeySearchDoesNotReadMessages(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "order-1234"})
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "talks-about-it"})}
+	r.begin("where is my order-1234?")
+	r.end("On its way.", nil)
+	b := openList(t, s, s.AdminKey, 2)
+
+	b.run("search a key", chromedp.SendKeys("#filter-q", "ORDER-1234", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("the key's session only", rowKeys+` === "order-1234" && `+textOf("#list-summary")+` === "1–1 of 1 sessions"`)
+	b.waitFor("the hint says why", textOf("#search-hint")+` === "“ORDER-1234” looks like a key: keys and users only. Put it in quotes to search messages too."`)
+
+	b.run("search it in quotes", chromedp.SetValue("#filter-q", `"order-1234"`, chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("the message's session too", `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).sort().join() === "order-1234,talks-about-it" && `+
+		textOf("#search-hint")+` === ""`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}

@@ -93,14 +93,18 @@ export function listHref() {
 /** sessionConditions are the filters as SessionWhereInput conditions, all of which must hold. */
 function sessionConditions(f) {
   const and = [];
-  const q = f.q.trim();
+  let q = f.q.trim();
+  const quoted = /^".+"$/.test(q);
+  if (quoted) q = q.slice(1, -1);
   if (q) {
     // A UUID is a session's id or a record a session references (which
-    // sessions read this recipe?); other text is a key, a user, or words
-    // from a message of either side.
+    // sessions read this recipe?); a key (one word with a digit and a
+    // separator, such as chat-42) is a session's key or a user, found
+    // without reading any message; other text, or anything in quotes, is
+    // also looked for in the messages of either side.
     const or = [{ externalKeyContainsFold: q }, { userIDContainsFold: q }];
     if (uuidShape.test(q)) or.push({ id: q }, { hasRefsWith: [{ entityID: q }] });
-    else or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
+    else if (quoted || !looksLikeKey(q)) or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
     and.push({ or });
   }
   // Part of a tenant's name finds it, in any case: "acme" finds "Acme-EU".
@@ -109,6 +113,11 @@ function sessionConditions(f) {
   if (f.domain.trim()) and.push({ domain: f.domain.trim() });
   if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
   return and;
+}
+
+/** looksLikeKey: one word with a digit and a separator, as chat-42 or user_7. */
+export function looksLikeKey(q) {
+  return /^[\w.:@/-]+$/.test(q) && /\d/.test(q) && /[-_.:@/]/.test(q) && !uuidShape.test(q);
 }
 
 /** sessionWhere turns the filters into a SessionWhereInput ({} when there are none). */
@@ -176,6 +185,7 @@ export function sessionsList(root) {
   // rather than see it fail after the click.
   const bulk = mayAdminister() ? h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…') : null;
   const feedState = h('p', { id: 'feed-state', class: 'hint', 'aria-live': 'polite' });
+  const searchHint = h('p', { id: 'search-hint', class: 'hint' });
   const table = h('div', { id: 'sessions', class: 'table-wrap' }, loading('sessions'));
   const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: previousPage }, '← Previous');
   const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: nextPage }, 'Next →');
@@ -184,6 +194,7 @@ export function sessionsList(root) {
     h('div', { class: 'page-head' }, h('h1', {}, 'Sessions'), bulk),
     form,
     h('div', { class: 'list-bar' }, summary, feedState),
+    searchHint,
     table,
     h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next));
   fill();
@@ -265,6 +276,8 @@ export function sessionsList(root) {
     const rows = current.edges.map((e) => e.node);
     summary.textContent = current.totalCount === 0 ? 'No sessions match.'
       : `${num(start + 1)}–${num(start + rows.length)} of ${num(current.totalCount)} sessions`;
+    replace(searchHint, looksLikeKey(f.q.trim())
+      ? `“${f.q.trim()}” looks like a key: keys and users only. Put it in quotes to search messages too.` : null);
     prev.disabled = f.page === 1;
     // Read backwards, the page after this one is the page the admin came from.
     next.disabled = f.before ? rows.length === 0 : !current.pageInfo.hasNextPage;
