@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -133,5 +134,76 @@ func TestListKeySearchDoesNotReadMessages(t *testing.T) {
 	b.run("search it in quotes", chromedp.SetValue("#filter-q", `"order-1234"`, chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
 	b.waitFor("the message's session too", `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).sort().join() === "order-1234,talks-about-it" && `+
 		textOf("#search-hint")+` === ""`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// Under write load the list stays calm: agents writing turns to sessions on
+// the page refresh those rows in place, new sessions are offered as "N
+// changes — refresh", and the pager is never disabled by the feed.
+func TestListPagerStaysEnabledUnderWrites(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	var agents []*agent
+	for i := range 25 {
+		id := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": fmt.Sprintf("w-%02d", i)})
+		if i >= 20 { // the newest five are on the first page
+			agents = append(agents, &agent{t: t, s: s, id: id})
+		}
+	}
+	b := openList(t, s, s.AdminKey, 20)
+	b.run("watch the pager", chromedp.Evaluate(`(() => {
+		window.pagerDisabled = 0;
+		const next = document.querySelector("#next-page");
+		new MutationObserver(() => { if (next.disabled) window.pagerDisabled++; }).observe(next, { attributes: true });
+		return true; })()`, nil))
+
+	done := make(chan struct{})
+	go func() { // two agents writing turns, and new sessions opening
+		defer close(done)
+		for i := range 8 {
+			for _, a := range agents[:2] {
+				a.begin(fmt.Sprint("turn ", i))
+				a.end("ok", nil)
+			}
+			openSession(t, s, map[string]any{"tenant": "acme", "externalKey": fmt.Sprintf("new-%02d", i)})
+		}
+	}()
+	b.waitFor("the writers' turns in place", textOf(`#sessions tr[data-key="w-20"] td:nth-child(6)`)+` === "8" && `+
+		textOf(`#sessions tr[data-key="w-21"] td:nth-child(6)`)+` === "8"`)
+	<-done
+	b.waitFor("the new sessions offered", textOf("#pending-changes")+` === "8 changes — refresh"`)
+	var disabled int
+	b.run("read the pager's record", chromedp.Evaluate(`window.pagerDisabled + (document.querySelector("#next-page").disabled ? 1 : 0)`, &disabled))
+	require.Zero(t, disabled, "the feed never disabled the pager")
+
+	b.click("refresh", "#pending-changes")
+	b.waitFor("the new sessions listed", textOf("#list-summary")+` === "1–20 of 33 sessions" && `+rowKeys+`.startsWith("new-07,")`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// A feed that brings changes late says so: an expiry held back from the
+// feed by a long transaction arrives seconds after it happened, and the
+// list shows how far behind the feed is.
+func TestListShowsTheFeedBehind(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	ctx := context.Background()
+	late := openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "late"})
+	b := openList(t, s, s.AdminKey, 1)
+	b.waitFor("no lag shown", `document.querySelector("#feed-lag").hidden`)
+
+	held, err := s.DB.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer held.Rollback()
+	_, err = held.ExecContext(ctx, `SELECT pg_current_xact_id()`) // holds the feed's horizon
+	require.NoError(t, err)
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": late}, nil)
+	expired := time.Now()
+	// The production condition: the feed is held back for longer than the
+	// list tolerates (5 s) before it can deliver the expiry.
+	require.Eventually(t, func() bool { return time.Since(expired) > 6*time.Second }, 10*time.Second, 100*time.Millisecond)
+	require.NoError(t, held.Commit())
+	b.waitFor("the lag shown", `!document.querySelector("#feed-lag").hidden && /^Live feed \d+ s behind$/.test(`+textOf("#feed-lag")+`)`)
+	b.waitFor("the row expired in place", textOf(`#sessions tr[data-key="late"] td:nth-child(5)`)+` === "EXPIRED"`)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }

@@ -4,12 +4,14 @@
 // that a reload, a shared link and the back button show the same list.
 
 import { describe, gql, subscribe } from './api.js';
-import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, noticeScope, num, replace, when } from './dom.js';
+import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, noticeScope, num, replace, span, when } from './dom.js';
 import { mayAdminister, viewer } from './viewer.js';
 
 const pageSize = 20;
 // Expiring more than this many sessions with no filter asks for the count typed back.
 const typeCountAbove = 100;
+// The live feed is said to be behind when its newest change is older than this (ms).
+const lagShown = 5000;
 const listHashKey = 'sessiongraph.listHash';
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -154,10 +156,24 @@ export function sessionsList(root) {
   // before the first rows wait for them.
   let firstShown = null; // session id → updatedAt as first shown
   let early = [];
+  // A change to a row on the page refreshes that row in place; any other
+  // (a new session, one that may now belong on this page) is counted and
+  // offered as "N changes — refresh": the page stays calm under writes and
+  // its pager is never taken away by the feed.
+  const dirty = new Set(); // ids of rows on the page to read again
+  const pending = new Set(); // ids of changed sessions not on the page
   const noteChange = (ev) => {
     if (!firstShown) { early.push(ev); return; }
     const was = firstShown.get(ev.sessionID);
-    if (!was || Date.parse(ev.createdAt) > Date.parse(was)) changed.set(ev.sessionID, ev.kind);
+    if (was && Date.parse(ev.createdAt) <= Date.parse(was)) return; // the page already shows it
+    changed.set(ev.sessionID, ev.kind);
+    if (current && current.edges.some((e) => e.node.id === ev.sessionID)) {
+      dirty.add(ev.sessionID);
+      refreshRows();
+    } else {
+      pending.add(ev.sessionID);
+      showPending();
+    }
   };
 
   const q = h('input', { type: 'search', name: 'q', placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
@@ -186,6 +202,8 @@ export function sessionsList(root) {
   const bulk = mayAdminister() ? h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…') : null;
   const feedState = h('p', { id: 'feed-state', class: 'hint', 'aria-live': 'polite' });
   const searchHint = h('p', { id: 'search-hint', class: 'hint' });
+  const pendingButton = h('button', { type: 'button', class: 'secondary small', id: 'pending-changes', hidden: true, onclick: () => load() });
+  const lag = h('span', { id: 'feed-lag', class: 'lag', hidden: true, role: 'status' });
   const table = h('div', { id: 'sessions', class: 'table-wrap' }, loading('sessions'));
   const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: previousPage }, '← Previous');
   const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: nextPage }, 'Next →');
@@ -193,7 +211,7 @@ export function sessionsList(root) {
   replace(root,
     h('div', { class: 'page-head' }, h('h1', {}, 'Sessions'), bulk),
     form,
-    h('div', { class: 'list-bar' }, summary, feedState),
+    h('div', { class: 'list-bar' }, summary, pendingButton, lag, feedState),
     searchHint,
     table,
     h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next));
@@ -255,6 +273,9 @@ export function sessionsList(root) {
         : await gql(sessionsQuery, { ...common, first: pageSize, after: f.after || null });
       if (mine !== generation) return;
       current = data.sessions;
+      pending.clear();
+      dirty.clear();
+      showPending();
       if (!firstShown) {
         firstShown = new Map(current.edges.map((e) => [e.node.id, e.node.updatedAt]));
         early.forEach(noteChange);
@@ -344,9 +365,47 @@ export function sessionsList(root) {
     }
   }
 
-  // Under a burst of changes the list reloads back to back, never more than
-  // one load at a time; a user's own action (load) overtakes a refresh.
-  const refresh = coalesce(load);
+  function showPending() {
+    pendingButton.hidden = pending.size === 0;
+    pendingButton.textContent = `${num(pending.size)} change${pending.size === 1 ? '' : 's'} — refresh`;
+  }
+
+  // refreshRows reads the changed rows of the page again and redraws them
+  // where they are; a row that no longer matches the filters (or is gone)
+  // stays as it was, counted among the changes a refresh would show. Under
+  // a burst, one read at a time, the calls in between make one more.
+  const refreshRows = coalesce(async () => {
+    if (!current || dirty.size === 0) return;
+    const ids = [...dirty];
+    dirty.clear();
+    const mine = generation;
+    let found;
+    try {
+      const where = { and: [...sessionConditions(f), { idIn: ids }] };
+      found = (await gql(sessionsQuery, { where, first: ids.length })).sessions.edges.map((e) => e.node);
+    } catch {
+      ids.forEach((id) => pending.add(id)); // a refresh shows them
+      showPending();
+      return;
+    }
+    if (mine !== generation || !current) return; // a load replaced the page meanwhile
+    const byID = new Map(found.map((n) => [n.id, n]));
+    current = { ...current, edges: current.edges.map((e) => (byID.has(e.node.id) ? { ...e, node: byID.get(e.node.id) } : e)) };
+    for (const id of ids) if (!byID.has(id)) pending.add(id);
+    showPending();
+    render();
+  });
+
+  // behind says how far the feed is behind: the age of the newest change it
+  // brought, when that is more than a few seconds (a shared database's
+  // feed can fall tens of seconds behind).
+  let newest = 0;
+  function behind() {
+    const ms = newest ? Date.now() - newest : 0;
+    lag.hidden = ms < lagShown;
+    lag.textContent = lag.hidden ? '' : `Live feed ${span(ms)} behind`;
+  }
+
   let stopFeed = () => {};
 
   // listen starts the feed from the cursor read before the list, so that a
@@ -366,8 +425,10 @@ export function sessionsList(root) {
         const ev = data.sessionsChanged;
         if (!ev) return;
         noteChange(ev);
+        newest = Math.max(newest, Date.parse(ev.createdAt));
+        behind();
+        feedState.dataset.seen = String(Number(feedState.dataset.seen || 0) + 1);
         feedState.textContent = `Last change at ${new Date(ev.createdAt).toLocaleTimeString()}: ${kindWords[ev.kind] || ev.kind}.`;
-        refresh();
       },
       error: (text) => { feedState.textContent = text; },
     });
@@ -375,8 +436,8 @@ export function sessionsList(root) {
   }
 
   // The feed brings every change of a row; time alone changes "last active
-  // 5 min ago" and "expires in …": redraw that now and then.
-  const tick = setInterval(() => { if (!document.hidden) refresh(); }, 60000);
+  // 5 min ago" and "expires in …": redraw the rows now and then.
+  const tick = setInterval(() => { if (!document.hidden && current) render(); }, 60000);
 
   window.addEventListener('hashchange', follow);
   listen();
