@@ -207,3 +207,21 @@ func TestListShowsTheFeedBehind(t *testing.T) {
 	b.waitFor("the row expired in place", textOf(`#sessions tr[data-key="late"] td:nth-child(5)`)+` === "EXPIRED"`)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
+
+// A link names a turn: #/sessions/<id>?turn=2 scrolls to turn 2 and marks
+// it; a turn's own heading is that link.
+func TestSessionDeepLinksToATurn(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := seedKitchen(t, s)
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
+	b.run("follow a link to turn 2", navigate("#/sessions/"+id+"?turn=2"))
+	b.waitFor("turn 2 marked and scrolled to", `document.querySelector("#turn-2")?.classList.contains("linked") && `+
+		`Math.abs(document.querySelector("#turn-2").getBoundingClientRect().top) < 5 && document.activeElement.id === "turn-2"`)
+	b.click("turn 3's link", "#turn-3 .turn-link")
+	b.waitFor("turn 3 in the address and marked", fmt.Sprintf(`location.hash === %q && `, "#/sessions/"+id+"?turn=3")+
+		`document.querySelector("#turn-3").classList.contains("linked") && !document.querySelector("#turn-2").classList.contains("linked")`)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
