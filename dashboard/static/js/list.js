@@ -166,15 +166,19 @@ export function sessionsList(root) {
     if (!firstShown) { early.push(ev); return; }
     const was = firstShown.get(ev.sessionID);
     if (was && Date.parse(ev.createdAt) <= Date.parse(was)) return; // the page already shows it
-    changed.set(ev.sessionID, ev.kind);
     if (current && current.edges.some((e) => e.node.id === ev.sessionID)) {
+      changed.set(ev.sessionID, ev.kind);
       dirty.add(ev.sessionID);
       refreshRows();
-    } else {
+    } else if (Date.parse(ev.createdAt) >= readAt) {
+      // Off the page, a change older than the page's read is already in
+      // its count (the feed replays from a cursor read before the list).
+      changed.set(ev.sessionID, ev.kind);
       pending.add(ev.sessionID);
       showPending();
     }
   };
+  let readAt = 0; // when the page shown was read (this browser's clock)
 
   const q = h('input', { type: 'search', name: 'q', placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
   const tenant = h('input', { name: 'tenant', autocomplete: 'off', placeholder: 'part of a name' });
@@ -261,6 +265,7 @@ export function sessionsList(root) {
 
   async function load() {
     const mine = ++generation;
+    const started = Date.now();
     sessionStorage.setItem(listHashKey, listHash(f));
     table.setAttribute('aria-busy', 'true');
     if (!current) replace(table, loading('sessions'));
@@ -273,6 +278,7 @@ export function sessionsList(root) {
         : await gql(sessionsQuery, { ...common, first: pageSize, after: f.after || null });
       if (mine !== generation) return;
       current = data.sessions;
+      readAt = started;
       pending.clear();
       dirty.clear();
       showPending();
