@@ -239,8 +239,10 @@ func TestDashboard(t *testing.T) {
 	b.waitFor("the whole list", `document.querySelectorAll("#sessions tbody tr").length === 7`)
 	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
 	openSession(t, s, map[string]any{"tenant": "globex", "externalKey": "opened-elsewhere", "userID": "user-99"})
+	b.waitFor("the change offered", textOf("#pending-changes")+` === "1 change — refresh"`)
+	b.click("refresh", "#pending-changes")
 	b.waitFor("the new session without a reload", `document.querySelector('#sessions tr[data-key="opened-elsewhere"]') !== null && `+
-		textOf("#list-summary")+` === "1–8 of 8 sessions"`)
+		textOf("#list-summary")+` === "1–8 of 8 sessions" && document.querySelector("#pending-changes").hidden`)
 	var loads int
 	b.run("count page loads", chromedp.Evaluate(`performance.getEntriesByType("navigation").length`, &loads))
 	require.Equal(t, 1, loads, "the list updated in place: no reload")

@@ -71,7 +71,7 @@ func TestListShowsAdminActionsToAdminsOnly(t *testing.T) {
 	b := openList(t, s, reader, 1)
 	b.waitFor("the reader's role", textOf("#viewer-role")+` === "READER"`)
 	var buttons string
-	b.run("read the list's buttons", chromedp.Evaluate(`[...document.querySelectorAll("main button")].map(b => b.id || b.textContent).join()`, &buttons))
+	b.run("read the list's buttons", chromedp.Evaluate(`[...document.querySelectorAll("main button")].filter(b => !b.hidden).map(b => b.id || b.textContent).join()`, &buttons))
 	require.Equal(t, "search,clear-filters,prev-page,next-page", buttons, "no Expire matching… for a reader")
 
 	b.click("sign out", "#sign-out")
@@ -94,13 +94,60 @@ func TestListExpiresEveryActiveSessionWithNoFilter(t *testing.T) {
 
 	b := openList(t, s, s.AdminKey, 4)
 	b.click("bulk expire", "#bulk-expire")
-	b.waitFor("the confirmation with the count", textOf("#dialog-body")+` === "Expire 3 active sessions matching the current filters? They stay readable until purged; their keys open fresh sessions."`)
+	b.waitFor("the confirmation says all tenants", textOf("#dialog-body")+` === "Expire all 3 active sessions of all tenants? No filter is applied. They stay readable until purged; their keys open fresh sessions."`)
 	b.click("confirm", "#dialog-confirm")
 	b.waitFor("the outcome", lastNotice()+` === "Expired 3 sessions."`)
 	b.waitFor("every row expired", `[...document.querySelectorAll("#sessions tbody tr .badge")].every(e => e.textContent === "EXPIRED")`)
 	var active struct{ Sessions struct{ TotalCount int } }
 	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
 	require.Zero(t, active.Sessions.TotalCount, "every active session expired on the server")
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// "Expire matching…" acts on the filters the list shows, not on what is
+// typed in the form: with one tenant's sessions listed, clearing the tenant
+// box without searching still offers that tenant's sessions only.
+func TestListExpiresWhatTheListShowsNotWhatIsTyped(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	for i := range 5 {
+		openSession(t, s, map[string]any{"tenant": []string{"acme", "globex", "globex", "initech", "acme"}[i], "externalKey": fmt.Sprint("k-", i)})
+	}
+	b := openList(t, s, s.AdminKey, 5)
+	b.run("filter by tenant", chromedp.SendKeys("#filter-tenant", "globex", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("globex only", textOf("#list-summary")+` === "1–2 of 2 sessions"`)
+	b.run("clear the tenant box without searching", chromedp.Evaluate(`document.querySelector("#filter-tenant").value = ""`, nil))
+	b.click("bulk expire", "#bulk-expire")
+	b.waitFor("the confirmation counts the listed sessions", textOf("#dialog-body")+` === "Expire 2 active sessions matching the current filters? They stay readable until purged; their keys open fresh sessions."`)
+	b.click("confirm", "#dialog-confirm")
+	b.waitFor("the outcome", lastNotice()+` === "Expired 2 sessions."`)
+	var active struct{ Sessions struct{ TotalCount int } }
+	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
+	require.Equal(t, 3, active.Sessions.TotalCount, "the other tenants' sessions stay active")
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// Above 100 active sessions, expiring with no filter asks for the count
+// typed back: a wrong count does not expire anything.
+func TestListExpiringEverythingAsksForTheCount(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	fillSessions(t, s, 101)
+	b := openList(t, s, s.AdminKey, 20)
+	b.click("bulk expire", "#bulk-expire")
+	b.waitFor("the confirmation asks for the count", textOf("#dialog-body")+` === "Expire all 101 active sessions of all tenants? No filter is applied. They stay readable until purged; their keys open fresh sessions." && `+
+		textOf(`label[for="dialog-reason"]`)+` === "Type 101 to confirm"`)
+	b.run("type a wrong count", chromedp.SendKeys("#dialog-reason", "100", chromedp.ByQuery))
+	b.click("confirm", "#dialog-confirm")
+	var open bool
+	b.run("the dialog stays", chromedp.Evaluate(`document.querySelector("dialog[open]") !== null`, &open))
+	require.True(t, open, "a wrong count does not confirm")
+	b.run("type the count", chromedp.Evaluate(`document.querySelector("#dialog-reason").value = ""`, nil), chromedp.SendKeys("#dialog-reason", "101", chromedp.ByQuery))
+	b.click("confirm", "#dialog-confirm")
+	b.waitFor("the outcome", lastNotice()+` === "Expired 101 sessions."`)
+	var active struct{ Sessions struct{ TotalCount int } }
+	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
+	require.Zero(t, active.Sessions.TotalCount)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 

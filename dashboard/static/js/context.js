@@ -19,18 +19,25 @@ function percent(part, whole) {
   return Math.round((part / whole) * 1000) / 10;
 }
 
-/** bar draws tokens against the budget; the text beside it says the same in words. */
-function bar(tokens, budget, over = false) {
-  const width = Math.min(100, percent(tokens, budget));
-  return h('span', { class: `bar${over ? ' over' : ''}`, 'aria-hidden': 'true' }, h('span', { style: `width: ${width}%` }));
+/**
+ * bar draws tokens against a scale (the largest of the build's total and
+ * its budget), so that a section reads at its share of what was built
+ * rather than as a sliver of the budget; marker, when given, draws the
+ * budget's place on the same scale. The text beside it says it in words.
+ */
+function bar(tokens, scale, { over = false, marker = null } = {}) {
+  const width = Math.min(100, percent(tokens, scale));
+  return h('span', { class: `bar${over ? ' over' : ''}`, 'aria-hidden': 'true' },
+    h('span', { style: `width: ${width}%` }),
+    marker === null ? null : h('span', { class: 'budget-marker', title: 'budget', style: `left: ${Math.min(100, percent(marker, scale))}%` }));
 }
 
-function sectionRow(s, budget) {
+function sectionRow(s, budget, scale) {
   return h('li', { class: 'ctx-section', dataset: { section: s.name } },
     h('div', { class: 'ctx-line' },
       h('span', { class: 'ctx-name' }, s.name),
-      bar(s.tokenCount, budget),
-      h('span', { class: 'ctx-count' }, `${num(s.tokenCount)} tokens · ${percent(s.tokenCount, budget)}%`),
+      bar(s.tokenCount, scale, { marker: budget <= scale ? budget : null }),
+      h('span', { class: 'ctx-count' }, `${num(s.tokenCount)} tokens · ${percent(s.tokenCount, budget)}% of the budget`),
       s.truncated ? h('span', { class: 'badge badge-truncated' }, 'truncated') : null),
     h('details', { dataset: { key: `section-${s.name}` } }, h('summary', {}, `Text of ${s.name}`), h('pre', { class: 'prompt', tabindex: '0' }, s.text || '(empty)')));
 }
@@ -47,9 +54,10 @@ function renderBuild(b) {
       h('strong', {}, `${num(b.tokenCount)} of ${num(b.budget)} tokens`),
       ` (${percent(b.tokenCount, b.budget)}% of the budget) · ${b.tokenizer}`,
       b.truncatedTurns ? ` · ${num(b.truncatedTurns)} older turns left out` : ''),
-    bar(b.tokenCount, b.budget, over),
+    bar(b.tokenCount, Math.max(b.tokenCount, b.budget), { over, marker: b.budget }),
     b.sections.length
-      ? h('ol', { class: 'ctx-sections', 'aria-label': 'Sections in priority order' }, b.sections.map((s) => sectionRow(s, b.budget)))
+      ? h('ol', { class: 'ctx-sections', 'aria-label': 'Sections in priority order' },
+        b.sections.map((s) => sectionRow(s, b.budget, Math.max(1, ...b.sections.map((x) => x.tokenCount)))))
       : empty('This build has no sections.'),
     b.messages.length ? h('div', {},
       h('h3', {}, 'Messages'),
@@ -64,7 +72,9 @@ function renderBuild(b) {
 
 /** contextPanel is the tabs of a session's context builds. */
 export function contextPanel(sessionID) {
-  let selected = 'UNDERSTAND';
+  // A deep link names its node: #/sessions/<id>?node=THINK.
+  const linked = new URLSearchParams(location.hash.split('?')[1] || '').get('node');
+  let selected = nodes.includes(linked) ? linked : 'UNDERSTAND';
   let stopSub = () => {};
   let started = false;
   let generation = 0;
@@ -105,6 +115,13 @@ export function contextPanel(sessionID) {
   async function select(node) {
     selected = node;
     markTabs();
+    // The address names the node shown, for a link to it; replaceState
+    // changes it without a hashchange, so the view is not rebuilt.
+    const [path, query] = location.hash.split('?');
+    const params = new URLSearchParams(query || '');
+    if (node === 'UNDERSTAND') params.delete('node'); else params.set('node', node);
+    const hash = params.toString() ? `${path}?${params}` : path;
+    if (path.startsWith(`#/sessions/${sessionID}`) && hash !== location.hash) history.replaceState(history.state, '', hash);
     stopSub();
     const mine = ++generation;
     replace(panel, loading(`the ${node} context`));

@@ -101,10 +101,10 @@ export function badge(text, kind = text.toLowerCase()) {
 /**
  * confirmDialog asks before an action, in a modal <dialog> (keyboard
  * friendly: Escape cancels, focus starts on Cancel). With a reasonLabel it
- * also asks for a text. It resolves to false when cancelled, else to true or
- * to the text given.
+ * also asks for a text, and with expect that text must be exactly expect. It
+ * resolves to false when cancelled, else to true or to the text given.
  */
-export function confirmDialog({ title, body, confirmLabel, danger = false, reasonLabel = '' }) {
+export function confirmDialog({ title, body, confirmLabel, danger = false, reasonLabel = '', expect = '' }) {
   return new Promise((resolve) => {
     const reason = reasonLabel ? h('input', { id: 'dialog-reason', name: 'reason', required: true, autocomplete: 'off' }) : null;
     const cancel = h('button', { type: 'button', class: 'secondary', value: 'cancel' }, 'Cancel');
@@ -119,7 +119,8 @@ export function confirmDialog({ title, body, confirmLabel, danger = false, reaso
     let answer = false;
     cancel.addEventListener('click', () => dialog.close());
     form.addEventListener('submit', (ev) => {
-      if (reason && !reason.value.trim()) { ev.preventDefault(); reason.focus(); return; }
+      // With expect, the text must be exactly it (such as a count typed back).
+      if (reason && (!reason.value.trim() || (expect && reason.value.trim() !== expect))) { ev.preventDefault(); reason.focus(); return; }
       answer = reason ? reason.value.trim() : true;
     });
     dialog.addEventListener('close', () => { dialog.remove(); resolve(answer); });

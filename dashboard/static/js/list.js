@@ -4,10 +4,14 @@
 // that a reload, a shared link and the back button show the same list.
 
 import { describe, gql, subscribe } from './api.js';
-import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, notice, num, replace, when } from './dom.js';
-import { mayAdminister } from './viewer.js';
+import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, noticeScope, num, replace, span, when } from './dom.js';
+import { mayAdminister, viewer } from './viewer.js';
 
 const pageSize = 20;
+// Expiring more than this many sessions with no filter asks for the count typed back.
+const typeCountAbove = 100;
+// The live feed is said to be behind when its newest change is older than this (ms).
+const lagShown = 5000;
 const listHashKey = 'sessiongraph.listHash';
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -91,14 +95,18 @@ export function listHref() {
 /** sessionConditions are the filters as SessionWhereInput conditions, all of which must hold. */
 function sessionConditions(f) {
   const and = [];
-  const q = f.q.trim();
+  let q = f.q.trim();
+  const quoted = /^".+"$/.test(q);
+  if (quoted) q = q.slice(1, -1);
   if (q) {
     // A UUID is a session's id or a record a session references (which
-    // sessions read this recipe?); other text is a key, a user, or words
-    // from a message of either side.
+    // sessions read this recipe?); a key (one word with a digit and a
+    // separator, such as chat-42) is a session's key or a user, found
+    // without reading any message; other text, or anything in quotes, is
+    // also looked for in the messages of either side.
     const or = [{ externalKeyContainsFold: q }, { userIDContainsFold: q }];
     if (uuidShape.test(q)) or.push({ id: q }, { hasRefsWith: [{ entityID: q }] });
-    else or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
+    else if (quoted || !looksLikeKey(q)) or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
     and.push({ or });
   }
   // Part of a tenant's name finds it, in any case: "acme" finds "Acme-EU".
@@ -107,6 +115,11 @@ function sessionConditions(f) {
   if (f.domain.trim()) and.push({ domain: f.domain.trim() });
   if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
   return and;
+}
+
+/** looksLikeKey: one word with a digit and a separator, as chat-42 or user_7. */
+export function looksLikeKey(q) {
+  return /^[\w.:@/-]+$/.test(q) && /\d/.test(q) && /[-_.:@/]/.test(q) && !uuidShape.test(q);
 }
 
 /** sessionWhere turns the filters into a SessionWhereInput ({} when there are none). */
@@ -130,6 +143,10 @@ export function sessionsList(root) {
   let generation = 0;
   let stopped = false;
   let current = null;
+  // The list's notices are its own: they leave with it (a session page
+  // opened from the list never shows them).
+  const notices = noticeScope();
+  const notice = notices.notice;
   const changed = new Map(); // session id → kind, for rows changed since the last look
   // The feed replays from a cursor read before the list, so some changes
   // it brings are already in the rows as first shown: a change is news only
@@ -139,11 +156,29 @@ export function sessionsList(root) {
   // before the first rows wait for them.
   let firstShown = null; // session id → updatedAt as first shown
   let early = [];
+  // A change to a row on the page refreshes that row in place; any other
+  // (a new session, one that may now belong on this page) is counted and
+  // offered as "N changes — refresh": the page stays calm under writes and
+  // its pager is never taken away by the feed.
+  const dirty = new Set(); // ids of rows on the page to read again
+  const pending = new Set(); // ids of changed sessions not on the page
   const noteChange = (ev) => {
     if (!firstShown) { early.push(ev); return; }
     const was = firstShown.get(ev.sessionID);
-    if (!was || Date.parse(ev.createdAt) > Date.parse(was)) changed.set(ev.sessionID, ev.kind);
+    if (was && Date.parse(ev.createdAt) <= Date.parse(was)) return; // the page already shows it
+    if (current && current.edges.some((e) => e.node.id === ev.sessionID)) {
+      changed.set(ev.sessionID, ev.kind);
+      dirty.add(ev.sessionID);
+      refreshRows();
+    } else if (Date.parse(ev.createdAt) >= readAt) {
+      // Off the page, a change older than the page's read is already in
+      // its count (the feed replays from a cursor read before the list).
+      changed.set(ev.sessionID, ev.kind);
+      pending.add(ev.sessionID);
+      showPending();
+    }
   };
+  let readAt = 0; // when the page shown was read (this browser's clock)
 
   const q = h('input', { type: 'search', name: 'q', placeholder: 'chat-42, user-7, words of a message, a session id or a record\'s UUID', autocomplete: 'off' });
   const tenant = h('input', { name: 'tenant', autocomplete: 'off', placeholder: 'part of a name' });
@@ -170,6 +205,9 @@ export function sessionsList(root) {
   // rather than see it fail after the click.
   const bulk = mayAdminister() ? h('button', { type: 'button', class: 'danger', id: 'bulk-expire', onclick: bulkExpire }, 'Expire matching…') : null;
   const feedState = h('p', { id: 'feed-state', class: 'hint', 'aria-live': 'polite' });
+  const searchHint = h('p', { id: 'search-hint', class: 'hint' });
+  const pendingButton = h('button', { type: 'button', class: 'secondary small', id: 'pending-changes', hidden: true, onclick: () => load() });
+  const lag = h('span', { id: 'feed-lag', class: 'lag', hidden: true, role: 'status' });
   const table = h('div', { id: 'sessions', class: 'table-wrap' }, loading('sessions'));
   const prev = h('button', { type: 'button', class: 'secondary', id: 'prev-page', onclick: previousPage }, '← Previous');
   const next = h('button', { type: 'button', class: 'secondary', id: 'next-page', onclick: nextPage }, 'Next →');
@@ -177,7 +215,8 @@ export function sessionsList(root) {
   replace(root,
     h('div', { class: 'page-head' }, h('h1', {}, 'Sessions'), bulk),
     form,
-    h('div', { class: 'list-bar' }, summary, feedState),
+    h('div', { class: 'list-bar' }, summary, pendingButton, lag, feedState),
+    searchHint,
     table,
     h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next));
   fill();
@@ -226,6 +265,7 @@ export function sessionsList(root) {
 
   async function load() {
     const mine = ++generation;
+    const started = Date.now();
     sessionStorage.setItem(listHashKey, listHash(f));
     table.setAttribute('aria-busy', 'true');
     if (!current) replace(table, loading('sessions'));
@@ -238,6 +278,10 @@ export function sessionsList(root) {
         : await gql(sessionsQuery, { ...common, first: pageSize, after: f.after || null });
       if (mine !== generation) return;
       current = data.sessions;
+      readAt = started;
+      pending.clear();
+      dirty.clear();
+      showPending();
       if (!firstShown) {
         firstShown = new Map(current.edges.map((e) => [e.node.id, e.node.updatedAt]));
         early.forEach(noteChange);
@@ -259,6 +303,8 @@ export function sessionsList(root) {
     const rows = current.edges.map((e) => e.node);
     summary.textContent = current.totalCount === 0 ? 'No sessions match.'
       : `${num(start + 1)}–${num(start + rows.length)} of ${num(current.totalCount)} sessions`;
+    replace(searchHint, looksLikeKey(f.q.trim())
+      ? `“${f.q.trim()}” looks like a key: keys and users only. Put it in quotes to search messages too.` : null);
     prev.disabled = f.page === 1;
     // Read backwards, the page after this one is the page the admin came from.
     next.disabled = f.before ? rows.length === 0 : !current.pageInfo.hasNextPage;
@@ -293,17 +339,26 @@ export function sessionsList(root) {
   }
 
   async function bulkExpire() {
-    // What the form shows now, even if not searched yet; only active
-    // sessions can expire. With no filter this is every active session.
-    const where = { and: [...sessionConditions(formState()), { status: 'ACTIVE' }] };
+    // The filters applied to the list, as it shows them: never what is
+    // typed in the form but not searched yet. Only active sessions can
+    // expire; with no filter this is every active session the key sees.
+    const applied = sessionConditions(f);
+    const where = { and: [...applied, { status: 'ACTIVE' }] };
     bulk.disabled = true;
     try {
       const n = (await gql(countQuery, { where })).sessions.totalCount;
-      if (n === 0) { notice('No active session matches the current filters: nothing to expire.'); return; }
+      if (n === 0) { notice('No active session matches the list\'s filters: nothing to expire.'); return; }
+      const s = n === 1 ? '' : 's';
+      const scope = viewer()?.tenant ? `of tenant ${viewer().tenant}` : 'of all tenants';
+      const everything = applied.length === 0;
+      const big = everything && n > typeCountAbove;
       const ok = await confirmDialog({
-        title: 'Expire sessions',
-        body: `Expire ${num(n)} active session${n === 1 ? '' : 's'} matching the current filters? They stay readable until purged; their keys open fresh sessions.`,
+        title: everything ? 'Expire every active session' : 'Expire sessions',
+        body: everything
+          ? `Expire all ${num(n)} active session${s} ${scope}? No filter is applied. They stay readable until purged; their keys open fresh sessions.`
+          : `Expire ${num(n)} active session${s} matching the current filters? They stay readable until purged; their keys open fresh sessions.`,
         confirmLabel: `Expire ${num(n)}`, danger: true,
+        reasonLabel: big ? `Type ${n} to confirm` : '', expect: big ? String(n) : '',
       });
       if (!ok) return;
       const done = (await gql(expireMany, { where })).expireSessions.count;
@@ -316,9 +371,47 @@ export function sessionsList(root) {
     }
   }
 
-  // Under a burst of changes the list reloads back to back, never more than
-  // one load at a time; a user's own action (load) overtakes a refresh.
-  const refresh = coalesce(load);
+  function showPending() {
+    pendingButton.hidden = pending.size === 0;
+    pendingButton.textContent = `${num(pending.size)} change${pending.size === 1 ? '' : 's'} — refresh`;
+  }
+
+  // refreshRows reads the changed rows of the page again and redraws them
+  // where they are; a row that no longer matches the filters (or is gone)
+  // stays as it was, counted among the changes a refresh would show. Under
+  // a burst, one read at a time, the calls in between make one more.
+  const refreshRows = coalesce(async () => {
+    if (!current || dirty.size === 0) return;
+    const ids = [...dirty];
+    dirty.clear();
+    const mine = generation;
+    let found;
+    try {
+      const where = { and: [...sessionConditions(f), { idIn: ids }] };
+      found = (await gql(sessionsQuery, { where, first: ids.length })).sessions.edges.map((e) => e.node);
+    } catch {
+      ids.forEach((id) => pending.add(id)); // a refresh shows them
+      showPending();
+      return;
+    }
+    if (mine !== generation || !current) return; // a load replaced the page meanwhile
+    const byID = new Map(found.map((n) => [n.id, n]));
+    current = { ...current, edges: current.edges.map((e) => (byID.has(e.node.id) ? { ...e, node: byID.get(e.node.id) } : e)) };
+    for (const id of ids) if (!byID.has(id)) pending.add(id);
+    showPending();
+    render();
+  });
+
+  // behind says how far the feed is behind: the age of the newest change it
+  // brought, when that is more than a few seconds (a shared database's
+  // feed can fall tens of seconds behind).
+  let newest = 0;
+  function behind() {
+    const ms = newest ? Date.now() - newest : 0;
+    lag.hidden = ms < lagShown;
+    lag.textContent = lag.hidden ? '' : `Live feed ${span(ms)} behind`;
+  }
+
   let stopFeed = () => {};
 
   // listen starts the feed from the cursor read before the list, so that a
@@ -338,8 +431,10 @@ export function sessionsList(root) {
         const ev = data.sessionsChanged;
         if (!ev) return;
         noteChange(ev);
+        newest = Math.max(newest, Date.parse(ev.createdAt));
+        behind();
+        feedState.dataset.seen = String(Number(feedState.dataset.seen || 0) + 1);
         feedState.textContent = `Last change at ${new Date(ev.createdAt).toLocaleTimeString()}: ${kindWords[ev.kind] || ev.kind}.`;
-        refresh();
       },
       error: (text) => { feedState.textContent = text; },
     });
@@ -347,10 +442,10 @@ export function sessionsList(root) {
   }
 
   // The feed brings every change of a row; time alone changes "last active
-  // 5 min ago" and "expires in …": redraw that now and then.
-  const tick = setInterval(() => { if (!document.hidden) refresh(); }, 60000);
+  // 5 min ago" and "expires in …": redraw the rows now and then.
+  const tick = setInterval(() => { if (!document.hidden && current) render(); }, 60000);
 
   window.addEventListener('hashchange', follow);
   listen();
-  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); window.removeEventListener('hashchange', follow); };
+  return () => { stopped = true; generation++; clearInterval(tick); stopFeed(); notices.clear(); window.removeEventListener('hashchange', follow); };
 }

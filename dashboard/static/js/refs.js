@@ -98,7 +98,7 @@ export function refsPanel(sessionID, say) {
     if (shown.length === 0) { replace(body, empty('No ref matches these filters.')); return; }
     const focusRef = document.activeElement?.dataset?.focusRef;
     replace(body, h('table', { class: 'refs' },
-      h('thead', {}, h('tr', {}, ['Ref', 'Type', 'Label', 'Tier', 'Action', 'Detail', 'Turns', mayWrite() ? '' : null]
+      h('thead', {}, h('tr', {}, ['Ref', 'Type', 'Label', 'Tier', 'Action', 'Detail', 'Turns', mayWrite() ? 'Retain or release' : null]
         .filter((c) => c !== null).map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, shown.map(row))));
     if (focusRef) body.querySelector(`[data-focus-ref="${CSS.escape(focusRef)}"]`)?.focus();

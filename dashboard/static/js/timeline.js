@@ -63,10 +63,21 @@ function executionSummary(turn, x) {
       fact('Steps', steps), fact('Curation', curation)));
 }
 
-function turnItem(t) {
-  return h('li', { class: `turn turn-${t.status.toLowerCase()}`, dataset: { turn: t.number } },
+/** turnLink is the address of a turn on its session's page: #/sessions/<id>?turn=N. */
+function turnLink(sessionID, n) {
+  const params = new URLSearchParams(location.hash.split('?')[1] || '');
+  params.set('turn', String(n));
+  return `#/sessions/${sessionID}?${params}`;
+}
+
+function turnItem(t, sessionID) {
+  return h('li', { class: `turn turn-${t.status.toLowerCase()}`, dataset: { turn: t.number }, id: `turn-${t.number}`, tabindex: '-1' },
     h('div', { class: 'turn-head' },
-      h('strong', {}, `Turn ${t.number}`), ' ', badge(t.status), ' ',
+      // A link to this turn; followed in place (replaceState), so the view is not rebuilt.
+      h('a', {
+        href: turnLink(sessionID, t.number), class: 'turn-link',
+        onclick: (ev) => { ev.preventDefault(); history.replaceState(history.state, '', turnLink(sessionID, t.number)); goTo(t.number); },
+      }, h('strong', {}, `Turn ${t.number}`)), ' ', badge(t.status), ' ',
       h('span', { class: 'hint' }, when(t.startedAt), t.completedAt ? [' · took ', durationText(t)] : '')),
     message('user', t.userMessage, t.userTokens),
     t.assistantMessage ? message('assistant', t.assistantMessage, t.assistantTokens) : null,
@@ -74,6 +85,22 @@ function turnItem(t) {
       ? h('details', { dataset: { key: `summary-${t.number}` } }, h('summary', {}, 'Assistant summary (what later prompts see)'), h('p', { class: 'summary-text' }, t.assistantSummary))
       : null,
     t.executionSummary ? executionSummary(t, t.executionSummary) : null);
+}
+
+/** linkedTurn is the turn the address names (?turn=N), or 0. */
+function linkedTurn() {
+  return Number.parseInt(new URLSearchParams(location.hash.split('?')[1] || '').get('turn'), 10) || 0;
+}
+
+/** goTo scrolls to a shown turn and marks it as the one linked. */
+function goTo(n) {
+  const el = document.getElementById(`turn-${n}`);
+  if (!el) return false;
+  document.querySelectorAll('.turn.linked').forEach((x) => x.classList.remove('linked'));
+  el.classList.add('linked');
+  el.scrollIntoView({ block: 'start' });
+  el.focus({ preventScroll: true });
+  return true;
 }
 
 function durationText(t) {
@@ -91,6 +118,7 @@ export function timelinePanel(sessionID, say) {
   let total = 0;
   let older = { has: false, cursor: null }; // before the oldest turn shown
   let pagedBack = false;
+  let scrolledTo = 0;
   const body = h('div', { id: 'turns' });
   const olderButton = h('button', { type: 'button', class: 'secondary more', id: 'older-turns', hidden: true, onclick: loadOlder }, 'Show older turns');
   const el = section('turns', 'Turns', olderButton, body);
@@ -101,7 +129,12 @@ export function timelinePanel(sessionID, say) {
     if (list.length === 0) { replace(body, empty('No turns yet.')); return; }
     keepOpen(body,
       total > list.length ? h('p', { class: 'hint', id: 'turns-count' }, `The last ${num(list.length)} of ${num(total)} turns.`) : null,
-      h('ol', { class: 'timeline' }, list.map(turnItem)));
+      h('ol', { class: 'timeline' }, list.map((t) => turnItem(t, sessionID))));
+    // The address's turn (?turn=N) is marked on every draw, and scrolled to
+    // once, when it is first shown (a deep link).
+    const want = linkedTurn();
+    document.getElementById(`turn-${want}`)?.classList.add('linked');
+    if (want && want !== scrolledTo && goTo(want)) scrolledTo = want;
   }
 
   async function loadOlder() {
