@@ -200,8 +200,10 @@ func TestDashboard(t *testing.T) {
 	b.waitFor("the session id", textOf("#session-id")+fmt.Sprintf(" === %q", id))
 	b.waitFor("the refs", `document.querySelectorAll("#refs tbody tr").length === 7`)
 	b.waitFor("inv_1 active", textOf(`#refs tr[data-ref="inv_1"] .tier`)+` === "active"`)
-	b.waitFor("recipe_3 linked, waiting for its label", textOf(`#refs tr[data-ref="recipe_3"] .tag`)+` === "linked" && `+
-		textOf(`#refs tr[data-ref="recipe_3"] td:nth-child(3)`)+` === "waiting for its label"`)
+	// Its label never came, and the turn that queued it ended, and with it
+	// the enrichment queue (docs/context-rules.md): no label, and none awaited.
+	b.waitFor("recipe_3 linked, with no label", textOf(`#refs tr[data-ref="recipe_3"] .tag`)+` === "linked" && `+
+		textOf(`#refs tr[data-ref="recipe_3"] td:nth-child(3)`)+` === "—"`)
 	b.waitFor("recipe_1 retained with its reason",
 		textOf(`#refs tr[data-ref="recipe_1"] .tier`)+` === "retained kept: user plans it for Friday"`)
 	b.waitFor("gen_task_1 generated", textOf(`#refs tr[data-ref="gen_task_1"] .tier`)+` === "generated"`)
