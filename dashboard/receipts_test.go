@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -132,6 +133,45 @@ func TestDashboardPagesBackThroughRecordedBuilds(t *testing.T) {
 	b.waitFor("every build", `/Builds of turns 1–52: 104 of 104 recorded/.test(document.querySelector("#receipt-range")?.textContent) && !document.querySelector("#receipt-older")`)
 	b.waitFor("THINK from turn 1", `[...document.querySelectorAll("#receipt-chart .receipt")].map(e => e.dataset.turn)[0] === "1" && `+
 		`document.querySelectorAll("#receipt-chart .receipt").length === 52`)
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Fatalf("the page logged errors: %v", errs)
+	}
+}
+
+// The recorded builds' bars are scaled to the largest build, with the
+// budget marked; each section's tokens show across the turns; and a diff
+// has an address that opens it.
+func TestDashboardReceiptsScaleToTheLargestBuildTrendAndLinkTheirDiff(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	id := seedReceipts(t, s)
+
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, id)))
+	b.waitFor("three THINK builds charted", `document.querySelectorAll("#receipt-chart .receipt").length === 3`)
+	b.waitFor("the largest build fills its bar", `(() => {
+		const bars = [...document.querySelectorAll("#receipt-chart .receipt .stack")];
+		const filled = bars.map(bar => [...bar.querySelectorAll(".stack-part")].reduce((w, p) => w + p.getBoundingClientRect().width, 0) / bar.getBoundingClientRect().width);
+		return Math.max(...filled) > 0.95; })()`)
+	b.waitFor("each section's trend, a column a build", `document.querySelectorAll("#receipt-trend thead th").length === 4 && `+
+		`[...document.querySelectorAll("#receipt-trend thead th")].slice(1).map(e => e.textContent).join() === "T1,T2,T3" && `+
+		`document.querySelector('#receipt-trend tr[data-section="active_entities"]') !== null`)
+
+	// Compare turn 1 with turn 2: the address names the diff, and opening it
+	// in a new tab shows the same diff.
+	b.run("choose turn 1 and turn 2", chromedp.Evaluate(`(() => {
+		const f = document.querySelector("#receipt-from"), t = document.querySelector("#receipt-to");
+		f.selectedIndex = 0; t.selectedIndex = 1; return true; })()`, nil))
+	b.click("compare", "#receipt-compare")
+	b.waitFor("Kheer's line added", `[...document.querySelectorAll("#receipt-diff-lines .diff-add")].some(e => /Kheer/.test(e.textContent))`)
+	var link string
+	b.run("read the address", chromedp.Evaluate(`location.href`, &link))
+	if !strings.Contains(link, "diff=") {
+		t.Fatalf("the address does not name the diff: %s", link)
+	}
+	b.run("open the link afresh", chromedp.Navigate("about:blank"), chromedp.Navigate(link))
+	b.waitFor("the linked diff, opened", `[...document.querySelectorAll("#receipt-diff-lines .diff-add")].some(e => /Kheer/.test(e.textContent))`)
 	if errs := b.pageErrors(); len(errs) > 0 {
 		t.Fatalf("the page logged errors: %v", errs)
 	}

@@ -14,6 +14,10 @@ export function h(tag, attrs = {}, ...children) {
       el.addEventListener(name.slice(2), value);
     } else if (name === 'dataset') {
       Object.assign(el.dataset, value);
+    } else if (name === 'style') {
+      // Through the CSSOM: the page's Content-Security-Policy (style-src
+      // 'self') refuses a style attribute, not a style set from script.
+      el.style.cssText = value;
     } else if (name in el && typeof value !== 'string') {
       el[name] = value;
     } else {

@@ -26,21 +26,40 @@ function label(r) {
   return `Turn ${r.turn}`;
 }
 
-/** stacked draws one build's sections side by side against its budget. */
-function stacked(r, colour) {
-  const scale = Math.max(r.budget, r.tokenCount) || 1;
+/** stacked draws one build's sections side by side, scaled to the largest
+ * build charted (scale) so that sections are not slivers of a budget few
+ * builds come near; a marker shows the budget where it falls on the scale. */
+function stacked(r, colour, scale) {
   return h('span', { class: 'stack', role: 'img', 'aria-label': `${num(r.tokenCount)} of ${num(r.budget)} tokens` },
     r.sections.map((s) => h('span', {
       class: 'stack-part', title: `${s.name}: ${num(s.tokenCount)} tokens${s.truncated ? ' (truncated)' : ''}`,
       style: `width: ${(s.tokenCount / scale) * 100}%; background: ${colour(s.name)}`,
-    })));
+    })),
+    r.budget <= scale ? h('span', { class: 'budget-marker', title: `budget ${num(r.budget)}`, style: `left: ${(r.budget / scale) * 100}%` }) : null);
 }
 
-function receiptRow(r, colour) {
+// trendBuilds is how many of the newest builds the sections' trend shows.
+const trendBuilds = 12;
+
+/** sectionTrend is each section's tokens across the newest builds of a
+ * node, one column a build, so a section that grows or vanishes shows. */
+function sectionTrend(builds, names) {
+  const shown = builds.slice(-trendBuilds);
+  const tokens = (r, name) => r.sections.find((s) => s.name === name)?.tokenCount;
+  // Its own scroll box: twelve columns do not fit a phone.
+  return h('div', { class: 'trend-box' }, h('table', { class: 'diff-sections', id: 'receipt-trend' },
+    h('caption', { class: 'hint' }, `Each section's tokens in the newest ${shown.length} builds`),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Section'), shown.map((r) => h('th', { scope: 'col' }, `T${r.turn}`)))),
+    h('tbody', {}, names.map((name) => h('tr', { dataset: { section: name } },
+      h('th', { scope: 'row' }, name),
+      shown.map((r) => { const n = tokens(r, name); return h('td', {}, n == null ? '—' : num(n)); }))))));
+}
+
+function receiptRow(r, colour, scale) {
   return h('li', { class: 'receipt', dataset: { receipt: r.id, turn: r.turn } },
     h('div', { class: 'ctx-line' },
       h('span', { class: 'ctx-name' }, label(r)),
-      stacked(r, colour),
+      stacked(r, colour, scale),
       h('span', { class: 'ctx-count' }, `${num(r.tokenCount)} / ${num(r.budget)} tokens`)),
     h('details', { dataset: { key: `receipt-${r.id}` } },
       h('summary', {}, `The ${r.node} prompt as sent at turn ${r.turn} · `, when(r.createdAt)),
@@ -142,10 +161,12 @@ export function receiptsPanel(sessionID) {
     const keepTo = mine.some((r) => r.id === toSelect.value) ? toSelect.value : mine[mine.length - 1].id;
     options(fromSelect, mine, keepFrom);
     options(toSelect, mine, keepTo);
+    const scale = Math.max(1, ...mine.map((r) => r.tokenCount));
     keepOpen(chart,
-      h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens against the budget:`),
+      h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens, scaled to the largest build (${num(scale)} tokens); the mark is the budget:`),
       h('ul', { class: 'legend' }, names.map((n) => h('li', {}, h('span', { class: 'swatch', style: `background: ${colour(n)}` }), n))),
-      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour))));
+      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour, scale))),
+      sectionTrend(mine, names));
     const turns = receipts.map((r) => r.turn);
     replace(range, `Builds of turns ${Math.min(...turns)}–${Math.max(...turns)}: ${num(receipts.length)} of ${num(total)} recorded. `,
       page.hasPreviousPage ? older : null);
@@ -199,7 +220,33 @@ export function receiptsPanel(sessionID) {
     compare().then(() => diff.scrollIntoView({ block: 'start' }));
   }
 
+  /** linkDiff names the compared builds in the address (?diff=FROM,TO),
+   * for a link to this diff; replaceState, so the view is not rebuilt. */
+  function linkDiff(from, to) {
+    const [path, query] = location.hash.split('?');
+    if (!path.startsWith(`#/sessions/${sessionID}`)) return;
+    const params = new URLSearchParams(query || '');
+    params.set('diff', `${from},${to}`);
+    history.replaceState(history.state, '', `${path}?${params}`);
+  }
+
+  /** openLinkedDiff compares the builds a deep link names, once. */
+  let linked = new URLSearchParams(location.hash.split('?')[1] || '').get('diff');
+  function openLinkedDiff() {
+    if (!linked) return;
+    const [from, to] = linked.split(',');
+    linked = null;
+    const a = receipts.find((r) => r.id === from), b = receipts.find((r) => r.id === to);
+    if (!a || !b || a.node !== b.node) return;
+    node = a.node;
+    render();
+    fromSelect.value = from;
+    toSelect.value = to;
+    compare().then(() => diff.scrollIntoView({ block: 'start' }));
+  }
+
   async function compare() {
+    linkDiff(fromSelect.value, toSelect.value);
     const mine = ++generation;
     replace(diff, loading('the diff'));
     try {
@@ -223,6 +270,7 @@ export function receiptsPanel(sessionID) {
       page = conn.pageInfo;
       total = conn.totalCount;
       render();
+      openLinkedDiff();
     },
   };
 }
