@@ -42,17 +42,22 @@ func KeyID(tenant, key string) uuid.UUID {
 	return uuid.UUID(md5.Sum([]byte(strconv.Itoa(len(tenant)) + ":" + tenant + key)))
 }
 
-// KeyedBy selects the session that a tenant's external key names: its live
-// session, or its newest. It reads session_keys by its primary key and then
-// the session by its id, so on Citus both are router queries
-// (docs/scale-out.md), where a search by tenant and key would ask every
-// shard.
-func KeyedBy(tenant, key string) predicate.Session {
-	return func(s *sql.Selector) {
-		keys := sql.Table(sessionkey.Table)
-		s.Where(sql.EQ(s.C(session.FieldID),
-			sql.Select(keys.C(sessionkey.FieldSessionID)).From(keys).Where(sql.EQ(keys.C(sessionkey.FieldID), KeyID(tenant, key)))))
+// Keyed reads the session that a tenant's external key names (its live
+// session, or its newest) and that matches where, or returns ent's not
+// found error. It reads session_keys by its primary key, then the session
+// by its id, in two statements that each name their row's distribution
+// value: on Citus two router queries. (One statement with the key's read as
+// a subquery costs a round trip less on one PostgreSQL, but Citus runs the
+// subquery first and cannot prune the session's read by its result: every
+// open would ask every shard.)
+func Keyed(ctx context.Context, keys *ent.SessionKeyClient, sessions *ent.SessionClient, tenant, key string,
+	where ...predicate.Session) (*ent.Session, error) {
+	named, err := keys.Query().Where(sessionkey.ID(KeyID(tenant, key))).Only(ctx)
+	if err != nil {
+		return nil, err
 	}
+	id := named.SessionID
+	return sessions.Query().Where(append(where, session.ID(id))...).Only(ctx)
 }
 
 // Open gets the live session of a tenant's external key, or creates it with
@@ -67,7 +72,7 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		out = Opened{}
 		// Most opens find their session live: one statement, no lock.
-		current, err := tx.Session.Query().Where(KeyedBy(tenant, key)).Only(ctx)
+		current, err := Keyed(ctx, tx.SessionKey, tx.Session, tenant, key)
 		switch {
 		case ent.IsNotFound(err):
 		case err != nil:

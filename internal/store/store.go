@@ -130,7 +130,7 @@ func (s *Store) write(ctx context.Context, sessionID uuid.UUID, change Change, r
 			return nil, err
 		}
 		next := nextEvent(locked, ev)
-		args, err := eventArgs([]sessionEvent{next}, now)
+		args, err := eventArg(next, now)
 		if err != nil {
 			return nil, err
 		}
