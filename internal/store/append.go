@@ -143,4 +143,3 @@ func (p *eventsBefore) SetTotal(total int) { p.total = total }
 func (p *eventsBefore) Query() (string, []any) {
 	return "WITH appended AS (" + insertEvent(p.total) + " RETURNING 1)", p.args
 }
-
