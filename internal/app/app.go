@@ -54,6 +54,8 @@ type App struct {
 	stopHub func()
 	cfg     Config
 	metrics *prometheus.Registry
+	// holds is the pool of the store's horizon holds on Citus, else nil.
+	holds *sql.DB
 	// httpRequests counts requests by route and status.
 	httpRequests httpRequests
 }
@@ -66,6 +68,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	st := store.New(client, nil)
+	holds, err := holdHorizonOnCitus(ctx, cfg, db, st)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
 	eng := engine.New(client, st, engine.Config{
 		DefaultTTL:           cfg.DefaultTTL,
 		DefaultDomain:        cfg.DefaultDomain,
@@ -80,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg}
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, holds: holds}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{
@@ -116,6 +123,9 @@ func (a *App) Handler() http.Handler { return a.handler }
 // Close stops the event hub and releases the database connections.
 func (a *App) Close() error {
 	a.stopHub()
+	if a.holds != nil {
+		a.holds.Close()
+	}
 	return a.Client.Close()
 }
 

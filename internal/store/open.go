@@ -69,18 +69,19 @@ func Keyed(ctx context.Context, keys *ent.SessionKeyClient, sessions *ent.Sessio
 func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.SessionCreate)) (Opened, error) {
 	var out Opened
 	kid := KeyID(tenant, key)
-	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+	// Most opens find their session live: two reads, no lock, no
+	// transaction.
+	current, err := Keyed(ctx, s.client.SessionKey, s.client.Session, tenant, key)
+	switch {
+	case ent.IsNotFound(err):
+	case err != nil:
+		return Opened{}, err
+	case !expired(current, s.now().UTC()):
+		return Opened{Session: current}, nil
+	}
+	// Creating a session writes its key's row and its own, on two shards.
+	err = s.inSpanningTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		out = Opened{}
-		// Most opens find their session live: one statement, no lock.
-		current, err := Keyed(ctx, tx.SessionKey, tx.Session, tenant, key)
-		switch {
-		case ent.IsNotFound(err):
-		case err != nil:
-			return nil, err
-		case !expired(current, now):
-			out.Session = current
-			return nil, nil
-		}
 		// Lock the key's row, creating it, so that openers of the key
 		// queue here; then look again at the session it names, locked.
 		// Locks are taken key first, then session, and the only other

@@ -79,6 +79,8 @@ type Store struct {
 	// committed rings the doorbell after a commit that appended events; it
 	// must not block (see OnCommit).
 	committed func(sessions []uuid.UUID)
+	// hold, when set, is taken by writes that can span shards (Hold).
+	hold Hold
 }
 
 // New returns a Store over client. now may be nil (time.Now).
