@@ -68,4 +68,3 @@ func (s *Store) inSpanningTx(ctx context.Context, body txBody) error {
 	}
 	return s.inTx(ctx, body)
 }
-
