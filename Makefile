@@ -26,7 +26,7 @@ CITUS_TESTS = $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/
 test-citus:
 	@test -n "$(CITUS_URL)" || { echo "make test-citus needs a Citus cluster: set CITUS_URL to its coordinator" \
 		"(postgres://user@host:port/postgres) with its workers added by citus_add_node (docs/scale-out.md)" >&2; exit 2; }
-	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -count=1 -timeout 30m ./internal/store/ ./internal/events/
+	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -tags citus -count=1 -timeout 30m ./internal/store/ ./internal/events/
 	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -count=1 -timeout 30m -run '^($(CITUS_TESTS))$$' ./graph/
 
 ## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates,

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
+	"sessiongraph/ent/event"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/sessionkey"
@@ -94,7 +95,7 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 		}
 		var events []sessionEvent
 		if named.SessionID != fresh {
-			current, err = tx.Session.Query().Where(session.ID(named.SessionID)).ForUpdate().Only(ctx)
+			current, err = lockNamed(ctx, tx, named.SessionID)
 			switch {
 			case ent.IsNotFound(err):
 				// Deleted, and the key left behind: there is nothing to name.
@@ -159,5 +160,41 @@ func lockKey(ctx context.Context, tx *ent.Tx, kid uuid.UUID, tenant, key string,
 		if !ent.IsNotFound(err) {
 			return named, err
 		}
+	}
+}
+
+// namedRetry is how long Open waits before it looks again for a session
+// its key names that is neither there nor deleted.
+const namedRetry = 5 * time.Millisecond
+
+// lockNamed locks the session a key names, under the key's lock, or
+// returns ent's not found error once the session is known to be deleted
+// (its session.deleted event, which outlives it, is there). A session
+// that is neither there nor deleted is one whose creation has committed
+// on the key's shard but not yet on its own: on Citus the two commit in
+// turn, by two-phase commit. It will be there in a moment, so Open looks
+// again rather than give the key to a new session and leave that one live
+// without its key. On one PostgreSQL a session the key names is always
+// there or deleted.
+func lockNamed(ctx context.Context, tx *ent.Tx, id uuid.UUID) (*ent.Session, error) {
+	wait := namedRetry
+	for {
+		current, err := tx.Session.Query().Where(session.ID(id)).ForUpdate().Only(ctx)
+		if !ent.IsNotFound(err) {
+			return current, err
+		}
+		deleted, err := tx.Event.Query().Where(event.SessionID(id), event.Kind(KindSessionDeleted)).Exist(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if deleted {
+			return nil, &ent.NotFoundError{}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
 	}
 }
