@@ -3,7 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lib/pq"
 )
 
 // Hold keeps the feed across sessions from passing a write that spans
@@ -55,10 +59,27 @@ func OnCitus(ctx context.Context, db *sql.DB) (bool, error) {
 	return yes, err
 }
 
+// spanningAttempts bounds how often a write that spans shards is tried
+// when Citus ends it as part of a distributed deadlock.
+const spanningAttempts = 3
+
 // inSpanningTx is inTx for a write that can span shards: it takes the
 // store's Hold, if any, before the transaction begins and releases it
-// after the transaction has ended.
+// after the transaction has ended. Citus's distributed deadlock detection
+// cancels such a transaction now and then when opens, expiries and
+// deletions of one key run at once (TestOpensExpiriesAndDeletionsOfOneKeyAtOnce
+// under make test-citus); the transaction rolled back whole, so it is run
+// again, up to spanningAttempts times in all.
 func (s *Store) inSpanningTx(ctx context.Context, body txBody) error {
+	for attempt := 1; ; attempt++ {
+		err := s.inHeldTx(ctx, body)
+		if attempt == spanningAttempts || !deadlocked(err) {
+			return err
+		}
+	}
+}
+
+func (s *Store) inHeldTx(ctx context.Context, body txBody) error {
 	if s.hold != nil {
 		release, err := s.hold(ctx)
 		if err != nil {
@@ -67,4 +88,18 @@ func (s *Store) inSpanningTx(ctx context.Context, body txBody) error {
 		defer release()
 	}
 	return s.inTx(ctx, body)
+}
+
+// deadlocked reports whether err is PostgreSQL's deadlock_detected, which
+// Citus also raises for a distributed deadlock.
+func deadlocked(err error) bool {
+	var pgx *pgconn.PgError
+	var libpq *pq.Error
+	switch {
+	case errors.As(err, &pgx):
+		return pgx.Code == "40P01"
+	case errors.As(err, &libpq):
+		return libpq.Code == "40P01"
+	}
+	return false
 }
