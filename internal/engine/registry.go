@@ -251,7 +251,7 @@ func persist(ctx context.Context, w *store.Work, changed []*registry.Entry, l lo
 		s.Prefix(&refsUpserted{args: upsertArgs(changed, ids, sessionID, now)})
 		s.From(sql.Table(upsertedRefs).As(ref.Table))
 	})
-	rows, err := q.All(access.System(ctx))
+	rows, err := q.All(access.System(withoutValues{ctx}))
 	if err != nil {
 		return nil, conflictError(err)
 	}
@@ -395,3 +395,10 @@ func conflictError(err error) error {
 	}
 	return err
 }
+
+// withoutValues is a context with ctx's deadline and cancellation but none
+// of its values: no caller's key, so access.System applies.
+type withoutValues struct{ context.Context }
+
+// Value has no values.
+func (withoutValues) Value(any) any { return nil }
