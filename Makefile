@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test test-transports generate check-generated migration migration-hash lint fuzz bench image
+.PHONY: run test test-transports test-citus generate check-generated migration migration-hash lint fuzz bench image
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
 -include load.mk dashboard/vendor.mk graphiql/vendor.mk
@@ -37,6 +37,18 @@ test-transports:
 IMAGE_TAG ?= sessiongraph:dev
 image:
 	$(GO) run ./cmd/image -o sessiongraph-image.tar -tag $(IMAGE_TAG)
+
+## test-citus: the API's behaviour tests on a Citus cluster named by CITUS_URL (its coordinator,
+## postgres://user@host:port/postgres, workers added with citus_add_node): every database is made on
+## every node and distributed by docs/scale-out.md's statements as printed. Not part of make test.
+CITUS_SUITE := registry_flow turn_lifecycle context receipts live lifecycle session registry_concurrency \
+	access pagination steps artifacts revocation agent_loop
+CITUS_TESTS = $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' $(CITUS_SUITE:%=graph/%_test.go) | paste -sd'|')
+test-citus:
+	@test -n "$(CITUS_URL)" || { echo "make test-citus needs a Citus cluster: set CITUS_URL to its coordinator" \
+		"(postgres://user@host:port/postgres) with its workers added by citus_add_node (docs/scale-out.md)" >&2; exit 2; }
+	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -tags citus -count=1 -timeout 30m ./internal/store/ ./internal/events/
+	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -count=1 -timeout 30m -run '^($(CITUS_TESTS))$$' ./graph/
 
 ## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates,
 ## then the TypeScript client's typed operations from the schema (npm ci on first use)

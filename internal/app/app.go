@@ -66,6 +66,8 @@ type App struct {
 	shares   *access.PoolShares
 	// keyClient checks API keys on a pool of its own.
 	keyClient *ent.Client
+	// holds is the pool of the store's horizon holds on Citus, else nil.
+	holds *sql.DB
 	// httpRequests counts requests by route and status.
 	httpRequests httpRequests
 	// draining, requests and goingAway are the shutdown's (drain.go).
@@ -85,6 +87,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	st := store.New(client, nil)
+	holds, err := holdHorizonOnCitus(ctx, cfg, db, st)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
 	eng := engine.New(client, st, engine.Config{
 		DefaultTTL:           cfg.DefaultTTL,
 		DefaultDomain:        cfg.DefaultDomain,
@@ -104,7 +111,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down,
+	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down, holds: holds,
 		fairness: access.NewFairness(cfg.Fairness),
 		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare)}
 	a.metrics = a.newRegistry()
@@ -151,6 +158,9 @@ func (a *App) Handler() http.Handler { return a.handler }
 func (a *App) Close() error {
 	a.stopHub()
 	a.keyClient.Close()
+	if a.holds != nil {
+		a.holds.Close()
+	}
 	return a.Client.Close()
 }
 

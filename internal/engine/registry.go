@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
 	"sessiongraph/internal/store"
@@ -43,10 +44,26 @@ func (s selection) predicate(sessionID uuid.UUID) predicate.Ref {
 		any = append(any, ref.And(
 			ref.EntityType(s.pendingOf),
 			sameLabel(s.pendingLabel),
-			ref.HasArtifactWith(artifact.StatusEQ(artifact.StatusPending)),
+			hasPendingArtifact(),
 		))
 	}
 	return ref.And(ref.SessionID(sessionID), ref.Or(any...))
+}
+
+// hasPendingArtifact matches refs with a PENDING artifact. It names the
+// session in the artifact's subquery as well as the ref (ent's
+// HasArtifactWith joins by ref_id alone), so that Citus plans it on the
+// session's shard: it refuses a subquery that is not joined on the
+// distribution column.
+func hasPendingArtifact() predicate.Ref {
+	return predicate.Ref(func(s *sql.Selector) {
+		t := sql.Table(artifact.Table)
+		s.Where(sql.Exists(sql.Select(t.C(artifact.FieldRefID)).From(t).Where(sql.And(
+			sql.ColumnsEQ(t.C(artifact.FieldSessionID), s.C(ref.FieldSessionID)),
+			sql.ColumnsEQ(t.C(artifact.FieldRefID), s.C(ref.FieldID)),
+			sql.EQ(t.C(artifact.FieldStatus), artifact.StatusPending),
+		))))
+	})
 }
 
 // sameLabel matches refs whose label equals label ignoring case and
@@ -241,13 +258,16 @@ func persist(ctx context.Context, w *store.Work, changed []*registry.Entry, l lo
 		}
 	}
 	// One statement of a fixed shape upserts them all and reads them back as
-	// stored, through ent's query so that the rows are ent's entities.
+	// stored, through ent's query so that the rows are ent's entities. The
+	// read-back is the server's own, past the tenant confinement: the
+	// session was locked through it already, and Citus refuses its
+	// subquery on sessions next to the upsert's WITH.
 	q := tx.Ref.Query()
 	q.Modify(func(s *sql.Selector) {
 		s.Prefix(&refsUpserted{args: upsertArgs(changed, ids, sessionID, now)})
 		s.From(sql.Table(upsertedRefs).As(ref.Table))
 	})
-	rows, err := q.All(ctx)
+	rows, err := q.All(access.System(withoutValues{ctx}))
 	if err != nil {
 		return nil, conflictError(err)
 	}
@@ -399,3 +419,10 @@ func conflictError(err error) error {
 	}
 	return err
 }
+
+// withoutValues is a context with ctx's deadline and cancellation but none
+// of its values: no caller's key, so access.System applies.
+type withoutValues struct{ context.Context }
+
+// Value has no values.
+func (withoutValues) Value(any) any { return nil }

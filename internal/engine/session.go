@@ -182,7 +182,7 @@ func (e *Engine) Session(ctx context.Context, id uuid.UUID) (*ent.Session, error
 
 // SessionByKey returns the live session of a tenant's external key, or nil.
 func (e *Engine) SessionByKey(ctx context.Context, tenant, key string) (*ent.Session, error) {
-	s, err := e.client.Session.Query().Where(store.KeyedBy(tenant, key), session.StatusEQ(session.StatusActive)).Only(ctx)
+	s, err := store.Keyed(ctx, e.client.SessionKey, e.client.Session, tenant, key, session.StatusEQ(session.StatusActive))
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}

@@ -179,10 +179,14 @@ func addToStep(ctx context.Context, w *store.Work, add *stepItems) (added bool, 
 				b.WriteString("CASE WHEN octet_length(" + data + "::text) + octet_length(" + newData + "::text) <= ").
 					Arg(maxStepDataBytes).WriteString(" THEN " + data + " || " + newData + " ELSE " + data + " END")
 			}))
-			// The refs of both, each once, in the order first seen.
-			u.Set(stepresult.FieldRefs, sql.Expr("(SELECT coalesce(jsonb_agg(r ORDER BY o), '[]'::jsonb) FROM "+
-				"(SELECT r, min(o) AS o FROM jsonb_array_elements_text("+old.C(stepresult.FieldRefs)+" || "+excluded.C(stepresult.FieldRefs)+
-				") WITH ORDINALITY AS x(r, o) GROUP BY r) AS refs)"))
+			// The refs of both, each once, in the order first seen: the
+			// old ones, then the call's that are not among them (each
+			// list holds a ref once). Functions, not a subquery: Citus
+			// refuses subqueries in an INSERT, and takes only immutable
+			// functions in its DO UPDATE.
+			refs, newRefs := old.C(stepresult.FieldRefs), excluded.C(stepresult.FieldRefs)
+			u.Set(stepresult.FieldRefs, sql.Expr(refs+" || jsonb_path_query_array("+newRefs+
+				", '$[*] ? (!(@ == $old[*]))', jsonb_set('{}'::jsonb, '{old}', "+refs+"))"))
 			u.Set(stepresult.FieldItemCount, sql.Expr(old.C(stepresult.FieldItemCount)+" + "+excluded.C(stepresult.FieldItemCount)))
 			u.SetExcluded(stepresult.FieldUpdatedAt)
 		}),

@@ -40,52 +40,41 @@ type feedPage struct {
 }
 
 // readFeed reads up to pageSize final events after a position (and, when
-// upTo is given, not after it) that match the filter, in the feed's order.
-// Its one statement also returns the horizon, and whether events wait
-// above it.
+// upTo is given, not after it) that match the filter, in the feed's order,
+// with the horizon it read below and whether events wait above it.
+//
+// It reads the horizon first, in a statement of its own, and the events
+// below it in a second one: every event below the horizon was final when
+// the horizon was read, so the second statement's snapshot sees it. On
+// Citus the horizon is the coordinator's (where events are numbered), and
+// the events' read is one query on every shard, each sorted and limited
+// there and merged on the coordinator; one statement joining the two would
+// let Citus evaluate the horizon on the workers.
 func readFeed(ctx context.Context, db *sql.DB, after Position, upTo *Position, f Filter) (feedPage, error) {
-	args := []any{after.Xid, after.SessionID, after.Sequence}
-	where := `(xid, session_id, sequence) > ($1, $2, $3) AND xid < h.horizon`
+	var page feedPage
+	err := db.QueryRowContext(ctx, `SELECT h.horizon, COALESCE((SELECT MAX(xid) FROM events), 0) >= h.horizon
+		FROM (SELECT `+horizonSQL+` AS horizon) AS h`).
+		Scan(&page.horizon, &page.waiting)
+	if err != nil {
+		return feedPage{}, err
+	}
+	args := []any{after.Xid, after.SessionID, after.Sequence, page.horizon}
+	where := `(xid, session_id, sequence) > ($1, $2, $3) AND xid < $4`
 	if upTo != nil {
 		args = append(args, upTo.Xid, upTo.SessionID, upTo.Sequence)
-		where += ` AND (xid, session_id, sequence) <= ($4, $5, $6)`
+		where += ` AND (xid, session_id, sequence) <= ($5, $6, $7)`
 	}
 	where += f.sql(&args)
-	q := fmt.Sprintf(`SELECT h.horizon, h.newest >= h.horizon, e.*
-		FROM (SELECT %s AS horizon, (SELECT MAX(xid) FROM events) AS newest) AS h
-		LEFT JOIN LATERAL (
-			SELECT %s FROM events WHERE %s ORDER BY xid, session_id, sequence LIMIT %d
-		) AS e ON true`, horizonSQL, eventColumns, where, pageSize)
+	q := fmt.Sprintf(`SELECT %s FROM events WHERE %s ORDER BY xid, session_id, sequence LIMIT %d`,
+		eventColumns, where, pageSize)
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return feedPage{}, err
 	}
-	defer rows.Close()
-	var page feedPage
-	for rows.Next() {
-		var waiting sql.NullBool
-		var id uuid.NullUUID
-		var ev Event
-		var seq, xid sql.NullInt64
-		var session uuid.NullUUID
-		var tenant, kind sql.NullString
-		var payload []byte
-		var at sql.NullTime
-		if err := rows.Scan(&page.horizon, &waiting, &id, &seq, &xid, &session, &tenant, &kind, &payload, &at); err != nil {
-			return feedPage{}, err
-		}
-		page.waiting = waiting.Bool
-		if !id.Valid { // no event: the row carries only the horizon
-			continue
-		}
-		ev = Event{ID: id.UUID, Sequence: seq.Int64, Xid: xid.Int64, SessionID: session.UUID,
-			Tenant: tenant.String, Kind: kind.String, CreatedAt: at.Time}
-		if err := json.Unmarshal(payload, &ev.Payload); err != nil {
-			return feedPage{}, err
-		}
-		page.events = append(page.events, ev)
+	if page.events, err = scanEvents(rows); err != nil {
+		return feedPage{}, err
 	}
-	return page, rows.Err()
+	return page, nil
 }
 
 // readSession reads up to pageSize events of one session after a sequence,
@@ -104,12 +93,24 @@ func readSession(ctx context.Context, db *sql.DB, session uuid.UUID, after int64
 
 // readSessions reads the events of several sessions, each after its own
 // sequence, up to sessionPage each, in order within each; full lists the
-// sessions that have more.
+// sessions that have more. Each session is read by its own arm of a UNION
+// ALL, by a parameter: on Citus each arm is a router query on its
+// session's shard (a lateral join over the list would ask every shard, and
+// Citus refuses it).
 func readSessions(ctx context.Context, db *sql.DB, sessions []uuid.UUID, after []int64) (evs []Event, full []uuid.UUID, err error) {
-	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT e.* FROM unnest($1::uuid[], $2::bigint[]) AS c(session_id, after)
-		CROSS JOIN LATERAL (
-			SELECT %s FROM events WHERE session_id = c.session_id AND sequence > c.after ORDER BY sequence LIMIT %d
-		) AS e`, eventColumns, sessionPage), sessions, after)
+	var q strings.Builder
+	args := make([]any, 0, 2*len(sessions))
+	q.WriteString(`SELECT * FROM (`)
+	for i, id := range sessions {
+		if i > 0 {
+			q.WriteString(` UNION ALL `)
+		}
+		fmt.Fprintf(&q, `(SELECT %s FROM events WHERE session_id = $%d AND sequence > $%d ORDER BY sequence LIMIT %d)`,
+			eventColumns, 2*i+1, 2*i+2, sessionPage)
+		args = append(args, id, after[i])
+	}
+	q.WriteString(`) AS e ORDER BY session_id, sequence`)
+	rows, err := db.QueryContext(ctx, q.String(), args...)
 	if err != nil {
 		return nil, nil, err
 	}

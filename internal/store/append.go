@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,25 +13,46 @@ import (
 	"sessiongraph/ent"
 )
 
+// eventXid is the number an event is ordered by in the feed across
+// sessions: the larger of the transaction's id and the first id not yet
+// given out when the statement began. It is at least the transaction's own
+// id, so once the snapshot horizon has passed it the transaction has ended
+// and the event is final. And it never decreases within a session: the
+// statement that appends an event runs after its session's lock was taken,
+// so after the commit of the session's previous event, whose number (its
+// transaction's id, or the first id not yet given out before that commit)
+// is below the first id not yet given out now. No read of the previous
+// event is needed, which keeps the insert a plain one on Citus, where
+// both functions are evaluated on the coordinator (docs/events.md).
+const eventXid = `GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`
+
+// eventColumns are the columns an append writes, in its arguments' order.
+const eventColumns = `id, session_id, sequence, xid, tenant, kind, payload, created_at`
+
+// insertEvent is the statement that appends rows events of one session;
+// each row's seven arguments follow the one before's, from $offset+1. A
+// VALUES row names its session by a parameter, so on Citus it is a router
+// insert on the session's shard.
+func insertEvent(offset, rows int) string {
+	values := make([]string, rows)
+	for r := range values {
+		p := func(i int) string { return fmt.Sprintf("$%d", offset+7*r+i) }
+		values[r] = `(` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + eventXid +
+			`, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `::jsonb, ` + p(7) + `)`
+	}
+	return `INSERT INTO events (` + eventColumns + `) VALUES ` + strings.Join(values, ", ")
+}
+
 // insertEvents is the statement that appends a commit's events, each with
-// the number its session gave it; its seven arguments start at $offset+1.
-// It takes no lock of its own: each event's session is locked already (its
-// row, or for the system session an advisory lock). An event's xid is the
-// transaction's, raised to the session's previous event's xid, so that it
-// never decreases within a session: a feed across sessions that reads below
-// the snapshot horizon in xid order then also sees each session's events in
-// their order, even when this transaction took its id before it waited for
-// the session's lock (docs/events.md).
-func insertEvents(offset int) string {
-	p := func(i int) string { return fmt.Sprintf("$%d", offset+i) }
-	return `INSERT INTO events (id, session_id, sequence, xid, tenant, kind, payload, created_at)
-		SELECT r.id, r.session_id, r.sequence,
-			GREATEST(pg_current_xact_id()::text::bigint, (
-				SELECT p.xid FROM events p WHERE p.session_id = r.session_id AND p.sequence < r.sequence
-				ORDER BY p.sequence DESC LIMIT 1)),
-			r.tenant, r.kind, r.payload, ` + p(7) + `
-		FROM unnest(` + p(1) + `::uuid[], ` + p(2) + `::uuid[], ` + p(3) + `::bigint[], ` + p(4) + `::text[], ` +
-		p(5) + `::text[], ` + p(6) + `::jsonb[]) AS r(id, session_id, sequence, tenant, kind, payload)`
+// the number its session gave it; its seven arguments are arrays but the
+// last. It takes no lock of its own: each event's session is locked already
+// (its row, or for the system session an advisory lock). On Citus the rows
+// of unnest are made on the coordinator and sent to their shards.
+func insertEvents() string {
+	return `INSERT INTO events (` + eventColumns + `)
+		SELECT r.id, r.session_id, r.sequence, ` + eventXid + `, r.tenant, r.kind, r.payload, $7
+		FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::jsonb[])
+			AS r(id, session_id, sequence, tenant, kind, payload)`
 }
 
 // eventArgs are insertEvents' arguments for events.
@@ -57,6 +79,25 @@ func eventArgs(events []sessionEvent, now time.Time) ([]any, error) {
 	return []any{ids, sessions, sequences, tenants, kinds, payloads, now}, nil
 }
 
+// eventArg is insertEvent's arguments for one event.
+func eventArg(ev sessionEvent, now time.Time) ([]any, error) {
+	args, err := eventArgs([]sessionEvent{ev}, now)
+	if err != nil {
+		return nil, err
+	}
+	for i := range 6 {
+		switch v := args[i].(type) {
+		case []uuid.UUID:
+			args[i] = v[0]
+		case []int64:
+			args[i] = v[0]
+		case []string:
+			args[i] = v[0]
+		}
+	}
+	return args, nil
+}
+
 // appendEvents writes the events of a commit that its session update did
 // not carry, in one statement at the end of the transaction.
 func appendEvents(ctx context.Context, tx *ent.Tx, events []sessionEvent, now time.Time) error {
@@ -66,26 +107,50 @@ func appendEvents(ctx context.Context, tx *ent.Tx, events []sessionEvent, now ti
 			pending = append(pending, ev)
 		}
 	}
-	if len(pending) == 0 {
+	var query string
+	var args []any
+	var err error
+	switch len(pending) {
+	case 0:
 		return nil
+	case 1:
+		query = insertEvent(0, 1)
+		args, err = eventArg(pending[0], now)
+	default:
+		query = insertEvents()
+		args, err = eventArgs(pending, now)
 	}
-	args, err := eventArgs(pending, now)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, insertEvents(0), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
 	return nil
 }
 
-// eventsBefore is a statement prefix that appends events in the statement
-// it prefixes (a data-modifying WITH), so that a write's session update and
-// its event cost one round trip. ent numbers its arguments after the
-// statement's own (SetTotal).
+// eventsBefore is a statement prefix that appends a write's events (all of
+// one session) in the statement it prefixes (a data-modifying WITH), so
+// that a write's session update and its events cost one round trip: on
+// Citus, a router statement on the session's shard. ent numbers its
+// arguments after the statement's own (SetTotal).
 type eventsBefore struct {
 	args  []any
+	rows  int
 	total int
+}
+
+// newEventsBefore is the prefix that appends events.
+func newEventsBefore(events []sessionEvent, now time.Time) (*eventsBefore, error) {
+	p := &eventsBefore{rows: len(events)}
+	for _, ev := range events {
+		args, err := eventArg(ev, now)
+		if err != nil {
+			return nil, err
+		}
+		p.args = append(p.args, args...)
+	}
+	return p, nil
 }
 
 // SetDialect is ent's; the prefix is PostgreSQL's only.
@@ -96,5 +161,5 @@ func (p *eventsBefore) SetTotal(total int) { p.total = total }
 
 // Query returns the prefix and its arguments.
 func (p *eventsBefore) Query() (string, []any) {
-	return "WITH appended AS (" + insertEvents(p.total) + " RETURNING 1)", p.args
+	return "WITH appended AS (" + insertEvent(p.total, p.rows) + " RETURNING 1)", p.args
 }

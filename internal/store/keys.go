@@ -33,7 +33,7 @@ const systemSessionLock = 0x5e5510_0003
 // it. Revoking a revoked key changes nothing and records nothing.
 func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) (*ent.APIKey, error) {
 	var out *ent.APIKey
-	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+	err := s.inSpanningTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		row, err := tx.APIKey.Query().Where(apikey.ID(id)).ForUpdate().Only(ctx)
 		if ent.IsNotFound(err) {
 			return nil, apperr.New(apperr.NotFound, "API key %s not found", id)

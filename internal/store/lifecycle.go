@@ -30,7 +30,7 @@ const (
 // events. It returns the sessions it expired.
 func (s *Store) ExpireWhere(ctx context.Context, reason string, where ...predicate.Session) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
-	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+	err := s.inSpanningTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		var events []sessionEvent
 		var err error
 		ids, events, err = numberSessions(ctx, tx, KindSessionExpired, reason, append(where, session.StatusEQ(session.StatusActive)),
@@ -49,7 +49,7 @@ func (s *Store) ExpireWhere(ctx context.Context, reason string, where ...predica
 func (s *Store) ClearReceiptTexts(ctx context.Context, cutoff time.Time) (int, error) {
 	old := []predicate.ContextReceipt{contextreceipt.TextNotNil(), contextreceipt.CreatedAtLT(cutoff)}
 	var cleared int
-	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+	err := s.inSpanningTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		ids, events, err := numberSessions(ctx, tx, KindReceiptTextsCleared, "retention",
 			[]predicate.Session{session.HasContextReceiptsWith(old...)}, func(*sql.UpdateBuilder) {})
 		if err != nil || len(ids) == 0 {
@@ -66,7 +66,7 @@ func (s *Store) ClearReceiptTexts(ctx context.Context, cutoff time.Time) (int, e
 // records one session.deleted event each, which outlive the session.
 func (s *Store) DeleteWhere(ctx context.Context, reason string, where ...predicate.Session) ([]uuid.UUID, error) {
 	var ids, kids []uuid.UUID
-	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+	err := s.inSpanningTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		var events []sessionEvent
 		var err error
 		ids, events, err = numberSessions(ctx, tx, KindSessionDeleted, reason, where, func(*sql.UpdateBuilder) {})

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
+	"sessiongraph/ent/event"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/sessionkey"
@@ -42,17 +43,22 @@ func KeyID(tenant, key string) uuid.UUID {
 	return uuid.UUID(md5.Sum([]byte(strconv.Itoa(len(tenant)) + ":" + tenant + key)))
 }
 
-// KeyedBy selects the session that a tenant's external key names: its live
-// session, or its newest. It reads session_keys by its primary key and then
-// the session by its id, so on Citus both are router queries
-// (docs/scale-out.md), where a search by tenant and key would ask every
-// shard.
-func KeyedBy(tenant, key string) predicate.Session {
-	return func(s *sql.Selector) {
-		keys := sql.Table(sessionkey.Table)
-		s.Where(sql.EQ(s.C(session.FieldID),
-			sql.Select(keys.C(sessionkey.FieldSessionID)).From(keys).Where(sql.EQ(keys.C(sessionkey.FieldID), KeyID(tenant, key)))))
+// Keyed reads the session that a tenant's external key names (its live
+// session, or its newest) and that matches where, or returns ent's not
+// found error. It reads session_keys by its primary key, then the session
+// by its id, in two statements that each name their row's distribution
+// value: on Citus two router queries. (One statement with the key's read as
+// a subquery costs a round trip less on one PostgreSQL, but Citus runs the
+// subquery first and cannot prune the session's read by its result: every
+// open would ask every shard.)
+func Keyed(ctx context.Context, keys *ent.SessionKeyClient, sessions *ent.SessionClient, tenant, key string,
+	where ...predicate.Session) (*ent.Session, error) {
+	named, err := keys.Query().Where(sessionkey.ID(KeyID(tenant, key))).Only(ctx)
+	if err != nil {
+		return nil, err
 	}
+	id := named.SessionID
+	return sessions.Query().Where(append(where, session.ID(id))...).Only(ctx)
 }
 
 // Open gets the live session of a tenant's external key, or creates it with
@@ -64,18 +70,19 @@ func KeyedBy(tenant, key string) predicate.Session {
 func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.SessionCreate)) (Opened, error) {
 	var out Opened
 	kid := KeyID(tenant, key)
-	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
+	// Most opens find their session live: two reads, no lock, no
+	// transaction.
+	current, err := Keyed(ctx, s.client.SessionKey, s.client.Session, tenant, key)
+	switch {
+	case ent.IsNotFound(err):
+	case err != nil:
+		return Opened{}, err
+	case !expired(current, s.now().UTC()):
+		return Opened{Session: current}, nil
+	}
+	// Creating a session writes its key's row and its own, on two shards.
+	err = s.inSpanningTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		out = Opened{}
-		// Most opens find their session live: one statement, no lock.
-		current, err := tx.Session.Query().Where(KeyedBy(tenant, key)).Only(ctx)
-		switch {
-		case ent.IsNotFound(err):
-		case err != nil:
-			return nil, err
-		case !expired(current, now):
-			out.Session = current
-			return nil, nil
-		}
 		// Lock the key's row, creating it, so that openers of the key
 		// queue here; then look again at the session it names, locked.
 		// Locks are taken key first, then session, and the only other
@@ -88,7 +95,7 @@ func (s *Store) Open(ctx context.Context, tenant, key string, fill func(*ent.Ses
 		}
 		var events []sessionEvent
 		if named.SessionID != fresh {
-			current, err = tx.Session.Query().Where(session.ID(named.SessionID)).ForUpdate().Only(ctx)
+			current, err = lockNamed(ctx, tx, named.SessionID)
 			switch {
 			case ent.IsNotFound(err):
 				// Deleted, and the key left behind: there is nothing to name.
@@ -153,5 +160,41 @@ func lockKey(ctx context.Context, tx *ent.Tx, kid uuid.UUID, tenant, key string,
 		if !ent.IsNotFound(err) {
 			return named, err
 		}
+	}
+}
+
+// namedRetry is how long Open waits before it looks again for a session
+// its key names that is neither there nor deleted.
+const namedRetry = 5 * time.Millisecond
+
+// lockNamed locks the session a key names, under the key's lock, or
+// returns ent's not found error once the session is known to be deleted
+// (its session.deleted event, which outlives it, is there). A session
+// that is neither there nor deleted is one whose creation has committed
+// on the key's shard but not yet on its own: on Citus the two commit in
+// turn, by two-phase commit. It will be there in a moment, so Open looks
+// again rather than give the key to a new session and leave that one live
+// without its key. On one PostgreSQL a session the key names is always
+// there or deleted.
+func lockNamed(ctx context.Context, tx *ent.Tx, id uuid.UUID) (*ent.Session, error) {
+	wait := namedRetry
+	for {
+		current, err := tx.Session.Query().Where(session.ID(id)).ForUpdate().Only(ctx)
+		if !ent.IsNotFound(err) {
+			return current, err
+		}
+		deleted, err := tx.Event.Query().Where(event.SessionID(id), event.Kind(KindSessionDeleted)).Exist(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if deleted {
+			return nil, &ent.NotFoundError{}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
 	}
 }

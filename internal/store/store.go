@@ -86,6 +86,8 @@ type Store struct {
 	// committed rings the doorbell after a commit that appended events; it
 	// must not block (see OnCommit).
 	committed func(sessions []uuid.UUID)
+	// hold, when set, is taken by writes that can span shards (Hold).
+	hold Hold
 }
 
 // New returns a Store over client. now may be nil (time.Now).
@@ -142,13 +144,13 @@ func (s *Store) write(ctx context.Context, sessionID uuid.UUID, change Change, r
 			next.sequence += int64(i)
 			events = append(events, next)
 		}
-		args, err := eventArgs(events, now)
+		prefix, err := newEventsBefore(events, now)
 		if err != nil {
 			return nil, err
 		}
 		// The events ride on the session's update: one statement for both.
 		w.update.SetEventSequence(events[len(events)-1].sequence).Modify(func(u *entsql.UpdateBuilder) {
-			u.Prefix(&eventsBefore{args: args})
+			u.Prefix(prefix)
 		})
 		if out, err = stamp(ctx, w, readBack); err != nil {
 			return nil, err

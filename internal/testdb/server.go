@@ -20,6 +20,10 @@ type server struct {
 	adminDSN string  // database "postgres": CREATE and DROP DATABASE run from here
 	admin    *sql.DB // pool on adminDSN, kept for the life of the test binary
 
+	// citus is the cluster's workers when the tests run on Citus
+	// (CitusEnv), else nil.
+	citus *cluster
+
 	mu        sync.Mutex
 	templates map[string]func() (string, error) // fingerprint -> template name, made once
 }
@@ -43,11 +47,21 @@ var shared = sync.OnceValues(func() (*server, error) {
 		admin.Close()
 		return nil, fmt.Errorf("connect %s: %w", redact(dsn), err)
 	}
-	return &server{adminDSN: dsn, admin: admin, templates: map[string]func() (string, error){}}, nil
+	srv := &server{adminDSN: dsn, admin: admin, templates: map[string]func() (string, error){}}
+	if Citus() {
+		if srv.citus, err = citusCluster(context.Background(), admin, dsn); err != nil {
+			admin.Close()
+			return nil, err
+		}
+	}
+	return srv, nil
 })
 
 // serverDSN is an admin DSN (database "postgres") on the server tests use.
 func serverDSN() (string, error) {
+	if env := os.Getenv(CitusEnv); env != "" {
+		return withDatabase(env, "postgres"), nil
+	}
 	if env := os.Getenv("DATABASE_URL"); env != "" {
 		return withDatabase(env, "postgres"), nil
 	}

@@ -61,7 +61,7 @@ func (s *server) makeTemplate(ctx context.Context, migrate Migrator, fingerprint
 	case err == nil && ready:
 		return name, tx.Commit()
 	case err == nil:
-		if err := dropDatabase(ctx, s.admin, name); err != nil {
+		if err := s.dropDatabase(ctx, name); err != nil {
 			return "", fmt.Errorf("drop half-made template: %w", err)
 		}
 	case !errors.Is(err, sql.ErrNoRows):
@@ -70,11 +70,17 @@ func (s *server) makeTemplate(ctx context.Context, migrate Migrator, fingerprint
 
 	// template0 rather than template1: nobody can be connected to template0,
 	// so the copy never fails with "source database is being accessed".
-	if _, err := s.admin.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE template0"); err != nil {
+	if err := s.everyNode(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE template0"); err != nil {
 		return "", fmt.Errorf("create template %s: %w", name, err)
+	}
+	if err := s.prepareCitus(ctx, name); err != nil {
+		return "", err
 	}
 	if err := migrate(ctx, withDatabase(s.adminDSN, name)); err != nil {
 		return "", fmt.Errorf("migrate template %s: %w", name, err)
+	}
+	if err := s.distribute(ctx, name); err != nil {
+		return "", fmt.Errorf("distribute template %s: %w", name, err)
 	}
 	if err := s.seal(ctx, name); err != nil {
 		return "", err
@@ -93,7 +99,7 @@ func (s *server) seal(ctx context.Context, name string) error {
 		{"mark template ready", "ALTER DATABASE " + quoted + " WITH IS_TEMPLATE true"},
 	}
 	for _, step := range steps {
-		if _, err := s.admin.ExecContext(ctx, step.query); err != nil {
+		if err := s.everyNode(ctx, step.query); err != nil {
 			return fmt.Errorf("%s %s: %w", step.what, name, err)
 		}
 	}

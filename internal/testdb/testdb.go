@@ -6,7 +6,6 @@ package testdb
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -35,13 +34,13 @@ func New(t testing.TB, migrate Migrator, fingerprint string) string {
 		t.Fatalf("testdb: %v", err)
 	}
 	name := "sg_test_" + strings.ToLower(rand.Text()[:16])
-	if _, err := srv.admin.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE "+pq.QuoteIdentifier(tmpl)); err != nil {
+	if err := srv.everyNode(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE "+pq.QuoteIdentifier(tmpl)); err != nil {
 		t.Fatalf("testdb: clone %s: %v", tmpl, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		if err := dropDatabase(ctx, srv.admin, name); err != nil {
+		if err := srv.dropDatabase(ctx, name); err != nil {
 			t.Errorf("testdb: %v", err)
 		}
 	})
@@ -50,8 +49,8 @@ func New(t testing.TB, migrate Migrator, fingerprint string) string {
 
 // dropDatabase terminates whatever the test left connected, then drops the
 // database; FORCE does both on PostgreSQL 13+.
-func dropDatabase(ctx context.Context, admin *sql.DB, name string) error {
-	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)"); err != nil {
+func (s *server) dropDatabase(ctx context.Context, name string) error {
+	if err := s.everyNode(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("drop %s: %w", name, err)
 	}
 	return nil
