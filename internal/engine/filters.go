@@ -24,8 +24,14 @@ func MatchEverythingWhenEmpty(v any) any { return onFilter(v, matchEverythingWhe
 // gqlgen unmarshals a filter (it calls the directive on every level,
 // innermost first). Each level is looked at once, so the cost is linear in
 // the filter's size, where the recursive version at every level cost its
-// size times its depth.
-func MatchEverythingWhenEmptyAtTop(v any) any { return onFilter(v, matchWhenEmpty) }
+// size times its depth. Case-folded patterns are made exact on the way
+// (foldExactly), one level at a time too.
+func MatchEverythingWhenEmptyAtTop(v any) any {
+	return onFilter(v, func(p reflect.Value) {
+		foldExactly(p)
+		matchWhenEmpty(p)
+	})
+}
 
 // onFilter applies f to v when v is a filter input, by value or pointer.
 func onFilter(v any, f func(reflect.Value)) any {

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 # The codes of docs/errors.md whose answer is "yes": the same request
-# may succeed later (after Retry-After for UNAVAILABLE; from the last cursor
-# for a subscriber).
-RETRYABLE_CODES = frozenset({"TIMEOUT", "CANCELLED", "UNAVAILABLE", "SUBSCRIBER_TOO_SLOW", "PERSISTED_QUERY_NOT_FOUND"})
+# may succeed later (after Retry-After for UNAVAILABLE and RATE_LIMITED;
+# from the last cursor for a subscriber).
+RETRYABLE_CODES = frozenset({"TIMEOUT", "CANCELLED", "UNAVAILABLE", "RATE_LIMITED", "SUBSCRIBER_TOO_SLOW",
+                             "PERSISTED_QUERY_NOT_FOUND"})
 
 # Codes that may succeed once something else has happened first (endTurn, a
 # save, another subscription ending): not retryable as they are.

@@ -11,14 +11,16 @@ export interface GraphQLErrorJSON {
 
 /**
  * Codes for which the same request may succeed later, as it is (docs/errors.md):
- * the request timed out or was cancelled, the database was unavailable, a subscriber fell
- * behind (it resumes from its cursor). NETWORK_ERROR is this client's own: the server
- * could not be reached or the connection broke.
+ * the request timed out or was cancelled, the database was unavailable, the key was over its
+ * rate or in-flight limit (after retryAfter), a subscriber fell behind (it resumes from its
+ * cursor). NETWORK_ERROR is this client's own: the server could not be reached or the
+ * connection broke.
  */
 export const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'TIMEOUT',
   'CANCELLED',
   'UNAVAILABLE',
+  'RATE_LIMITED',
   'SUBSCRIBER_TOO_SLOW',
   'NETWORK_ERROR',
 ]);
@@ -51,7 +53,7 @@ export class SessionGraphError extends Error {
   readonly errors: readonly GraphQLErrorJSON[];
   /** The HTTP status, when the error came with one. */
   readonly status: number | undefined;
-  /** Seconds to wait, from Retry-After (503 UNAVAILABLE). */
+  /** Seconds to wait, from Retry-After (503 UNAVAILABLE, 429 RATE_LIMITED). */
   readonly retryAfter: number | undefined;
 
   constructor(
