@@ -5,6 +5,7 @@
 
 import { describe, gql, subscribe } from './api.js';
 import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, noticeScope, num, replace, span, when } from './dom.js';
+import { factSearchPanel } from './facts.js';
 import { mayAdminister, viewer } from './viewer.js';
 
 const pageSize = 20;
@@ -218,7 +219,8 @@ export function sessionsList(root) {
     h('div', { class: 'list-bar' }, summary, pendingButton, lag, feedState),
     searchHint,
     table,
-    h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next));
+    h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, next),
+    factSearchPanel().el);
   fill();
 
   // fill shows the state's filters in the form.
