@@ -3,12 +3,8 @@ package graph_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,97 +47,31 @@ func (l *logLines) records(t *testing.T) []map[string]any {
 	return out
 }
 
-// gate forwards connections to PostgreSQL, over TCP or its Unix socket,
-// until it is closed: then it drops them all and refuses new ones, as a
-// database that went down does, until it is opened again.
-type gate struct {
-	network, target string
-	ln              net.Listener
-	mu              sync.Mutex
-	closed          bool
-	conns           []net.Conn
-}
-
-// outageProxy returns a gate in front of the database at dsn (a postgres://
-// URL) and the DSN that reaches the database through it.
-func outageProxy(t *testing.T, dsn string) (*gate, string) {
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	g := &gate{network: "tcp", target: u.Host}
-	q := u.Query()
-	if dir := q.Get("host"); strings.HasPrefix(dir, "/") {
-		port := q.Get("port")
-		if port == "" {
-			port = "5432"
-		}
-		g.network, g.target = "unix", dir+"/.s.PGSQL."+port
-		q.Del("host")
-		q.Del("port")
-		u.RawQuery = q.Encode()
-	}
-	g.ln, err = net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { g.ln.Close(); g.set(true) })
-	go g.serve()
-	u.Host = g.ln.Addr().String()
-	return g, u.String()
-}
-
-func (g *gate) serve() {
-	for {
-		c, err := g.ln.Accept()
-		if err != nil {
-			return
-		}
-		g.mu.Lock()
-		var up net.Conn
-		if !g.closed {
-			up, err = net.Dial(g.network, g.target)
-		}
-		if up == nil || err != nil {
-			g.mu.Unlock()
-			c.Close()
-			continue
-		}
-		g.conns = append(g.conns, c, up)
-		g.mu.Unlock()
-		go func() { _, _ = io.Copy(up, c); up.Close() }()
-		go func() { _, _ = io.Copy(c, up); c.Close() }()
-	}
-}
-
-// set closes the gate (dropping every connection) or opens it.
-func (g *gate) set(closed bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = closed
-	if closed {
-		for _, c := range g.conns {
-			c.Close()
-		}
-		g.conns = nil
-	}
-}
-
 // An outage is logged when it begins and when it ends, not once per
 // request it fails: 30 requests answered 503 during it leave one ERROR line.
 func TestAnOutageIsLoggedOncePerStateChange(t *testing.T) {
-	proxy, dsn := outageProxy(t, testdb.New(t, migrations.Apply, migrations.Fingerprint()))
+	for _, transport := range testdb.Transports {
+		t.Run(string(transport), func(t *testing.T) { outageLoggedOnce(t, transport) })
+	}
+}
+
+func outageLoggedOnce(t *testing.T, transport testdb.Transport) {
+	proxy := testdb.NewProxy(t, testdb.New(t, migrations.Apply, migrations.Fingerprint()), transport)
 	var logs logLines
-	s := apitest.Replica(t, dsn, func(c *app.Config) {
+	s := apitest.Replica(t, proxy.DSN, func(c *app.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	})
 	a := newAgent(t, s, "outage-log")
 	read := `query($id: ID!) { session(id: $id) { id } }`
 	ids := map[string]any{"id": a.id}
 
-	proxy.set(true)
+	proxy.Cut()
 	for range 30 {
 		status, _, codes := post(t, s, read, ids)
 		require.Equal(t, http.StatusServiceUnavailable, status)
 		require.Equal(t, []string{"UNAVAILABLE"}, codes)
 	}
-	proxy.set(false)
+	proxy.Mend()
 	require.Eventually(t, func() bool {
 		status, _, _ := post(t, s, read, ids)
 		return status == http.StatusOK
