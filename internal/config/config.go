@@ -157,7 +157,7 @@ func (s *Settings) bind(b *binder) {
 	b.oneOf(&s.LogLevel, "log-level", "LOG_LEVEL", "info", "what to log", "debug", "info", "warn", "error")
 	b.oneOf(&s.LogFormat, "log-format", "LOG_FORMAT", "json", "how to write log lines", "json", "text")
 	b.duration(&s.SlowRequest, "slow-request", "SLOW_REQUEST", time.Second, "a request slower than this is logged at warn; other successful requests only at debug")
-	b.list(&s.AllowedOrigins, "allowed-origins", "ALLOWED_ORIGINS", "comma-separated host patterns of other origins allowed to open WebSockets")
+	b.list(&s.AllowedOrigins, "allowed-origins", "ALLOWED_ORIGINS", "comma-separated host patterns of other origins allowed to call the API from a browser (CORS) and to open WebSockets")
 	b.bool(&s.Introspection, "introspection", "INTROSPECTION", false, "allow schema introspection and field suggestions")
 	b.bool(&s.CompiledReads, "compiled-reads", "COMPILED_READS", true, "answer session pages of plain fields with one statement that writes their JSON")
 	b.bool(&s.ReceiptHashOnly, "receipt-hash-only", "RECEIPT_HASH_ONLY", false, "keep only the SHA-256 of a recorded context build's text, not the text")
