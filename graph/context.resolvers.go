@@ -26,15 +26,6 @@ func (r *factSearchResolver) Sessions(ctx context.Context, obj *engine.FactSearc
 	return r.Engine.FactSessions(ctx, obj)
 }
 
-// Next is the resolver for the next field.
-func (r *factSearchResolver) Next(ctx context.Context, obj *engine.FactSearch) (*string, error) {
-	if obj.Next == nil {
-		return nil, nil
-	}
-	next := obj.Next.String()
-	return &next, nil
-}
-
 // RecordContext is the resolver for the recordContext field.
 func (r *mutationResolver) RecordContext(ctx context.Context, input engine.RecordContextInput) (*engine.RecordedContext, error) {
 	return r.Engine.RecordContext(ctx, input)
@@ -62,11 +53,7 @@ func (r *queryResolver) ContextReceiptDiff(ctx context.Context, from uuid.UUID, 
 
 // SessionsHoldingFact is the resolver for the sessionsHoldingFact field.
 func (r *queryResolver) SessionsHoldingFact(ctx context.Context, fact engine.Fact, node contextbuild.Node, after *string) (*engine.FactSearch, error) {
-	cursor, err := engine.ParseFactCursor(after)
-	if err != nil {
-		return nil, err
-	}
-	return r.Engine.SearchFact(ctx, fact, node, cursor)
+	return r.Engine.SearchFact(ctx, fact, node, after)
 }
 
 // Context is the resolver for the context field.

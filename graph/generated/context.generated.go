@@ -26,8 +26,6 @@ type FactLossResolver interface {
 }
 type FactSearchResolver interface {
 	Sessions(ctx context.Context, obj *engine.FactSearch) ([]*ent.Session, error)
-
-	Next(ctx context.Context, obj *engine.FactSearch) (*string, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1236,7 +1234,7 @@ func (ec *executionContext) _FactSearch_next(ctx context.Context, field graphql.
 			return ec.fieldContext_FactSearch_next(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FactSearch().Next(ctx, obj)
+			return obj.Next, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -1247,7 +1245,7 @@ func (ec *executionContext) _FactSearch_next(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_FactSearch_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("FactSearch", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("FactSearch", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _FactTrace_receipts(ctx context.Context, field graphql.CollectedField, obj *engine.FactTrace) (ret graphql.Marshaler) {
@@ -2622,47 +2620,10 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "next":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FactSearch_next(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Next)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

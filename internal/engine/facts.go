@@ -165,13 +165,14 @@ type FactSearch struct {
 	SessionIDs []uuid.UUID
 	// Scanned is how many receipts the page read.
 	Scanned int
-	// Next continues the search with older receipts; nil when none are left.
-	Next *FactCursor
+	// Next, passed back as after, continues the search with older
+	// receipts; nil when none are left.
+	Next *string
 }
 
-// FactCursor is where a search across sessions stopped: the last receipt
+// factCursor is where a search across sessions stopped: the last receipt
 // it read, newest first.
-type FactCursor struct {
+type factCursor struct {
 	CreatedAt time.Time
 	ID        uuid.UUID
 }
@@ -180,8 +181,12 @@ type FactCursor struct {
 // at most FactScanReceipts receipts from the newest (or from after), so
 // that a page costs the same at any size; a search goes on page by page.
 // The caller's tenant confines the receipts read.
-func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node, after *FactCursor) (*FactSearch, error) {
+func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node, afterCursor *string) (*FactSearch, error) {
 	if err := f.check(); err != nil {
+		return nil, err
+	}
+	after, err := parseFactCursor(afterCursor)
+	if err != nil {
 		return nil, err
 	}
 	q := e.client.ContextReceipt.Query().Where(contextreceipt.NodeEQ(node)).
@@ -204,18 +209,19 @@ func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node,
 	}
 	if len(rows) == FactScanReceipts {
 		last := rows[len(rows)-1]
-		out.Next = &FactCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+		next := (&factCursor{CreatedAt: last.CreatedAt, ID: last.ID}).String()
+		out.Next = &next
 	}
 	return out, nil
 }
 
 // String is the cursor as a client passes it back: opaque, URL-safe.
-func (c *FactCursor) String() string {
+func (c *factCursor) String() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(c.CreatedAt.UTC().Format(time.RFC3339Nano) + " " + c.ID.String()))
 }
 
-// ParseFactCursor reads a cursor String gave; nil for nil.
-func ParseFactCursor(s *string) (*FactCursor, error) {
+// parseFactCursor reads a cursor String gave; nil for nil.
+func parseFactCursor(s *string) (*factCursor, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -228,7 +234,7 @@ func ParseFactCursor(s *string) (*FactCursor, error) {
 	if !ok {
 		return nil, bad
 	}
-	c := &FactCursor{}
+	c := &factCursor{}
 	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
 		return nil, bad
 	}
