@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"sessiongraph/internal/apperr"
@@ -131,5 +133,39 @@ func BenchmarkCursorRoundTrip(b *testing.B) {
 		if _, err := decodeCursor(EncodeCursor(c, scope)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// turnsField is a Session.turns field as gqlgen collects it, ordered by
+// $orderBy, under a session.
+func turnsField() (*graphql.FieldContext, *graphql.OperationContext) {
+	def := &ast.FieldDefinition{Name: "turns", Type: ast.NonNullNamedType("TurnConnection", nil), Arguments: ast.ArgumentDefinitionList{
+		{Name: "first", Type: ast.NamedType("Int", nil)}, {Name: "last", Type: ast.NamedType("Int", nil)},
+		{Name: "orderBy", Type: ast.ListType(ast.NonNullNamedType("TurnOrder", nil), nil)}}}
+	field := &ast.Field{Name: "turns", Alias: "turns", Definition: def, Arguments: ast.ArgumentList{
+		{Name: "orderBy", Value: &ast.Value{Kind: ast.Variable, Raw: "orderBy"}}}}
+	type session struct{ ID uuid.UUID }
+	parent := &graphql.FieldContext{Result: &session{ID: uuid.MustParse(scope.Parent)}}
+	fc := &graphql.FieldContext{Object: "Session", Field: graphql.CollectedField{Field: field}, Parent: parent}
+	oc := &graphql.OperationContext{Variables: map[string]any{"orderBy": []any{map[string]any{"field": "NUMBER"}}}}
+	return fc, oc
+}
+
+// The scope of a field as gqlgen resolves it is the one written in its
+// cursors: its type and name, its parent's id and its orderBy.
+func TestScopeOfAFieldContext(t *testing.T) {
+	fc, oc := turnsField()
+	got, ok := ScopeOf(fc, oc)
+	require.True(t, ok)
+	assert.Equal(t, scope, got)
+}
+
+// BenchmarkScopeOf is what finding a connection's scope costs each cursor
+// gqlgen writes.
+func BenchmarkScopeOf(b *testing.B) {
+	fc, oc := turnsField()
+	b.ReportAllocs()
+	for b.Loop() {
+		ScopeOf(fc, oc)
 	}
 }
