@@ -16,6 +16,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/store"
 	"sessiongraph/internal/testdb"
+	"sessiongraph/migrations"
 )
 
 // Writes that span shards, many at once, while single-session writes go on
@@ -29,7 +30,7 @@ import (
 // have skipped an event. On one PostgreSQL it is the same feed, with no
 // second phase.
 func TestTheFeedSkipsNothingUnderWritesThatSpanShards(t *testing.T) {
-	hub, st, first, dsn := hubFixture(t)
+	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
 	ctx := context.Background()
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
@@ -37,12 +38,14 @@ func TestTheFeedSkipsNothingUnderWritesThatSpanShards(t *testing.T) {
 	onCitus, err := store.OnCitus(ctx, db)
 	require.NoError(t, err)
 	require.Equal(t, testdb.Citus(), onCitus, "the database is a Citus coordinator exactly under make test-citus")
+	var held []store.Option
 	if onCitus {
 		holds, err := sql.Open("pgx", dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { holds.Close() })
-		st.HoldHorizonWith(store.HorizonHold(holds))
+		held = append(held, store.HoldHorizon(store.HorizonHold(holds)))
 	}
+	hub, st, first, _ := hubOn(t, dsn, held...)
 	<-hub.Ready()
 
 	const writers, rounds, group = 6, 8, 3
