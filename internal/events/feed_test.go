@@ -154,7 +154,9 @@ func TestAnOpenTransactionDelaysTheFeedAndLosesNothing(t *testing.T) {
 	<-hub.Ready()
 	live := hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(1))
 	all := hub.Subscribe(t.Context(), events.Filter{Kinds: map[string]bool{"test.tick": true}}, events.FromNow)
-	time.Sleep(100 * time.Millisecond) // both are live
+	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
+	waitUntil(t, deadline, "both subscribers are live", func() bool { return hub.Live() == 2 })
 
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
@@ -196,10 +198,9 @@ func TestASubscriberWhoReadsAheadDoesNotStrandTheOthers(t *testing.T) {
 	silent := store.New(client, nil) // rings no doorbell
 
 	early := gather(t, hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(0)), 6)
-	for hub.Subscribers() < 1 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // past its replay: live
+	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
+	waitUntil(t, deadline, "the first subscriber is past its replay", func() bool { return hub.Live() == 1 })
 	for range 5 {
 		tick(t, silent, s)
 	}
