@@ -6500,7 +6500,7 @@ enum EventKind {
   TURN_BEGAN
   "turn.updated: updateTurn added to the open turn's execution summary. Payload: turn."
   TURN_UPDATED
-  "turn.ended: A turn ended; artifacts still pending generation were cleared. Payload: turn, clearedArtifacts."
+  "turn.ended: A turn ended; clearedArtifacts counts the artifacts saved in it, whose content was kept only for linked records until now. Payload: turn, clearedArtifacts."
   TURN_ENDED
   "turn.failed: The open turn failed, for the reason given. Payload: turn, reason."
   TURN_FAILED

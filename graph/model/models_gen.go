@@ -119,7 +119,7 @@ const (
 	EventKindTurnBegan EventKind = "TURN_BEGAN"
 	// turn.updated: updateTurn added to the open turn's execution summary. Payload: turn.
 	EventKindTurnUpdated EventKind = "TURN_UPDATED"
-	// turn.ended: A turn ended; artifacts still pending generation were cleared. Payload: turn, clearedArtifacts.
+	// turn.ended: A turn ended; clearedArtifacts counts the artifacts saved in it, whose content was kept only for linked records until now. Payload: turn, clearedArtifacts.
 	EventKindTurnEnded EventKind = "TURN_ENDED"
 	// turn.failed: The open turn failed, for the reason given. Payload: turn, reason.
 	EventKindTurnFailed EventKind = "TURN_FAILED"

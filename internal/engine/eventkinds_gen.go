@@ -12,7 +12,7 @@ const (
 	KindTurnBegan = "turn.began"
 	// KindTurnUpdated: updateTurn added to the open turn's execution summary. Payload: turn.
 	KindTurnUpdated = "turn.updated"
-	// KindTurnEnded: A turn ended; artifacts still pending generation were cleared. Payload: turn, clearedArtifacts.
+	// KindTurnEnded: A turn ended; clearedArtifacts counts the artifacts saved in it, whose content was kept only for linked records until now. Payload: turn, clearedArtifacts.
 	KindTurnEnded = "turn.ended"
 	// KindTurnFailed: The open turn failed, for the reason given. Payload: turn, reason.
 	KindTurnFailed = "turn.failed"

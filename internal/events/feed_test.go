@@ -171,6 +171,9 @@ func TestAnOpenTransactionDelaysTheFeedAndLosesNothing(t *testing.T) {
 	ev := collect(t, live, 1, 10*time.Second)[0]
 	assert.Equal(t, int64(2), ev.Sequence, "the session's subscriber has it at once")
 	assert.Greater(t, ev.Xid, xid)
+	// Nothing marks the moment the hub has looked and held the event back,
+	// so its absence is watched over several of the hub's looks (5 ms,
+	// doubling to 250 ms, while the horizon is held).
 	select {
 	case ev := <-all.C:
 		t.Fatalf("event %d delivered to the feed while an older transaction was open", ev.Sequence)
