@@ -50,19 +50,23 @@ test-citus:
 	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -tags citus -count=1 -timeout 30m ./internal/store/ ./internal/events/
 	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -count=1 -timeout 30m -run '^($(CITUS_TESTS))$$' ./graph/
 
-## generate: ent (and graph/schema/ent.graphql), then gqlgen with the templates in graph/templates,
-## then the TypeScript client's typed operations from the schema (npm ci on first use)
+## generate: what derives from the table of event kinds (internal/eventkind/kinds.txt), ent (and
+## graph/schema/ent.graphql), then gqlgen with the templates in graph/templates, then the TypeScript
+## client's typed operations from the schema (npm ci on first use)
+EVENTKIND_FILES := internal/engine/eventkinds_gen.go internal/store/eventkinds_gen.go \
+	dashboard/static/js/eventkinds.js docs/event-kinds.md
 generate:
+	$(GO) run ./internal/eventkind/gen.go
 	$(GO) run -mod=mod ./ent/entc.go
 	$(GO) run -mod=mod ./graph/gqlgen.go
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent generate
 
 ## check-generated: fail when committed generated code differs from a fresh run
 check-generated: generate
-	@git diff --exit-code --stat -- ent graph go.mod go.sum clients/typescript/src/generated || \
+	@git diff --exit-code --stat -- ent graph go.mod go.sum clients/typescript/src/generated $(EVENTKIND_FILES) || \
 		(echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1)
-	@test -z "$$(git status --porcelain --untracked-files=all -- ent graph clients/typescript/src/generated)" || \
-		(git status --porcelain -- ent graph clients/typescript/src/generated; echo "generate made untracked files: commit them" >&2; exit 1)
+	@test -z "$$(git status --porcelain --untracked-files=all -- ent graph clients/typescript/src/generated $(EVENTKIND_FILES))" || \
+		(git status --porcelain -- ent graph clients/typescript/src/generated $(EVENTKIND_FILES); echo "generate made untracked files: commit them" >&2; exit 1)
 
 ## migration: write the next migration from the ent schema (NAME=what_changed)
 migration:

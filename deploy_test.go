@@ -332,6 +332,8 @@ func TestARollingDeployLosesNothing(t *testing.T) {
 	waitUntil := func(cond func() bool, what string, args ...any) {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
 		for !cond() {
 			for _, f := range followers {
 				select {
@@ -344,7 +346,7 @@ func TestARollingDeployLosesNothing(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("not within 60s: %s", fmt.Sprintf(what, args...))
 			}
-			time.Sleep(10 * time.Millisecond)
+			<-tick.C
 		}
 	}
 	waitUntil(caughtUp(1), "every follower receives the session's first event")

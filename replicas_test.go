@@ -140,6 +140,8 @@ func (s *subscriber) run(ctx context.Context, replicas []*replica, key string) {
 		srv := &apitest.Server{URL: replicas[i%len(replicas)].url(), Key: key}
 		ws, err := srv.TrySubscribe(s.query, s.vars(cursor))
 		if err != nil {
+			// A client's pause before it tries the next replica (this one is
+			// down): the behaviour under test, not a wait for the test's own work.
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
@@ -261,14 +263,27 @@ func TestThreeReplicasDeliverEveryEventOnceThroughAKill(t *testing.T) {
 					if !assert.Less(t, attempt, 100, "write %d to session %d: %v", n, i, err) {
 						return
 					}
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(20 * time.Millisecond) // a client's pause before its retry on the next replica
 				}
 			}
 		})
 	}
 	progress.Wait()
+	resumes := func() int {
+		n := 0
+		for _, s := range subs {
+			s.mu.Lock()
+			n += s.resumes
+			s.mu.Unlock()
+		}
+		return n
+	}
+	before := resumes()
 	replicas[1].kill() // mid-stream: its subscribers and writers move on
-	time.Sleep(500 * time.Millisecond)
+	// It stays down until its subscribers (one per session) have resumed
+	// elsewhere, so that they do resume on another replica.
+	require.Eventually(t, func() bool { return resumes() >= before+sessions }, 60*time.Second, 10*time.Millisecond,
+		"the killed replica's subscribers resume elsewhere")
 	replicas[1].start()
 	done.Wait()
 

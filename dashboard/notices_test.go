@@ -41,6 +41,20 @@ func TestDashboardNoticesStayWithTheirSession(t *testing.T) {
 	// A notice raised after its page was left never shows.
 	b.run("back to the first session", navigate("#/sessions/"+first))
 	b.waitFor("the first session", textOf("#session-title")+`.startsWith("first-chat")`)
+	// The page marks when it has handled the expiry's answer: the mark is
+	// set in a task queued as the answer is read, so after the code that
+	// awaited it has run.
+	b.run("mark the expiry's answer", chromedp.Evaluate(`(() => {
+		const fetchOnce = window.fetch;
+		window.fetch = async (url, init) => {
+			const res = await fetchOnce(url, init);
+			if (String(init?.body).includes("ExpireSession")) {
+				const text = res.text.bind(res);
+				res.text = () => text().then((body) => { setTimeout(() => { window.expiryAnswered = true; }); return body; });
+			}
+			return res;
+		};
+	})()`, nil))
 	b.click("expire", "#expire-session")
 	b.run("confirm, and leave at once", chromedp.WaitVisible("#dialog-confirm", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#dialog-confirm").click(); location.hash = "#/sessions/`+second+`"`, nil))
@@ -50,7 +64,7 @@ func TestDashboardNoticesStayWithTheirSession(t *testing.T) {
 		s.MustDo(t, `query($id: ID!) { session(id: $id) { status } }`, map[string]any{"id": first}, &out)
 		return out.Session.Status == "EXPIRED"
 	}, 10*time.Second, 50*time.Millisecond, "the expiry went through")
-	time.Sleep(300 * time.Millisecond) // the page has its answer too
+	b.waitFor("the page has the expiry's answer too", `window.expiryAnswered === true`)
 	var shown bool
 	b.run("read the notices", chromedp.Evaluate(noNotices, &shown))
 	require.True(t, shown, "no notice about the first session on the second's page: %q", b.text())

@@ -8,7 +8,6 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
-	"sessiongraph/internal/contextbuild"
 	"strings"
 	"time"
 
@@ -27,7 +26,7 @@ type ContextReceipt struct {
 	// The session's current turn when the build was made.
 	Turn int `json:"turn,omitempty"`
 	// Node holds the value of the "node" field.
-	Node contextbuild.Node `json:"node,omitempty"`
+	Node schematype.Node `json:"node,omitempty"`
 	// The session's event sequence the build was made from: the state it shows.
 	EventSequence int64 `json:"event_sequence,omitempty"`
 	// Budget holds the value of the "budget" field.
@@ -39,7 +38,7 @@ type ContextReceipt struct {
 	// Each section in priority order with its token count and whether it was cut; its text is in text.
 	Sections []schematype.ReceiptSection `json:"sections,omitempty"`
 	// The refs of each tier the build showed.
-	Tiers contextbuild.Tiers `json:"tiers,omitempty"`
+	Tiers schematype.Tiers `json:"tiers,omitempty"`
 	// TruncatedTurns holds the value of the "truncated_turns" field.
 	TruncatedTurns int `json:"truncated_turns,omitempty"`
 	// What was cut and why.
@@ -130,7 +129,7 @@ func (_m *ContextReceipt) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field node", values[i])
 			} else if value.Valid {
-				_m.Node = contextbuild.Node(value.String)
+				_m.Node = schematype.Node(value.String)
 			}
 		case contextreceipt.FieldEventSequence:
 			if value, ok := values[i].(*sql.NullInt64); !ok {

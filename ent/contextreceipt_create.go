@@ -9,7 +9,6 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
-	"sessiongraph/internal/contextbuild"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -40,7 +39,7 @@ func (_c *ContextReceiptCreate) SetTurn(v int) *ContextReceiptCreate {
 }
 
 // SetNode sets the "node" field.
-func (_c *ContextReceiptCreate) SetNode(v contextbuild.Node) *ContextReceiptCreate {
+func (_c *ContextReceiptCreate) SetNode(v schematype.Node) *ContextReceiptCreate {
 	_c.mutation.SetNode(v)
 	return _c
 }
@@ -76,7 +75,7 @@ func (_c *ContextReceiptCreate) SetSections(v []schematype.ReceiptSection) *Cont
 }
 
 // SetTiers sets the "tiers" field.
-func (_c *ContextReceiptCreate) SetTiers(v contextbuild.Tiers) *ContextReceiptCreate {
+func (_c *ContextReceiptCreate) SetTiers(v schematype.Tiers) *ContextReceiptCreate {
 	_c.mutation.SetTiers(v)
 	return _c
 }

@@ -12,10 +12,10 @@ import (
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
-	"sessiongraph/internal/contextbuild"
 	"time"
 
 	"github.com/google/uuid"
@@ -1027,19 +1027,19 @@ type ContextReceiptWhereInput struct {
 	TurnLTE   *int  `json:"turnLTE,omitempty"`
 
 	// "node" field predicates.
-	Node             *contextbuild.Node  `json:"node,omitempty"`
-	NodeNEQ          *contextbuild.Node  `json:"nodeNEQ,omitempty"`
-	NodeIn           []contextbuild.Node `json:"nodeIn,omitempty"`
-	NodeNotIn        []contextbuild.Node `json:"nodeNotIn,omitempty"`
-	NodeGT           *contextbuild.Node  `json:"nodeGT,omitempty"`
-	NodeGTE          *contextbuild.Node  `json:"nodeGTE,omitempty"`
-	NodeLT           *contextbuild.Node  `json:"nodeLT,omitempty"`
-	NodeLTE          *contextbuild.Node  `json:"nodeLTE,omitempty"`
-	NodeContains     *contextbuild.Node  `json:"nodeContains,omitempty"`
-	NodeHasPrefix    *contextbuild.Node  `json:"nodeHasPrefix,omitempty"`
-	NodeHasSuffix    *contextbuild.Node  `json:"nodeHasSuffix,omitempty"`
-	NodeEqualFold    *contextbuild.Node  `json:"nodeEqualFold,omitempty"`
-	NodeContainsFold *contextbuild.Node  `json:"nodeContainsFold,omitempty"`
+	Node             *schematype.Node  `json:"node,omitempty"`
+	NodeNEQ          *schematype.Node  `json:"nodeNEQ,omitempty"`
+	NodeIn           []schematype.Node `json:"nodeIn,omitempty"`
+	NodeNotIn        []schematype.Node `json:"nodeNotIn,omitempty"`
+	NodeGT           *schematype.Node  `json:"nodeGT,omitempty"`
+	NodeGTE          *schematype.Node  `json:"nodeGTE,omitempty"`
+	NodeLT           *schematype.Node  `json:"nodeLT,omitempty"`
+	NodeLTE          *schematype.Node  `json:"nodeLTE,omitempty"`
+	NodeContains     *schematype.Node  `json:"nodeContains,omitempty"`
+	NodeHasPrefix    *schematype.Node  `json:"nodeHasPrefix,omitempty"`
+	NodeHasSuffix    *schematype.Node  `json:"nodeHasSuffix,omitempty"`
+	NodeEqualFold    *schematype.Node  `json:"nodeEqualFold,omitempty"`
+	NodeContainsFold *schematype.Node  `json:"nodeContainsFold,omitempty"`
 
 	// "event_sequence" field predicates.
 	EventSequence      *int64  `json:"eventSequence,omitempty"`

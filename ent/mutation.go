@@ -18,7 +18,6 @@ import (
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
-	"sessiongraph/internal/contextbuild"
 	"sync"
 	"time"
 
@@ -2011,7 +2010,7 @@ type ContextReceiptMutation struct {
 	id                 *uuid.UUID
 	turn               *int
 	addturn            *int
-	node               *contextbuild.Node
+	node               *schematype.Node
 	event_sequence     *int64
 	addevent_sequence  *int64
 	budget             *int
@@ -2021,7 +2020,7 @@ type ContextReceiptMutation struct {
 	addtoken_count     *int
 	sections           *[]schematype.ReceiptSection
 	appendsections     []schematype.ReceiptSection
-	tiers              *contextbuild.Tiers
+	tiers              *schematype.Tiers
 	truncated_turns    *int
 	addtruncated_turns *int
 	notes              *[]string
@@ -2234,12 +2233,12 @@ func (m *ContextReceiptMutation) ResetTurn() {
 }
 
 // SetNode sets the "node" field.
-func (m *ContextReceiptMutation) SetNode(c contextbuild.Node) {
-	m.node = &c
+func (m *ContextReceiptMutation) SetNode(s schematype.Node) {
+	m.node = &s
 }
 
 // Node returns the value of the "node" field in the mutation.
-func (m *ContextReceiptMutation) Node() (r contextbuild.Node, exists bool) {
+func (m *ContextReceiptMutation) Node() (r schematype.Node, exists bool) {
 	v := m.node
 	if v == nil {
 		return
@@ -2250,7 +2249,7 @@ func (m *ContextReceiptMutation) Node() (r contextbuild.Node, exists bool) {
 // OldNode returns the old "node" field's value of the ContextReceipt entity.
 // If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ContextReceiptMutation) OldNode(ctx context.Context) (v contextbuild.Node, err error) {
+func (m *ContextReceiptMutation) OldNode(ctx context.Context) (v schematype.Node, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldNode is only allowed on UpdateOne operations")
 	}
@@ -2525,12 +2524,12 @@ func (m *ContextReceiptMutation) ResetSections() {
 }
 
 // SetTiers sets the "tiers" field.
-func (m *ContextReceiptMutation) SetTiers(c contextbuild.Tiers) {
-	m.tiers = &c
+func (m *ContextReceiptMutation) SetTiers(s schematype.Tiers) {
+	m.tiers = &s
 }
 
 // Tiers returns the value of the "tiers" field in the mutation.
-func (m *ContextReceiptMutation) Tiers() (r contextbuild.Tiers, exists bool) {
+func (m *ContextReceiptMutation) Tiers() (r schematype.Tiers, exists bool) {
 	v := m.tiers
 	if v == nil {
 		return
@@ -2541,7 +2540,7 @@ func (m *ContextReceiptMutation) Tiers() (r contextbuild.Tiers, exists bool) {
 // OldTiers returns the old "tiers" field's value of the ContextReceipt entity.
 // If the ContextReceipt object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ContextReceiptMutation) OldTiers(ctx context.Context) (v contextbuild.Tiers, err error) {
+func (m *ContextReceiptMutation) OldTiers(ctx context.Context) (v schematype.Tiers, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldTiers is only allowed on UpdateOne operations")
 	}
@@ -2989,7 +2988,7 @@ func (m *ContextReceiptMutation) SetField(name string, value ent.Value) error {
 		m.SetTurn(v)
 		return nil
 	case contextreceipt.FieldNode:
-		v, ok := value.(contextbuild.Node)
+		v, ok := value.(schematype.Node)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
@@ -3031,7 +3030,7 @@ func (m *ContextReceiptMutation) SetField(name string, value ent.Value) error {
 		m.SetSections(v)
 		return nil
 	case contextreceipt.FieldTiers:
-		v, ok := value.(contextbuild.Tiers)
+		v, ok := value.(schematype.Tiers)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

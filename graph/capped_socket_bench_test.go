@@ -50,11 +50,8 @@ func BenchmarkSocketAtItsCap(b *testing.B) {
 	lines := bufio.NewScanner(out)
 	require.True(b, lines.Scan())
 	require.Equal(b, "ready", lines.Text())
-	deadline := time.Now().Add(time.Minute)
-	for s.ClientSubscriptions() < sockets*perSocket {
-		require.True(b, time.Now().Before(deadline), "only %d subscriptions started", s.ClientSubscriptions())
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.Eventually(b, func() bool { return s.ClientSubscriptions() >= sockets*perSocket }, time.Minute, 20*time.Millisecond,
+		"not every subscription started")
 
 	b.ResetTimer()
 	heap, stack := serverMemorySplit()

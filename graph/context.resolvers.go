@@ -8,9 +8,9 @@ package graph
 import (
 	"context"
 	"sessiongraph/ent"
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/model"
-	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 
 	"github.com/google/uuid"
@@ -52,12 +52,12 @@ func (r *queryResolver) ContextReceiptDiff(ctx context.Context, from uuid.UUID, 
 }
 
 // SessionsHoldingFact is the resolver for the sessionsHoldingFact field.
-func (r *queryResolver) SessionsHoldingFact(ctx context.Context, fact engine.Fact, node contextbuild.Node, after *string) (*engine.FactSearch, error) {
+func (r *queryResolver) SessionsHoldingFact(ctx context.Context, fact engine.Fact, node schematype.Node, after *string) (*engine.FactSearch, error) {
 	return r.Engine.SearchFact(ctx, fact, node, after)
 }
 
 // Context is the resolver for the context field.
-func (r *sessionResolver) Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
+func (r *sessionResolver) Context(ctx context.Context, obj *ent.Session, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
 	return r.Engine.Context(ctx, obj, node, options)
 }
 
@@ -67,7 +67,7 @@ func (r *sessionResolver) WorkingMemory(ctx context.Context, obj *ent.Session, e
 }
 
 // FactTrace is the resolver for the factTrace field.
-func (r *sessionResolver) FactTrace(ctx context.Context, obj *ent.Session, fact engine.Fact, nodes []contextbuild.Node) (*engine.FactTrace, error) {
+func (r *sessionResolver) FactTrace(ctx context.Context, obj *ent.Session, fact engine.Fact, nodes []schematype.Node) (*engine.FactTrace, error) {
 	return r.Engine.TraceFact(ctx, obj, fact, nodes)
 }
 

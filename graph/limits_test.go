@@ -102,11 +102,11 @@ func TestDeadlineCancelsTheRunningQuery(t *testing.T) {
 	_, err = holder.Exec(`SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, id) // the write will wait on this lock
 	require.NoError(t, err)
 
-	start := time.Now()
+	// The lock is held until the test ends, so an answer at all is the
+	// deadline's doing, not the lock's release.
 	res := s.Do(t, updateSession, map[string]any{"in": map[string]any{"id": id, "historySummary": "late"}})
 	require.Len(t, res.Errors, 1)
 	assert.Equal(t, "TIMEOUT", res.Errors[0].Code())
-	assert.Less(t, time.Since(start), 5*time.Second)
 
 	var waiting int
 	require.Eventually(t, func() bool {

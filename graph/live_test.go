@@ -114,7 +114,7 @@ func TestEntityChangesContextUpdatesAndTheAdminFeed(t *testing.T) {
 	first := ctxWS.Read(10 * time.Second)
 	require.Equal(t, "next", first.Type)
 	assert.Contains(t, string(first.Payload), `"tiers":{"active":[]}`, "a build at once, before any read")
-	time.Sleep(100 * time.Millisecond) // let every subscription register before the writes
+	waitLive(t, s, 3) // each subscription is past its replay before the writes: none misses one
 
 	a.read("meal_plans", map[string]any{"id": newUUID(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": newUUID()})
 	m := ws.Read(10 * time.Second)
@@ -152,7 +152,7 @@ func TestEventsReachSubscribersOnAnotherReplica(t *testing.T) {
 	id := open(t, b, map[string]any{"tenant": "acme", "externalKey": "replicas"}).OpenSession.Session.ID
 	ws := a.DialWS(t, nil)
 	ws.Subscribe(sessionEventsSub, map[string]any{"id": id})
-	time.Sleep(200 * time.Millisecond) // the subscription is live before the writes start
+	waitLive(t, a, 1) // the subscription is live before the writes start
 
 	const mutations = 1000
 	go func() {
@@ -204,7 +204,7 @@ func TestSubscriberResumesAcrossFaultsWithoutLosingAnEvent(t *testing.T) {
 							errs <- err
 							return
 						}
-						time.Sleep(50 * time.Millisecond)
+						time.Sleep(50 * time.Millisecond) // a client's pause before its retry: the behaviour under test
 					}
 				}
 			})
@@ -267,11 +267,7 @@ func TestSubscriptionsDoNotLeak(t *testing.T) {
 	s := apitest.New(t)
 	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "leak"}).OpenSession.Session.ID
 	ws := s.DialWS(t, nil)
-	settle := func() int {
-		time.Sleep(200 * time.Millisecond)
-		return runtimeGoroutines()
-	}
-	before := settle()
+	before := runtimeGoroutines()
 	for i := range 1000 {
 		sid := ws.Subscribe(sessionEventsSub, map[string]any{"id": id})
 		ws.Send(apitest.Message{ID: sid, Type: "complete"})
@@ -280,11 +276,8 @@ func TestSubscriptionsDoNotLeak(t *testing.T) {
 		}
 	}
 	ws.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	after := settle()
-	for after > before+5 && time.Now().Before(deadline) {
-		after = settle()
-	}
+	after := runtimeGoroutines()
+	assert.Eventually(t, func() bool { after = runtimeGoroutines(); return after <= before+5 }, 20*time.Second, 10*time.Millisecond)
 	assert.LessOrEqual(t, after, before+5, "goroutines before %d, after %d", before, after)
 	assert.Zero(t, s.ClientSubscriptions())
 }
@@ -331,4 +324,14 @@ func TestSubscriptionsRefuseWhatCouldNeverArrive(t *testing.T) {
 	m := ws.Read(10 * time.Second)
 	require.Equal(t, "next", m.Type)
 	assert.Contains(t, string(m.Payload), `"sequence":2`)
+}
+
+// waitLive waits until the server's hub has n subscriptions of clients past
+// their replay (besides the API key cache's own, which follows
+// revocations): a subscription from now misses nothing committed after that.
+func waitLive(t *testing.T, s *apitest.Server, n int) {
+	t.Helper()
+	const keyCache = 1
+	require.Eventually(t, func() bool { return s.Hub.Live() == keyCache+n }, 20*time.Second, 5*time.Millisecond,
+		"want %d live subscriptions", n)
 }

@@ -158,7 +158,7 @@ func (r *sessionResolver) EnrichmentQueue(ctx context.Context, obj *ent.Session)
 }
 
 // ActiveEntities is the resolver for the activeEntities field.
-func (r *sessionResolver) ActiveEntities(ctx context.Context, obj *ent.Session, turnsWindow int) (*engine.ActiveEntities, error) {
+func (r *sessionResolver) ActiveEntities(ctx context.Context, obj *ent.Session, turnsWindow *int) (*engine.ActiveEntities, error) {
 	return r.Engine.ActiveEntities(ctx, obj, turnsWindow)
 }
 

@@ -54,7 +54,7 @@ func subscriberSurvivesAPostgresRestart(t *testing.T, transport testdb.Transport
 				if _, err = s.Engine.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, HistorySummary: ptr(fmt.Sprint(i))}); err == nil {
 					break
 				}
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond) // a client's pause before its retry: the behaviour under test
 			}
 			if err != nil {
 				writes <- err
@@ -73,7 +73,7 @@ func subscriberSurvivesAPostgresRestart(t *testing.T, transport testdb.Transport
 				return ws
 			}
 			require.Less(t, attempt, 100, "could not resubscribe: %v", err)
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a client's pause before it resubscribes: the behaviour under test
 		}
 	}
 	ws := resume()

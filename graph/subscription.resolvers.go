@@ -9,8 +9,8 @@ import (
 	"context"
 	"sessiongraph/ent"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/graph/generated"
-	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
 
@@ -48,7 +48,7 @@ func (r *subscriptionResolver) EntityChanges(ctx context.Context, sessionID uuid
 }
 
 // ContextUpdated is the resolver for the contextUpdated field.
-func (r *subscriptionResolver) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) (<-chan *engine.ContextBuild, error) {
+func (r *subscriptionResolver) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node schematype.Node, options *engine.ContextOptions) (<-chan *engine.ContextBuild, error) {
 	return r.Engine.ContextUpdated(ctx, sessionID, node, options)
 }
 

@@ -4,7 +4,7 @@ package contextreceipt
 
 import (
 	"sessiongraph/ent/predicate"
-	"sessiongraph/internal/contextbuild"
+	"sessiongraph/ent/schema/schematype"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -68,7 +68,7 @@ func Turn(v int) predicate.ContextReceipt {
 }
 
 // Node applies equality check predicate on the "node" field. It's identical to NodeEQ.
-func Node(v contextbuild.Node) predicate.ContextReceipt {
+func Node(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldEQ(FieldNode, vc))
 }
@@ -174,19 +174,19 @@ func TurnLTE(v int) predicate.ContextReceipt {
 }
 
 // NodeEQ applies the EQ predicate on the "node" field.
-func NodeEQ(v contextbuild.Node) predicate.ContextReceipt {
+func NodeEQ(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldEQ(FieldNode, vc))
 }
 
 // NodeNEQ applies the NEQ predicate on the "node" field.
-func NodeNEQ(v contextbuild.Node) predicate.ContextReceipt {
+func NodeNEQ(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldNEQ(FieldNode, vc))
 }
 
 // NodeIn applies the In predicate on the "node" field.
-func NodeIn(vs ...contextbuild.Node) predicate.ContextReceipt {
+func NodeIn(vs ...schematype.Node) predicate.ContextReceipt {
 	v := make([]any, len(vs))
 	for i := range v {
 		v[i] = string(vs[i])
@@ -195,7 +195,7 @@ func NodeIn(vs ...contextbuild.Node) predicate.ContextReceipt {
 }
 
 // NodeNotIn applies the NotIn predicate on the "node" field.
-func NodeNotIn(vs ...contextbuild.Node) predicate.ContextReceipt {
+func NodeNotIn(vs ...schematype.Node) predicate.ContextReceipt {
 	v := make([]any, len(vs))
 	for i := range v {
 		v[i] = string(vs[i])
@@ -204,55 +204,55 @@ func NodeNotIn(vs ...contextbuild.Node) predicate.ContextReceipt {
 }
 
 // NodeGT applies the GT predicate on the "node" field.
-func NodeGT(v contextbuild.Node) predicate.ContextReceipt {
+func NodeGT(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldGT(FieldNode, vc))
 }
 
 // NodeGTE applies the GTE predicate on the "node" field.
-func NodeGTE(v contextbuild.Node) predicate.ContextReceipt {
+func NodeGTE(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldGTE(FieldNode, vc))
 }
 
 // NodeLT applies the LT predicate on the "node" field.
-func NodeLT(v contextbuild.Node) predicate.ContextReceipt {
+func NodeLT(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldLT(FieldNode, vc))
 }
 
 // NodeLTE applies the LTE predicate on the "node" field.
-func NodeLTE(v contextbuild.Node) predicate.ContextReceipt {
+func NodeLTE(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldLTE(FieldNode, vc))
 }
 
 // NodeContains applies the Contains predicate on the "node" field.
-func NodeContains(v contextbuild.Node) predicate.ContextReceipt {
+func NodeContains(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldContains(FieldNode, vc))
 }
 
 // NodeHasPrefix applies the HasPrefix predicate on the "node" field.
-func NodeHasPrefix(v contextbuild.Node) predicate.ContextReceipt {
+func NodeHasPrefix(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldHasPrefix(FieldNode, vc))
 }
 
 // NodeHasSuffix applies the HasSuffix predicate on the "node" field.
-func NodeHasSuffix(v contextbuild.Node) predicate.ContextReceipt {
+func NodeHasSuffix(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldHasSuffix(FieldNode, vc))
 }
 
 // NodeEqualFold applies the EqualFold predicate on the "node" field.
-func NodeEqualFold(v contextbuild.Node) predicate.ContextReceipt {
+func NodeEqualFold(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldEqualFold(FieldNode, vc))
 }
 
 // NodeContainsFold applies the ContainsFold predicate on the "node" field.
-func NodeContainsFold(v contextbuild.Node) predicate.ContextReceipt {
+func NodeContainsFold(v schematype.Node) predicate.ContextReceipt {
 	vc := string(v)
 	return predicate.ContextReceipt(sql.FieldContainsFold(FieldNode, vc))
 }

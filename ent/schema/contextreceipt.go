@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent/schema/schematype"
-	"sessiongraph/internal/contextbuild"
 )
 
 // ContextReceipt is a context build as it was sent to the model: what the
@@ -31,7 +30,7 @@ func (ContextReceipt) Fields() []ent.Field {
 		field.Int("turn").NonNegative().Immutable().
 			Comment("The session's current turn when the build was made.").
 			Annotations(entgql.OrderField("TURN")),
-		field.String("node").GoType(contextbuild.Node("")).Immutable().
+		field.String("node").GoType(schematype.Node("")).Immutable().
 			Annotations(entgql.Type("ContextNode")),
 		field.Int64("event_sequence").Immutable().
 			Comment("The session's event sequence the build was made from: the state it shows."),
@@ -41,7 +40,7 @@ func (ContextReceipt) Fields() []ent.Field {
 		field.JSON("sections", []schematype.ReceiptSection{}).Immutable().
 			Comment("Each section in priority order with its token count and whether it was cut; its text is in text.").
 			Annotations(entgql.Type("[ContextReceiptSection!]")),
-		field.JSON("tiers", contextbuild.Tiers{}).Immutable().
+		field.JSON("tiers", schematype.Tiers{}).Immutable().
 			Comment("The refs of each tier the build showed.").
 			Annotations(entgql.Type("ContextTiers")),
 		field.Int("truncated_turns").Immutable(),

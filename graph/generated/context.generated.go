@@ -117,8 +117,8 @@ func (ec *executionContext) _ContextBuild_node(ctx context.Context, field graphq
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Node) graphql.Marshaler {
-			return ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v schematype.Node) graphql.Marshaler {
+			return ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -296,8 +296,8 @@ func (ec *executionContext) _ContextBuild_tiers(ctx context.Context, field graph
 			return obj.Tiers, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Tiers) graphql.Marshaler {
-			return ec.marshalNContextTiers2sessiongraphᚋinternalᚋcontextbuildᚐTiers(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v schematype.Tiers) graphql.Marshaler {
+			return ec.marshalNContextTiers2sessiongraphᚋentᚋschemaᚋschematypeᚐTiers(ctx, selections, v)
 		},
 		true,
 		true,
@@ -913,7 +913,7 @@ func (ec *executionContext) fieldContext_ContextTierDiff_left(_ context.Context,
 	return graphql.NewScalarFieldContext("ContextTierDiff", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ContextTiers_active(ctx context.Context, field graphql.CollectedField, obj *contextbuild.Tiers) (ret graphql.Marshaler) {
+func (ec *executionContext) _ContextTiers_active(ctx context.Context, field graphql.CollectedField, obj *schematype.Tiers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -936,7 +936,7 @@ func (ec *executionContext) fieldContext_ContextTiers_active(_ context.Context, 
 	return graphql.NewScalarFieldContext("ContextTiers", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ContextTiers_generated(ctx context.Context, field graphql.CollectedField, obj *contextbuild.Tiers) (ret graphql.Marshaler) {
+func (ec *executionContext) _ContextTiers_generated(ctx context.Context, field graphql.CollectedField, obj *schematype.Tiers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -959,7 +959,7 @@ func (ec *executionContext) fieldContext_ContextTiers_generated(_ context.Contex
 	return graphql.NewScalarFieldContext("ContextTiers", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ContextTiers_retained(ctx context.Context, field graphql.CollectedField, obj *contextbuild.Tiers) (ret graphql.Marshaler) {
+func (ec *executionContext) _ContextTiers_retained(ctx context.Context, field graphql.CollectedField, obj *schematype.Tiers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1136,8 +1136,8 @@ func (ec *executionContext) _FactReceipt_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Node) graphql.Marshaler {
-			return ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v schematype.Node) graphql.Marshaler {
+			return ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1821,7 +1821,7 @@ func (ec *executionContext) unmarshalInputRecordContextInput(ctx context.Context
 			it.SessionID = data
 		case "node":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
-			data, err := ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1986,7 +1986,7 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextBuild")
 		case "node":
-			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, field.Selections, obj.Node)
+			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, field.Selections, obj.Node)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2373,7 +2373,7 @@ func (ec *executionContext) _ContextTierDiff(ctx context.Context, sel ast.Select
 
 var contextTiersImplementors = []string{"ContextTiers"}
 
-func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.SelectionSet, obj *contextbuild.Tiers) graphql.Marshaler {
+func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.SelectionSet, obj *schematype.Tiers) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextTiersImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -2529,7 +2529,7 @@ func (ec *executionContext) _FactReceipt(ctx context.Context, sel ast.SelectionS
 				out.Invalids++
 			}
 		case "node":
-			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, field.Selections, obj.Node)
+			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, field.Selections, obj.Node)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3000,15 +3000,15 @@ func (ec *executionContext) marshalNContextLineDiff2ᚕsessiongraphᚋinternal�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx context.Context, v any) (contextbuild.Node, error) {
+func (ec *executionContext) unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx context.Context, v any) (schematype.Node, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode[tmp]
+	res := unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx context.Context, sel ast.SelectionSet, v contextbuild.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx context.Context, sel ast.SelectionSet, v schematype.Node) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode[v])
+	res := graphql.MarshalString(marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode[v])
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -3018,14 +3018,14 @@ func (ec *executionContext) marshalNContextNode2sessiongraphᚋinternalᚋcontex
 }
 
 var (
-	unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode = map[string]contextbuild.Node{
+	unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode = map[string]schematype.Node{
 		"UNDERSTAND": contextbuild.Understand,
 		"THINK":      contextbuild.Think,
 		"ACT":        contextbuild.Act,
 		"REPLY":      contextbuild.Reply,
 		"MESSAGES":   contextbuild.Messages,
 	}
-	marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode = map[contextbuild.Node]string{
+	marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode = map[schematype.Node]string{
 		contextbuild.Understand: "UNDERSTAND",
 		contextbuild.Think:      "THINK",
 		contextbuild.Act:        "ACT",
@@ -3124,7 +3124,7 @@ func (ec *executionContext) marshalNContextTierDiff2ᚕsessiongraphᚋinternal�
 	return ret
 }
 
-func (ec *executionContext) marshalNContextTiers2sessiongraphᚋinternalᚋcontextbuildᚐTiers(ctx context.Context, sel ast.SelectionSet, v contextbuild.Tiers) graphql.Marshaler {
+func (ec *executionContext) marshalNContextTiers2sessiongraphᚋentᚋschemaᚋschematypeᚐTiers(ctx context.Context, sel ast.SelectionSet, v schematype.Tiers) graphql.Marshaler {
 	return ec._ContextTiers(ctx, sel, &v)
 }
 
@@ -3261,16 +3261,16 @@ func (ec *executionContext) marshalOContextBuild2ᚖsessiongraphᚋinternalᚋen
 	return ec._ContextBuild(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx context.Context, v any) ([]contextbuild.Node, error) {
+func (ec *executionContext) unmarshalOContextNode2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐNodeᚄ(ctx context.Context, v any) ([]schematype.Node, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]contextbuild.Node, len(vSlice))
+	res := make([]schematype.Node, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -3278,14 +3278,14 @@ func (ec *executionContext) unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋc
 	return res, nil
 }
 
-func (ec *executionContext) marshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []contextbuild.Node) graphql.Marshaler {
+func (ec *executionContext) marshalOContextNode2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, sel, v[i])
+		return ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -3297,34 +3297,34 @@ func (ec *executionContext) marshalOContextNode2ᚕsessiongraphᚋinternalᚋcon
 	return ret
 }
 
-func (ec *executionContext) unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx context.Context, v any) (*contextbuild.Node, error) {
+func (ec *executionContext) unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx context.Context, v any) (*schematype.Node, error) {
 	if v == nil {
 		return nil, nil
 	}
 	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode[tmp]
+	res := unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode[tmp]
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx context.Context, sel ast.SelectionSet, v *contextbuild.Node) graphql.Marshaler {
+func (ec *executionContext) marshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx context.Context, sel ast.SelectionSet, v *schematype.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(marshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode[*v])
+	res := graphql.MarshalString(marshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode[*v])
 	return res
 }
 
 var (
-	unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode = map[string]contextbuild.Node{
+	unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode = map[string]schematype.Node{
 		"UNDERSTAND": contextbuild.Understand,
 		"THINK":      contextbuild.Think,
 		"ACT":        contextbuild.Act,
 		"REPLY":      contextbuild.Reply,
 		"MESSAGES":   contextbuild.Messages,
 	}
-	marshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode = map[contextbuild.Node]string{
+	marshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode = map[schematype.Node]string{
 		contextbuild.Understand: "UNDERSTAND",
 		contextbuild.Think:      "THINK",
 		contextbuild.Act:        "ACT",

@@ -18,7 +18,6 @@ import (
 	"sessiongraph/graph/compiled"
 	"sessiongraph/graph/scalar"
 	"sessiongraph/internal/access"
-	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/registry"
 	"strconv"
@@ -42,22 +41,22 @@ type QueryResolver interface {
 	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
 	ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error)
 	ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID) (*engine.ReceiptDiff, error)
-	SessionsHoldingFact(ctx context.Context, fact engine.Fact, node contextbuild.Node, after *string) (*engine.FactSearch, error)
+	SessionsHoldingFact(ctx context.Context, fact engine.Fact, node schematype.Node, after *string) (*engine.FactSearch, error)
 	EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error)
 	Session(ctx context.Context, id uuid.UUID) (*ent.Session, error)
 	SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error)
 	SessionsChangedCursor(ctx context.Context) (string, error)
 }
 type SessionResolver interface {
-	Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
+	Context(ctx context.Context, obj *ent.Session, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
 	WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns int) (*engine.WorkingMemory, error)
-	FactTrace(ctx context.Context, obj *ent.Session, fact engine.Fact, nodes []contextbuild.Node) (*engine.FactTrace, error)
+	FactTrace(ctx context.Context, obj *ent.Session, fact engine.Fact, nodes []schematype.Node) (*engine.FactTrace, error)
 	ResolveRefs(ctx context.Context, obj *ent.Session, refs []string) ([]*engine.ResolvedRef, error)
 	TranslateFilters(ctx context.Context, obj *ent.Session, entityType *string, table *string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error)
 	TranslatePayload(ctx context.Context, obj *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error)
 	ReadRefs(ctx context.Context, obj *ent.Session, refs []string) (*engine.ReadRefsResult, error)
 	EnrichmentQueue(ctx context.Context, obj *ent.Session) ([]*engine.EnrichmentRequest, error)
-	ActiveEntities(ctx context.Context, obj *ent.Session, turnsWindow int) (*engine.ActiveEntities, error)
+	ActiveEntities(ctx context.Context, obj *ent.Session, turnsWindow *int) (*engine.ActiveEntities, error)
 	PendingArtifacts(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) (*ent.ArtifactConnection, error)
 	JustSavedArtifacts(ctx context.Context, obj *ent.Session, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) (*ent.ArtifactConnection, error)
 	ArchivedContent(ctx context.Context, obj *ent.Session, ref string) (*ent.Artifact, error)
@@ -266,8 +265,8 @@ func (ec *executionContext) field_Query_sessionsHoldingFact_args(ctx context.Con
 	}
 	args["fact"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "node",
-		func(ctx context.Context, v any) (contextbuild.Node, error) {
-			return ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+		func(ctx context.Context, v any) (schematype.Node, error) {
+			return ec.unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -342,8 +341,8 @@ func (ec *executionContext) field_Session_activeEntities_args(ctx context.Contex
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "turnsWindow",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNInt2int(ctx, v)
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -478,8 +477,8 @@ func (ec *executionContext) field_Session_context_args(ctx context.Context, rawA
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "node",
-		func(ctx context.Context, v any) (contextbuild.Node, error) {
-			return ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+		func(ctx context.Context, v any) (schematype.Node, error) {
+			return ec.unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -562,8 +561,8 @@ func (ec *executionContext) field_Session_factTrace_args(ctx context.Context, ra
 	}
 	args["fact"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "nodes",
-		func(ctx context.Context, v any) ([]contextbuild.Node, error) {
-			return ec.unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]schematype.Node, error) {
+			return ec.unmarshalOContextNode2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐNodeᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1836,8 +1835,8 @@ func (ec *executionContext) _ContextReceipt_node(ctx context.Context, field grap
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Node) graphql.Marshaler {
-			return ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v schematype.Node) graphql.Marshaler {
+			return ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1983,8 +1982,8 @@ func (ec *executionContext) _ContextReceipt_tiers(ctx context.Context, field gra
 			return obj.Tiers, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v contextbuild.Tiers) graphql.Marshaler {
-			return ec.marshalNContextTiers2sessiongraphᚋinternalᚋcontextbuildᚐTiers(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v schematype.Tiers) graphql.Marshaler {
+			return ec.marshalNContextTiers2sessiongraphᚋentᚋschemaᚋschematypeᚐTiers(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3369,7 +3368,7 @@ func (ec *executionContext) _Query_sessionsHoldingFact(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().SessionsHoldingFact(ctx, fc.Args["fact"].(engine.Fact), fc.Args["node"].(contextbuild.Node), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().SessionsHoldingFact(ctx, fc.Args["fact"].(engine.Fact), fc.Args["node"].(schematype.Node), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.FactSearch) graphql.Marshaler {
@@ -4999,7 +4998,7 @@ func (ec *executionContext) _Session_context(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().Context(ctx, obj, fc.Args["node"].(contextbuild.Node), fc.Args["options"].(*engine.ContextOptions))
+			return ec.Resolvers.Session().Context(ctx, obj, fc.Args["node"].(schematype.Node), fc.Args["options"].(*engine.ContextOptions))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.ContextBuild) graphql.Marshaler {
@@ -5087,7 +5086,7 @@ func (ec *executionContext) _Session_factTrace(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().FactTrace(ctx, obj, fc.Args["fact"].(engine.Fact), fc.Args["nodes"].([]contextbuild.Node))
+			return ec.Resolvers.Session().FactTrace(ctx, obj, fc.Args["fact"].(engine.Fact), fc.Args["nodes"].([]schematype.Node))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.FactTrace) graphql.Marshaler {
@@ -5339,7 +5338,7 @@ func (ec *executionContext) _Session_activeEntities(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().ActiveEntities(ctx, obj, fc.Args["turnsWindow"].(int))
+			return ec.Resolvers.Session().ActiveEntities(ctx, obj, fc.Args["turnsWindow"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.ActiveEntities) graphql.Marshaler {
@@ -8340,91 +8339,91 @@ func (ec *executionContext) unmarshalInputContextReceiptWhereInput(ctx context.C
 			it.TurnLTE = data
 		case "node":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Node = data
 		case "nodeNEQ":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeNEQ"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeNEQ = data
 		case "nodeIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeIn"))
-			data, err := ec.unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐNodeᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeIn = data
 		case "nodeNotIn":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeNotIn"))
-			data, err := ec.unmarshalOContextNode2ᚕsessiongraphᚋinternalᚋcontextbuildᚐNodeᚄ(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐNodeᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeNotIn = data
 		case "nodeGT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeGT"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeGT = data
 		case "nodeGTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeGTE"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeGTE = data
 		case "nodeLT":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeLT"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeLT = data
 		case "nodeLTE":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeLTE"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeLTE = data
 		case "nodeContains":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeContains"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeContains = data
 		case "nodeHasPrefix":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeHasPrefix"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeHasPrefix = data
 		case "nodeHasSuffix":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeHasSuffix"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeHasSuffix = data
 		case "nodeEqualFold":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeEqualFold"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.NodeEqualFold = data
 		case "nodeContainsFold":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeContainsFold"))
-			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+			data, err := ec.unmarshalOContextNode2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -15301,7 +15300,7 @@ func (ec *executionContext) _ContextReceipt(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "node":
-			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, field.Selections, obj.Node)
+			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, field.Selections, obj.Node)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"sessiongraph/ent"
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/access"
-	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
 	"sync/atomic"
 
@@ -429,7 +429,7 @@ type ComplexityRoot struct {
 		SessionByKey          func(childComplexity int, tenant string, externalKey string) int
 		Sessions              func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) int
 		SessionsChangedCursor func(childComplexity int) int
-		SessionsHoldingFact   func(childComplexity int, fact engine.Fact, node contextbuild.Node, after *string) int
+		SessionsHoldingFact   func(childComplexity int, fact engine.Fact, node schematype.Node, after *string) int
 		Viewer                func(childComplexity int) int
 	}
 
@@ -550,10 +550,10 @@ type ComplexityRoot struct {
 	}
 
 	Session struct {
-		ActiveEntities       func(childComplexity int, turnsWindow int) int
+		ActiveEntities       func(childComplexity int, turnsWindow *int) int
 		ArchivedContent      func(childComplexity int, ref string) int
 		Artifacts            func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder, where *ent.ArtifactWhereInput) int
-		Context              func(childComplexity int, node contextbuild.Node, options *engine.ContextOptions) int
+		Context              func(childComplexity int, node schematype.Node, options *engine.ContextOptions) int
 		ContextReceipts      func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ContextReceiptOrder, where *ent.ContextReceiptWhereInput) int
 		CreatedAt            func(childComplexity int) int
 		CurrentTurn          func(childComplexity int) int
@@ -564,7 +564,7 @@ type ComplexityRoot struct {
 		ExpiredAt            func(childComplexity int) int
 		ExpiresAt            func(childComplexity int) int
 		ExternalKey          func(childComplexity int) int
-		FactTrace            func(childComplexity int, fact engine.Fact, nodes []contextbuild.Node) int
+		FactTrace            func(childComplexity int, fact engine.Fact, nodes []schematype.Node) int
 		Focus                func(childComplexity int) int
 		HistorySummary       func(childComplexity int) int
 		ID                   func(childComplexity int) int
@@ -648,7 +648,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		ContextUpdated  func(childComplexity int, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) int
+		ContextUpdated  func(childComplexity int, sessionID uuid.UUID, node schematype.Node, options *engine.ContextOptions) int
 		EntityChanges   func(childComplexity int, sessionID uuid.UUID, entityTypes []string, after *int) int
 		SessionEvents   func(childComplexity int, sessionID uuid.UUID, after *int) int
 		SessionsChanged func(childComplexity int, after *string, kinds []string) int
@@ -2338,7 +2338,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.SessionsHoldingFact(childComplexity, args["fact"].(engine.Fact), args["node"].(contextbuild.Node), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.SessionsHoldingFact(childComplexity, args["fact"].(engine.Fact), args["node"].(schematype.Node), args["after"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -2712,7 +2712,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.ActiveEntities(childComplexity, args["turnsWindow"].(int)), true
+		return e.ComplexityRoot.Session.ActiveEntities(childComplexity, args["turnsWindow"].(*int)), true
 	case "Session.archivedContent":
 		if e.ComplexityRoot.Session.ArchivedContent == nil {
 			break
@@ -2745,7 +2745,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.Context(childComplexity, args["node"].(contextbuild.Node), args["options"].(*engine.ContextOptions)), true
+		return e.ComplexityRoot.Session.Context(childComplexity, args["node"].(schematype.Node), args["options"].(*engine.ContextOptions)), true
 	case "Session.contextReceipts":
 		if e.ComplexityRoot.Session.ContextReceipts == nil {
 			break
@@ -2826,7 +2826,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.FactTrace(childComplexity, args["fact"].(engine.Fact), args["nodes"].([]contextbuild.Node)), true
+		return e.ComplexityRoot.Session.FactTrace(childComplexity, args["fact"].(engine.Fact), args["nodes"].([]schematype.Node)), true
 	case "Session.focus":
 		if e.ComplexityRoot.Session.Focus == nil {
 			break
@@ -3249,7 +3249,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.ContextUpdated(childComplexity, args["sessionID"].(uuid.UUID), args["node"].(contextbuild.Node), args["options"].(*engine.ContextOptions)), true
+		return e.ComplexityRoot.Subscription.ContextUpdated(childComplexity, args["sessionID"].(uuid.UUID), args["node"].(schematype.Node), args["options"].(*engine.ContextOptions)), true
 	case "Subscription.entityChanges":
 		if e.ComplexityRoot.Subscription.EntityChanges == nil {
 			break
@@ -6479,6 +6479,71 @@ input TurnWhereInput {
   hasSessionWith: [SessionWhereInput!]
 }
 `, BuiltIn: false},
+	{Name: "../schema/eventkind.graphql", Input: `# Code generated by internal/eventkind from internal/eventkind/kinds.txt; DO NOT EDIT.
+
+"""
+The kinds of event: SessionEvent.kind and EntityChange.kind carry a kind's name, and
+sessionsChanged(kinds:) takes names. Each value's description starts with the name, such as
+session.opened for SESSION_OPENED; lifecycle kinds are what sessionsChanged carries when no kinds
+are named.
+"""
+enum EventKind {
+  "session.opened (lifecycle): A session was opened; replaced names the expired session of the same key it replaced. Payload: tenant, externalKey, replaced?."
+  SESSION_OPENED
+  "session.updated (lifecycle): updateSession changed the fields named. Payload: fields."
+  SESSION_UPDATED
+  "session.expired (lifecycle): The session expired: its time to live passed (the reaper, or an open of its key), or an admin expired it. Payload: reason, replacedBy?."
+  SESSION_EXPIRED
+  "session.deleted (lifecycle): The session was deleted: purged past retention, by an admin, or with its user's data (reason says which). Payload: reason."
+  SESSION_DELETED
+  "turn.began: A turn began. Payload: turn."
+  TURN_BEGAN
+  "turn.updated: updateTurn added to the open turn's execution summary. Payload: turn."
+  TURN_UPDATED
+  "turn.ended: A turn ended; clearedArtifacts counts the artifacts saved in it, whose content was kept only for linked records until now. Payload: turn, clearedArtifacts."
+  TURN_ENDED
+  "turn.failed: The open turn failed, for the reason given. Payload: turn, reason."
+  TURN_FAILED
+  "conversation.reset: The conversation's turns were deleted. Payload: deletedTurns, keptSystemPrompt."
+  CONVERSATION_RESET
+  "refs.read: Records the runtime read were registered as refs. Payload: table, changes, step?."
+  REFS_READ
+  "refs.updated: Records the runtime updated were registered as refs. Payload: table, changes, step?."
+  REFS_UPDATED
+  "refs.deleted: Records the runtime deleted were marked deleted in the registry. Payload: changes, step?."
+  REFS_DELETED
+  "refs.mentioned: Refs the user mentioned were marked referenced in this turn. Payload: changes."
+  REFS_MENTIONED
+  "refs.enriched: Refs got the labels and foreign keys of their enrichment. Payload: changes."
+  REFS_ENRICHED
+  "ref.user_action: The user created, updated, deleted or mentioned a record outside the agent. Payload: changes."
+  REF_USER_ACTION
+  "ref.created: The runtime created a record and it was registered as a ref. Payload: changes, step?."
+  REF_CREATED
+  "ref.promoted: A saved record took over a generated artifact's gen_ ref. Payload: changes, step?."
+  REF_PROMOTED
+  "ref.retained: Understand retained a ref past the turns window, for the reason given. Payload: ref, reason."
+  REF_RETAINED
+  "ref.released: A retained ref was released. Payload: ref."
+  REF_RELEASED
+  "artifact.generated: The runtime generated content, pending under a gen_ ref until saved. Payload: changes, step?."
+  ARTIFACT_GENERATED
+  "artifact.revised: A pending artifact's content was revised. Payload: ref, revision, changes."
+  ARTIFACT_REVISED
+  "artifact.cleared: A pending or promoted artifact was cleared before its turn ended. Payload: ref, was, changes."
+  ARTIFACT_CLEARED
+  "step.recorded: A step's result was recorded. Payload: turn, step, kind, itemCount, refs."
+  STEP_RECORDED
+  "context.recorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount."
+  CONTEXT_RECORDED
+  "receipts.texts_cleared: The reaper cleared the session's receipt texts past their retention; their hashes stay. Payload: reason."
+  RECEIPTS_TEXTS_CLEARED
+  "session.imported: The session was imported; events counts the events the import brought. Payload: events."
+  SESSION_IMPORTED
+  "apikey.revoked (no session's): An API key was revoked. Payload: keyID."
+  APIKEY_REVOKED
+}
+`, BuiltIn: false},
 	{Name: "../schema/filters.graphql", Input: `# Filters (ent's WhereInput types): an empty filter matches every row,
 # wherever it appears: {} and {and: [{}]} match everything, {not: {}}
 # nothing. Every WhereInput carries the directive (style_test.go checks).
@@ -6808,8 +6873,8 @@ extend type Session {
   readRefs(refs: [String!]!): ReadRefsResult!
   "Refs waiting for a label."
   enrichmentQueue: [EnrichmentRequest!]!
-  "The refs that matter now, by tier."
-  activeEntities(turnsWindow: Int! = 2): ActiveEntities!
+  "The refs that matter now, by tier; a ref is active for turnsWindow turns after it was last referenced (omitted: 2)."
+  activeEntities(turnsWindow: Int): ActiveEntities!
   "Generated content not saved yet (status PENDING)."
   pendingArtifacts(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: [ArtifactOrder!]): ArtifactConnection!
   "Generated content saved in the current turn, kept for its linked records until the turn ends (status PROMOTED)."

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sessiongraph/internal/contextbuild"
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
 	"strconv"
@@ -23,7 +23,7 @@ import (
 type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (<-chan *events.Event, error)
 	EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (<-chan *engine.EntityChange, error)
-	ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, options *engine.ContextOptions) (<-chan *engine.ContextBuild, error)
+	ContextUpdated(ctx context.Context, sessionID uuid.UUID, node schematype.Node, options *engine.ContextOptions) (<-chan *engine.ContextBuild, error)
 	SessionsChanged(ctx context.Context, after *string, kinds []string) (<-chan *events.Event, error)
 }
 
@@ -43,8 +43,8 @@ func (ec *executionContext) field_Subscription_contextUpdated_args(ctx context.C
 	}
 	args["sessionID"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "node",
-		func(ctx context.Context, v any) (contextbuild.Node, error) {
-			return ec.unmarshalNContextNode2sessiongraphᚋinternalᚋcontextbuildᚐNode(ctx, v)
+		func(ctx context.Context, v any) (schematype.Node, error) {
+			return ec.unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -513,7 +513,7 @@ func (ec *executionContext) _Subscription_contextUpdated(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().ContextUpdated(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["node"].(contextbuild.Node), fc.Args["options"].(*engine.ContextOptions))
+			return ec.Resolvers.Subscription().ContextUpdated(ctx, fc.Args["sessionID"].(uuid.UUID), fc.Args["node"].(schematype.Node), fc.Args["options"].(*engine.ContextOptions))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.ContextBuild) graphql.Marshaler {

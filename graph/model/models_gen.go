@@ -3,7 +3,11 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"sessiongraph/ent"
+	"strconv"
 
 	"github.com/google/uuid"
 )
@@ -94,4 +98,140 @@ type Subscription struct {
 
 type UpsertEntityTypePayload struct {
 	EntityType *ent.EntityType `json:"entityType"`
+}
+
+// The kinds of event: SessionEvent.kind and EntityChange.kind carry a kind's name, and
+// sessionsChanged(kinds:) takes names. Each value's description starts with the name, such as
+// session.opened for SESSION_OPENED; lifecycle kinds are what sessionsChanged carries when no kinds
+// are named.
+type EventKind string
+
+const (
+	// session.opened (lifecycle): A session was opened; replaced names the expired session of the same key it replaced. Payload: tenant, externalKey, replaced?.
+	EventKindSessionOpened EventKind = "SESSION_OPENED"
+	// session.updated (lifecycle): updateSession changed the fields named. Payload: fields.
+	EventKindSessionUpdated EventKind = "SESSION_UPDATED"
+	// session.expired (lifecycle): The session expired: its time to live passed (the reaper, or an open of its key), or an admin expired it. Payload: reason, replacedBy?.
+	EventKindSessionExpired EventKind = "SESSION_EXPIRED"
+	// session.deleted (lifecycle): The session was deleted: purged past retention, by an admin, or with its user's data (reason says which). Payload: reason.
+	EventKindSessionDeleted EventKind = "SESSION_DELETED"
+	// turn.began: A turn began. Payload: turn.
+	EventKindTurnBegan EventKind = "TURN_BEGAN"
+	// turn.updated: updateTurn added to the open turn's execution summary. Payload: turn.
+	EventKindTurnUpdated EventKind = "TURN_UPDATED"
+	// turn.ended: A turn ended; clearedArtifacts counts the artifacts saved in it, whose content was kept only for linked records until now. Payload: turn, clearedArtifacts.
+	EventKindTurnEnded EventKind = "TURN_ENDED"
+	// turn.failed: The open turn failed, for the reason given. Payload: turn, reason.
+	EventKindTurnFailed EventKind = "TURN_FAILED"
+	// conversation.reset: The conversation's turns were deleted. Payload: deletedTurns, keptSystemPrompt.
+	EventKindConversationReset EventKind = "CONVERSATION_RESET"
+	// refs.read: Records the runtime read were registered as refs. Payload: table, changes, step?.
+	EventKindRefsRead EventKind = "REFS_READ"
+	// refs.updated: Records the runtime updated were registered as refs. Payload: table, changes, step?.
+	EventKindRefsUpdated EventKind = "REFS_UPDATED"
+	// refs.deleted: Records the runtime deleted were marked deleted in the registry. Payload: changes, step?.
+	EventKindRefsDeleted EventKind = "REFS_DELETED"
+	// refs.mentioned: Refs the user mentioned were marked referenced in this turn. Payload: changes.
+	EventKindRefsMentioned EventKind = "REFS_MENTIONED"
+	// refs.enriched: Refs got the labels and foreign keys of their enrichment. Payload: changes.
+	EventKindRefsEnriched EventKind = "REFS_ENRICHED"
+	// ref.user_action: The user created, updated, deleted or mentioned a record outside the agent. Payload: changes.
+	EventKindRefUserAction EventKind = "REF_USER_ACTION"
+	// ref.created: The runtime created a record and it was registered as a ref. Payload: changes, step?.
+	EventKindRefCreated EventKind = "REF_CREATED"
+	// ref.promoted: A saved record took over a generated artifact's gen_ ref. Payload: changes, step?.
+	EventKindRefPromoted EventKind = "REF_PROMOTED"
+	// ref.retained: Understand retained a ref past the turns window, for the reason given. Payload: ref, reason.
+	EventKindRefRetained EventKind = "REF_RETAINED"
+	// ref.released: A retained ref was released. Payload: ref.
+	EventKindRefReleased EventKind = "REF_RELEASED"
+	// artifact.generated: The runtime generated content, pending under a gen_ ref until saved. Payload: changes, step?.
+	EventKindArtifactGenerated EventKind = "ARTIFACT_GENERATED"
+	// artifact.revised: A pending artifact's content was revised. Payload: ref, revision, changes.
+	EventKindArtifactRevised EventKind = "ARTIFACT_REVISED"
+	// artifact.cleared: A pending or promoted artifact was cleared before its turn ended. Payload: ref, was, changes.
+	EventKindArtifactCleared EventKind = "ARTIFACT_CLEARED"
+	// step.recorded: A step's result was recorded. Payload: turn, step, kind, itemCount, refs.
+	EventKindStepRecorded EventKind = "STEP_RECORDED"
+	// context.recorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount.
+	EventKindContextRecorded EventKind = "CONTEXT_RECORDED"
+	// receipts.texts_cleared: The reaper cleared the session's receipt texts past their retention; their hashes stay. Payload: reason.
+	EventKindReceiptsTextsCleared EventKind = "RECEIPTS_TEXTS_CLEARED"
+	// session.imported: The session was imported; events counts the events the import brought. Payload: events.
+	EventKindSessionImported EventKind = "SESSION_IMPORTED"
+	// apikey.revoked (no session's): An API key was revoked. Payload: keyID.
+	EventKindAPIKeyRevoked EventKind = "APIKEY_REVOKED"
+)
+
+var AllEventKind = []EventKind{
+	EventKindSessionOpened,
+	EventKindSessionUpdated,
+	EventKindSessionExpired,
+	EventKindSessionDeleted,
+	EventKindTurnBegan,
+	EventKindTurnUpdated,
+	EventKindTurnEnded,
+	EventKindTurnFailed,
+	EventKindConversationReset,
+	EventKindRefsRead,
+	EventKindRefsUpdated,
+	EventKindRefsDeleted,
+	EventKindRefsMentioned,
+	EventKindRefsEnriched,
+	EventKindRefUserAction,
+	EventKindRefCreated,
+	EventKindRefPromoted,
+	EventKindRefRetained,
+	EventKindRefReleased,
+	EventKindArtifactGenerated,
+	EventKindArtifactRevised,
+	EventKindArtifactCleared,
+	EventKindStepRecorded,
+	EventKindContextRecorded,
+	EventKindReceiptsTextsCleared,
+	EventKindSessionImported,
+	EventKindAPIKeyRevoked,
+}
+
+func (e EventKind) IsValid() bool {
+	switch e {
+	case EventKindSessionOpened, EventKindSessionUpdated, EventKindSessionExpired, EventKindSessionDeleted, EventKindTurnBegan, EventKindTurnUpdated, EventKindTurnEnded, EventKindTurnFailed, EventKindConversationReset, EventKindRefsRead, EventKindRefsUpdated, EventKindRefsDeleted, EventKindRefsMentioned, EventKindRefsEnriched, EventKindRefUserAction, EventKindRefCreated, EventKindRefPromoted, EventKindRefRetained, EventKindRefReleased, EventKindArtifactGenerated, EventKindArtifactRevised, EventKindArtifactCleared, EventKindStepRecorded, EventKindContextRecorded, EventKindReceiptsTextsCleared, EventKindSessionImported, EventKindAPIKeyRevoked:
+		return true
+	}
+	return false
+}
+
+func (e EventKind) String() string {
+	return string(e)
+}
+
+func (e *EventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EventKind", str)
+	}
+	return nil
+}
+
+func (e EventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EventKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

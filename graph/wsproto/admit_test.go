@@ -86,18 +86,12 @@ func TestAdmitRefusesAnOperationWithAnErrorMessage(t *testing.T) {
 	}})
 	waitRunning := func(want int, failure string) {
 		t.Helper()
-		deadline := time.Now().Add(readTimeout)
-		for {
+		if !waitFor(readTimeout, func() bool {
 			mu.Lock()
-			n := running
-			mu.Unlock()
-			if n == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatal(failure)
-			}
-			time.Sleep(time.Millisecond)
+			defer mu.Unlock()
+			return running == want
+		}) {
+			t.Fatal(failure)
 		}
 	}
 	c := dial(t, url).acked()

@@ -142,16 +142,24 @@ func (c *client) close() {
 // settleGoroutines waits until the goroutine count is back to at most want.
 func settleGoroutines(t *testing.T, want int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := runtime.NumGoroutine()
-		if got <= want {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("goroutines: %d, want at most %d\n%s", got, want, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(10*time.Second, func() bool { return runtime.NumGoroutine() <= want }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines: %d, want at most %d\n%s", runtime.NumGoroutine(), want, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// waitFor checks cond every few milliseconds until it holds (true) or
+// within has passed (false).
+func waitFor(within time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(within)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return cond()
+		}
+	}
+	return true
 }

@@ -50,10 +50,19 @@ func TestConnectionsLeaveNoGoroutinesBehind(t *testing.T) {
 	settleGoroutines(t, before)
 }
 
+// flood is what floodServer tells of its subscription: produced holds a
+// token once a result has been made, and ended is closed
+// once the subscription's context has ended (its client was dropped).
+type flood struct {
+	produced chan struct{}
+	ended    chan struct{}
+}
+
 // floodServer serves a subscription that sends 64 KiB results as fast as the
 // socket takes them, and a query that answers at once.
-func floodServer(t *testing.T, tr *wsproto.Transport) string {
+func floodServer(t *testing.T, tr *wsproto.Transport) (string, *flood) {
 	t.Helper()
+	f := &flood{produced: make(chan struct{}, 1), ended: make(chan struct{})}
 	schema := gqlparser.MustLoadSchema(&ast.Source{Input: `
 		type Query { name: String! }
 		type Subscription { flood: String! }
@@ -62,9 +71,14 @@ func floodServer(t *testing.T, tr *wsproto.Transport) string {
 	srv := handler.New(&graphql.ExecutableSchemaMock{
 		ExecFunc: func(ctx context.Context) graphql.ResponseHandler {
 			if graphql.GetOperationContext(ctx).Operation.Operation == ast.Subscription {
+				context.AfterFunc(ctx, func() { close(f.ended) })
 				return func(context.Context) *graphql.Response {
 					if ctx.Err() != nil {
 						return nil
+					}
+					select {
+					case f.produced <- struct{}{}:
+					default:
 					}
 					return &graphql.Response{Data: big}
 				}
@@ -77,30 +91,41 @@ func floodServer(t *testing.T, tr *wsproto.Transport) string {
 		},
 	})
 	srv.AddTransport(tr)
-	return serveHandler(t, srv)
+	return serveHandler(t, srv), f
 }
 
 func TestSlowClientHoldsUpOnlyItself(t *testing.T) {
-	url := floodServer(t, &wsproto.Transport{WriteTimeout: time.Second})
+	url, flood := floodServer(t, &wsproto.Transport{WriteTimeout: time.Second})
 	before := runtime.NumGoroutine()
 
 	slow := dial(t, url).acked()
 	slow.send(`{"id":"f","type":"subscribe","payload":{"query":"subscription { flood }"}}`)
-	time.Sleep(200 * time.Millisecond) // long enough to fill the socket buffers, as slow never reads
+	// slow never reads: once the flood is under way, its results fill the
+	// socket buffers and the server's next write to it waits.
+	select {
+	case <-flood.produced:
+	case <-time.After(readTimeout):
+		t.Fatal("the flood never started")
+	}
 
 	fast := dial(t, url).acked()
-	start := time.Now()
 	fast.send(`{"id":"q","type":"subscribe","payload":{"query":"{ name }"}}`)
 	fast.expect(`{"id":"q","type":"next","payload":{"data":{"name":"test"}}}`)
 	fast.expect(`{"id":"q","type":"complete"}`)
-	if took := time.Since(start); took > time.Second {
-		t.Fatalf("a query on another connection took %v while a client was not reading", took)
+	select {
+	case <-flood.ended:
+		t.Fatal("a query on another connection was answered only once the slow client was dropped")
+	default: // answered while the server still waited on the slow client
 	}
 	fast.close()
 
 	// The server gives up on the slow client after WriteTimeout: draining what
 	// the buffers hold then ends in a dropped socket, not a close frame.
-	time.Sleep(1500 * time.Millisecond)
+	select {
+	case <-flood.ended:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server kept writing to a client that did not read")
+	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		_, err := slow.read()

@@ -10,8 +10,9 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// Node names a pipeline node whose context is built.
-type Node string
+// Node names a pipeline node whose context is built; the type is the data
+// model's, which stores it in a receipt.
+type Node = schematype.Node
 
 // The nodes.
 const (
@@ -133,12 +134,9 @@ type Message struct {
 	TokenCount int
 }
 
-// Tiers lists the refs of each tier that the build placed.
-type Tiers struct {
-	Active    []string `json:"active"`
-	Generated []string `json:"generated"`
-	Retained  []string `json:"retained"`
-}
+// Tiers lists the refs of each tier that the build placed; the type is the
+// data model's, which stores it in a receipt.
+type Tiers = schematype.Tiers
 
 // Build is a node's context.
 type Build struct {

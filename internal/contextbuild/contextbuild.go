@@ -1,6 +1,10 @@
 package contextbuild
 
-import "fmt"
+import (
+	"fmt"
+
+	"sessiongraph/internal/registry"
+)
 
 // Make formats node's context from the snapshot within the options' budget.
 // It only reads the snapshot; it never writes.
@@ -46,7 +50,7 @@ func shown(n Node, s *Snapshot) int {
 // defaults; loading and building must agree on them.
 func WithDefaults(n Node, o Options) Options {
 	if o.TurnsWindow <= 0 {
-		o.TurnsWindow = 2
+		o.TurnsWindow = registry.DefaultWindow
 	}
 	if o.Budget <= 0 {
 		o.Budget = DefaultBudget(n)

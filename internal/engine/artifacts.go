@@ -16,9 +16,6 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// KindArtifactCleared is the event of ClearArtifact.
-const KindArtifactCleared = "artifact.cleared"
-
 // ClearArtifact clears one pending or promoted artifact before its turn
 // ends (once its linked records are saved, or to discard it); other
 // artifacts are untouched. The content stays readable by its ref

@@ -65,7 +65,7 @@ func TestAClearedUnsavedArtifactLeavesTheGeneratedTierInEveryBuild(t *testing.T)
 
 	sess, err := s.Engine.Session(ctx, id)
 	require.NoError(t, err)
-	tiers, err := s.Engine.ActiveEntities(ctx, sess, 2)
+	tiers, err := s.Engine.ActiveEntities(ctx, sess, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{kept.Ref}, refsOf(tiers.Generated), "activeEntities")
 	assert.Contains(t, refsOf(tiers.Active), dropped.Ref, "referenced this turn, so active")

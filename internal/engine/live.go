@@ -13,7 +13,6 @@ import (
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/events"
-	"sessiongraph/internal/store"
 )
 
 // sessionCursor resumes a subscription to one session after the sequence
@@ -78,30 +77,14 @@ func (e *Engine) sessionSource(ctx context.Context, s *ent.Session, after *int) 
 	return e.hub.Source(ctx, events.Filter{SessionID: &s.ID}, c), nil
 }
 
-// Kinds of session lifecycle events: what the admin feed carries when the
-// subscriber names no kinds.
-var sessionKinds = map[string]bool{
-	store.KindSessionOpened: true, KindSessionUpdated: true, store.KindSessionExpired: true, store.KindSessionDeleted: true,
-}
-
-// FeedKinds are the event kinds a session records, each of which a
-// subscriber to the feed of every session may ask for. An API key's
-// revocation (store.KindKeyRevoked) is not one: it belongs to no session.
-var FeedKinds = []string{
-	store.KindSessionOpened, KindSessionUpdated, store.KindSessionExpired, store.KindSessionDeleted,
-	KindTurnBegan, KindTurnUpdated, KindTurnEnded, KindTurnFailed, KindConversationReset,
-	KindRefsRead, KindRefsUpdated, KindRefsDeleted, KindRefsMentioned, KindRefsEnriched,
-	KindRefUserAction, KindRefCreated, KindRefPromoted, KindRefRetained, KindRefReleased,
-	KindArtifactGenerated, KindArtifactRevised, KindArtifactCleared,
-	KindStepRecorded, KindContextRecorded, store.KindReceiptTextsCleared, store.KindSessionImported,
-}
-
 // MaxFeedKinds caps the kinds one subscription may name: more than there
 // are is a mistake, and each is checked against every event it is sent.
 const MaxFeedKinds = 32
 
 // feedKinds is the filter for the kinds a subscriber asked for: none (nil)
-// means the lifecycle kinds, as before kinds could be chosen.
+// means the lifecycle kinds, as before kinds could be chosen. FeedKinds and
+// sessionKinds are generated from the table of event kinds
+// (internal/eventkind/kinds.txt).
 func feedKinds(kinds []string) (map[string]bool, error) {
 	if kinds == nil {
 		return sessionKinds, nil

@@ -26,9 +26,6 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// KindContextRecorded is the event of RecordContext.
-const KindContextRecorded = "context.recorded"
-
 // RecordContextInput asks for a node's context, to be sent to the model and
 // recorded as a receipt.
 type RecordContextInput struct {

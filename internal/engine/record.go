@@ -12,22 +12,6 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// Event kinds of registry writes.
-const (
-	KindRefsRead          = "refs.read"
-	KindRefsUpdated       = "refs.updated"
-	KindRefsDeleted       = "refs.deleted"
-	KindRefsMentioned     = "refs.mentioned"
-	KindRefsEnriched      = "refs.enriched"
-	KindRefUserAction     = "ref.user_action"
-	KindRefCreated        = "ref.created"
-	KindRefPromoted       = "ref.promoted"
-	KindRefRetained       = "ref.retained"
-	KindRefReleased       = "ref.released"
-	KindArtifactGenerated = "artifact.generated"
-	KindArtifactRevised   = "artifact.revised"
-)
-
 // RecordReadInput carries records the runtime read from (or wrote to) the
 // database, of the entity type EntityType or Table names.
 type RecordReadInput struct {

@@ -213,8 +213,13 @@ type ActiveEntities struct {
 }
 
 // ActiveEntities sorts the refs that matter now into tiers, reading only
-// those: referenced within the window, retained, or pending generation.
-func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, window int) (*ActiveEntities, error) {
+// those: referenced within the window (nil: registry.DefaultWindow),
+// retained, or pending generation.
+func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, turnsWindow *int) (*ActiveEntities, error) {
+	window := registry.DefaultWindow
+	if turnsWindow != nil {
+		window = *turnsWindow
+	}
 	if window < 1 {
 		return nil, apperr.Invalid("turnsWindow", "turnsWindow must be at least 1, got %d", window)
 	}

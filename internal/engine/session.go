@@ -25,9 +25,6 @@ const (
 	maxMetadataValue  = 4000
 )
 
-// KindSessionUpdated is the event of UpdateSession.
-const KindSessionUpdated = "session.updated"
-
 // OpenSessionInput opens a session, or finds the live one of its key.
 type OpenSessionInput struct {
 	Tenant       string

@@ -21,11 +21,6 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// KindStepRecorded is the event of RecordStepResult. A record call that
-// carries a step adds to that step's result inside its own commit, whose
-// event names the step.
-const KindStepRecorded = "step.recorded"
-
 // Limits of step results.
 const (
 	// maxStep is the highest step number of a turn; a plan has a handful.

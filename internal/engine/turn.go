@@ -21,15 +21,7 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// Event kinds of turns.
-const (
-	KindTurnBegan          = "turn.began"
-	KindTurnUpdated        = "turn.updated"
-	KindTurnEnded          = "turn.ended"
-	KindTurnFailed         = "turn.failed"
-	KindConversationReset  = "conversation.reset"
-	fullReasoningSummaries = 2
-)
+const fullReasoningSummaries = 2
 
 // BeginTurn opens the session's next turn with the user's message, counting
 // its tokens once so that no build re-tokenizes it.

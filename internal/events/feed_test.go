@@ -154,7 +154,9 @@ func TestAnOpenTransactionDelaysTheFeedAndLosesNothing(t *testing.T) {
 	<-hub.Ready()
 	live := hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(1))
 	all := hub.Subscribe(t.Context(), events.Filter{Kinds: map[string]bool{"test.tick": true}}, events.FromNow)
-	time.Sleep(100 * time.Millisecond) // both are live
+	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
+	waitUntil(t, deadline, "both subscribers are live", func() bool { return hub.Live() == 2 })
 
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
@@ -169,6 +171,9 @@ func TestAnOpenTransactionDelaysTheFeedAndLosesNothing(t *testing.T) {
 	ev := collect(t, live, 1, 10*time.Second)[0]
 	assert.Equal(t, int64(2), ev.Sequence, "the session's subscriber has it at once")
 	assert.Greater(t, ev.Xid, xid)
+	// Nothing marks the moment the hub has looked and held the event back,
+	// so its absence is watched over several of the hub's looks (5 ms,
+	// doubling to 250 ms, while the horizon is held).
 	select {
 	case ev := <-all.C:
 		t.Fatalf("event %d delivered to the feed while an older transaction was open", ev.Sequence)
@@ -196,10 +201,9 @@ func TestASubscriberWhoReadsAheadDoesNotStrandTheOthers(t *testing.T) {
 	silent := store.New(client) // rings no doorbell
 
 	early := gather(t, hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(0)), 6)
-	for hub.Subscribers() < 1 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // past its replay: live
+	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
+	waitUntil(t, deadline, "the first subscriber is past its replay", func() bool { return hub.Live() == 1 })
 	for range 5 {
 		tick(t, silent, s)
 	}

@@ -12,10 +12,6 @@ import (
 	"sessiongraph/internal/apperr"
 )
 
-// KindKeyRevoked is the event of an API key's revocation; its payload names
-// the key ("keyID"). It belongs to no session but to the SystemSession.
-const KindKeyRevoked = "apikey.revoked"
-
 // SystemSession is the pseudo-session of events that belong to no session:
 // API key revocations. No session has its id (uuid.Nil), so no session's
 // events, edge or subscription shows them, and the sessionsChanged feed

@@ -16,14 +16,6 @@ import (
 	"sessiongraph/ent/sessionkey"
 )
 
-// Event kinds of the session lifecycle.
-const (
-	KindSessionDeleted = "session.deleted"
-	// KindReceiptTextsCleared: the reaper cleared a session's receipt texts
-	// past their retention (their hashes stay).
-	KindReceiptTextsCleared = "receipts.texts_cleared"
-)
-
 // ExpireWhere marks every live session matching where as expired, with one
 // event each, in a fixed number of statements whatever their number: find
 // the matching sessions, expire and number them in one update, append their

@@ -18,12 +18,6 @@ import (
 	"sessiongraph/ent/sessionkey"
 )
 
-// Event kinds recorded by Open.
-const (
-	KindSessionOpened  = "session.opened"
-	KindSessionExpired = "session.expired"
-)
-
 // Opened is the result of Open.
 type Opened struct {
 	Session *ent.Session

@@ -16,10 +16,6 @@ import (
 	"sessiongraph/internal/apperr"
 )
 
-// KindSessionImported is the event that closes an imported session's
-// history: its payload counts the events the import brought.
-const KindSessionImported = "session.imported"
-
 // Export is one session as a self-contained document: every row of it, as
 // PostgreSQL gives a row as JSON (every column, named as in the schema), at
 // the schema version it was read at. Import takes it back.

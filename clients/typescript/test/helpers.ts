@@ -68,6 +68,11 @@ export class Proxy {
     return u.toString();
   }
 
+  /** How many connections (each side counted) are open through the proxy now. */
+  get openSockets(): number {
+    return this.open.size;
+  }
+
   /** Destroys every connection through the proxy now, as a network failure would. */
   cut(): number {
     const n = this.open.size;
@@ -83,3 +88,12 @@ export class Proxy {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** until resolves once cond() holds, looking every few milliseconds; it fails after withinMs. */
+export async function until(cond: () => boolean, what: string, withinMs = 10000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await sleep(5);
+  }
+}

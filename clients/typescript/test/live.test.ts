@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 
 import { SessionGraphClient, SessionGraphError, type SessionEvent, type TransportKind } from '../src/index.js';
-import { Proxy, client, openSession, sleep } from './helpers.js';
+import { Proxy, client, openSession, sleep, until } from './helpers.js';
 
 const sg = client();
 after(() => sg.close());
@@ -32,7 +32,7 @@ for (const transport of ['ws', 'sse'] as TransportKind[]) {
               for (let i = 1; i <= WRITES; i++) {
                 await sg.updateSession({ id, metadata: { n: String(i) } });
                 if (i % 12 === 0 && proxy.cut() > 0) cuts++;
-                await sleep(5);
+                await sleep(5); // spreads the writes, so that the cuts fall while events are in flight
               }
             })();
           }
@@ -50,8 +50,7 @@ for (const transport of ['ws', 'sse'] as TransportKind[]) {
         assert.ok(got.slice(1).every((ev) => ev.kind === 'session.updated' && ev.sessionID === id));
         if (transport === 'ws') {
           // Once the consumer stops, the socket closes (SSE leaves only idle keep-alive connections).
-          await sleep(100);
-          assert.equal(proxy.cut(), 0);
+          await until(() => proxy.openSockets === 0, 'the socket closes once the consumer stops');
         }
       } finally {
         await live.close();
@@ -83,7 +82,6 @@ for (const transport of ['ws', 'sse'] as TransportKind[]) {
       const live = new SessionGraphClient({ url: proxy.url, apiKey: key, transport });
       try {
         let received = 0;
-        const started = Date.now();
         const err = await (async () => {
           for await (const _ of live.sessionEvents(id, { after: 0 })) {
             received++;
@@ -96,8 +94,8 @@ for (const transport of ['ws', 'sse'] as TransportKind[]) {
         assert.ok(err instanceof SessionGraphError, String(err));
         assert.equal(err.code, 'UNAUTHENTICATED');
         assert.equal(received, 1);
-        assert.ok(Date.now() - started < 5000);
         const connections = proxy.connections;
+        // A reconnect would come after the client's retry delay: its absence is watched for a while.
         await sleep(300);
         assert.equal(proxy.connections, connections, 'the client kept connecting after the key was revoked');
       } finally {

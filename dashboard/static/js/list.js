@@ -5,6 +5,7 @@
 
 import { describe, gql, subscribe } from './api.js';
 import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, noticeScope, num, replace, span, when } from './dom.js';
+import { kindWords, listKinds } from './eventkinds.js';
 import { factSearchPanel } from './facts.js';
 import { mayAdminister, viewer } from './viewer.js';
 
@@ -37,8 +38,6 @@ const pageQuery = `query SessionsBefore($last: Int, $before: Cursor, $where: Ses
 const countQuery = `query LiveCount($where: SessionWhereInput) { sessions(first: 1, where: $where) { totalCount } }`;
 const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(input: {where: $where}) { count } }`;
 const feed = `subscription SessionsChanged($after: String, $kinds: [String!]) { sessionsChanged(after: $after, kinds: $kinds) { cursor kind sessionID createdAt } }`;
-// The list shows turn counts, so it hears turns as well as the lifecycle.
-const feedKinds = ['session.opened', 'session.updated', 'session.expired', 'session.deleted', 'turn.began', 'turn.ended', 'turn.failed'];
 // Where the feed stands now: read before the list, so the feed starts there.
 const cursorQuery = `query FeedCursor { sessionsChangedCursor }`;
 
@@ -50,10 +49,6 @@ const sortChoices = [
 ];
 const dirChoices = [['DESC', 'Descending'], ['ASC', 'Ascending']];
 const statusChoices = [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']];
-const kindWords = {
-  'session.opened': 'opened', 'session.updated': 'updated', 'session.expired': 'expired', 'session.deleted': 'deleted',
-  'turn.began': 'turn began', 'turn.ended': 'turn ended', 'turn.failed': 'turn failed',
-};
 
 // The list's state as the hash's query says it; a value left out is its default.
 const defaults = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC', page: 1, after: '', before: '' };
@@ -427,7 +422,7 @@ export function sessionsList(root) {
       after = undefined; // live from now: load() reports what went wrong
     }
     if (stopped) return;
-    stopFeed = subscribe(feed, after === undefined ? { kinds: feedKinds } : { after, kinds: feedKinds }, {
+    stopFeed = subscribe(feed, after === undefined ? { kinds: listKinds } : { after, kinds: listKinds }, {
       resume: (data) => data.sessionsChanged?.cursor,
       next: (data) => {
         const ev = data.sessionsChanged;

@@ -68,3 +68,16 @@ type ReceiptSection struct {
 	TokenCount int    `json:"tokenCount"`
 	Truncated  bool   `json:"truncated"`
 }
+
+// Node names a pipeline node whose context is built (UNDERSTAND, THINK,
+// ACT, REPLY, MESSAGES): what a context receipt stores. The nodes and how
+// each builds are internal/contextbuild's.
+type Node string
+
+// Tiers lists the refs of each tier that a context build placed, as a
+// context receipt stores them.
+type Tiers struct {
+	Active    []string `json:"active"`
+	Generated []string `json:"generated"`
+	Retained  []string `json:"retained"`
+}
