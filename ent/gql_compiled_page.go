@@ -19,6 +19,335 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
 
+// CompiledKind is how a compiled read writes a column's value as JSON: as
+// gqlgen's marshaller of the field's GraphQL type writes it.
+type CompiledKind uint8
+
+const (
+	// CompiledNone is a column no kind writes.
+	CompiledNone CompiledKind = iota
+	// CompiledString is a JSON string: String, ID, UUID and enums.
+	CompiledString
+	// CompiledNumber is the value's own text: Int and Boolean.
+	CompiledNumber
+	// CompiledTime is RFC 3339 in UTC with the fraction's trailing zeros cut: Time.
+	CompiledTime
+	// CompiledStringMap is a JSON object of strings, keys in byte order: StringMap.
+	CompiledStringMap
+)
+
+// CompiledField is a GraphQL field answered by one column of its type's table.
+type CompiledField struct {
+	Column string
+	Kind   CompiledKind
+}
+
+// CompiledConnection is a connection a node nests (Session.turns): the rows
+// of Node's table whose ParentColumn holds the parent's id.
+type CompiledConnection struct {
+	// Node is the GraphQL name of the connection's node type.
+	Node         string
+	ParentColumn string
+	// OrderColumn is the column an orderBy field value sorts by.
+	OrderColumn func(field string) (string, bool)
+	// Predicates are what the node query's interceptors add to a read of
+	// it (a tenant's confinement, a row policy).
+	Predicates func(context.Context, *Client) ([]func(*sql.Selector), bool, error)
+}
+
+// CompiledType is what compiled reads know of a GraphQL object type of ent.
+type CompiledType struct {
+	Name  string
+	Table string
+	// Fields are the fields one column answers, by GraphQL name; a Kind
+	// of CompiledNone (a JSON column of another shape) leaves the field,
+	// and a selection of it, to gqlgen.
+	Fields map[string]CompiledField
+	// Connections are the connections a node nests, by GraphQL name.
+	Connections map[string]*CompiledConnection
+}
+
+// CompiledTypes are the GraphQL object types of ent, by name.
+var CompiledTypes = map[string]*CompiledType{
+	"APIKey": {
+		Name:  "APIKey",
+		Table: apikey.Table,
+		Fields: map[string]CompiledField{
+			"id":         {apikey.FieldID, CompiledString},
+			"name":       {apikey.FieldName, CompiledString},
+			"prefix":     {apikey.FieldPrefix, CompiledString},
+			"role":       {apikey.FieldRole, CompiledString},
+			"tenant":     {apikey.FieldTenant, CompiledString},
+			"createdAt":  {apikey.FieldCreatedAt, CompiledTime},
+			"lastUsedAt": {apikey.FieldLastUsedAt, CompiledTime},
+			"revokedAt":  {apikey.FieldRevokedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Artifact": {
+		Name:  "Artifact",
+		Table: artifact.Table,
+		Fields: map[string]CompiledField{
+			"id":           {artifact.FieldID, CompiledString},
+			"sessionID":    {artifact.FieldSessionID, CompiledString},
+			"refID":        {artifact.FieldRefID, CompiledString},
+			"entityType":   {artifact.FieldEntityType, CompiledString},
+			"label":        {artifact.FieldLabel, CompiledString},
+			"content":      {artifact.FieldContent, CompiledNone},
+			"status":       {artifact.FieldStatus, CompiledString},
+			"revision":     {artifact.FieldRevision, CompiledNumber},
+			"createdTurn":  {artifact.FieldCreatedTurn, CompiledNumber},
+			"promotedTurn": {artifact.FieldPromotedTurn, CompiledNumber},
+			"sourceStep":   {artifact.FieldSourceStep, CompiledNumber},
+			"createdAt":    {artifact.FieldCreatedAt, CompiledTime},
+			"updatedAt":    {artifact.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"ContextReceipt": {
+		Name:  "ContextReceipt",
+		Table: contextreceipt.Table,
+		Fields: map[string]CompiledField{
+			"id":             {contextreceipt.FieldID, CompiledString},
+			"sessionID":      {contextreceipt.FieldSessionID, CompiledString},
+			"turn":           {contextreceipt.FieldTurn, CompiledNumber},
+			"node":           {contextreceipt.FieldNode, CompiledNone},
+			"eventSequence":  {contextreceipt.FieldEventSequence, CompiledNumber},
+			"budget":         {contextreceipt.FieldBudget, CompiledNumber},
+			"tokenizer":      {contextreceipt.FieldTokenizer, CompiledString},
+			"tokenCount":     {contextreceipt.FieldTokenCount, CompiledNumber},
+			"sections":       {contextreceipt.FieldSections, CompiledNone},
+			"tiers":          {contextreceipt.FieldTiers, CompiledNone},
+			"truncatedTurns": {contextreceipt.FieldTruncatedTurns, CompiledNumber},
+			"notes":          {contextreceipt.FieldNotes, CompiledNone},
+			"text":           {contextreceipt.FieldText, CompiledString},
+			"textSha256":     {contextreceipt.FieldTextSha256, CompiledString},
+			"createdAt":      {contextreceipt.FieldCreatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"EntityType": {
+		Name:  "EntityType",
+		Table: entitytype.Table,
+		Fields: map[string]CompiledField{
+			"id":              {entitytype.FieldID, CompiledString},
+			"domain":          {entitytype.FieldDomain, CompiledString},
+			"name":            {entitytype.FieldName, CompiledString},
+			"tableName":       {entitytype.FieldTableName, CompiledString},
+			"idField":         {entitytype.FieldIDField, CompiledString},
+			"labelField":      {entitytype.FieldLabelField, CompiledString},
+			"labelTemplate":   {entitytype.FieldLabelTemplate, CompiledString},
+			"fkFields":        {entitytype.FieldFkFields, CompiledNone},
+			"nestedRelations": {entitytype.FieldNestedRelations, CompiledNone},
+			"detailFields":    {entitytype.FieldDetailFields, CompiledNone},
+			"dataLegend":      {entitytype.FieldDataLegend, CompiledString},
+			"contentMarkers":  {entitytype.FieldContentMarkers, CompiledNone},
+			"condensed":       {entitytype.FieldCondensed, CompiledNumber},
+			"createdAt":       {entitytype.FieldCreatedAt, CompiledTime},
+			"updatedAt":       {entitytype.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Event": {
+		Name:  "Event",
+		Table: event.Table,
+		Fields: map[string]CompiledField{
+			"id":        {event.FieldID, CompiledString},
+			"sequence":  {event.FieldSequence, CompiledNumber},
+			"sessionID": {event.FieldSessionID, CompiledString},
+			"tenant":    {event.FieldTenant, CompiledString},
+			"kind":      {event.FieldKind, CompiledString},
+			"payload":   {event.FieldPayload, CompiledNone},
+			"createdAt": {event.FieldCreatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Ref": {
+		Name:  "Ref",
+		Table: ref.Table,
+		Fields: map[string]CompiledField{
+			"id":                 {ref.FieldID, CompiledString},
+			"sessionID":          {ref.FieldSessionID, CompiledString},
+			"ref":                {ref.FieldRef, CompiledString},
+			"entityType":         {ref.FieldEntityType, CompiledString},
+			"entityID":           {ref.FieldEntityID, CompiledString},
+			"label":              {ref.FieldLabel, CompiledString},
+			"action":             {ref.FieldAction, CompiledString},
+			"detailLevel":        {ref.FieldDetailLevel, CompiledString},
+			"fullTurn":           {ref.FieldFullTurn, CompiledNumber},
+			"turnCreated":        {ref.FieldTurnCreated, CompiledNumber},
+			"turnLastReferenced": {ref.FieldTurnLastReferenced, CompiledNumber},
+			"sourceStep":         {ref.FieldSourceStep, CompiledNumber},
+			"turnPromoted":       {ref.FieldTurnPromoted, CompiledNumber},
+			"activeReason":       {ref.FieldActiveReason, CompiledString},
+			"enrichTable":        {ref.FieldEnrichTable, CompiledString},
+			"enrichNameColumn":   {ref.FieldEnrichNameColumn, CompiledString},
+			"createdAt":          {ref.FieldCreatedAt, CompiledTime},
+			"updatedAt":          {ref.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Session": {
+		Name:  "Session",
+		Table: session.Table,
+		Fields: map[string]CompiledField{
+			"id":                   {session.FieldID, CompiledString},
+			"tenant":               {session.FieldTenant, CompiledString},
+			"externalKey":          {session.FieldExternalKey, CompiledString},
+			"userID":               {session.FieldUserID, CompiledString},
+			"domain":               {session.FieldDomain, CompiledString},
+			"status":               {session.FieldStatus, CompiledString},
+			"systemPrompt":         {session.FieldSystemPrompt, CompiledString},
+			"focus":                {session.FieldFocus, CompiledNone},
+			"engagementSummary":    {session.FieldEngagementSummary, CompiledString},
+			"historySummary":       {session.FieldHistorySummary, CompiledString},
+			"reasoningSummary":     {session.FieldReasoningSummary, CompiledString},
+			"pendingClarification": {session.FieldPendingClarification, CompiledNone},
+			"currentTurn":          {session.FieldCurrentTurn, CompiledNumber},
+			"tokenizer":            {session.FieldTokenizer, CompiledString},
+			"tokenCount":           {session.FieldTokenCount, CompiledNumber},
+			"metadata":             {session.FieldMetadata, CompiledStringMap},
+			"ttlSeconds":           {session.FieldTTLSeconds, CompiledNumber},
+			"createdAt":            {session.FieldCreatedAt, CompiledTime},
+			"updatedAt":            {session.FieldUpdatedAt, CompiledTime},
+			"lastActiveAt":         {session.FieldLastActiveAt, CompiledTime},
+			"expiresAt":            {session.FieldExpiresAt, CompiledTime},
+			"expiredAt":            {session.FieldExpiredAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{
+			"turns": {
+				Node:         "Turn",
+				ParentColumn: session.TurnsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "NUMBER":
+						return turn.FieldNumber, true
+					case "STATUS":
+						return turn.FieldStatus, true
+					case "STARTED_AT":
+						return turn.FieldStartedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.Turn.Query().CompiledPredicates(ctx)
+				},
+			},
+			"refs": {
+				Node:         "Ref",
+				ParentColumn: session.RefsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "REF":
+						return ref.FieldRef, true
+					case "ENTITY_TYPE":
+						return ref.FieldEntityType, true
+					case "TURN_CREATED":
+						return ref.FieldTurnCreated, true
+					case "TURN_LAST_REFERENCED":
+						return ref.FieldTurnLastReferenced, true
+					case "CREATED_AT":
+						return ref.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.Ref.Query().CompiledPredicates(ctx)
+				},
+			},
+			"artifacts": {
+				Node:         "Artifact",
+				ParentColumn: session.ArtifactsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "STATUS":
+						return artifact.FieldStatus, true
+					case "CREATED_TURN":
+						return artifact.FieldCreatedTurn, true
+					case "CREATED_AT":
+						return artifact.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.Artifact.Query().CompiledPredicates(ctx)
+				},
+			},
+			"stepResults": {
+				Node:         "StepResult",
+				ParentColumn: session.StepResultsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "TURN":
+						return stepresult.FieldTurn, true
+					case "STEP":
+						return stepresult.FieldStep, true
+					case "CREATED_AT":
+						return stepresult.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.StepResult.Query().CompiledPredicates(ctx)
+				},
+			},
+			"contextReceipts": {
+				Node:         "ContextReceipt",
+				ParentColumn: session.ContextReceiptsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "TURN":
+						return contextreceipt.FieldTurn, true
+					case "CREATED_AT":
+						return contextreceipt.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.ContextReceipt.Query().CompiledPredicates(ctx)
+				},
+			},
+		},
+	},
+	"StepResult": {
+		Name:  "StepResult",
+		Table: stepresult.Table,
+		Fields: map[string]CompiledField{
+			"id":          {stepresult.FieldID, CompiledString},
+			"sessionID":   {stepresult.FieldSessionID, CompiledString},
+			"turn":        {stepresult.FieldTurn, CompiledNumber},
+			"step":        {stepresult.FieldStep, CompiledNumber},
+			"kind":        {stepresult.FieldKind, CompiledString},
+			"description": {stepresult.FieldDescription, CompiledString},
+			"data":        {stepresult.FieldData, CompiledNone},
+			"refs":        {stepresult.FieldRefs, CompiledNone},
+			"itemCount":   {stepresult.FieldItemCount, CompiledNumber},
+			"createdAt":   {stepresult.FieldCreatedAt, CompiledTime},
+			"updatedAt":   {stepresult.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Turn": {
+		Name:  "Turn",
+		Table: turn.Table,
+		Fields: map[string]CompiledField{
+			"id":               {turn.FieldID, CompiledString},
+			"sessionID":        {turn.FieldSessionID, CompiledString},
+			"number":           {turn.FieldNumber, CompiledNumber},
+			"userMessage":      {turn.FieldUserMessage, CompiledString},
+			"assistantMessage": {turn.FieldAssistantMessage, CompiledString},
+			"assistantSummary": {turn.FieldAssistantSummary, CompiledString},
+			"userTokens":       {turn.FieldUserTokens, CompiledNumber},
+			"assistantTokens":  {turn.FieldAssistantTokens, CompiledNumber},
+			"status":           {turn.FieldStatus, CompiledString},
+			"executionSummary": {turn.FieldExecutionSummary, CompiledNone},
+			"startedAt":        {turn.FieldStartedAt, CompiledTime},
+			"completedAt":      {turn.FieldCompletedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
@@ -105,6 +434,27 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 
 // Column is the database column the order field sorts by.
 func (f *APIKeyOrderField) Column() string { return f.column }
+
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *APIKeyQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
 
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
@@ -193,6 +543,27 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 // Column is the database column the order field sorts by.
 func (f *ArtifactOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *ArtifactQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
@@ -279,6 +650,27 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 
 // Column is the database column the order field sorts by.
 func (f *ContextReceiptOrderField) Column() string { return f.column }
+
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *ContextReceiptQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
 
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
@@ -367,6 +759,27 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 // Column is the database column the order field sorts by.
 func (f *EntityTypeOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *EntityTypeQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
@@ -453,6 +866,27 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 
 // Column is the database column the order field sorts by.
 func (f *EventOrderField) Column() string { return f.column }
+
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *EventQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
 
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
@@ -541,6 +975,27 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 // Column is the database column the order field sorts by.
 func (f *RefOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *RefQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
@@ -627,6 +1082,27 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 
 // Column is the database column the order field sorts by.
 func (f *SessionOrderField) Column() string { return f.column }
+
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *SessionQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
 
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
@@ -715,6 +1191,27 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 // Column is the database column the order field sorts by.
 func (f *StepResultOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *StepResultQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
@@ -801,3 +1298,24 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 
 // Column is the database column the order field sorts by.
 func (f *TurnOrderField) Column() string { return f.column }
+
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *TurnQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
