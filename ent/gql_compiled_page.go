@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"slices"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
@@ -352,9 +353,9 @@ var CompiledTypes = map[string]*CompiledType{
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (*APIKeyConnection, map[*APIKey]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -365,7 +366,7 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &APIKeyConnection{Edges: []*APIKeyEdge{}}
+	conn = &APIKeyConnection{Edges: []*APIKeyEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -400,8 +401,10 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -409,13 +412,20 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*APIKeyQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -424,12 +434,13 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*APIKey]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -460,9 +471,9 @@ func (q *APIKeyQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Se
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (*ArtifactConnection, map[*Artifact]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -473,7 +484,7 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &ArtifactConnection{Edges: []*ArtifactEdge{}}
+	conn = &ArtifactConnection{Edges: []*ArtifactEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -508,8 +519,10 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -517,13 +530,20 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*ArtifactQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -532,12 +552,13 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Artifact]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -568,9 +589,9 @@ func (q *ArtifactQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (*ContextReceiptConnection, map[*ContextReceipt]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -581,7 +602,7 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &ContextReceiptConnection{Edges: []*ContextReceiptEdge{}}
+	conn = &ContextReceiptConnection{Edges: []*ContextReceiptEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -616,8 +637,10 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -625,13 +648,20 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*ContextReceiptQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -640,12 +670,13 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*ContextReceipt]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -676,9 +707,9 @@ func (q *ContextReceiptQuery) CompiledPredicates(ctx context.Context) (ps []func
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (*EntityTypeConnection, map[*EntityType]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -689,7 +720,7 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &EntityTypeConnection{Edges: []*EntityTypeEdge{}}
+	conn = &EntityTypeConnection{Edges: []*EntityTypeEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -724,8 +755,10 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -733,13 +766,20 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*EntityTypeQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -748,12 +788,13 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*EntityType]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -784,9 +825,9 @@ func (q *EntityTypeQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (*EventConnection, map[*Event]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -797,7 +838,7 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &EventConnection{Edges: []*EventEdge{}}
+	conn = &EventConnection{Edges: []*EventEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -832,8 +873,10 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -841,13 +884,20 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*EventQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -856,12 +906,13 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Event]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -892,9 +943,9 @@ func (q *EventQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Sel
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (*RefConnection, map[*Ref]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -905,7 +956,7 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &RefConnection{Edges: []*RefEdge{}}
+	conn = &RefConnection{Edges: []*RefEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -940,8 +991,10 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -949,13 +1002,20 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*RefQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -964,12 +1024,13 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Ref]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1000,9 +1061,9 @@ func (q *RefQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selec
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (*SessionConnection, map[*Session]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1013,7 +1074,7 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &SessionConnection{Edges: []*SessionEdge{}}
+	conn = &SessionConnection{Edges: []*SessionEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -1048,8 +1109,10 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -1057,13 +1120,20 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*SessionQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -1072,12 +1142,13 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Session]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1108,9 +1179,9 @@ func (q *SessionQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.S
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (*StepResultConnection, map[*StepResult]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1121,7 +1192,7 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &StepResultConnection{Edges: []*StepResultEdge{}}
+	conn = &StepResultConnection{Edges: []*StepResultEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -1156,8 +1227,10 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -1165,13 +1238,20 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*StepResultQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -1180,12 +1260,13 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*StepResult]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1216,9 +1297,9 @@ func (q *StepResultQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (*TurnConnection, map[*Turn]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1229,7 +1310,7 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &TurnConnection{Edges: []*TurnEdge{}}
+	conn = &TurnConnection{Edges: []*TurnEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -1264,8 +1345,10 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -1273,13 +1356,20 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*TurnQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -1288,12 +1378,13 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Turn]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.

@@ -16,7 +16,7 @@ import (
 )
 
 // write writes the root connection around the nodes' JSON.
-func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts map[*ent.Session]string) {
+func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts []string) {
 	writeFields(w, p.fields, func(f graphql.CollectedField) {
 		switch f.Name {
 		case "__typename":
@@ -31,7 +31,11 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts map[*en
 				if j > 0 {
 					io.WriteString(w, ",")
 				}
-				p.writeEdge(w, e, texts[e.Node])
+				node := "" // no node selected: no text read
+				if j < len(texts) {
+					node = texts[j]
+				}
+				p.writeEdge(w, e, node)
 			}
 			io.WriteString(w, "]")
 		}
@@ -40,13 +44,19 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts map[*en
 
 // writeFields writes a JSON object of the fields, value writing each one's.
 func writeFields(w io.Writer, fields []graphql.CollectedField, value func(graphql.CollectedField)) {
-	io.WriteString(w, "{")
 	for i, f := range fields {
-		if i > 0 {
-			io.WriteString(w, ",")
+		// A response key is a GraphQL name, which JSON need not escape.
+		if i == 0 {
+			io.WriteString(w, `{"`)
+		} else {
+			io.WriteString(w, `,"`)
 		}
-		io.WriteString(w, strconv.Quote(f.Alias)+":")
+		io.WriteString(w, f.Alias)
+		io.WriteString(w, `":`)
 		value(f)
+	}
+	if len(fields) == 0 {
+		io.WriteString(w, "{")
 	}
 	io.WriteString(w, "}")
 }
