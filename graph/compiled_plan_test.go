@@ -136,3 +136,17 @@ func TestCompiledNestedPagesApplyTheInterceptorsPredicates(t *testing.T) {
 	assert.NotContains(t, after, `"FAILED"`)
 	assert.Contains(t, after, `"totalCount":2`)
 }
+
+// An interceptor that does more than add predicates (it wraps the query
+// itself) cannot be applied inside the compiled statement: a page that
+// nests its type is left to gqlgen, with the same answer.
+func TestCompiledReadsLeaveATypeWithAWrappingInterceptorToGqlgen(t *testing.T) {
+	p := newCompiledPair(t)
+	compiledFixture(t, p.on)
+	query := `{ sessions(first: 100) { edges { node { id turns(first: 10) { totalCount edges { node { number } } } } } } }`
+	require.EqualValues(t, 1, p.same(t, p.on.AdminKey, query, nil), "compiled before")
+	for _, c := range []*ent.Client{p.on.Client, p.off.Client} {
+		c.Turn.Intercept(ent.InterceptFunc(func(next ent.Querier) ent.Querier { return next }))
+	}
+	assert.Greater(t, p.same(t, p.on.AdminKey, query, nil), int64(1), "gqlgen's statements")
+}
