@@ -1,7 +1,8 @@
 package graph
 
 // Compiled reads: a page of sessions whose selection is plain columns and
-// first pages of their turns and refs is answered by one statement in which
+// first pages of their connections (turns, refs, artifacts, step results,
+// context receipts) is answered by one statement in which
 // PostgreSQL writes each session's JSON, nested pages included, and the
 // server only copies it out. gqlgen's execution of the same page spends
 // most of its CPU on a field context, a marshaller and allocations per
