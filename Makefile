@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test test-transports test-citus generate check-generated migration migration-hash lint fuzz bench image
+.PHONY: run test test-transports test-citus generate check-generated check-forks migration migration-hash lint fuzz bench image
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
 -include load.mk dashboard/vendor.mk graphiql/vendor.mk
@@ -61,12 +61,33 @@ generate:
 	$(GO) run -mod=mod ./graph/gqlgen.go
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent generate
 
-## check-generated: fail when committed generated code differs from a fresh run
-check-generated: generate
+## check-generated: fail when committed generated code differs from a fresh run, or a template
+## fork's upstream template changed (check-forks)
+check-generated: check-forks generate
 	@git diff --exit-code --stat -- ent graph go.mod go.sum clients/typescript/src/generated $(EVENTKIND_FILES) || \
 		(echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1)
 	@test -z "$$(git status --porcelain --untracked-files=all -- ent graph clients/typescript/src/generated $(EVENTKIND_FILES))" || \
 		(git status --porcelain -- ent graph clients/typescript/src/generated $(EVENTKIND_FILES); echo "generate made untracked files: commit them" >&2; exit 1)
+
+## check-forks: each template fork's upstream template, at the version graph/templates/forks.txt
+## says it was copied from, against the pinned module's (a difference is what an upgrade changed
+## under the fork: carry it in, then move the version); and every template is a listed fork or
+## says "Not a fork" on its first line
+check-forks:
+	@fail=0; \
+	while read -r fork module base file; do \
+		case "$$fork" in ''|\#*) continue;; esac; \
+		pinned=$$($(GO) list -m -f '{{.Dir}}' $$module) || exit 1; \
+		old=$$(cd "$${TMPDIR:-/tmp}" && GOFLAGS= $(GO) mod download -json $$module@$$base | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$old" || { echo "check-forks: cannot download $$module@$$base" >&2; exit 1; }; \
+		diff -u --label "$$module@$$base/$$file" --label "$$module@pinned/$$file" "$$old/$$file" "$$pinned/$$file" || \
+			{ echo "check-forks: $$fork was copied from $$module@$$base's $$file, which the pinned version changed (above): carry the change into $$fork, then set its base in graph/templates/forks.txt" >&2; fail=1; }; \
+	done < graph/templates/forks.txt; \
+	for t in graph/templates/root/* graph/templates/schema/* ent/template/*; do \
+		grep -q "^$$t " graph/templates/forks.txt || head -3 "$$t" | grep -q "Not a fork" || \
+			{ echo "check-forks: $$t is neither listed in graph/templates/forks.txt nor marked 'Not a fork'" >&2; fail=1; }; \
+	done; \
+	exit $$fail
 
 ## migration: write the next migration from the ent schema (NAME=what_changed)
 migration:

@@ -13,19 +13,349 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"slices"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
 
+// CompiledKind is how a compiled read writes a column's value as JSON: as
+// gqlgen's marshaller of the field's GraphQL type writes it.
+type CompiledKind uint8
+
+const (
+	// CompiledNone is a column no kind writes.
+	CompiledNone CompiledKind = iota
+	// CompiledString is a JSON string: String, ID, UUID and enums.
+	CompiledString
+	// CompiledNumber is the value's own text: Int and Boolean.
+	CompiledNumber
+	// CompiledTime is RFC 3339 in UTC with the fraction's trailing zeros cut: Time.
+	CompiledTime
+	// CompiledStringMap is a JSON object of strings, keys in byte order: StringMap.
+	CompiledStringMap
+)
+
+// CompiledField is a GraphQL field answered by one column of its type's table.
+type CompiledField struct {
+	Column string
+	Kind   CompiledKind
+}
+
+// CompiledConnection is a connection a node nests (Session.turns): the rows
+// of Node's table whose ParentColumn holds the parent's id.
+type CompiledConnection struct {
+	// Node is the GraphQL name of the connection's node type.
+	Node         string
+	ParentColumn string
+	// OrderColumn is the column an orderBy field value sorts by.
+	OrderColumn func(field string) (string, bool)
+	// Predicates are what the node query's interceptors add to a read of
+	// it (a tenant's confinement, a row policy).
+	Predicates func(context.Context, *Client) ([]func(*sql.Selector), bool, error)
+}
+
+// CompiledType is what compiled reads know of a GraphQL object type of ent.
+type CompiledType struct {
+	Name  string
+	Table string
+	// Fields are the fields one column answers, by GraphQL name; a Kind
+	// of CompiledNone (a JSON column of another shape) leaves the field,
+	// and a selection of it, to gqlgen.
+	Fields map[string]CompiledField
+	// Connections are the connections a node nests, by GraphQL name.
+	Connections map[string]*CompiledConnection
+}
+
+// CompiledTypes are the GraphQL object types of ent, by name.
+var CompiledTypes = map[string]*CompiledType{
+	"APIKey": {
+		Name:  "APIKey",
+		Table: apikey.Table,
+		Fields: map[string]CompiledField{
+			"id":         {apikey.FieldID, CompiledString},
+			"name":       {apikey.FieldName, CompiledString},
+			"prefix":     {apikey.FieldPrefix, CompiledString},
+			"role":       {apikey.FieldRole, CompiledString},
+			"tenant":     {apikey.FieldTenant, CompiledString},
+			"createdAt":  {apikey.FieldCreatedAt, CompiledTime},
+			"lastUsedAt": {apikey.FieldLastUsedAt, CompiledTime},
+			"revokedAt":  {apikey.FieldRevokedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Artifact": {
+		Name:  "Artifact",
+		Table: artifact.Table,
+		Fields: map[string]CompiledField{
+			"id":           {artifact.FieldID, CompiledString},
+			"sessionID":    {artifact.FieldSessionID, CompiledString},
+			"refID":        {artifact.FieldRefID, CompiledString},
+			"entityType":   {artifact.FieldEntityType, CompiledString},
+			"label":        {artifact.FieldLabel, CompiledString},
+			"content":      {artifact.FieldContent, CompiledNone},
+			"status":       {artifact.FieldStatus, CompiledString},
+			"revision":     {artifact.FieldRevision, CompiledNumber},
+			"createdTurn":  {artifact.FieldCreatedTurn, CompiledNumber},
+			"promotedTurn": {artifact.FieldPromotedTurn, CompiledNumber},
+			"sourceStep":   {artifact.FieldSourceStep, CompiledNumber},
+			"createdAt":    {artifact.FieldCreatedAt, CompiledTime},
+			"updatedAt":    {artifact.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"ContextReceipt": {
+		Name:  "ContextReceipt",
+		Table: contextreceipt.Table,
+		Fields: map[string]CompiledField{
+			"id":             {contextreceipt.FieldID, CompiledString},
+			"sessionID":      {contextreceipt.FieldSessionID, CompiledString},
+			"turn":           {contextreceipt.FieldTurn, CompiledNumber},
+			"node":           {contextreceipt.FieldNode, CompiledNone},
+			"eventSequence":  {contextreceipt.FieldEventSequence, CompiledNumber},
+			"budget":         {contextreceipt.FieldBudget, CompiledNumber},
+			"tokenizer":      {contextreceipt.FieldTokenizer, CompiledString},
+			"tokenCount":     {contextreceipt.FieldTokenCount, CompiledNumber},
+			"sections":       {contextreceipt.FieldSections, CompiledNone},
+			"tiers":          {contextreceipt.FieldTiers, CompiledNone},
+			"truncatedTurns": {contextreceipt.FieldTruncatedTurns, CompiledNumber},
+			"notes":          {contextreceipt.FieldNotes, CompiledNone},
+			"text":           {contextreceipt.FieldText, CompiledString},
+			"textSha256":     {contextreceipt.FieldTextSha256, CompiledString},
+			"createdAt":      {contextreceipt.FieldCreatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"EntityType": {
+		Name:  "EntityType",
+		Table: entitytype.Table,
+		Fields: map[string]CompiledField{
+			"id":              {entitytype.FieldID, CompiledString},
+			"domain":          {entitytype.FieldDomain, CompiledString},
+			"name":            {entitytype.FieldName, CompiledString},
+			"tableName":       {entitytype.FieldTableName, CompiledString},
+			"idField":         {entitytype.FieldIDField, CompiledString},
+			"labelField":      {entitytype.FieldLabelField, CompiledString},
+			"labelTemplate":   {entitytype.FieldLabelTemplate, CompiledString},
+			"fkFields":        {entitytype.FieldFkFields, CompiledNone},
+			"nestedRelations": {entitytype.FieldNestedRelations, CompiledNone},
+			"detailFields":    {entitytype.FieldDetailFields, CompiledNone},
+			"dataLegend":      {entitytype.FieldDataLegend, CompiledString},
+			"contentMarkers":  {entitytype.FieldContentMarkers, CompiledNone},
+			"condensed":       {entitytype.FieldCondensed, CompiledNumber},
+			"createdAt":       {entitytype.FieldCreatedAt, CompiledTime},
+			"updatedAt":       {entitytype.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Event": {
+		Name:  "Event",
+		Table: event.Table,
+		Fields: map[string]CompiledField{
+			"id":        {event.FieldID, CompiledString},
+			"sequence":  {event.FieldSequence, CompiledNumber},
+			"sessionID": {event.FieldSessionID, CompiledString},
+			"tenant":    {event.FieldTenant, CompiledString},
+			"kind":      {event.FieldKind, CompiledString},
+			"payload":   {event.FieldPayload, CompiledNone},
+			"createdAt": {event.FieldCreatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Ref": {
+		Name:  "Ref",
+		Table: ref.Table,
+		Fields: map[string]CompiledField{
+			"id":                 {ref.FieldID, CompiledString},
+			"sessionID":          {ref.FieldSessionID, CompiledString},
+			"ref":                {ref.FieldRef, CompiledString},
+			"entityType":         {ref.FieldEntityType, CompiledString},
+			"entityID":           {ref.FieldEntityID, CompiledString},
+			"label":              {ref.FieldLabel, CompiledString},
+			"action":             {ref.FieldAction, CompiledString},
+			"detailLevel":        {ref.FieldDetailLevel, CompiledString},
+			"fullTurn":           {ref.FieldFullTurn, CompiledNumber},
+			"turnCreated":        {ref.FieldTurnCreated, CompiledNumber},
+			"turnLastReferenced": {ref.FieldTurnLastReferenced, CompiledNumber},
+			"sourceStep":         {ref.FieldSourceStep, CompiledNumber},
+			"turnPromoted":       {ref.FieldTurnPromoted, CompiledNumber},
+			"activeReason":       {ref.FieldActiveReason, CompiledString},
+			"enrichTable":        {ref.FieldEnrichTable, CompiledString},
+			"enrichNameColumn":   {ref.FieldEnrichNameColumn, CompiledString},
+			"createdAt":          {ref.FieldCreatedAt, CompiledTime},
+			"updatedAt":          {ref.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Session": {
+		Name:  "Session",
+		Table: session.Table,
+		Fields: map[string]CompiledField{
+			"id":                   {session.FieldID, CompiledString},
+			"tenant":               {session.FieldTenant, CompiledString},
+			"externalKey":          {session.FieldExternalKey, CompiledString},
+			"userID":               {session.FieldUserID, CompiledString},
+			"domain":               {session.FieldDomain, CompiledString},
+			"status":               {session.FieldStatus, CompiledString},
+			"systemPrompt":         {session.FieldSystemPrompt, CompiledString},
+			"focus":                {session.FieldFocus, CompiledNone},
+			"engagementSummary":    {session.FieldEngagementSummary, CompiledString},
+			"historySummary":       {session.FieldHistorySummary, CompiledString},
+			"reasoningSummary":     {session.FieldReasoningSummary, CompiledString},
+			"pendingClarification": {session.FieldPendingClarification, CompiledNone},
+			"currentTurn":          {session.FieldCurrentTurn, CompiledNumber},
+			"tokenizer":            {session.FieldTokenizer, CompiledString},
+			"tokenCount":           {session.FieldTokenCount, CompiledNumber},
+			"metadata":             {session.FieldMetadata, CompiledStringMap},
+			"ttlSeconds":           {session.FieldTTLSeconds, CompiledNumber},
+			"createdAt":            {session.FieldCreatedAt, CompiledTime},
+			"updatedAt":            {session.FieldUpdatedAt, CompiledTime},
+			"lastActiveAt":         {session.FieldLastActiveAt, CompiledTime},
+			"expiresAt":            {session.FieldExpiresAt, CompiledTime},
+			"expiredAt":            {session.FieldExpiredAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{
+			"turns": {
+				Node:         "Turn",
+				ParentColumn: session.TurnsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "NUMBER":
+						return turn.FieldNumber, true
+					case "STATUS":
+						return turn.FieldStatus, true
+					case "STARTED_AT":
+						return turn.FieldStartedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.Turn.Query().CompiledPredicates(ctx)
+				},
+			},
+			"refs": {
+				Node:         "Ref",
+				ParentColumn: session.RefsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "REF":
+						return ref.FieldRef, true
+					case "ENTITY_TYPE":
+						return ref.FieldEntityType, true
+					case "TURN_CREATED":
+						return ref.FieldTurnCreated, true
+					case "TURN_LAST_REFERENCED":
+						return ref.FieldTurnLastReferenced, true
+					case "CREATED_AT":
+						return ref.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.Ref.Query().CompiledPredicates(ctx)
+				},
+			},
+			"artifacts": {
+				Node:         "Artifact",
+				ParentColumn: session.ArtifactsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "STATUS":
+						return artifact.FieldStatus, true
+					case "CREATED_TURN":
+						return artifact.FieldCreatedTurn, true
+					case "CREATED_AT":
+						return artifact.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.Artifact.Query().CompiledPredicates(ctx)
+				},
+			},
+			"stepResults": {
+				Node:         "StepResult",
+				ParentColumn: session.StepResultsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "TURN":
+						return stepresult.FieldTurn, true
+					case "STEP":
+						return stepresult.FieldStep, true
+					case "CREATED_AT":
+						return stepresult.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.StepResult.Query().CompiledPredicates(ctx)
+				},
+			},
+			"contextReceipts": {
+				Node:         "ContextReceipt",
+				ParentColumn: session.ContextReceiptsColumn,
+				OrderColumn: func(field string) (string, bool) {
+					switch field {
+					case "TURN":
+						return contextreceipt.FieldTurn, true
+					case "CREATED_AT":
+						return contextreceipt.FieldCreatedAt, true
+					}
+					return "", false
+				},
+				Predicates: func(ctx context.Context, c *Client) ([]func(*sql.Selector), bool, error) {
+					return c.ContextReceipt.Query().CompiledPredicates(ctx)
+				},
+			},
+		},
+	},
+	"StepResult": {
+		Name:  "StepResult",
+		Table: stepresult.Table,
+		Fields: map[string]CompiledField{
+			"id":          {stepresult.FieldID, CompiledString},
+			"sessionID":   {stepresult.FieldSessionID, CompiledString},
+			"turn":        {stepresult.FieldTurn, CompiledNumber},
+			"step":        {stepresult.FieldStep, CompiledNumber},
+			"kind":        {stepresult.FieldKind, CompiledString},
+			"description": {stepresult.FieldDescription, CompiledString},
+			"data":        {stepresult.FieldData, CompiledNone},
+			"refs":        {stepresult.FieldRefs, CompiledNone},
+			"itemCount":   {stepresult.FieldItemCount, CompiledNumber},
+			"createdAt":   {stepresult.FieldCreatedAt, CompiledTime},
+			"updatedAt":   {stepresult.FieldUpdatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"Turn": {
+		Name:  "Turn",
+		Table: turn.Table,
+		Fields: map[string]CompiledField{
+			"id":               {turn.FieldID, CompiledString},
+			"sessionID":        {turn.FieldSessionID, CompiledString},
+			"number":           {turn.FieldNumber, CompiledNumber},
+			"userMessage":      {turn.FieldUserMessage, CompiledString},
+			"assistantMessage": {turn.FieldAssistantMessage, CompiledString},
+			"assistantSummary": {turn.FieldAssistantSummary, CompiledString},
+			"userTokens":       {turn.FieldUserTokens, CompiledNumber},
+			"assistantTokens":  {turn.FieldAssistantTokens, CompiledNumber},
+			"status":           {turn.FieldStatus, CompiledString},
+			"executionSummary": {turn.FieldExecutionSummary, CompiledNone},
+			"startedAt":        {turn.FieldStartedAt, CompiledTime},
+			"completedAt":      {turn.FieldCompletedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (*APIKeyConnection, map[*APIKey]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -36,7 +366,7 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &APIKeyConnection{Edges: []*APIKeyEdge{}}
+	conn = &APIKeyConnection{Edges: []*APIKeyEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -71,8 +401,10 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -80,13 +412,20 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*APIKeyQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -95,24 +434,46 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*APIKey]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *APIKeyOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *APIKeyQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (*ArtifactConnection, map[*Artifact]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -123,7 +484,7 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &ArtifactConnection{Edges: []*ArtifactEdge{}}
+	conn = &ArtifactConnection{Edges: []*ArtifactEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -158,8 +519,10 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -167,13 +530,20 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*ArtifactQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -182,24 +552,46 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Artifact]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *ArtifactOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *ArtifactQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (*ContextReceiptConnection, map[*ContextReceipt]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -210,7 +602,7 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &ContextReceiptConnection{Edges: []*ContextReceiptEdge{}}
+	conn = &ContextReceiptConnection{Edges: []*ContextReceiptEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -245,8 +637,10 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -254,13 +648,20 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*ContextReceiptQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -269,24 +670,46 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*ContextReceipt]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *ContextReceiptOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *ContextReceiptQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (*EntityTypeConnection, map[*EntityType]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -297,7 +720,7 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &EntityTypeConnection{Edges: []*EntityTypeEdge{}}
+	conn = &EntityTypeConnection{Edges: []*EntityTypeEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -332,8 +755,10 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -341,13 +766,20 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*EntityTypeQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -356,24 +788,46 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*EntityType]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *EntityTypeOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *EntityTypeQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (*EventConnection, map[*Event]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -384,7 +838,7 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &EventConnection{Edges: []*EventEdge{}}
+	conn = &EventConnection{Edges: []*EventEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -419,8 +873,10 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -428,13 +884,20 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*EventQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -443,24 +906,46 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Event]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *EventOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *EventQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (*RefConnection, map[*Ref]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -471,7 +956,7 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &RefConnection{Edges: []*RefEdge{}}
+	conn = &RefConnection{Edges: []*RefEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -506,8 +991,10 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -515,13 +1002,20 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*RefQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -530,24 +1024,46 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Ref]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *RefOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *RefQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (*SessionConnection, map[*Session]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -558,7 +1074,7 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &SessionConnection{Edges: []*SessionEdge{}}
+	conn = &SessionConnection{Edges: []*SessionEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -593,8 +1109,10 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -602,13 +1120,20 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*SessionQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -617,24 +1142,46 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Session]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *SessionOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *SessionQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (*StepResultConnection, map[*StepResult]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -645,7 +1192,7 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &StepResultConnection{Edges: []*StepResultEdge{}}
+	conn = &StepResultConnection{Edges: []*StepResultEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -680,8 +1227,10 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -689,13 +1238,20 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*StepResultQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -704,24 +1260,46 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*StepResult]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *StepResultOrderField) Column() string { return f.column }
 
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *StepResultQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
 // edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for each node comes back
-// in the map.
-func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (*TurnConnection, map[*Turn]string, error) {
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -732,7 +1310,7 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	if q, err = pager.applyFilter(q); err != nil {
 		return nil, nil, err
 	}
-	conn := &TurnConnection{Edges: []*TurnEdge{}}
+	conn = &TurnConnection{Edges: []*TurnEdge{}}
 	if count {
 		hasPagination := after != nil || first != nil || before != nil || last != nil
 		if hasPagination || !edges {
@@ -767,8 +1345,10 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	q.modifiers = append(q.modifiers, extra)
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
-	// column's type on every row. The interceptors run as for All.
-	var texts []string
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
 		return nil, nil, err
@@ -776,13 +1356,20 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
 		return query.(*TurnQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
 			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
 			spec.ScanValues = func(columns []string) ([]any, error) {
-				values, err := scan(columns[:len(columns)-1])
-				return append(values, new(sql.NullString)), err
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
 			}
 			spec.Assign = func(columns []string, values []any) error {
 				n := len(columns) - 1
-				texts = append(texts, values[n].(*sql.NullString).String)
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
 				return assign(columns[:n], values[:n])
 			}
 		})
@@ -791,13 +1378,35 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	if err != nil {
 		return nil, nil, err
 	}
-	byNode := make(map[*Turn]string, len(nodes))
-	for i, n := range nodes {
-		byNode[n] = texts[i]
-	}
 	conn.build(nodes, pager, after, first, before, last)
-	return conn, byNode, nil
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
 }
 
 // Column is the database column the order field sorts by.
 func (f *TurnOrderField) Column() string { return f.column }
+
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *TurnQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}

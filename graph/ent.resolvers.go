@@ -9,6 +9,7 @@ import (
 	"context"
 	"sessiongraph/ent"
 	"sessiongraph/graph/generated"
+	"sessiongraph/graph/model"
 
 	"entgo.io/contrib/entgql"
 	"github.com/google/uuid"
@@ -25,12 +26,16 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder
 }
 
 // Sessions is the resolver for the sessions field.
-func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*ent.SessionConnection, error) {
+func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*model.SessionConnection, error) {
 	if conn, ok, err := r.compiledSessions(ctx, after, first, before, last, orderBy, where); ok {
 		return conn, err
 	}
-	return r.Client.Session.Query().Paginate(ctx, after, first, before, last,
+	page, err := r.Client.Session.Query().Paginate(ctx, after, first, before, last,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
+	if err != nil {
+		return nil, err
+	}
+	return &model.SessionConnection{SessionConnection: page}, nil
 }
 
 // Query returns generated.QueryResolver implementation.

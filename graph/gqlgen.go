@@ -2,20 +2,25 @@
 
 // gqlgen generates the GraphQL layer: gqlgen's own generator (models,
 // resolvers, and its execution code, which it checks compiles), and then the
-// execution code of graph/generated again from the templates in
-// graph/templates. Those are gqlgen v0.17.95's, changed where a read of many
-// objects paid for work it did not need (docs/generated-execution.md says
-// what and why). Run it from the repository root: `make generate`.
+// execution code of graph/generated again from gqlgen's own templates (read
+// from the pinned module), with the few in graph/templates in place of
+// theirs of the same name: those change where a read of many objects paid
+// for work it did not need (docs/generated-code.md says what and why, and
+// how `make check-generated` shows what an upgrade changed under them). Run
+// it from the repository root: `make generate`.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"go/types"
 	"io/fs"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing/fstest"
 	"text/template"
 
 	"github.com/99designs/gqlgen/api"
@@ -37,11 +42,82 @@ func main() {
 	if cfg.Exec.Layout != config.ExecLayoutFollowSchema {
 		log.Fatalf("graph/gqlgen.go renders the follow-schema layout only, not %q", cfg.Exec.Layout)
 	}
-	templatesDir := os.DirFS("graph/templates")
+	root, schema, err := execTemplates("graph/templates")
+	if err != nil {
+		log.Fatalf("reading the execution templates: %v", err)
+	}
 	funcs = execFuncs(data)
-	if err := renderExec(data, must(fs.Sub(templatesDir, "root")), must(fs.Sub(templatesDir, "schema"))); err != nil {
+	if err := renderExec(data, root, schema); err != nil {
 		log.Fatalf("rendering graph/generated: %v", err)
 	}
+}
+
+// execTemplates are the templates of the root file and of the per-schema
+// files: gqlgen's own, as its codegen package embeds them (the lists are
+// read from its go:embed lines, so a template an upgrade adds is used), with
+// the files of dir/root and dir/schema in place of theirs or beside them.
+func execTemplates(dir string) (root, schema fs.FS, err error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/99designs/gqlgen").Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("finding gqlgen's module: %w", err)
+	}
+	codegenDir := filepath.Join(strings.TrimSpace(string(out)), "codegen")
+	embeds, err := embedLists(filepath.Join(codegenDir, "generate.go"))
+	if err != nil {
+		return nil, nil, err
+	}
+	layer := func(embedVar, forks string) (fs.FS, error) {
+		names := embeds[embedVar]
+		if len(names) == 0 {
+			return nil, fmt.Errorf("gqlgen's codegen embeds no %s", embedVar)
+		}
+		files := fstest.MapFS{}
+		for _, name := range names {
+			b, err := os.ReadFile(filepath.Join(codegenDir, name))
+			if err != nil {
+				return nil, err
+			}
+			files[name] = &fstest.MapFile{Data: b}
+		}
+		entries, err := os.ReadDir(filepath.Join(dir, forks))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(dir, forks, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			files[e.Name()] = &fstest.MapFile{Data: b}
+		}
+		return files, nil
+	}
+	if root, err = layer("rootTemplateFS", "root"); err != nil {
+		return nil, nil, err
+	}
+	schema, err = layer("schemaTemplateFS", "schema")
+	return root, schema, err
+}
+
+// embedLists reads the file names of each `//go:embed` line in a Go file,
+// by the variable declared under it.
+func embedLists(path string) (map[string][]string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lists := map[string][]string{}
+	lines := strings.Split(string(src), "\n")
+	for i, line := range lines {
+		names, ok := strings.CutPrefix(line, "//go:embed ")
+		if !ok || i+1 == len(lines) {
+			continue
+		}
+		if decl := strings.Fields(lines[i+1]); len(decl) >= 2 && decl[0] == "var" {
+			lists[decl[1]] = strings.Fields(names)
+		}
+	}
+	return lists, nil
 }
 
 // capture keeps the data gqlgen renders its execution code from.
@@ -152,10 +228,16 @@ func execFuncs(data *codegen.Data) template.FuncMap {
 		objects[o.Name] = true
 	}
 	return template.FuncMap{
-		// compiledConnection: the connections graph's compiled reads may
-		// answer whole (graph/compiled_reads.go).
-		"compiledConnection": func(o *codegen.Object) bool {
-			return o.Name == "SessionConnection"
+		// carriesJSON: an object whose Go type has a field Compiled of
+		// type graphql.Marshaler is written by it when it is set
+		// (graph/model.SessionConnection, set by graph's compiled reads).
+		"carriesJSON": func(o *codegen.Object) bool {
+			if o.Type == nil {
+				return false
+			}
+			obj, _, _ := types.LookupFieldOrMethod(o.Type, true, nil, "Compiled")
+			v, ok := obj.(*types.Var)
+			return ok && v.IsField() && v.Type().String() == "github.com/99designs/gqlgen/graphql.Marshaler"
 		},
 		"concurrentField": func(f *codegen.Field) bool {
 			return f.IsResolver && !f.Object.DisableConcurrency

@@ -15,4 +15,8 @@ type Resolver struct {
 	Engine *engine.Engine
 	// Keys authenticates WebSocket connections and revokes keys.
 	Keys *access.Keys
+	// CompiledReads answers the session pages it can with one statement
+	// that writes their JSON (compiled_reads.go); NewServer sets it from
+	// its config.
+	CompiledReads bool
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -14,7 +13,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
-	"sessiongraph/graph/compiled"
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/wsproto"
 	"sessiongraph/internal/access"
@@ -64,8 +62,10 @@ type ServerConfig struct {
 // WebSocket (graphql-transport-ws) for subscriptions, GET for queries only,
 // POST for everything.
 func NewServer(cfg ServerConfig) *handler.Server {
+	resolver := *cfg.Resolver
+	resolver.CompiledReads = cfg.CompiledReads
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{
-		Resolvers:  cfg.Resolver,
+		Resolvers:  &resolver,
 		Directives: generated.DirectiveRoot{Admin: adminOnly, MatchEverythingWhenEmpty: matchEverythingWhenEmpty},
 	}))
 	subscriptions := newSubscriptionCounts(cfg.Subscriptions)
@@ -114,14 +114,6 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	// Over SSE, a subscription that ends for a reason says it (live.go).
 	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)
-	if cfg.CompiledReads {
-		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-			if graphql.GetOperationContext(ctx).Operation.Operation == ast.Query {
-				ctx = compiled.With(ctx)
-			}
-			return next(ctx)
-		})
-	}
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
 	srv.Use(&InputChecks{})

@@ -15,7 +15,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
-	"sessiongraph/graph/compiled"
+	"sessiongraph/graph/model"
 	"sessiongraph/graph/scalar"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
@@ -36,7 +36,7 @@ import (
 type QueryResolver interface {
 	Node(ctx context.Context, id uuid.UUID) (ent.Noder, error)
 	Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error)
-	Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*ent.SessionConnection, error)
+	Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*model.SessionConnection, error)
 	Viewer(ctx context.Context) (*access.Principal, error)
 	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
 	ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error)
@@ -3150,8 +3150,8 @@ func (ec *executionContext) _Query_sessions(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().Sessions(ctx, fc.Args["after"].(*entgql.Cursor[uuid.UUID]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[uuid.UUID]), fc.Args["last"].(*int), fc.Args["orderBy"].([]*ent.SessionOrder), fc.Args["where"].(*ent.SessionWhereInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *ent.SessionConnection) graphql.Marshaler {
-			return ec.marshalNSessionConnection2ᚖsessiongraphᚋentᚐSessionConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionConnection) graphql.Marshaler {
+			return ec.marshalNSessionConnection2ᚖsessiongraphᚋgraphᚋmodelᚐSessionConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5548,7 +5548,7 @@ func (ec *executionContext) fieldContext_Session_events(ctx context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.SessionConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SessionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5580,7 +5580,7 @@ func (ec *executionContext) fieldContext_SessionConnection_edges(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.SessionConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SessionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5612,7 +5612,7 @@ func (ec *executionContext) fieldContext_SessionConnection_pageInfo(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.SessionConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.SessionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17068,9 +17068,9 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 
 var sessionConnectionImplementors = []string{"SessionConnection"}
 
-func (ec *executionContext) _SessionConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.SessionConnection) graphql.Marshaler {
-	if m := compiled.Result(ctx, obj); m != nil {
-		return m
+func (ec *executionContext) _SessionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SessionConnection) graphql.Marshaler {
+	if obj.Compiled != nil {
+		return obj.Compiled
 	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionConnectionImplementors)
 
@@ -18065,7 +18065,7 @@ func (ec *executionContext) marshalNSession2ᚖsessiongraphᚋentᚐSession(ctx 
 	return ec._Session(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSessionConnection2ᚖsessiongraphᚋentᚐSessionConnection(ctx context.Context, sel ast.SelectionSet, v *ent.SessionConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionConnection2ᚖsessiongraphᚋgraphᚋmodelᚐSessionConnection(ctx context.Context, sel ast.SelectionSet, v *model.SessionConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

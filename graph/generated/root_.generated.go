@@ -7,11 +7,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
+	"sync"
 	"sync/atomic"
 
 	"entgo.io/contrib/entgql"
@@ -3515,10 +3517,15 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	return 0, false
 }
 
-func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
-	opCtx := graphql.GetOperationContext(ctx)
-	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+// inputUnmarshalMaps holds each schema's map of input unmarshalers.
+var inputUnmarshalMaps sync.Map
+
+func (e *executableSchema) inputUnmarshalMap() map[reflect.Type]reflect.Value {
+	if m, ok := inputUnmarshalMaps.Load(e); ok {
+		return m.(map[reflect.Type]reflect.Value)
+	}
+	ec := newExecutionContext(nil, e, nil)
+	m := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAPIKeyOrder,
 		ec.unmarshalInputAPIKeyWhereInput,
 		ec.unmarshalInputApplyEnrichmentInput,
@@ -3578,6 +3585,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateTurnInput,
 		ec.unmarshalInputUpsertEntityTypeInput,
 	)
+	inputUnmarshalMaps.Store(e, m)
+	return m
+}
+
+func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
+	opCtx := graphql.GetOperationContext(ctx)
+	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
+	inputUnmarshalMap := e.inputUnmarshalMap()
 	first := true
 
 	switch opCtx.Operation.Operation {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -58,14 +59,28 @@ func UnmarshalMap(v any) (map[string]any, error) {
 	return m, nil
 }
 
-// MarshalStringMap writes a map of strings as a JSON object.
+// MarshalStringMap writes a map of strings as a JSON object, keys in byte
+// order, each string escaped as gqlgen escapes every String of a response
+// (only quotes, backslashes and control characters: encoding/json would
+// write <, >, & and U+2028 as \u escapes, so the same text would read
+// differently in a String field and in a map).
 func MarshalStringMap(m map[string]string) graphql.Marshaler {
-	if m == nil {
-		m = map[string]string{} // an empty object, as before: never null
-	}
 	return graphql.WriterFunc(func(w io.Writer) {
-		b, _ := json.Marshal(m) // strings always encode
-		_, _ = w.Write(b)
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		_, _ = io.WriteString(w, "{")
+		for i, k := range keys {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(k).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			graphql.MarshalString(m[k]).MarshalGQL(w)
+		}
+		_, _ = io.WriteString(w, "}")
 	})
 }
 

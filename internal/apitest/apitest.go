@@ -121,6 +121,8 @@ type Response struct {
 	Header http.Header     `json:"-"`
 	Data   json.RawMessage `json:"data"`
 	Errors []Error         `json:"errors"`
+	// Body is the response's body, byte for byte.
+	Body []byte `json:"-"`
 }
 
 // Error is one GraphQL error.
@@ -170,7 +172,7 @@ func (s *Server) send(t testing.TB, req *http.Request) *Response {
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
-	out := &Response{Status: res.StatusCode, Header: res.Header}
+	out := &Response{Status: res.StatusCode, Header: res.Header, Body: raw}
 	require.NoError(t, json.Unmarshal(raw, out), "response body: %s", raw)
 	return out
 }
