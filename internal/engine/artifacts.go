@@ -43,7 +43,7 @@ func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name st
 
 // ArchivedContent returns the generated content a ref was given, whatever
 // became of it: pending, promoted, or cleared at the end of its turn or
-// explicitly (seed 000's content archive). It is nil for a ref that never
+// explicitly (the content archive). It is nil for a ref that never
 // had generated content, and REF_NOT_FOUND for a ref the session lacks.
 func (e *Engine) ArchivedContent(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Artifact, error) {
 	row, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).WithArtifact(inSession(sessionID)).Only(ctx)
@@ -56,8 +56,8 @@ func (e *Engine) ArchivedContent(ctx context.Context, sessionID uuid.UUID, name 
 	return row.Edges.Artifact, nil
 }
 
-// PendingArtifacts selects a session's artifacts not saved yet (the seeds'
-// truly pending artifacts).
+// PendingArtifacts selects a session's artifacts not saved yet (the truly
+// pending ones).
 func PendingArtifacts() predicate.Artifact {
 	return artifact.StatusEQ(artifact.StatusPending)
 }

@@ -10,17 +10,16 @@ import (
 )
 
 // recentEntities is how many referenced entities working memory keeps
-// (seed 002: the last 20).
+// (the last 20).
 const recentEntities = 20
 
-// WorkingMemory is seed 002's compact session state.
+// WorkingMemory is a session's compact state.
 type WorkingMemory struct {
 	TurnCount      int
 	Focus          *schematype.Focus
 	RecentEntities []*RecentEntity
 	Summary        string
-	// ShouldSummarize is true every everyNTurns turns (seed 002's
-	// summarize-every-N): time to refresh the history summary.
+	// ShouldSummarize is true every everyNTurns turns: time to refresh the history summary.
 	ShouldSummarize bool
 }
 

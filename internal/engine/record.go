@@ -43,8 +43,7 @@ type EnrichmentRequest struct {
 	NameColumn string
 }
 
-// RecordRead registers records read from the database (seed 000's
-// translate_read_output) and returns them translated for the LLM. With a
+// RecordRead registers records read from the database and returns them translated for the LLM. With a
 // step, the translated records are that step's data (a READ step).
 func (e *Engine) RecordRead(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
 	return e.recordRecords(ctx, in, registry.ActionRead, KindRefsRead, stepresult.KindRead)

@@ -179,7 +179,7 @@ type ReadRefsResult struct {
 }
 
 // ReadRefs answers reads of generated refs from their artifacts in db_read
-// shape (the seeds' read rerouting).
+// shape (read rerouting).
 func (e *Engine) ReadRefs(ctx context.Context, s *ent.Session, refs []string) (*ReadRefsResult, error) {
 	r, d, err := e.readRegistry(ctx, s, selection{refs: refs, artifacts: true})
 	if err != nil {
@@ -207,7 +207,7 @@ func (e *Engine) EnrichmentQueue(ctx context.Context, s *ent.Session) ([]*Enrich
 	return out, nil
 }
 
-// ActiveEntities are a session's refs by tier (seed 000).
+// ActiveEntities are a session's refs by tier.
 type ActiveEntities struct {
 	Active, Generated, Retained []*ent.Ref
 }

@@ -97,7 +97,7 @@ type EndTurnInput struct {
 }
 
 // EndTurn completes the open turn: it stores the assistant's message with
-// its token count and its summary by seed 000's three rules, merges the
+// its token count and its summary by the three summarization rules, merges the
 // execution summary, compresses the summary that is now third from last
 // into the session's reasoning summary (the last two stay in full), and
 // clears the artifacts promoted in the turn (their content was kept only
@@ -163,7 +163,7 @@ func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason strin
 
 // ResetConversation clears the session's history, its turns and their step
 // results, and keeps the session, its registry and, if asked, its system
-// prompt (seed 004's reset). Turn numbers go on from where they were, so
+// prompt. Turn numbers go on from where they were, so
 // refs' turn marks stay meaningful.
 func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
 	w, err := e.store.Begin(ctx, sessionID)
