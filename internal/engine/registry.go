@@ -230,6 +230,8 @@ func (e *Engine) writeRegistryStep(ctx context.Context, sessionID uuid.UUID, sel
 			ev.Payload["step"] = items.Step
 		}
 		w.Update().SetRefCounters(r.Counters).SetGenCounters(r.GenCounters)
+		// A later change in the same transaction (store.Join) numbers from here.
+		w.Session.RefCounters, w.Session.GenCounters = r.Counters, r.GenCounters
 		return ev, nil
 	})
 	if err != nil {

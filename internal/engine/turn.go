@@ -102,6 +102,9 @@ type EndTurnInput struct {
 	SessionID        uuid.UUID
 	AssistantMessage string
 	Summary          *schematype.ExecutionSummary
+	// Closing are writes applied before the turn ends, in the same commit
+	// (see CloseTurn).
+	Closing []ClosingWrite
 }
 
 // EndTurn completes the open turn: it stores the assistant's message with
@@ -111,12 +114,11 @@ type EndTurnInput struct {
 // clears the artifacts promoted in the turn (their content was kept only
 // for linked records).
 func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error) {
-	if len(in.AssistantMessage) > MaxTextBytes {
-		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
+	closed, err := e.CloseTurn(ctx, in)
+	if err != nil {
+		return nil, err
 	}
-	return e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
-		return e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
-	})
+	return closed.Turn, nil
 }
 
 // completeTurn is what ending a turn changes, on done, a copy of the open

@@ -119,6 +119,9 @@ func (s *Store) Update(ctx context.Context, sessionID uuid.UUID, change Change) 
 }
 
 func (s *Store) write(ctx context.Context, sessionID uuid.UUID, change Change, readBack bool) (*ent.Session, error) {
+	if ok, out, err := joined(ctx, sessionID, change, readBack); ok { // see Join
+		return out, err
+	}
 	var out *ent.Session
 	err := s.inTx(ctx, func(tx *ent.Tx, now time.Time) ([]sessionEvent, error) {
 		locked, err := tx.Session.Query().Where(session.ID(sessionID)).ForUpdate().Only(ctx)
