@@ -158,11 +158,17 @@ func addToStep(ctx context.Context, w *store.Work, add *stepItems) (added bool, 
 	if add == nil || w.Session.CurrentTurn < 1 {
 		return false, nil
 	}
+	// Each item is encoded once: its size decides whether it is kept, and
+	// the kept encoding is what the data column is written from.
 	var kept []any
 	size := 2 // the brackets
 	for _, item := range add.Items {
-		if n := jsonSize(item) + 1; size+n <= maxStepDataBytes {
-			kept = append(kept, item)
+		b, err := json.Marshal(item)
+		if err != nil {
+			continue
+		}
+		if n := len(b) + 1; size+n <= maxStepDataBytes {
+			kept = append(kept, json.RawMessage(b))
 			size += n
 		}
 	}
