@@ -62,7 +62,11 @@ func (e *Engine) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, e
 		}
 	}
 	out := &ClosedTurn{Closing: []*ClosingResult{}}
-	t, err := e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
+	end := closesClearing
+	if len(in.Closing) > 0 { // the turn's state is cleared after them: they may promote
+		end = closes
+	}
+	t, err := e.onOpenTurn(ctx, in.SessionID, end, func(ctx context.Context, w *store.Work, done *ent.Turn, cleared *int) (store.Event, error) {
 		joined := store.Join(ctx, w)
 		for _, c := range in.Closing {
 			r, err := e.applyClosing(joined, in.SessionID, c)
@@ -74,7 +78,7 @@ func (e *Engine) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, e
 			}
 			out.Closing = append(out.Closing, r)
 		}
-		return e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
+		return e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
 	})
 	if err != nil {
 		return nil, err

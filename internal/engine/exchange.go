@@ -38,7 +38,9 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	var out *ent.Turn
 	err := e.store.Write(ctx, in.SessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
 		number := w.Session.CurrentTurn + 1
-		open, older, err := openTurn(ctx, w, number-fullReasoningSummaries)
+		// The read clears the turn state too: an open turn refuses the
+		// exchange, which rolls the clearing back.
+		open, older, cleared, err := readTurns(ctx, w, number-fullReasoningSummaries, true)
 		if err != nil {
 			return store.Event{}, err
 		}
@@ -53,7 +55,7 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 		w.RecordFirst(store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}})
 		done := &ent.Turn{SessionID: in.SessionID, Number: number, UserMessage: in.UserMessage, UserTokens: tokens,
 			Status: turn.StatusOpen, StartedAt: w.Now}
-		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
+		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
 		if err != nil {
 			return store.Event{}, err
 		}
