@@ -216,7 +216,7 @@ export type ClosingWriteInput = {
 
 export type ContextNode =
   | 'ACT'
-  /** The system prompt and the turns as chat messages (seed 004). */
+  /** The system prompt and the turns as chat messages, within the model's window. */
   | 'MESSAGES'
   | 'REPLY'
   | 'THINK'
