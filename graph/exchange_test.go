@@ -86,8 +86,8 @@ func TestAnExchangeRecordsWhatBeginTurnThenEndTurnRecord(t *testing.T) {
 	}
 	assert.Equal(t, want, got, "the same turns, counts, summaries, events and builds")
 	assert.NotEmpty(t, got["reasoningSummary"], "the third exchange compressed the first's reasoning")
-	assert.Equal(t, int64(12), separate, "beginTurn 5 round trips (BEGIN, lock, insert, update and event, COMMIT), endTurn 7")
-	assert.Equal(t, int64(7), together, "BEGIN, lock, read the turns, clear promoted artifacts, insert, update and events, COMMIT")
+	assert.Equal(t, int64(11), separate, "beginTurn 5 round trips (BEGIN, lock, insert, update and event, COMMIT), endTurn 6")
+	assert.Equal(t, int64(6), together, "BEGIN, lock, read the turns clearing promoted artifacts, insert, update and events, COMMIT")
 }
 
 func TestAnExchangeWhileATurnIsOpenChangesNothing(t *testing.T) {
@@ -120,4 +120,69 @@ func TestAnExchangeOfAnOversizeMessageChangesNothing(t *testing.T) {
 	}
 	assert.Equal(t, "INPUT_TOO_LARGE", s.ErrorCode(t, recordExchange, map[string]any{"id": a.id, "u": "hi", "a": string(big)}))
 	assert.Equal(t, before, record(t, s, a.id))
+}
+
+// clearedBy returns the clearedArtifacts of a session's last turn.ended
+// event.
+func clearedBy(t *testing.T, a *agent) float64 {
+	t.Helper()
+	out := decode[struct {
+		Session struct {
+			Events struct {
+				Edges []struct {
+					Node struct {
+						Kind    string
+						Payload map[string]any
+					}
+				}
+			}
+		}
+	}](t, a.do(`query($id: ID!) { session(id: $id) { events(last: 1) { edges { node { kind payload } } } } }`, nil))
+	require.Len(t, out.Session.Events.Edges, 1)
+	require.Equal(t, "turn.ended", out.Session.Events.Edges[0].Node.Kind)
+	return out.Session.Events.Edges[0].Node.Payload["clearedArtifacts"].(float64)
+}
+
+// artifactStatus returns the status of a ref's artifact.
+func artifactStatus(t *testing.T, a *agent, name string) string {
+	t.Helper()
+	out := decode[struct {
+		Session struct {
+			Refs struct {
+				Edges []struct {
+					Node struct{ Artifact struct{ Status string } }
+				}
+			}
+		}
+	}](t, a.do(`query($id: ID!, $r: String!) { session(id: $id) { refs(first: 1, where: {ref: $r}) { edges { node { artifact { status } } } } } }`, map[string]any{"r": name}))
+	require.Len(t, out.Session.Refs.Edges, 1)
+	return out.Session.Refs.Edges[0].Node.Artifact.Status
+}
+
+// A turn's end clears the artifacts saved in it whether the statement that
+// reads the turns finds them (and clears as it reads) or finds none, after
+// a reset deleted them (and the clearing is a statement of its own).
+func TestAnExchangeAndAnEndClearWhatTheTurnSavedWithOrWithoutTurnsToRead(t *testing.T) {
+	s := apitest.New(t)
+	for _, reset := range []bool{false, true} {
+		a := newAgent(t, s, fmt.Sprintf("clears-%v", reset))
+		a.do(beginTurn, map[string]any{"m": "a soup?"})
+		a.do(`mutation($id: ID!) { recordGenerated(input: {sessionID: $id, entityType: "recipe", content: {name: "Leek Soup"}}) { ref { ref } } }`, nil)
+		a.do(endTurn, map[string]any{"m": "Leek soup."})
+		promote := func() {
+			a.do(`mutation($id: ID!, $e: UUID!) { recordCreated(input: {sessionID: $id, entityType: "recipe", entityID: $e, genRef: "gen_recipe_1"}) { promoted } }`,
+				map[string]any{"e": newUUID()})
+			require.Equal(t, "PROMOTED", artifactStatus(t, a, "gen_recipe_1"))
+		}
+		a.do(beginTurn, map[string]any{"m": "save it"})
+		promote()
+		if reset {
+			a.do(`mutation($id: ID!) { resetConversation(input: {sessionID: $id}) { session { id } } }`, nil)
+			a.do(recordExchange, map[string]any{"u": "thanks", "a": "Saved."})
+		} else {
+			a.do(endTurn, map[string]any{"m": "Saved."})
+		}
+		assert.Equal(t, "CLEARED", artifactStatus(t, a, "gen_recipe_1"), "reset %v", reset)
+		assert.Equal(t, float64(1), clearedBy(t, a), "reset %v", reset)
+	}
 }

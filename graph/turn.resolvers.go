@@ -18,8 +18,8 @@ func (r *mutationResolver) BeginTurn(ctx context.Context, input model.BeginTurnI
 }
 
 // EndTurn is the resolver for the endTurn field.
-func (r *mutationResolver) EndTurn(ctx context.Context, input engine.EndTurnInput) (*model.TurnPayload, error) {
-	return model.Turn(r.Engine.EndTurn(ctx, input))
+func (r *mutationResolver) EndTurn(ctx context.Context, input engine.EndTurnInput) (*engine.ClosedTurn, error) {
+	return r.Engine.CloseTurn(ctx, input)
 }
 
 // FailTurn is the resolver for the failTurn field.

@@ -22,7 +22,8 @@ const (
 	opEndTurn         = "endTurn"
 	opSessionsPage    = "sessionsPage"
 	// opAgentTurn is not a request: it is the sum, per turn, of beginTurn,
-	// the recordRead of 20 records, the THINK build and endTurn.
+	// the recordRead of 20 records, the THINK build and endTurn (with
+	// -short-turns -closing, the read rides on endTurn as a closing write).
 	opAgentTurn = "agentTurn"
 	// In -chat runs, a turn is a chat pair: recordExchange (-chat exchange)
 	// or beginTurn then endTurn (-chat two-calls); opChatPair is their sum.
@@ -69,6 +70,13 @@ const (
 	endTurnOp = `mutation EndTurn($id: ID!, $message: String!, $summary: ExecutionSummaryInput) {
   endTurn(input: {sessionID: $id, assistantMessage: $message, summary: $summary}) { turn { number status } }
 }`
+	// closeTurnOp ends a turn with its closing writes, whose answers are
+	// what the calls alone answer.
+	closeTurnOp = `mutation CloseTurn($id: ID!, $message: String!, $summary: ExecutionSummaryInput, $closing: [ClosingWriteInput!]) {
+  endTurn(input: {sessionID: $id, assistantMessage: $message, summary: $summary, closing: $closing}) {
+    turn { number status } closing { records refs }
+  }
+}`
 )
 
 // readTables are the kitchen tables an agent reads, each with its FK fields
@@ -94,6 +102,8 @@ type agent struct {
 	n     int    // sessions opened so far
 	short bool   // turns of beginTurn, recordRead-20 and endTurn only
 	chat  string // "exchange" or "two-calls": turns are chat pairs (-chat)
+	// closing: a short turn's read goes with endTurn as its closing write.
+	closing bool
 }
 
 // kitchen is one session's view of the runtime's database: the entities its
@@ -171,6 +181,14 @@ func (a *agent) turn(ctx context.Context, id string, k *kitchen, turn int, pendi
 		return "", err
 	}
 	table := readTables[(turn-1)%len(readTables)]
+	if a.short && a.closing {
+		// The turn's last step read the records; the runtime sends them with
+		// the end of the turn and takes their translation from its answer.
+		err := step(opEndTurn, closeTurnOp, map[string]any{"message": assistantMessage(turn, table), "summary": executionSummary(turn, table),
+			"closing": []any{map[string]any{"read": map[string]any{"table": table, "records": k.read(a.rng, table, 20), "step": 1}}}}, nil)
+		a.c.rec.add(opAgentTurn, core)
+		return "", err
+	}
 	if err := step(opRecordRead, recordReadOp, map[string]any{"table": table, "records": k.read(a.rng, table, 20), "step": 1}, nil); err != nil {
 		return "", err
 	}

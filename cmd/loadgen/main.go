@@ -42,6 +42,7 @@ type options struct {
 	shortTurns   bool
 	grown        bool
 	chat         string
+	closing      bool
 }
 
 func main() {
@@ -70,9 +71,10 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each phase's CPU profile to this path, with -<clients>c before the extension")
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "a PostgreSQL server to create the run's database on; empty uses the embedded default (DATABASE_URL)")
 	fs.StringVar(&o.dataDir, "data-dir", envOr("DATA_DIR", ".data/postgres"), "where the embedded default keeps its private cluster (DATA_DIR)")
-	fs.BoolVar(&o.shortTurns, "short-turns", false, "a turn is only beginTurn, recordRead-20 and endTurn, and no frontends run (the shortest agent turn)")
+	fs.BoolVar(&o.shortTurns, "short-turns", false, "a turn is only beginTurn, recordRead-20 and endTurn (the read as endTurn's closing write unless -closing=false), and no frontends run (the shortest agent turn)")
 	fs.BoolVar(&o.grown, "grown", false, "load the grown database (internal/grown: 8,000 short sessions and 4 long ones, half a million rows) and ANALYZE it before seeding")
 	fs.StringVar(&o.chat, "chat", "", "chat pairs instead of agent turns, and no frontends: 'exchange' (recordExchange, one request) or 'two-calls' (beginTurn then endTurn)")
+	fs.BoolVar(&o.closing, "closing", true, "short turns send their read with endTurn, as the turn's closing write (one request and one commit fewer); -closing=false sends it alone, as before endTurn took closing writes")
 	showSQL := fs.String("show-sql", "", "operations (comma-separated, e.g. sessionsPage,recordRead-20) whose first request (seeding included) prints its SQL to stderr")
 	_ = fs.Parse(args)
 	for _, op := range strings.Split(*showSQL, ",") {

@@ -131,7 +131,7 @@ func (l *load) phase(ctx context.Context, agents int) (phaseResult, error) {
 	}
 	for i := range agents {
 		a := &agent{c: c, rng: rand.New(rand.NewPCG(uint64(agents), uint64(i))),
-			key: fmt.Sprintf("agent-%dc-%d", agents, i), turns: l.opts.turns, short: l.opts.shortTurns, chat: l.opts.chat}
+			key: fmt.Sprintf("agent-%dc-%d", agents, i), turns: l.opts.turns, short: l.opts.shortTurns, chat: l.opts.chat, closing: l.opts.closing}
 		spawn(a.run)
 	}
 	for range p.frontends {

@@ -44,7 +44,7 @@ type MutationResolver interface {
 	OpenSession(ctx context.Context, input engine.OpenSessionInput) (*engine.OpenSessionResult, error)
 	UpdateSession(ctx context.Context, input engine.UpdateSessionInput) (*model.SessionPayload, error)
 	BeginTurn(ctx context.Context, input model.BeginTurnInput) (*model.TurnPayload, error)
-	EndTurn(ctx context.Context, input engine.EndTurnInput) (*model.TurnPayload, error)
+	EndTurn(ctx context.Context, input engine.EndTurnInput) (*engine.ClosedTurn, error)
 	FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error)
 	RecordExchange(ctx context.Context, input engine.RecordExchangeInput) (*model.TurnPayload, error)
 	RecordStepResult(ctx context.Context, input engine.RecordStepResultInput) (*model.RecordStepResultPayload, error)
@@ -1668,8 +1668,8 @@ func (ec *executionContext) _Mutation_endTurn(ctx context.Context, field graphql
 			return ec.Resolvers.Mutation().EndTurn(ctx, fc.Args["input"].(engine.EndTurnInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
-			return ec.marshalNEndTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.ClosedTurn) graphql.Marshaler {
+			return ec.marshalNEndTurnPayload2ᚖsessiongraphᚋinternalᚋengineᚐClosedTurn(ctx, selections, v)
 		},
 		true,
 		true,

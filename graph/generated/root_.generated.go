@@ -134,6 +134,11 @@ type ComplexityRoot struct {
 		Ref func(childComplexity int) int
 	}
 
+	ClosingWriteResult struct {
+		Records func(childComplexity int) int
+		Refs    func(childComplexity int) int
+	}
+
 	ContextBuild struct {
 		Budget         func(childComplexity int) int
 		Messages       func(childComplexity int) int
@@ -238,7 +243,8 @@ type ComplexityRoot struct {
 	}
 
 	EndTurnPayload struct {
-		Turn func(childComplexity int) int
+		Closing func(childComplexity int) int
+		Turn    func(childComplexity int) int
 	}
 
 	EnrichmentRequest struct {
@@ -1009,6 +1015,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClearArtifactPayload.Ref(childComplexity), true
 
+	case "ClosingWriteResult.records":
+		if e.ComplexityRoot.ClosingWriteResult.Records == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClosingWriteResult.Records(childComplexity), true
+	case "ClosingWriteResult.refs":
+		if e.ComplexityRoot.ClosingWriteResult.Refs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClosingWriteResult.Refs(childComplexity), true
+
 	case "ContextBuild.budget":
 		if e.ComplexityRoot.ContextBuild.Budget == nil {
 			break
@@ -1389,6 +1408,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteSessionPayload.DeletedSessionID(childComplexity), true
 
+	case "EndTurnPayload.closing":
+		if e.ComplexityRoot.EndTurnPayload.Closing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EndTurnPayload.Closing(childComplexity), true
 	case "EndTurnPayload.turn":
 		if e.ComplexityRoot.EndTurnPayload.Turn == nil {
 			break
@@ -3533,6 +3558,12 @@ func (e *executableSchema) inputUnmarshalMap() map[reflect.Type]reflect.Value {
 		ec.unmarshalInputArtifactWhereInput,
 		ec.unmarshalInputBeginTurnInput,
 		ec.unmarshalInputClearArtifactInput,
+		ec.unmarshalInputClosingCreatedInput,
+		ec.unmarshalInputClosingDeletedInput,
+		ec.unmarshalInputClosingGeneratedInput,
+		ec.unmarshalInputClosingRecordsInput,
+		ec.unmarshalInputClosingStepResultInput,
+		ec.unmarshalInputClosingWriteInput,
 		ec.unmarshalInputContextOptions,
 		ec.unmarshalInputContextReceiptOrder,
 		ec.unmarshalInputContextReceiptWhereInput,
@@ -7159,10 +7190,75 @@ input EndTurnInput {
   sessionID: ID!
   assistantMessage: String!
   summary: ExecutionSummaryInput
+  """
+  Writes that close the turn (at most 50), applied first, in order, in the same commit: each by the
+  rules of the call that does it alone and with its event. One refused refuses the whole request.
+  """
+  closing: [ClosingWriteInput!]
+}
+
+"""
+A write sent with the end of its turn: exactly one field, the input of the call that does it alone
+(recordRead, recordUpdated, recordCreated, recordDeleted, recordGenerated, recordStepResult),
+without the session, which is the turn's.
+"""
+input ClosingWriteInput {
+  read: ClosingRecordsInput
+  updated: ClosingRecordsInput
+  created: ClosingCreatedInput
+  deleted: ClosingDeletedInput
+  generated: ClosingGeneratedInput
+  stepResult: ClosingStepResultInput
+}
+
+input ClosingRecordsInput {
+  entityType: String
+  table: String
+  records: [Map!]!
+  step: Int
+}
+
+input ClosingCreatedInput {
+  entityType: String!
+  entityID: UUID!
+  label: String
+  genRef: String
+  step: Int
+}
+
+input ClosingDeletedInput {
+  entityType: String!
+  entityIDs: [UUID!]!
+  step: Int
+}
+
+input ClosingGeneratedInput {
+  entityType: String!
+  content: Map!
+  label: String
+  step: Int
+}
+
+input ClosingStepResultInput {
+  step: Int!
+  kind: StepResultKind!
+  description: String
+  data: JSON
+  refs: [String!]
+}
+
+"What a closing write answers, as its own call would."
+type ClosingWriteResult {
+  "The records translated for the LLM (read and updated)."
+  records: [Map!]
+  "The refs the write registered, touched or named."
+  refs: [String!]!
 }
 
 type EndTurnPayload {
   turn: Turn!
+  "The closing writes' results, in their order."
+  closing: [ClosingWriteResult!]!
 }
 
 """
@@ -7402,6 +7498,16 @@ func (ec *executionContext) childFields_ClearArtifactPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type ClearArtifactPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ClosingWriteResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "records":
+		return ec.fieldContext_ClosingWriteResult_records(ctx, field)
+	case "refs":
+		return ec.fieldContext_ClosingWriteResult_refs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClosingWriteResult", field.Name)
+}
+
 func (ec *executionContext) childFields_ContextBuild(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "node":
@@ -7612,6 +7718,8 @@ func (ec *executionContext) childFields_EndTurnPayload(ctx context.Context, fiel
 	switch field.Name {
 	case "turn":
 		return ec.fieldContext_EndTurnPayload_turn(ctx, field)
+	case "closing":
+		return ec.fieldContext_EndTurnPayload_closing(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EndTurnPayload", field.Name)
 }

@@ -4,6 +4,7 @@ package generated
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
@@ -58,7 +59,53 @@ func (ec *executionContext) fieldContext_BeginTurnPayload_turn(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _EndTurnPayload_turn(ctx context.Context, field graphql.CollectedField, obj *model.TurnPayload) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClosingWriteResult_records(ctx context.Context, field graphql.CollectedField, obj *engine.ClosingResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClosingWriteResult_records(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Records, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2ᚕmapᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClosingWriteResult_records(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClosingWriteResult", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
+func (ec *executionContext) _ClosingWriteResult_refs(ctx context.Context, field graphql.CollectedField, obj *engine.ClosingResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClosingWriteResult_refs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClosingWriteResult_refs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClosingWriteResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EndTurnPayload_turn(ctx context.Context, field graphql.CollectedField, obj *engine.ClosedTurn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -85,6 +132,38 @@ func (ec *executionContext) fieldContext_EndTurnPayload_turn(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EndTurnPayload_closing(ctx context.Context, field graphql.CollectedField, obj *engine.ClosedTurn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EndTurnPayload_closing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*engine.ClosingResult) graphql.Marshaler {
+			return ec.marshalNClosingWriteResult2ᚕᚖsessiongraphᚋinternalᚋengineᚐClosingResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EndTurnPayload_closing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EndTurnPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClosingWriteResult(ctx, field)
 		},
 	}
 	return fc, nil
@@ -227,6 +306,333 @@ func (ec *executionContext) unmarshalInputBeginTurnInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClosingCreatedInput(ctx context.Context, obj any) (engine.RecordCreatedInput, error) {
+	var it engine.RecordCreatedInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"entityType", "entityID", "label", "genRef", "step"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
+		case "entityID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityID"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityID = data
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = data
+		case "genRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("genRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GenRef = data
+		case "step":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("step"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Step = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClosingDeletedInput(ctx context.Context, obj any) (engine.RecordDeletedInput, error) {
+	var it engine.RecordDeletedInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"entityType", "entityIDs", "step"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
+		case "entityIDs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityIDs"))
+			data, err := ec.unmarshalNUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityIDs = data
+		case "step":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("step"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Step = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClosingGeneratedInput(ctx context.Context, obj any) (engine.RecordGeneratedInput, error) {
+	var it engine.RecordGeneratedInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"entityType", "content", "label", "step"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNMap2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = data
+		case "step":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("step"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Step = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClosingRecordsInput(ctx context.Context, obj any) (engine.RecordReadInput, error) {
+	var it engine.RecordReadInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"entityType", "table", "records", "step"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
+		case "table":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("table"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Table = data
+		case "records":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("records"))
+			data, err := ec.unmarshalNMap2ᚕmapᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Records = data
+		case "step":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("step"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Step = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClosingStepResultInput(ctx context.Context, obj any) (engine.RecordStepResultInput, error) {
+	var it engine.RecordStepResultInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"step", "kind", "description", "data", "refs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "step":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("step"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Step = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNStepResultKind2sessiongraphᚋentᚋstepresultᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "data":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("data"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Data = data
+		case "refs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refs"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Refs = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClosingWriteInput(ctx context.Context, obj any) (engine.ClosingWrite, error) {
+	var it engine.ClosingWrite
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"read", "updated", "created", "deleted", "generated", "stepResult"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "read":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("read"))
+			data, err := ec.unmarshalOClosingRecordsInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Read = data
+		case "updated":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updated"))
+			data, err := ec.unmarshalOClosingRecordsInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Updated = data
+		case "created":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("created"))
+			data, err := ec.unmarshalOClosingCreatedInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordCreatedInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Created = data
+		case "deleted":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deleted"))
+			data, err := ec.unmarshalOClosingDeletedInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordDeletedInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Deleted = data
+		case "generated":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("generated"))
+			data, err := ec.unmarshalOClosingGeneratedInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordGeneratedInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Generated = data
+		case "stepResult":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stepResult"))
+			data, err := ec.unmarshalOClosingStepResultInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordStepResultInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StepResult = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCurationInput(ctx context.Context, obj any) (schematype.Curation, error) {
 	var it schematype.Curation
 	if obj == nil {
@@ -275,7 +681,7 @@ func (ec *executionContext) unmarshalInputEndTurnInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"sessionID", "assistantMessage", "summary"}
+	fieldsInOrder := [...]string{"sessionID", "assistantMessage", "summary", "closing"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -303,6 +709,13 @@ func (ec *executionContext) unmarshalInputEndTurnInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Summary = data
+		case "closing":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("closing"))
+			data, err := ec.unmarshalOClosingWriteInput2ᚕsessiongraphᚋinternalᚋengineᚐClosingWriteᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Closing = data
 		}
 	}
 	return it, nil
@@ -675,9 +1088,53 @@ func (ec *executionContext) _BeginTurnPayload(ctx context.Context, sel ast.Selec
 	return fieldsInOrder{fields: fields, values: out.Values}
 }
 
+var closingWriteResultImplementors = []string{"ClosingWriteResult"}
+
+func (ec *executionContext) _ClosingWriteResult(ctx context.Context, sel ast.SelectionSet, obj *engine.ClosingResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, closingWriteResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClosingWriteResult")
+		case "records":
+			out.Values[i] = ec._ClosingWriteResult_records(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "refs":
+			out.Values[i] = ec._ClosingWriteResult_refs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+	return fieldsInOrder{fields: fields, values: out.Values}
+}
+
 var endTurnPayloadImplementors = []string{"EndTurnPayload"}
 
-func (ec *executionContext) _EndTurnPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TurnPayload) graphql.Marshaler {
+func (ec *executionContext) _EndTurnPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.ClosedTurn) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, endTurnPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -689,6 +1146,11 @@ func (ec *executionContext) _EndTurnPayload(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("EndTurnPayload")
 		case "turn":
 			out.Values[i] = ec._EndTurnPayload_turn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closing":
+			out.Values[i] = ec._EndTurnPayload_closing(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -850,12 +1312,43 @@ func (ec *executionContext) marshalNBeginTurnPayload2ᚖsessiongraphᚋgraphᚋm
 	return ec._BeginTurnPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNClosingWriteInput2sessiongraphᚋinternalᚋengineᚐClosingWrite(ctx context.Context, v any) (engine.ClosingWrite, error) {
+	res, err := ec.unmarshalInputClosingWriteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClosingWriteResult2ᚕᚖsessiongraphᚋinternalᚋengineᚐClosingResultᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.ClosingResult) graphql.Marshaler {
+	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClosingWriteResult2ᚖsessiongraphᚋinternalᚋengineᚐClosingResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNClosingWriteResult2ᚖsessiongraphᚋinternalᚋengineᚐClosingResult(ctx context.Context, sel ast.SelectionSet, v *engine.ClosingResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClosingWriteResult(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNEndTurnInput2sessiongraphᚋinternalᚋengineᚐEndTurnInput(ctx context.Context, v any) (engine.EndTurnInput, error) {
 	res, err := ec.unmarshalInputEndTurnInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNEndTurnPayload2ᚖsessiongraphᚋgraphᚋmodelᚐTurnPayload(ctx context.Context, sel ast.SelectionSet, v *model.TurnPayload) graphql.Marshaler {
+func (ec *executionContext) marshalNEndTurnPayload2ᚖsessiongraphᚋinternalᚋengineᚐClosedTurn(ctx context.Context, sel ast.SelectionSet, v *engine.ClosedTurn) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -923,6 +1416,63 @@ func (ec *executionContext) unmarshalNRetainedRefInput2sessiongraphᚋentᚋsche
 func (ec *executionContext) unmarshalNStepSummaryInput2sessiongraphᚋentᚋschemaᚋschematypeᚐStepSummary(ctx context.Context, v any) (schematype.StepSummary, error) {
 	res, err := ec.unmarshalInputStepSummaryInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClosingCreatedInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordCreatedInput(ctx context.Context, v any) (*engine.RecordCreatedInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClosingCreatedInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClosingDeletedInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordDeletedInput(ctx context.Context, v any) (*engine.RecordDeletedInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClosingDeletedInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClosingGeneratedInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordGeneratedInput(ctx context.Context, v any) (*engine.RecordGeneratedInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClosingGeneratedInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClosingRecordsInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordReadInput(ctx context.Context, v any) (*engine.RecordReadInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClosingRecordsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClosingStepResultInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordStepResultInput(ctx context.Context, v any) (*engine.RecordStepResultInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClosingStepResultInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClosingWriteInput2ᚕsessiongraphᚋinternalᚋengineᚐClosingWriteᚄ(ctx context.Context, v any) ([]engine.ClosingWrite, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]engine.ClosingWrite, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNClosingWriteInput2sessiongraphᚋinternalᚋengineᚐClosingWrite(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOCurationInput2ᚖsessiongraphᚋentᚋschemaᚋschematypeᚐCuration(ctx context.Context, v any) (*schematype.Curation, error) {

@@ -21,7 +21,7 @@ import (
 // artifacts are untouched. The content stays readable by its ref
 // (ArchivedContent).
 func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name string) (*RefResult, error) {
-	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: []string{name}, artifacts: true})
+	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: []string{name}, artifacts: true})
 	if err != nil {
 		return nil, err
 	}

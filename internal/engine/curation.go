@@ -19,7 +19,7 @@ func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []
 	if len(refs) == 0 || len(refs) > MaxListItems {
 		return nil, apperr.Invalid("refs", "give between 1 and %d refs", MaxListItems)
 	}
-	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: refs})
+	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: refs})
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*R
 	if err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, in.SessionID, selection{refs: []string{in.Ref}, artifacts: true})
+	rw, err := e.beginRegistry(ctx, nil, in.SessionID, selection{refs: []string{in.Ref}, artifacts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 		out.Refs = append(out.Refs, l.Ref)
 		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
 	}
-	rw, err := e.beginRegistry(ctx, in.SessionID, selection{refs: append(registry.RefsIn(in.Records), out.Refs...)})
+	rw, err := e.beginRegistry(ctx, nil, in.SessionID, selection{refs: append(registry.RefsIn(in.Records), out.Refs...)})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 	if len(reason) > maxLabelLen {
 		return nil, apperr.TooLarge("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
 	}
-	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: []string{ref}})
+	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: []string{ref}})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 
 // ReleaseRef lets a retained ref fall out of context.
 func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
-	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: []string{ref}})
+	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: []string{ref}})
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,9 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	}
 	defer w.Rollback()
 	number := w.Session.CurrentTurn + 1
-	open, older, err := openTurn(ctx, w, number-fullReasoningSummaries)
+	// The read clears the turn state too: an open turn refuses the
+	// exchange, which rolls the clearing back.
+	open, older, cleared, err := readTurns(ctx, w, number-fullReasoningSummaries, true)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +58,7 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	began := store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}
 	done := &ent.Turn{SessionID: in.SessionID, Number: number, UserMessage: in.UserMessage, UserTokens: tokens,
 		Status: turn.StatusOpen, StartedAt: w.Now}
-	ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
+	ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
 	if err != nil {
 		return nil, err
 	}

@@ -46,23 +46,25 @@ type EnrichmentRequest struct {
 // RecordRead registers records read from the database and returns them translated for the LLM. With a
 // step, the translated records are that step's data (a READ step).
 func (e *Engine) RecordRead(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
-	return e.recordRecords(ctx, in, registry.ActionRead, KindRefsRead, stepresult.KindRead)
+	return e.recordRecords(ctx, nil, in, registry.ActionRead, KindRefsRead, stepresult.KindRead)
 }
 
 // RecordUpdated registers records the runtime updated, as RecordRead does,
 // with the action updated (a WRITE step).
 func (e *Engine) RecordUpdated(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
-	return e.recordRecords(ctx, in, registry.ActionUpdated, KindRefsUpdated, stepresult.KindWrite)
+	return e.recordRecords(ctx, nil, in, registry.ActionUpdated, KindRefsUpdated, stepresult.KindWrite)
 }
 
-func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, kind string, stepKind stepresult.Kind) (*RecordsResult, error) {
+// recordRecords is RecordRead and RecordUpdated, as a write of its own
+// (within nil) or within a shared one.
+func (e *Engine) recordRecords(ctx context.Context, within *sharedWrite, in RecordReadInput, action, kind string, stepKind stepresult.Kind) (*RecordsResult, error) {
 	if len(in.Records) > MaxListItems {
 		return nil, apperr.TooLarge("records", "%d records in one call; at most %d are allowed: split the call", len(in.Records), MaxListItems)
 	}
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, in.SessionID, selection{entityIDs: registry.UUIDsIn(in.Records)})
+	rw, err := e.beginRegistry(ctx, within, in.SessionID, selection{entityIDs: registry.UUIDsIn(in.Records)})
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +131,12 @@ type RefResult struct {
 // RecordGenerated registers generated content as gen_{type}_{n} with a
 // pending artifact.
 func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (*RefResult, error) {
+	return e.recordGenerated(ctx, nil, in)
+}
+
+// recordGenerated is RecordGenerated, as a write of its own (within nil) or within a
+// shared one.
+func (e *Engine) recordGenerated(ctx context.Context, within *sharedWrite, in RecordGeneratedInput) (*RefResult, error) {
 	label, err := optionalLabel(in.Label)
 	if err != nil {
 		return nil, err
@@ -140,7 +148,7 @@ func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (
 	if in.Step != nil { // the step's copy of the content carries refs for the UUIDs it names
 		sel.entityIDs = registry.UUIDsIn(in.Content)
 	}
-	rw, err := e.beginRegistry(ctx, in.SessionID, sel)
+	rw, err := e.beginRegistry(ctx, within, in.SessionID, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +185,12 @@ type RecordCreatedInput struct {
 // RecordCreated promotes the named or matching generated ref to the new
 // entity, or registers the entity under the next ref of its type.
 func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*RefResult, error) {
+	return e.recordCreated(ctx, nil, in)
+}
+
+// recordCreated is RecordCreated, as a write of its own (within nil) or within a
+// shared one.
+func (e *Engine) recordCreated(ctx context.Context, within *sharedWrite, in RecordCreatedInput) (*RefResult, error) {
 	label, err := optionalLabel(in.Label)
 	if err != nil {
 		return nil, err
@@ -188,7 +202,7 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 	if in.GenRef != nil {
 		sel.refs = []string{*in.GenRef}
 	}
-	rw, err := e.beginRegistry(ctx, in.SessionID, sel)
+	rw, err := e.beginRegistry(ctx, within, in.SessionID, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -233,13 +247,19 @@ type RefsResult struct {
 // RecordDeleted tags the entities deleted; unknown ones are registered so
 // the LLM can still say what was deleted.
 func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*RefsResult, error) {
+	return e.recordDeleted(ctx, nil, in)
+}
+
+// recordDeleted is RecordDeleted, as a write of its own (within nil) or within a
+// shared one.
+func (e *Engine) recordDeleted(ctx context.Context, within *sharedWrite, in RecordDeletedInput) (*RefsResult, error) {
 	if len(in.EntityIDs) > MaxListItems {
 		return nil, apperr.TooLarge("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), MaxListItems)
 	}
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs})
+	rw, err := e.beginRegistry(ctx, within, in.SessionID, selection{entityIDs: in.EntityIDs})
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +301,7 @@ func (e *Engine) RecordUserAction(ctx context.Context, in RecordUserActionInput)
 	if err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}})
+	rw, err := e.beginRegistry(ctx, nil, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}})
 	if err != nil {
 		return nil, err
 	}

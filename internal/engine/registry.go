@@ -191,32 +191,62 @@ type registryWrite struct {
 	reg    *registry.Registry
 	domain *registry.Domain
 	loaded loaded
+	// within is the larger write the operation is part of (a turn's
+	// closing writes), or nil when the operation is a write of its own.
+	within *sharedWrite
 }
 
-// beginRegistry begins a registry operation: it locks the session, reads
-// its domain and loads the selected refs at the session's turn. The caller
-// ends it with commitRegistry, or Rollback.
-func (e *Engine) beginRegistry(ctx context.Context, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
-	w, err := e.store.Begin(ctx, sessionID)
-	if err != nil {
-		return nil, err
+// sharedWrite is one write that carries several operations, each by the
+// rules of the call that does it alone: they run in order on its Tx, each
+// seeing what the ones before it wrote, and their events are kept, in
+// order, for the one Commit its owner makes.
+type sharedWrite struct {
+	*store.Tx
+	Events []store.Event
+}
+
+// beginRegistry begins a registry operation: it locks the session (or,
+// within a shared write, goes on in its transaction), reads its domain and
+// loads the selected refs at the session's turn. The caller ends it with
+// commitRegistry, or Rollback.
+func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
+	rw := &registryWrite{within: within}
+	if within != nil {
+		rw.Tx = within.Tx
+	} else {
+		w, err := e.store.Begin(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		rw.Tx = w
 	}
-	rw := &registryWrite{Tx: w}
-	if rw.domain, err = e.domain(ctx, w.Tx.EntityType, w.Session.Domain); err == nil {
-		rw.reg, rw.loaded, err = load(ctx, w.Tx.Ref, w.Session, sel)
+	var err error
+	if rw.domain, err = e.domain(ctx, rw.Tx.Tx.EntityType, rw.Session.Domain); err == nil {
+		rw.reg, rw.loaded, err = load(ctx, rw.Tx.Tx.Ref, rw.Session, sel)
 	}
 	if err != nil {
-		w.Rollback()
+		rw.Rollback()
 		return nil, err
 	}
 	return rw, nil
+}
+
+// Rollback ends an operation that did not commit; within a shared write
+// it leaves the transaction to the write's owner, which rolls it all back
+// on the operation's error.
+func (rw *registryWrite) Rollback() {
+	if rw.within == nil {
+		rw.Tx.Rollback()
+	}
 }
 
 // commitRegistry stores what a registry operation changed and commits it
 // with ev: the changed refs and artifacts in one statement each, the
 // step's items (when items is not nil; the event then names the step),
 // and the counters with the session's activity stamp. It returns the refs
-// it stored.
+// it stored. Within a shared write it stores the same, keeps ev for the
+// owner's commit, and leaves the new counters on the session for the
+// next operation to number from.
 func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store.Event, items *stepItems) (Stored, error) {
 	stored, err := persist(ctx, rw.Tx, rw.reg.Changed(), rw.loaded)
 	if err != nil {
@@ -230,6 +260,11 @@ func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store
 		ev.Payload["step"] = items.Step
 	}
 	rw.Update().SetRefCounters(rw.reg.Counters).SetGenCounters(rw.reg.GenCounters)
+	if rw.within != nil {
+		rw.Session.RefCounters, rw.Session.GenCounters = rw.reg.Counters, rw.reg.GenCounters
+		rw.within.Events = append(rw.within.Events, ev)
+		return stored, nil
+	}
 	if _, err := rw.Commit(ctx, store.Record(ev)); err != nil {
 		return nil, err
 	}

@@ -75,6 +75,12 @@ func checkStep(step *int) error {
 // runtime passes becomes its ref (or "[unregistered id]"); refs named must
 // be the session's.
 func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput) (*ent.StepResult, error) {
+	return e.recordStepResult(ctx, nil, in)
+}
+
+// recordStepResult is RecordStepResult, as a write of its own (within nil)
+// or within a shared one, whose owner has read the open turn already.
+func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in RecordStepResultInput) (*ent.StepResult, error) {
 	if err := checkStep(&in.Step); err != nil {
 		return nil, err
 	}
@@ -98,17 +104,22 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 	}
 	sel := selection{entityIDs: registry.UUIDsIn([]any{in.Data, deref(in.Description)}),
 		refs: append(slices.Clone(in.Refs), registry.RefsIn(in.Data)...)}
-	w, err := e.store.Begin(ctx, in.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Rollback()
-	open, _, err := openTurn(ctx, w, 0)
-	if err != nil {
-		return nil, err
-	}
-	if open == nil {
-		return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: a step belongs to the turn that runs it (beginTurn)", in.SessionID)
+	var w *store.Tx
+	if within != nil {
+		w = within.Tx
+	} else {
+		var err error
+		if w, err = e.store.Begin(ctx, in.SessionID); err != nil {
+			return nil, err
+		}
+		defer w.Rollback()
+		open, _, err := openTurn(ctx, w, 0)
+		if err != nil {
+			return nil, err
+		}
+		if open == nil {
+			return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: a step belongs to the turn that runs it (beginTurn)", in.SessionID)
+		}
 	}
 	r, _, err := load(ctx, w.Tx.Ref, w.Session, sel)
 	if err != nil {
@@ -139,7 +150,12 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.Commit(ctx, store.Record(store.Event{Kind: KindStepRecorded, Payload: stepPayload(out)})); err != nil {
+	ev := store.Event{Kind: KindStepRecorded, Payload: stepPayload(out)}
+	if within != nil {
+		within.Events = append(within.Events, ev)
+		return out, nil
+	}
+	if _, err := w.Commit(ctx, store.Record(ev)); err != nil {
 		return nil, err
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
@@ -155,11 +171,17 @@ func addToStep(ctx context.Context, w *store.Tx, add *stepItems) (added bool, er
 	if add == nil || w.Session.CurrentTurn < 1 {
 		return false, nil
 	}
+	// Each item is encoded once: its size decides whether it is kept, and
+	// the kept encoding is what the data column is written from.
 	var kept []any
 	size := 2 // the brackets
 	for _, item := range add.Items {
-		if n := jsonSize(item) + 1; size+n <= maxStepDataBytes {
-			kept = append(kept, item)
+		b, err := json.Marshal(item)
+		if err != nil {
+			continue
+		}
+		if n := len(b) + 1; size+n <= maxStepDataBytes {
+			kept = append(kept, json.RawMessage(b))
 			size += n
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -83,7 +85,7 @@ type UpdateTurnInput struct {
 // UpdateTurn merges into the open turn's execution summary: given fields
 // replace, steps are appended.
 func (e *Engine) UpdateTurn(ctx context.Context, in UpdateTurnInput) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, in.SessionID, false, func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error) {
+	return e.onOpenTurn(ctx, in.SessionID, keepsOpen, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
 		done.ExecutionSummary = merge(done.ExecutionSummary, &in.Summary)
 		return store.Record(store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": done.Number}}), nil
 	})
@@ -94,6 +96,9 @@ type EndTurnInput struct {
 	SessionID        uuid.UUID
 	AssistantMessage string
 	Summary          *schematype.ExecutionSummary
+	// Closing are writes applied before the turn ends, in the same commit
+	// (see CloseTurn).
+	Closing []ClosingWrite
 }
 
 // EndTurn completes the open turn: it stores the assistant's message with
@@ -103,19 +108,18 @@ type EndTurnInput struct {
 // clears the artifacts promoted in the turn (their content was kept only
 // for linked records).
 func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error) {
-	if len(in.AssistantMessage) > MaxTextBytes {
-		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
+	closed, err := e.CloseTurn(ctx, in)
+	if err != nil {
+		return nil, err
 	}
-	return e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error) {
-		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
-		return store.Record(ended), err
-	})
+	return closed.Turn, nil
 }
 
 // completeTurn is what ending a turn changes, on done, a copy of the open
 // turn, and on the session; the caller writes done (onOpenTurn, or
-// RecordExchange's insert).
-func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, message string, summary *schematype.ExecutionSummary) (store.Event, error) {
+// RecordExchange's insert). cleared is how many artifacts the statement
+// that read the turns cleared (readTurns), or nil when it did not clear.
+func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, message string, summary *schematype.ExecutionSummary, cleared *int) (store.Event, error) {
 	d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
 	if err != nil {
 		return store.Event{}, err
@@ -127,9 +131,12 @@ func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, 
 			return store.Event{}, err
 		}
 	}
-	cleared, err := clearTurnState(ctx, w)
-	if err != nil {
-		return store.Event{}, err
+	if cleared == nil {
+		n, err := clearTurnState(ctx, w)
+		if err != nil {
+			return store.Event{}, err
+		}
+		cleared = &n
 	}
 	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, message)
 	if err != nil {
@@ -140,7 +147,7 @@ func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, 
 	done.AssistantSummary = contextbuild.SummarizeAssistant(message, d, names)
 	done.ExecutionSummary = merge(done.ExecutionSummary, summary)
 	w.Update().AddTokenCount(tokens)
-	return store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": done.Number, "clearedArtifacts": cleared}}, nil
+	return store.Event{Kind: KindTurnEnded, Payload: map[string]any{"turn": done.Number, "clearedArtifacts": *cleared}}, nil
 }
 
 // FailTurn closes the open turn as failed, with the reason. A failed turn
@@ -149,7 +156,7 @@ func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, 
 // conversation an LLM is shown: builds leave it out, and its user
 // message's tokens leave the session's count.
 func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, sessionID, true, func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error) {
+	return e.onOpenTurn(ctx, sessionID, closes, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
 		if _, err := w.Tx.ExecContext(ctx, dropQueue, sessionID); err != nil {
 			return store.Mutation{}, err
 		}
@@ -263,22 +270,35 @@ func merge(a, b *schematype.ExecutionSummary) *schematype.ExecutionSummary {
 
 // turnChange changes done, a copy of the session's open turn, in place, and
 // says what the write records; onOpenTurn writes the turn and commits.
-type turnChange func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error)
+// cleared is what the read of the turn cleared (see readTurns), nil unless
+// the change ends the turn clearing.
+type turnChange func(ctx context.Context, w *store.Tx, done *ent.Turn, cleared *int) (store.Mutation, error)
+
+// turnEnd says what a change on the open turn does to it.
+type turnEnd int
+
+const (
+	keepsOpen turnEnd = iota // it stays open
+	closes                   // it ends
+	// closesClearing ends it and writes nothing before the end's own
+	// writes, so the read of the turns clears the turn's state too.
+	closesClearing
+)
 
 // onOpenTurn runs a change on the session's open turn and writes the turn
-// as changed. A change that closes the turn (closes) compresses the summary
-// of the turn two before, which is read with the open one.
-func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, closes bool, change turnChange) (*ent.Turn, error) {
+// as changed. A change that closes the turn compresses the summary of the
+// turn two before, which is read with the open one.
+func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEnd, change turnChange) (*ent.Turn, error) {
 	w, err := e.store.Begin(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer w.Rollback()
 	old := 0
-	if closes {
+	if end != keepsOpen {
 		old = w.Session.CurrentTurn - fullReasoningSummaries
 	}
-	open, older, err := openTurn(ctx, w, old)
+	open, older, cleared, err := readTurns(ctx, w, old, end == closesClearing)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +306,7 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, closes boo
 		return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (beginTurn)", sessionID)
 	}
 	done := *open
-	m, err := change(ctx, w, &done)
+	m, err := change(ctx, w, &done, cleared)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +314,7 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, closes boo
 	if err != nil {
 		return nil, err
 	}
-	if closes {
+	if end != keepsOpen {
 		compressReasoning(w, older)
 	}
 	if _, err := w.Commit(ctx, m); err != nil {
@@ -363,19 +383,51 @@ func asStored(s *schematype.ExecutionSummary) (*schematype.ExecutionSummary, err
 // read in the same statement, the turn numbered other when other > 0 and
 // it exists.
 func openTurn(ctx context.Context, w *store.Tx, other int) (open, otherTurn *ent.Turn, err error) {
+	open, otherTurn, _, err = readTurns(ctx, w, other, false)
+	return open, otherTurn, err
+}
+
+// clearedColumn names the count of artifacts a clearing read cleared.
+const clearedColumn = "cleared_artifacts"
+
+// readTurns is openTurn for a write that may end the turn with nothing
+// written before: with clear, the same statement clears the turn's state
+// as clearTurnState does (one round trip fewer), if it finds the turns,
+// and cleared says how many artifacts it cleared. It finds none only when
+// the turns are gone (a reset) or there is none yet; then cleared is nil
+// and nothing was cleared.
+func readTurns(ctx context.Context, w *store.Tx, other int, clear bool) (open, otherTurn *ent.Turn, cleared *int, err error) {
 	current := w.Session.CurrentTurn
 	if current == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	numbers := []int{current}
 	if other > 0 {
 		numbers = append(numbers, other)
 	}
-	rows, err := w.Tx.Turn.Query().Where(turn.SessionID(w.Session.ID), turn.NumberIn(numbers...)).All(ctx)
+	q := w.Tx.Turn.Query().Where(turn.SessionID(w.Session.ID), turn.NumberIn(numbers...))
+	if clear {
+		q.Modify(func(s *sql.Selector) {
+			s.Prefix(clearingTurnState(w, numbers))
+			s.AppendSelectExprAs(sql.Raw("(SELECT count(*) FROM "+clearedArtifacts+")"), clearedColumn)
+		})
+	}
+	rows, err := q.All(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, t := range rows {
+		if clear && cleared == nil {
+			v, err := t.Value(clearedColumn)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			n, ok := v.(int64)
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("%s: got %T", clearedColumn, v)
+			}
+			cleared = new(int(n))
+		}
 		switch t.Number {
 		case current:
 			if t.Status == turn.StatusOpen {
@@ -385,5 +437,35 @@ func openTurn(ctx context.Context, w *store.Tx, other int) (open, otherTurn *ent
 			otherTurn = t
 		}
 	}
-	return open, otherTurn, nil
+	return open, otherTurn, cleared, nil
+}
+
+// clearedArtifacts names the artifacts clearingTurnState cleared.
+const clearedArtifacts = "cleared"
+
+// clearingTurnState prefixes the read of a session's turns (numbers) with
+// clearTurnState's two updates, made only if the read finds a turn, so
+// that a read that finds none has changed nothing (its caller clears
+// then, in a statement of its own).
+func clearingTurnState(w *store.Tx, numbers []int) sql.Querier {
+	return sql.ExprFunc(func(b *sql.Builder) {
+		found := func() {
+			b.WriteString(" AND EXISTS (SELECT 1 FROM turns WHERE session_id = ").Arg(w.Session.ID).WriteString(" AND number IN (")
+			for i, n := range numbers {
+				if i > 0 {
+					b.Comma()
+				}
+				b.Arg(n)
+			}
+			b.WriteString("))")
+		}
+		b.WriteString("WITH dropped AS (UPDATE refs SET enrich_table = NULL, enrich_name_column = NULL WHERE session_id = ").
+			Arg(w.Session.ID).WriteString(" AND enrich_table IS NOT NULL")
+		found()
+		b.WriteString("), " + clearedArtifacts + " AS (UPDATE artifacts SET status = ").Arg(artifact.StatusCleared.String()).
+			WriteString(", updated_at = ").Arg(w.Now).WriteString(" WHERE session_id = ").Arg(w.Session.ID).
+			WriteString(" AND status = ").Arg(artifact.StatusPromoted.String())
+		found()
+		b.WriteString(" RETURNING 1) ")
+	})
 }

@@ -29,8 +29,15 @@ func InvalidText(doc []byte) (string, bool) {
 type scanner struct {
 	b   []byte
 	i   int
-	at  []any // the path: string keys and int indexes
+	at  []segment // the path
 	bad bool
+}
+
+// segment is a step of the path: a key, quoted as the document has it
+// (decoded only for a path that is reported), or else an index.
+type segment struct {
+	key   []byte
+	index int
 }
 
 func (s *scanner) ws() {
@@ -59,9 +66,7 @@ func (s *scanner) value() {
 				continue
 			}
 			raw := s.str()
-			var key string
-			_ = json.Unmarshal(raw, &key)
-			s.at = append(s.at, key)
+			s.at = append(s.at, segment{key: raw})
 			if !valid(raw) {
 				s.bad = true
 				return
@@ -87,7 +92,7 @@ func (s *scanner) value() {
 				n++
 				continue
 			}
-			s.at = append(s.at, n)
+			s.at = append(s.at, segment{index: n})
 			s.value()
 			if s.bad {
 				return
@@ -173,10 +178,12 @@ func (s *scanner) path() string {
 	}
 	var b strings.Builder
 	for _, seg := range s.at {
-		switch k := seg.(type) {
-		case int:
-			fmt.Fprintf(&b, "[%d]", k)
-		case string:
+		switch {
+		case seg.key == nil:
+			fmt.Fprintf(&b, "[%d]", seg.index)
+		default:
+			var k string
+			_ = json.Unmarshal(seg.key, &k)
 			if name(k) {
 				if b.Len() > 0 {
 					b.WriteByte('.')

@@ -199,8 +199,9 @@ def begin_turn(session: SessionLike, user_message: str) -> BeginTurnPayload:
 
 @mutation("endTurn", EndTurnPayload)
 def end_turn(session: SessionLike, assistant_message: str, *,
-             summary: Union[ExecutionSummaryInput, JSONMap, None] = None) -> EndTurnPayload:
-    """Complete the open turn."""
+             summary: Union[ExecutionSummaryInput, JSONMap, None] = None,
+             closing: Optional[List[JSONMap]] = None) -> EndTurnPayload:
+    """Complete the open turn; closing writes ({"read": {...}}, {"created": {...}}, ...) land first, in the same commit."""
 
 
 @mutation("recordExchange", RecordExchangePayload)

@@ -164,6 +164,56 @@ export type ClearArtifactInput = {
   sessionID: string | number;
 };
 
+export type ClosingCreatedInput = {
+  entityID: string;
+  entityType: string;
+  genRef?: string | null | undefined;
+  label?: string | null | undefined;
+  step?: number | null | undefined;
+};
+
+export type ClosingDeletedInput = {
+  entityIDs: Array<string>;
+  entityType: string;
+  step?: number | null | undefined;
+};
+
+export type ClosingGeneratedInput = {
+  content: Record<string, unknown>;
+  entityType: string;
+  label?: string | null | undefined;
+  step?: number | null | undefined;
+};
+
+export type ClosingRecordsInput = {
+  entityType?: string | null | undefined;
+  records: Array<Record<string, unknown>>;
+  step?: number | null | undefined;
+  table?: string | null | undefined;
+};
+
+export type ClosingStepResultInput = {
+  data?: unknown;
+  description?: string | null | undefined;
+  kind: StepResultKind;
+  refs?: Array<string> | null | undefined;
+  step: number;
+};
+
+/**
+ * A write sent with the end of its turn: exactly one field, the input of the call that does it alone
+ * (recordRead, recordUpdated, recordCreated, recordDeleted, recordGenerated, recordStepResult),
+ * without the session, which is the turn's.
+ */
+export type ClosingWriteInput = {
+  created?: ClosingCreatedInput | null | undefined;
+  deleted?: ClosingDeletedInput | null | undefined;
+  generated?: ClosingGeneratedInput | null | undefined;
+  read?: ClosingRecordsInput | null | undefined;
+  stepResult?: ClosingStepResultInput | null | undefined;
+  updated?: ClosingRecordsInput | null | undefined;
+};
+
 export type ContextNode =
   | 'ACT'
   /** The system prompt and the turns as chat messages, within the model's window. */
@@ -347,6 +397,11 @@ export type CurationInput = {
 
 export type EndTurnInput = {
   assistantMessage: string;
+  /**
+   * Writes that close the turn (at most 50), applied first, in order, in the same commit: each by the
+   * rules of the call that does it alone and with its event. One refused refuses the whole request.
+   */
+  closing?: Array<ClosingWriteInput> | null | undefined;
   sessionID: string | number;
   summary?: ExecutionSummaryInput | null | undefined;
 };

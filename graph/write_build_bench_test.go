@@ -1,0 +1,98 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/engine"
+)
+
+const (
+	loopRead = `mutation($id: ID!, $records: [Map!]!) {
+  recordRead(input: {sessionID: $id, table: "recipes", records: $records}) { records refs { ref } } }`
+	loopThink = `query($id: ID!) { session(id: $id) { context(node: THINK) {
+  text tokenCount budget sections { name tokenCount truncated } tiers { active generated retained } } } }`
+)
+
+// loopSession opens a session with 10 turns of 10 recipe reads each and
+// begins its 11th turn: an agent's session midway.
+func loopSession(b *testing.B, s *apitest.Server, key string) string {
+	recipes := "recipes"
+	ctx := access.System(context.Background())
+	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: key})
+	require.NoError(b, err)
+	id := opened.Session.ID
+	for turn := 1; turn <= 11; turn++ {
+		_, err := s.Engine.BeginTurn(ctx, id, fmt.Sprintf("turn %d: what can I cook tonight with leeks?", turn))
+		require.NoError(b, err)
+		if turn == 11 {
+			break
+		}
+		var records []map[string]any
+		for i := range 10 {
+			records = append(records, map[string]any{"id": uuid.NewString(), "name": fmt.Sprintf("Recipe %d.%d", turn, i), "cuisine": "french", "total_time": 40})
+		}
+		_, err = s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &recipes, Records: records})
+		require.NoError(b, err)
+		_, err = s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: fmt.Sprintf("Turn %d: a leek gratin, or a soup.", turn)})
+		require.NoError(b, err)
+	}
+	return id.String()
+}
+
+// BenchmarkWriteThenBuild is an agent's usual loop: a small write (a read
+// of two records of the 21 its turn reads again and again) then a THINK
+// build, by 1
+// and 8 clients at once, each on a session of its own. Every build follows
+// a write, so none is one the server remembers as it was.
+func BenchmarkWriteThenBuild(b *testing.B) {
+	for _, clients := range []int{1, 8} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			s := apitest.New(b)
+			h := handlerClient{s: s}
+			ids := make([]string, clients)
+			known := make([]string, clients)
+			pool := make([][]string, clients) // the records a turn reads again and again
+			for i := range ids {
+				for range 20 {
+					pool[i] = append(pool[i], uuid.NewString())
+				}
+				ids[i] = loopSession(b, s, fmt.Sprintf("loop-%d", i))
+				known[i] = uuid.NewString()
+				h.post(b, loopRead, map[string]any{"id": ids[i], "records": []any{map[string]any{"id": known[i], "name": "Leek gratin", "cuisine": "french"}}})
+				h.post(b, loopThink, map[string]any{"id": ids[i]})
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			m := startMeter(s)
+			start := time.Now()
+			b.ResetTimer()
+			for c := range clients {
+				wg.Go(func() {
+					for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
+						h.post(b, loopRead, map[string]any{"id": ids[c], "records": []any{
+							map[string]any{"id": known[c], "name": "Leek gratin", "cuisine": "french"},
+							map[string]any{"id": pool[c][n%20], "name": fmt.Sprintf("Leek soup %d", n%20), "cuisine": "french", "total_time": 30},
+						}})
+						h.post(b, loopThink, map[string]any{"id": ids[c]})
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			wall := time.Since(start)
+			m.report(b, b.N, 1, "loop")
+			b.ReportMetric(float64(b.N)/wall.Seconds(), "loops/s")
+			b.ReportMetric(float64(m.statements)/float64(b.N), "statements/loop")
+		})
+	}
+}
