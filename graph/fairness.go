@@ -15,18 +15,29 @@ import (
 // admitOnSocket holds every operation a WebSocket carries to its key's and
 // tenant's limits (access.Fairness), as HTTP requests are held before they
 // reach gqlgen (internal/app): a subscription counts against the rate when
-// it starts, a query or mutation also in flight until it is answered. Then
-// next (the subscription caps) admits it too.
-func admitOnSocket(f *access.Fairness, next func(context.Context) (func(), error)) func(context.Context) (func(), error) {
+// it starts, a query or mutation also in flight until it is answered, and
+// it runs once it has its slot (access.Slots), waiting its key's turn for
+// one. Then next (the subscription caps) admits it too.
+func admitOnSocket(f *access.Fairness, slots *access.Slots, next func(context.Context) (func(), error)) func(context.Context) (func(), error) {
 	return func(ctx context.Context) (func(), error) {
 		p, keyed := access.FromContext(ctx)
 		if f == nil || !keyed {
 			return next(ctx)
 		}
 		op := graphql.GetOperationContext(ctx).Operation
-		release, refused := f.Admit(p, op != nil && op.Operation != ast.Subscription)
+		operation := op != nil && op.Operation != ast.Subscription
+		release, refused := f.Admit(p, operation)
 		if refused != nil {
 			return nil, refused.Err
+		}
+		if operation && slots != nil {
+			giveBack, err := slots.Take(ctx, p)
+			if err != nil {
+				release()
+				return nil, errCancelled
+			}
+			then := release
+			release = func() { giveBack(); then() }
 		}
 		then, err := next(ctx)
 		if err != nil {

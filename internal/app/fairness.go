@@ -2,18 +2,22 @@ package app
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/config"
 )
 
 // admit holds each authenticated request to its key's and tenant's limits
 // (access.Fairness): over them it answers 429 RATE_LIMITED with
 // Retry-After before any work. A query or mutation counts in flight until
-// it is answered; a subscription stream (SSE) counts against the rate when
-// it starts, and against the subscription caps while it lasts. WebSocket
-// operations are admitted by the socket's transport (graph/server.go).
+// it is answered, and runs once it has its slot (access.Slots), waiting its
+// key's turn for one; a subscription stream (SSE) counts against the rate
+// when it starts, and against the subscription caps while it lasts.
+// WebSocket operations are admitted by the socket's transport
+// (graph/server.go).
 func (a *App) admit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := access.FromContext(r.Context())
@@ -21,13 +25,53 @@ func (a *App) admit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		release, refused := a.fairness.Admit(p, !isStream(r))
+		operation := !isStream(r)
+		release, refused := a.fairness.Admit(p, operation)
 		if refused != nil {
 			w.Header().Set("Retry-After", strconv.Itoa(refused.RetryAfterSeconds()))
 			writeError(w, http.StatusTooManyRequests, apperr.RateLimited, refused.Err.Message)
 			return
 		}
 		defer release()
+		if operation {
+			giveBack, err := a.slots.Take(r.Context(), p)
+			if err != nil {
+				w.Header().Set("Retry-After", "1")
+				writeError(w, http.StatusServiceUnavailable, apperr.Timeout,
+					"the request waited past its deadline for its turn to run, which this replica's other requests held: retry after the time Retry-After gives")
+				return
+			}
+			defer giveBack()
+		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// operationsPerCore is how many queries and mutations run at once per core
+// when -operations is 0.
+const operationsPerCore = 2
+
+// newSlots returns the replica's operation slots (access.Slots) of the
+// settings, sized from the cores where they say 0.
+func newSlots(f config.Fairness) *access.Slots {
+	size, keyMost := slotSizes(f.Operations, f.KeyOperations, runtime.GOMAXPROCS(0))
+	return access.NewSlots(size, keyMost)
+}
+
+// slotSizes is the number of operation slots and one key's most: size if
+// positive, else operationsPerCore per core; keyMost if positive, else all
+// but one slot (all of one), so that another tenant's operation always
+// finds one free.
+func slotSizes(size, keyMost, cores int) (int, int) {
+	if size <= 0 {
+		size = operationsPerCore * cores
+	}
+	if keyMost <= 0 {
+		keyMost = max(1, size-1)
+	}
+	return size, min(keyMost, size)
+}
+
+// Slots returns the replica's operation slots, for tests that watch who
+// waits for one.
+func (a *App) Slots() *access.Slots { return a.slots }
