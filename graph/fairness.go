@@ -15,8 +15,9 @@ import (
 // admitOnSocket holds every operation a WebSocket carries to its key's and
 // tenant's limits (access.Fairness), as HTTP requests are held before they
 // reach gqlgen (internal/app): a subscription counts against the rate when
-// it starts, a query or mutation also in flight until it is answered, and
-// it runs once it has its slot (access.Slots), waiting its key's turn for
+// it starts, a query or mutation also in flight until it is answered
+// (waiting for its tokens when it comes a little early), and it runs once
+// it has its slot (access.Slots), waiting its key's turn for
 // one. Then next (the subscription caps) admits it too.
 func admitOnSocket(f *access.Fairness, slots *access.Slots, next func(context.Context) (func(), error)) func(context.Context) (func(), error) {
 	return func(ctx context.Context) (func(), error) {
@@ -26,9 +27,13 @@ func admitOnSocket(f *access.Fairness, slots *access.Slots, next func(context.Co
 		}
 		op := graphql.GetOperationContext(ctx).Operation
 		operation := op != nil && op.Operation != ast.Subscription
-		release, refused := f.Admit(p, operation)
+		release, wait, refused := f.Admit(p, operation)
 		if refused != nil {
 			return nil, refused.Err
+		}
+		if err := access.Delay(ctx, wait); err != nil {
+			release()
+			return nil, errCancelled
 		}
 		if operation && slots != nil {
 			giveBack, err := slots.Take(ctx, p)

@@ -13,8 +13,8 @@ import (
 // admit holds each authenticated request to its key's and tenant's limits
 // (access.Fairness): over them it answers 429 RATE_LIMITED with
 // Retry-After before any work. A query or mutation counts in flight until
-// it is answered, and runs once it has its slot (access.Slots), waiting its
-// key's turn for one; a subscription stream (SSE) counts against the rate
+// it is answered; a little early for its tokens, it waits for them, and it
+// runs once it has its slot (access.Slots), waiting its key's turn for one; a subscription stream (SSE) counts against the rate
 // when it starts, and against the subscription caps while it lasts.
 // WebSocket operations are admitted by the socket's transport
 // (graph/server.go).
@@ -26,7 +26,7 @@ func (a *App) admit(next http.Handler) http.Handler {
 			return
 		}
 		operation := !isStream(r)
-		release, refused := a.fairness.Admit(p, operation)
+		release, wait, refused := a.fairness.Admit(p, operation)
 		if refused != nil {
 			w.Header().Set("Retry-After", strconv.Itoa(refused.RetryAfterSeconds()))
 			writeError(w, http.StatusTooManyRequests, apperr.RateLimited, refused.Err.Message)
@@ -34,7 +34,11 @@ func (a *App) admit(next http.Handler) http.Handler {
 		}
 		defer release()
 		if operation {
-			giveBack, err := a.slots.Take(r.Context(), p)
+			err := access.Delay(r.Context(), wait)
+			giveBack := func() {}
+			if err == nil {
+				giveBack, err = a.slots.Take(r.Context(), p)
+			}
 			if err != nil {
 				w.Header().Set("Retry-After", "1")
 				writeError(w, http.StatusServiceUnavailable, apperr.Timeout,
@@ -48,8 +52,17 @@ func (a *App) admit(next http.Handler) http.Handler {
 }
 
 // operationsPerCore is how many queries and mutations run at once per core
-// when -operations is 0.
-const operationsPerCore = 2
+// when -operations is 0, keyOperationsPerCore how many of them one key's
+// when -key-operations is 0. An operation alternates between the server's
+// CPU, PostgreSQL's and waiting (a round trip, a commit's flush), so one
+// key needs more than one at once to keep the cores busy when it is alone
+// (one at a time on 2 cores cut its throughput by three quarters); but
+// each one a key runs beyond a core's worth takes a share of the cores
+// from everyone else's: the replica runs two per core, a key one.
+const (
+	operationsPerCore    = 2
+	keyOperationsPerCore = 1
+)
 
 // newSlots returns the replica's operation slots (access.Slots) of the
 // settings, sized from the cores where they say 0.
@@ -59,15 +72,15 @@ func newSlots(f config.Fairness) *access.Slots {
 }
 
 // slotSizes is the number of operation slots and one key's most: size if
-// positive, else operationsPerCore per core; keyMost if positive, else all
-// but one slot (all of one), so that another tenant's operation always
-// finds one free.
+// positive, else operationsPerCore per core; keyMost if positive, else
+// keyOperationsPerCore per core, and never all the slots but one of
+// several, so that another tenant's operation always finds one free.
 func slotSizes(size, keyMost, cores int) (int, int) {
 	if size <= 0 {
-		size = operationsPerCore * cores
+		size = operationsPerCore * max(1, cores)
 	}
 	if keyMost <= 0 {
-		keyMost = max(1, size-1)
+		keyMost = min(keyOperationsPerCore*max(1, cores), max(1, size-1))
 	}
 	return size, min(keyMost, size)
 }
