@@ -27,6 +27,9 @@ func slotsServer(t *testing.T, operations, keyMost int) (s, flood, victim *apite
 			TenantBurst: 1 << 20, TenantInFlight: 1 << 20, KeyPoolShare: 100, TenantPoolShare: 100,
 			Operations: operations, KeyOperations: keyMost}
 		c.MaxOpenConns = 16 // the pool never binds either: what is tested is the slots
+		// A tenant counts as working only while it runs or waits: the
+		// sessions opened first do not count.
+		c.TenantLinger = 0
 	})
 	return s, s.WithKey(s.NewKey(t, "CLIENT", "acme")), s.WithKey(s.NewKey(t, "CLIENT", "globex"))
 }

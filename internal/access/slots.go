@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -21,14 +22,19 @@ import (
 // key that floods waits on itself: another tenant's operation runs as soon
 // as a slot frees, ahead of every operation the flood has waiting.
 //
-// It is work-conserving: a key alone may take every slot but the ones
-// KeyMost keeps from it. A key runs at most KeyMost operations at once,
-// so that a slot can be free when another tenant's operation comes,
-// without waiting for one of the flood's to end.
+// A key runs at most KeyMost operations at once, so that a slot is free
+// when another tenant's operation comes, without waiting for one of the
+// flood's to end; and while n tenants are working (they run an operation,
+// wait for a slot, or ended one within Linger), at most KeyMost/n (at
+// least one): a key alone keeps all of KeyMost, a flood beside another
+// tenant gives up its share of the cores while that tenant works.
 type Slots struct {
 	// Size is how many operations run at once, KeyMost how many of them
 	// one key's.
 	Size, KeyMost int
+	// Linger is how long a tenant counts as working after its last
+	// operation ended.
+	Linger time.Duration
 
 	mu      sync.Mutex
 	running int
@@ -41,6 +47,9 @@ type Slots struct {
 	served  uint64
 	last    map[string]uint64
 	lastKey map[uuid.UUID]uint64
+	// ended is when each group's last operation ended, for the groups
+	// that may still be within Linger of it.
+	ended map[string]time.Time
 }
 
 // waitGroup is one tenant's (or admin key's) keys with operations waiting.
@@ -63,13 +72,38 @@ type waiter struct {
 }
 
 // NewSlots returns Slots running size operations at once, at most keyMost
-// of one key's (0: any number).
-func NewSlots(size, keyMost int) *Slots {
+// of one key's (0: any number), a tenant working for linger after its last
+// operation.
+func NewSlots(size, keyMost int, linger time.Duration) *Slots {
 	if keyMost <= 0 {
 		keyMost = size
 	}
-	return &Slots{Size: max(1, size), KeyMost: max(1, keyMost), byKey: map[uuid.UUID]int{}, byGroup: map[string]int{},
-		waiting: map[string]*waitGroup{}, last: map[string]uint64{}, lastKey: map[uuid.UUID]uint64{}}
+	return &Slots{Size: max(1, size), KeyMost: max(1, keyMost), Linger: linger, byKey: map[uuid.UUID]int{}, byGroup: map[string]int{},
+		waiting: map[string]*waitGroup{}, last: map[string]uint64{}, lastKey: map[uuid.UUID]uint64{}, ended: map[string]time.Time{}}
+}
+
+// keyBound is how many operations one key may run now: KeyMost divided
+// among the tenants working (and starting's, when not ""), at least one.
+func (s *Slots) keyBound(starting string) int {
+	working := make(map[string]bool, len(s.byGroup)+len(s.waiting)+len(s.ended)+1)
+	for g := range s.byGroup {
+		working[g] = true
+	}
+	for g := range s.waiting {
+		working[g] = true
+	}
+	now := time.Now()
+	for g, at := range s.ended {
+		if now.Sub(at) >= s.Linger {
+			delete(s.ended, g)
+			continue
+		}
+		working[g] = true
+	}
+	if starting != "" {
+		working[starting] = true
+	}
+	return max(1, s.KeyMost/max(1, len(working)))
 }
 
 // Take waits for a slot for an operation of p, and returns what gives it
@@ -77,7 +111,7 @@ func NewSlots(size, keyMost int) *Slots {
 func (s *Slots) Take(ctx context.Context, p *Principal) (giveBack func(), err error) {
 	group := groupOf(p)
 	s.mu.Lock()
-	if s.running < s.Size && s.byKey[p.KeyID] < s.KeyMost && len(s.waiting) == 0 {
+	if s.running < s.Size && len(s.waiting) == 0 && s.byKey[p.KeyID] < s.keyBound(group) {
 		s.occupy(group, p.KeyID)
 		s.mu.Unlock()
 		return s.giveBack(group, p.KeyID), nil
@@ -153,6 +187,9 @@ func (s *Slots) giveBack(group string, key uuid.UUID) func() {
 			if s.byGroup[group]--; s.byGroup[group] == 0 {
 				delete(s.byGroup, group)
 			}
+			if s.Linger > 0 {
+				s.ended[group] = time.Now()
+			}
 			s.dispatch()
 		})
 	}
@@ -189,11 +226,12 @@ func (s *Slots) dequeue(group string, key uuid.UUID, w *waiter) {
 // the group with the fewest running, its key with the fewest running (of
 // those under KeyMost), that key's oldest operation.
 func (s *Slots) dispatch() {
-	for s.running < s.Size {
+	for s.running < s.Size && len(s.waiting) > 0 {
+		bound := s.keyBound("")
 		var g *waitGroup
 		var l *waitLine
 		for _, cg := range s.waiting {
-			cl := s.nextLine(cg)
+			cl := s.nextLine(cg, bound)
 			if cl == nil {
 				continue
 			}
@@ -215,12 +253,12 @@ func (s *Slots) dispatch() {
 }
 
 // nextLine returns g's key with the fewest running that may take a slot
-// (between equals, the one served longest ago), or nil.
-func (s *Slots) nextLine(g *waitGroup) *waitLine {
+// (fewer than bound; between equals, the one served longest ago), or nil.
+func (s *Slots) nextLine(g *waitGroup, bound int) *waitLine {
 	var best *waitLine
 	for _, l := range g.lines {
 		n := s.byKey[l.key]
-		if n >= s.KeyMost {
+		if n >= bound {
 			continue
 		}
 		if best == nil || n < s.byKey[best.key] || n == s.byKey[best.key] && s.lastKey[l.key] < s.lastKey[best.key] {

@@ -48,7 +48,7 @@ func waitingOf(t *testing.T, s *Slots, key uuid.UUID, n int) {
 // A freed slot goes to the tenant with the fewest running, then to its key
 // with the fewest running; a key's own operations in the order they came.
 func TestAFreedSlotGoesToTheTenantAndKeyWithTheFewestRunning(t *testing.T) {
-	s := NewSlots(2, 0)
+	s := NewSlots(2, 0, 0)
 	flood, sameTenant, victim := clientOf("acme"), clientOf("acme"), clientOf("globex")
 	ctx := context.Background()
 	a, err := s.Take(ctx, flood)
@@ -85,7 +85,7 @@ func TestAFreedSlotGoesToTheTenantAndKeyWithTheFewestRunning(t *testing.T) {
 
 // A key at its bound waits even with a slot free, which another key takes.
 func TestAKeyAtItsBoundLeavesTheLastSlotToAnother(t *testing.T) {
-	s := NewSlots(3, 2)
+	s := NewSlots(3, 2, 0)
 	flood, victim := clientOf("acme"), clientOf("globex")
 	ctx := context.Background()
 	a, err := s.Take(ctx, flood)
@@ -106,7 +106,7 @@ func TestAKeyAtItsBoundLeavesTheLastSlotToAnother(t *testing.T) {
 // An operation that stops waiting (its request's deadline, its client
 // gone) leaves the line, and the slot goes to the next.
 func TestAnOperationThatStopsWaitingLeavesTheLine(t *testing.T) {
-	s := NewSlots(1, 0)
+	s := NewSlots(1, 0, 0)
 	p, q := clientOf("acme"), clientOf("globex")
 	a, err := s.Take(context.Background(), p)
 	require.NoError(t, err)
@@ -125,4 +125,35 @@ func TestAnOperationThatStopsWaitingLeavesTheLine(t *testing.T) {
 	a()
 	given(t, next)()
 	assert.Zero(t, s.Running(p.KeyID)+s.Running(q.KeyID))
+}
+
+// While another tenant works (runs, waits, or ran within Linger; here a
+// Linger longer than the test), a key's bound is divided among the tenants
+// working: the flood, alone at two, is held to one beside the victim, even
+// with slots free, and gets its two back only when the victim has stopped
+// working (Linger 0 below).
+func TestAKeysBoundIsDividedAmongTheTenantsWorking(t *testing.T) {
+	for _, c := range []struct {
+		linger time.Duration
+		after  int
+	}{{time.Hour, 1}, {0, 2}} {
+		s := NewSlots(4, 2, c.linger)
+		flood, victim := clientOf("acme"), clientOf("globex")
+		ctx := context.Background()
+		a, err := s.Take(ctx, flood)
+		require.NoError(t, err)
+		_, err = s.Take(ctx, flood)
+		require.NoError(t, err, "alone, the flood runs two")
+		v, err := s.Take(ctx, victim)
+		require.NoError(t, err)
+		a()
+		third := taking(t, s, ctx, flood)
+		waitingOf(t, s, flood.KeyID, 1)
+		assert.Equal(t, 1, s.Running(flood.KeyID), "beside the victim, one: two slots are free, the flood waits")
+		v()
+		assert.Equal(t, c.after, s.Running(flood.KeyID), "linger %s", c.linger)
+		if c.after == 2 {
+			given(t, third)
+		}
+	}
 }

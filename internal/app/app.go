@@ -115,7 +115,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down, holds: holds,
 		fairness: access.NewFairness(cfg.Fairness),
 		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare),
-		slots:    newSlots(cfg.Fairness)}
+		slots:    newSlots(cfg.Fairness, cfg.TenantLinger)}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, st)
 	gql := graph.NewServer(graph.ServerConfig{

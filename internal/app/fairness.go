@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"time"
 
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
@@ -65,10 +66,11 @@ const (
 )
 
 // newSlots returns the replica's operation slots (access.Slots) of the
-// settings, sized from the cores where they say 0.
-func newSlots(f config.Fairness) *access.Slots {
+// settings, sized from the cores where they say 0, a tenant working for
+// linger after its last operation.
+func newSlots(f config.Fairness, linger time.Duration) *access.Slots {
 	size, keyMost := slotSizes(f.Operations, f.KeyOperations, runtime.GOMAXPROCS(0))
-	return access.NewSlots(size, keyMost)
+	return access.NewSlots(size, keyMost, linger)
 }
 
 // slotSizes is the number of operation slots and one key's most: size if

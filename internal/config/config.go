@@ -92,6 +92,11 @@ type Settings struct {
 	MaxOpenConns int
 
 	// Not flags: fixed defaults that tests may change.
+	// TenantLinger is how long a tenant counts as working after its last
+	// operation, when a key's operation slots are divided among the
+	// tenants working (access.Slots): a conversation's requests come in
+	// bursts a second or less apart.
+	TenantLinger time.Duration
 	// DomainCacheTTL bounds how long a replica may use entity types another
 	// replica has since changed.
 	DomainCacheTTL time.Duration
@@ -204,6 +209,7 @@ func (s *Settings) bind(b *binder) {
 	b.intOrZero(&s.MaxOpenConns, "max-open-conns", "MAX_OPEN_CONNS", "most database connections this replica opens; 0 sizes the pool from the cores and PostgreSQL's max_connections")
 
 	s.DomainCacheTTL = 10 * time.Second
+	s.TenantLinger = time.Second
 	s.PageDefault = 20
 	s.PageMax = 100
 }
