@@ -170,3 +170,34 @@ func TestAFloodingKeyLeavesAnotherTenantASlot(t *testing.T) {
 		assert.Empty(t, waitFor(t, c, "a flood write").Errors, "flood write %d commits once the lock is gone", i)
 	}
 }
+
+// A mutation sent over a WebSocket that waits for its slot is received
+// whole: when its socket closes while it waits, it still runs once a slot
+// frees, and commits.
+func TestASocketsMutationWaitingForItsSlotCommitsAfterTheSocketCloses(t *testing.T) {
+	s, flood, _ := slotsServer(t, 2, 2)
+	floodKey := slotKey(t, flood)
+	locked, other := sessionOf(t, flood, "acme", "locked"), sessionOf(t, flood, "acme", "other")
+	unlock := lockSession(t, s.DSN, locked)
+	slots := s.Slots()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	held := []<-chan *apitest.Response{answered(t, &wg, flood, locked, "held"), answered(t, &wg, flood, locked, "held")}
+	require.Eventually(t, func() bool { return slots.Running(floodKey) == 2 }, 20*time.Second, 5*time.Millisecond)
+
+	ws := flood.DialWS(t, nil)
+	ws.Subscribe(updateSummary, map[string]any{"id": other, "h": "sent before the socket closed"})
+	require.Eventually(t, func() bool { return slots.Waiting(floodKey) == 1 }, 20*time.Second, 5*time.Millisecond, "the socket's mutation waits for a slot")
+	ws.Close()
+
+	unlock()
+	for _, c := range held {
+		assert.Empty(t, waitFor(t, c, "a held write").Errors)
+	}
+	var got struct{ Node struct{ HistorySummary string } }
+	require.Eventually(t, func() bool {
+		flood.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Session { historySummary } } }`, map[string]any{"id": other}, &got)
+		return got.Node.HistorySummary == "sent before the socket closed"
+	}, 20*time.Second, 10*time.Millisecond, "the mutation committed after its socket closed")
+}

@@ -88,7 +88,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 			}
 			return onSocket(ctx), nil
 		},
-		Admit:           admitOnSocket(cfg.Fairness, cfg.Slots, subscriptions.admit),
+		Admit:           admitOnSocket(cfg.Fairness, cfg.Slots, cfg.QueryTimeout, cfg.MutationTimeout, subscriptions.admit),
 		InitTimeout:     3 * time.Second,
 		PingInterval:    10 * time.Second,
 		AcceptOptions:   websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
