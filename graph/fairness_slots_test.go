@@ -195,7 +195,9 @@ func TestASocketsMutationWaitingForItsSlotCommitsAfterTheSocketCloses(t *testing
 	for _, c := range held {
 		assert.Empty(t, waitFor(t, c, "a held write").Errors)
 	}
-	var got struct{ Node struct{ HistorySummary string } }
+	var got struct {
+		Node struct{ HistorySummary string }
+	}
 	require.Eventually(t, func() bool {
 		flood.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Session { historySummary } } }`, map[string]any{"id": other}, &got)
 		return got.Node.HistorySummary == "sent before the socket closed"
