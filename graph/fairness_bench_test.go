@@ -122,10 +122,22 @@ func BenchmarkVictimUnderFlood(b *testing.B) {
 // that has the replica to itself, as an agent runtime's key usually has:
 // one CLIENT key runs 16 conversations at once, each alternating a write
 // (updateSession) and a read of its session, b.N operations in all, with
-// the default settings. It reports the operations a second and their
-// median and p99.
+// the default settings, then with the rates lifted (what is left is the
+// slots' and pool shares' cost). It reports the operations a second and
+// their median and p99.
 func BenchmarkOneKeyAlone(b *testing.B) {
-	s := apitest.New(b, func(c *app.Config) { c.Fairness = config.Defaults().Fairness })
+	b.Run("defaults", func(b *testing.B) { oneKeyAlone(b, false) })
+	b.Run("rates-lifted", func(b *testing.B) { oneKeyAlone(b, true) })
+}
+
+func oneKeyAlone(b *testing.B, liftRates bool) {
+	s := apitest.New(b, func(c *app.Config) {
+		c.Fairness = config.Defaults().Fairness
+		if liftRates {
+			c.Fairness.KeyRate, c.Fairness.KeyBurst = 1<<20, 1<<20
+			c.Fairness.TenantRate, c.Fairness.TenantBurst = 1<<20, 1<<20
+		}
+	})
 	runtime := s.WithKey(s.NewKey(b, "CLIENT", "globex"))
 	const conversations = 16
 	ids := make([]string, conversations)
