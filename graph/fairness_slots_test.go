@@ -137,7 +137,7 @@ func TestAnotherTenantsWriteRunsAheadOfAFloodsWaitingOperations(t *testing.T) {
 	assert.Zero(t, slots.Running(floodKey)+slots.Waiting(floodKey), "every slot is given back")
 }
 
-// With the default sizes (two slots per core, one per core for a key), a
+// With the default sizes (two slots per core, a key all but one), a
 // key never holds every slot: however long a flood's operations hold
 // theirs (each waits on a session lock here), another tenant's writes run
 // at once and commit, while the flood's others wait.

@@ -205,7 +205,7 @@ func (s *Settings) bind(b *binder) {
 	b.int(&s.Fairness.KeyPoolShare, "key-pool-share", "KEY_POOL_SHARE", 50, "percent of the database pool one API key's operations may hold at once; more wait their turn")
 	b.int(&s.Fairness.TenantPoolShare, "tenant-pool-share", "TENANT_POOL_SHARE", 75, "percent of the database pool one tenant's operations may hold at once; more wait their turn")
 	b.intOrZero(&s.Fairness.Operations, "operations", "OPERATIONS", "queries and mutations this replica runs at once, the others waiting their turn key by key; 0 sizes it from the cores")
-	b.intOrZero(&s.Fairness.KeyOperations, "key-operations", "KEY_OPERATIONS", "queries and mutations of one API key this replica runs at once; 0 sizes it from -operations")
+	b.intOrZero(&s.Fairness.KeyOperations, "key-operations", "KEY_OPERATIONS", "queries and mutations of one API key this replica runs at once, divided among the tenants working; 0 sizes it from the cores")
 	b.intOrZero(&s.MaxOpenConns, "max-open-conns", "MAX_OPEN_CONNS", "most database connections this replica opens; 0 sizes the pool from the cores and PostgreSQL's max_connections")
 
 	s.DomainCacheTTL = 10 * time.Second
