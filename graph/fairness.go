@@ -15,18 +15,46 @@ import (
 // admitOnSocket holds every operation a WebSocket carries to its key's and
 // tenant's limits (access.Fairness), as HTTP requests are held before they
 // reach gqlgen (internal/app): a subscription counts against the rate when
-// it starts, a query or mutation also in flight until it is answered. Then
-// next (the subscription caps) admits it too.
-func admitOnSocket(f *access.Fairness, next func(context.Context) (func(), error)) func(context.Context) (func(), error) {
+// it starts, a query or mutation also in flight until it is answered
+// (waiting for its tokens when it comes a little early), and it runs once
+// it has its slot (access.Slots), waiting its key's turn for
+// one, at most its class's timeout; a mutation, received whole, waits
+// whatever its socket does, as it then runs. Then next (the subscription
+// caps) admits it too.
+func admitOnSocket(f *access.Fairness, slots *access.Slots, queryTimeout, mutationTimeout time.Duration,
+	next func(context.Context) (func(), error)) func(context.Context) (func(), error) {
 	return func(ctx context.Context) (func(), error) {
 		p, keyed := access.FromContext(ctx)
 		if f == nil || !keyed {
 			return next(ctx)
 		}
 		op := graphql.GetOperationContext(ctx).Operation
-		release, refused := f.Admit(p, op != nil && op.Operation != ast.Subscription)
+		operation := op != nil && op.Operation != ast.Subscription
+		release, wait, refused := f.Admit(p, operation)
 		if refused != nil {
 			return nil, refused.Err
+		}
+		waitCtx, timeout := ctx, queryTimeout
+		if op != nil && op.Operation == ast.Mutation {
+			waitCtx, timeout = context.WithoutCancel(ctx), mutationTimeout
+		}
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			waitCtx, cancel = context.WithTimeout(waitCtx, timeout)
+			defer cancel()
+		}
+		if err := access.Delay(waitCtx, wait); err != nil {
+			release()
+			return nil, waitEnded(err)
+		}
+		if operation && slots != nil {
+			giveBack, err := slots.Take(waitCtx, p)
+			if err != nil {
+				release()
+				return nil, waitEnded(err)
+			}
+			then := release
+			release = func() { giveBack(); then() }
 		}
 		then, err := next(ctx)
 		if err != nil {
@@ -35,6 +63,15 @@ func admitOnSocket(f *access.Fairness, next func(context.Context) (func(), error
 		}
 		return func() { then(); release() }, nil
 	}
+}
+
+// waitEnded is the error of an operation whose wait for its tokens or its
+// slot ended before it could run.
+func waitEnded(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return apperr.New(apperr.Timeout, "the operation waited past its deadline for its turn to run, which this replica's other operations held: send it again")
+	}
+	return errCancelled
 }
 
 // claimPoolShare runs each query and mutation of a key within its class's

@@ -67,6 +67,30 @@ func TestAKeyOverItsRateIsAnswered429WithRetryAfter(t *testing.T) {
 	}
 }
 
+// A key that comes a little early for its tokens (its bucket refills in
+// less than access.MaxRateWait) is not refused: five requests sent at once
+// with a burst of one and 20 tokens a second (the last one 200 ms early)
+// each wait for their token and are answered, so a client that sends as
+// fast as it is answered is slowed to its key's rate instead of spinning
+// on 429s. Before, four of the five were answered 429.
+func TestAKeyJustOverItsRateWaitsForItsTokenInsteadOfA429(t *testing.T) {
+	s := apitest.New(t, func(c *app.Config) {
+		c.Fairness = config.Fairness{KeyRate: 20, KeyBurst: 1, KeyInFlight: 100, TenantRate: 1000, TenantBurst: 1000, TenantInFlight: 100,
+			KeyPoolShare: 50, TenantPoolShare: 75}
+	})
+	key := s.WithKey(s.NewKey(t, "READER", "acme"))
+	responses := make([]*apitest.Response, 5)
+	var wg sync.WaitGroup
+	for i := range responses {
+		wg.Go(func() { responses[i] = key.Do(t, viewerRole, nil) })
+	}
+	wg.Wait()
+	for i, res := range responses {
+		assert.Equal(t, 200, res.Status, "request %d waits for its token", i)
+		assert.Empty(t, res.Errors)
+	}
+}
+
 // lockTable takes an exclusive lock on table from a connection of its own,
 // so that every statement reading it waits, holding its pool connection,
 // as a slow search does; unlock lets them go.

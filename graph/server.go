@@ -46,6 +46,10 @@ type ServerConfig struct {
 	// PoolShares, when set, runs each key's queries and mutations within
 	// its share of the database pool.
 	PoolShares *access.PoolShares
+	// Slots, when set, bounds the queries and mutations a WebSocket's
+	// operations run at once with everyone else's (HTTP requests take
+	// theirs in internal/app).
+	Slots *access.Slots
 	// QueryTimeout and MutationTimeout bound an operation of their class.
 	// A mutation sent over a WebSocket runs to its end within
 	// MutationTimeout even when its socket closes first (0: it ends with
@@ -84,7 +88,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 			}
 			return onSocket(ctx), nil
 		},
-		Admit:           admitOnSocket(cfg.Fairness, subscriptions.admit),
+		Admit:           admitOnSocket(cfg.Fairness, cfg.Slots, cfg.QueryTimeout, cfg.MutationTimeout, subscriptions.admit),
 		InitTimeout:     3 * time.Second,
 		PingInterval:    10 * time.Second,
 		AcceptOptions:   websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -50,10 +51,12 @@ func (r *Refusal) RetryAfterSeconds() int {
 
 // Admit takes one request of p from its key's and tenant's buckets and,
 // when inFlight is set (a query or mutation, not a long-lived stream),
-// counts it in flight until release is called. It refuses without taking
-// anything when a bucket is empty or the key or tenant has its most
-// requests in flight.
-func (f *Fairness) Admit(p *Principal, inFlight bool) (release func(), refused *Refusal) {
+// counts it in flight until release is called. A request that comes a
+// little early for its tokens (MaxRateWait at most) is admitted to wait
+// for them: the caller waits wait before it runs, counted in flight. It
+// refuses without taking anything when the tokens are further away, or
+// the key or tenant has its most requests in flight.
+func (f *Fairness) Admit(p *Principal, inFlight bool) (release func(), wait time.Duration, refused *Refusal) {
 	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -64,25 +67,28 @@ func (f *Fairness) Admit(p *Principal, inFlight bool) (release func(), refused *
 	}
 	switch {
 	case inFlight && key.inFlight >= f.limits.KeyInFlight:
-		return nil, tooMany("this API key has %d requests in flight, the most one key may (setting -key-in-flight): wait for an answer before sending more", key.inFlight)
+		return nil, 0, tooMany("this API key has %d requests in flight, the most one key may (setting -key-in-flight): wait for an answer before sending more", key.inFlight)
 	case inFlight && tenant != nil && tenant.inFlight >= f.limits.TenantInFlight:
-		return nil, tooMany("the keys of tenant %q have %d requests in flight, the most one tenant may (setting -tenant-in-flight): wait for an answer before sending more", p.Tenant, tenant.inFlight)
+		return nil, 0, tooMany("the keys of tenant %q have %d requests in flight, the most one tenant may (setting -tenant-in-flight): wait for an answer before sending more", p.Tenant, tenant.inFlight)
 	}
 	kr := key.bucket.ReserveN(now, 1)
-	if wait := kr.DelayFrom(now); wait > 0 {
+	wait = kr.DelayFrom(now)
+	if wait > MaxRateWait || wait > 0 && !inFlight {
 		kr.CancelAt(now)
-		return nil, slowDown(wait, "this API key sends more than %d requests a second, its limit (setting -key-rate, burst -key-burst): retry after the time Retry-After gives", f.limits.KeyRate)
+		return nil, 0, slowDown(wait, "this API key sends more than %d requests a second, its limit (setting -key-rate, burst -key-burst): retry after the time Retry-After gives", f.limits.KeyRate)
 	}
 	if tenant != nil {
 		tr := tenant.bucket.ReserveN(now, 1)
-		if wait := tr.DelayFrom(now); wait > 0 {
+		tw := tr.DelayFrom(now)
+		if tw > MaxRateWait || tw > 0 && !inFlight {
 			tr.CancelAt(now)
 			kr.CancelAt(now)
-			return nil, slowDown(wait, "the keys of tenant %q send more than %d requests a second, its limit (setting -tenant-rate, burst -tenant-burst): retry after the time Retry-After gives", p.Tenant, f.limits.TenantRate)
+			return nil, 0, slowDown(tw, "the keys of tenant %q send more than %d requests a second, its limit (setting -tenant-rate, burst -tenant-burst): retry after the time Retry-After gives", p.Tenant, f.limits.TenantRate)
 		}
+		wait = max(wait, tw)
 	}
 	if !inFlight {
-		return func() {}, nil
+		return func() {}, 0, nil
 	}
 	key.inFlight++
 	if tenant != nil {
@@ -98,8 +104,16 @@ func (f *Fairness) Admit(p *Principal, inFlight bool) (release func(), refused *
 				tenant.inFlight--
 			}
 		})
-	}, nil
+	}, wait, nil
 }
+
+// MaxRateWait is how early for its tokens a query or mutation may come and
+// still be admitted, to wait for them. Waiting costs the server a parked
+// request, counted in flight; a 429 costs it the request's parsing and
+// answer, and a client that does not wait for Retry-After sends again at
+// once: a key a little over its rate is slowed to it, not refused. It is
+// well under the 1 s a 429's Retry-After says at least.
+const MaxRateWait = 250 * time.Millisecond
 
 // allowanceOf returns the allowance of id in m, made on first use. There
 // is one per key or tenant that has sent a request: as many as the
@@ -123,4 +137,19 @@ func tooMany(format string, args ...any) *Refusal {
 
 func slowDown(wait time.Duration, format string, args ...any) *Refusal {
 	return &Refusal{Err: apperr.New(apperr.RateLimited, format, args...), RetryAfter: wait}
+}
+
+// Delay waits d, or until ctx ends, which it returns the error of.
+func Delay(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -77,7 +77,8 @@ func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 	// Tests of everything else send as fast as they can with one key; the
 	// fairness tests set the limits they are about.
 	cfg.Fairness = config.Fairness{KeyRate: 1 << 20, KeyBurst: 1 << 20, KeyInFlight: 1 << 20,
-		TenantRate: 1 << 20, TenantBurst: 1 << 20, TenantInFlight: 1 << 20, KeyPoolShare: 50, TenantPoolShare: 75}
+		TenantRate: 1 << 20, TenantBurst: 1 << 20, TenantInFlight: 1 << 20, KeyPoolShare: 50, TenantPoolShare: 75,
+		Operations: 1 << 20, KeyOperations: 1 << 20}
 	for _, f := range configure {
 		f(&cfg)
 	}

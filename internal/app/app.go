@@ -63,6 +63,7 @@ type App struct {
 	// fairness holds each key and tenant to its request limits, and
 	// shares to its share of the database pool.
 	fairness *access.Fairness
+	slots    *access.Slots
 	shares   *access.PoolShares
 	// keyClient checks API keys on a pool of its own.
 	keyClient *ent.Client
@@ -119,7 +120,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{DB: db, Client: client, Engine: eng, Hub: hub, Keys: access.NewKeys(keyClient, st, hub.Subscribe, cfg.Logger), log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down, holds: holds,
 		fairness: access.NewFairness(cfg.Fairness),
-		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare)}
+		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare),
+		slots:    newSlots(cfg.Fairness, cfg.TenantLinger)}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, bell)
 	gql := graph.NewServer(graph.ServerConfig{
@@ -135,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Subscriptions:  cfg.Subscriptions,
 		Fairness:       a.fairness,
 		PoolShares:     a.shares,
+		Slots:          a.slots,
 		// Over a WebSocket as over HTTP, a mutation that arrived whole
 		// commits whatever its client does, within its class's deadline.
 		QueryTimeout: cfg.QueryTimeout, MutationTimeout: cfg.MutationTimeout,

@@ -40,6 +40,7 @@ func TestAccessLevels(t *testing.T) {
 		{200, 2 * time.Second, false, slog.LevelWarn},
 		{101, time.Hour, true, slog.LevelDebug},
 		{404, time.Millisecond, false, slog.LevelInfo},
+		{429, time.Millisecond, false, slog.LevelDebug},
 		{413, 2 * time.Second, false, slog.LevelWarn},
 		{503, time.Millisecond, false, slog.LevelError},
 		{500, time.Hour, true, slog.LevelError},

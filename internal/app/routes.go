@@ -141,12 +141,16 @@ func (a *App) logRequests(next http.Handler) http.Handler {
 
 // accessLevel is the level a finished request is logged at: error for a
 // 5xx (a bug or an outage), warn for a slow request, info for a 4xx (a
-// client to help), debug for the rest. A subscription stream is long by
-// nature, never slow.
+// client to help) but a 429, debug for the rest. A subscription stream is
+// long by nature, never slow. A key over its limits is refused thousands
+// of times a second: the metrics count its 429s, a line each would be a
+// flood of its own.
 func accessLevel(status int, elapsed, slow time.Duration, stream bool) slog.Level {
 	switch {
 	case status >= 500:
 		return slog.LevelError
+	case status == http.StatusTooManyRequests:
+		return slog.LevelDebug
 	case elapsed >= slow && !stream:
 		return slog.LevelWarn
 	case status >= 400:

@@ -92,6 +92,11 @@ type Settings struct {
 	MaxOpenConns int
 
 	// Not flags: fixed defaults that tests may change.
+	// TenantLinger is how long a tenant counts as working after its last
+	// operation, when a key's operation slots are divided among the
+	// tenants working (access.Slots): a conversation's requests come in
+	// bursts a second or less apart.
+	TenantLinger time.Duration
 	// DomainCacheTTL bounds how long a replica may use entity types another
 	// replica has since changed.
 	DomainCacheTTL time.Duration
@@ -121,10 +126,16 @@ type Limits struct {
 // KeyPoolShare and TenantPoolShare are the percent of the database pool
 // one key's, and one tenant's, queries and mutations may hold at once; the
 // rest wait their turn (access.PoolShares).
+//
+// Operations is how many queries and mutations the replica runs at once
+// (0: sized from its cores), KeyOperations how many of them one key's (0:
+// sized from Operations); the others wait, and free places go to the
+// waiting keys in turn (access.Slots).
 type Fairness struct {
 	KeyRate, KeyBurst, KeyInFlight          int
 	TenantRate, TenantBurst, TenantInFlight int
 	KeyPoolShare, TenantPoolShare           int
+	Operations, KeyOperations               int
 }
 
 // SubscriptionLimits caps live subscriptions, so that no client can hold a
@@ -193,9 +204,12 @@ func (s *Settings) bind(b *binder) {
 	b.int(&s.Fairness.TenantInFlight, "tenant-in-flight", "TENANT_IN_FLIGHT", 64, "queries and mutations of one tenant's keys this replica runs at once")
 	b.int(&s.Fairness.KeyPoolShare, "key-pool-share", "KEY_POOL_SHARE", 50, "percent of the database pool one API key's operations may hold at once; more wait their turn")
 	b.int(&s.Fairness.TenantPoolShare, "tenant-pool-share", "TENANT_POOL_SHARE", 75, "percent of the database pool one tenant's operations may hold at once; more wait their turn")
+	b.intOrZero(&s.Fairness.Operations, "operations", "OPERATIONS", "queries and mutations this replica runs at once, the others waiting their turn key by key; 0 sizes it from the cores")
+	b.intOrZero(&s.Fairness.KeyOperations, "key-operations", "KEY_OPERATIONS", "queries and mutations of one API key this replica runs at once, divided among the tenants working; 0 sizes it from the cores")
 	b.intOrZero(&s.MaxOpenConns, "max-open-conns", "MAX_OPEN_CONNS", "most database connections this replica opens; 0 sizes the pool from the cores and PostgreSQL's max_connections")
 
 	s.DomainCacheTTL = 10 * time.Second
+	s.TenantLinger = time.Second
 	s.PageDefault = 20
 	s.PageMax = 100
 }

@@ -25,7 +25,7 @@ func TestDefaultsAreWhatNoFlagAndNoVariableGive(t *testing.T) {
 		Limits:         config.Limits{MaxDepth: 15, MaxAliases: 30, MaxRootFields: 20, MaxComplexity: 50000},
 		Subscriptions:  config.SubscriptionLimits{PerSocket: 100, PerKey: 1000, PerReplica: 10000},
 		Fairness:       config.Fairness{KeyRate: 500, KeyBurst: 1000, KeyInFlight: 32, TenantRate: 1000, TenantBurst: 2000, TenantInFlight: 64, KeyPoolShare: 50, TenantPoolShare: 75},
-		DomainCacheTTL: 10 * time.Second, PageDefault: 20, PageMax: 100, CompiledReads: true,
+		DomainCacheTTL: 10 * time.Second, TenantLinger: time.Second, PageDefault: 20, PageMax: 100, CompiledReads: true,
 	}, d)
 
 	loaded, rest, err := config.Load("sessiongraph", nil, env(nil), io.Discard, nil)

@@ -1,0 +1,159 @@
+package access
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sessiongraph/ent/apikey"
+)
+
+func clientOf(tenant string) *Principal {
+	return &Principal{KeyID: uuid.New(), Role: apikey.RoleClient, Tenant: tenant}
+}
+
+// taking starts a Take of p in the background; the give-back arrives on
+// the channel once it has a slot.
+func taking(t *testing.T, s *Slots, ctx context.Context, p *Principal) <-chan func() {
+	c := make(chan func(), 1)
+	go func() {
+		giveBack, err := s.Take(ctx, p)
+		if err == nil {
+			c <- giveBack
+		}
+	}()
+	return c
+}
+
+func given(t *testing.T, c <-chan func()) func() {
+	t.Helper()
+	select {
+	case g := <-c:
+		return g
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "no slot was given")
+		return nil
+	}
+}
+
+func waitingOf(t *testing.T, s *Slots, key uuid.UUID, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return s.Waiting(key) == n }, 10*time.Second, time.Millisecond)
+}
+
+// A freed slot goes to the tenant with the fewest running, then to its key
+// with the fewest running; a key's own operations in the order they came.
+func TestAFreedSlotGoesToTheTenantAndKeyWithTheFewestRunning(t *testing.T) {
+	s := NewSlots(2, 0, 0)
+	flood, sameTenant, victim := clientOf("acme"), clientOf("acme"), clientOf("globex")
+	ctx := context.Background()
+	a, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+	b, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+
+	first := taking(t, s, ctx, flood)
+	waitingOf(t, s, flood.KeyID, 1)
+	second := taking(t, s, ctx, flood)
+	waitingOf(t, s, flood.KeyID, 2)
+	other := taking(t, s, ctx, sameTenant)
+	waitingOf(t, s, sameTenant.KeyID, 1)
+	last := taking(t, s, ctx, victim)
+	waitingOf(t, s, victim.KeyID, 1)
+
+	// Giving back decides, before it returns, who has the slot.
+	a()
+	assert.Equal(t, []int{1, 2, 1}, []int{s.Running(victim.KeyID), s.Waiting(flood.KeyID), s.Waiting(sameTenant.KeyID)},
+		"globex runs nothing, acme two: globex first")
+	v := given(t, last)
+	b()
+	assert.Equal(t, []int{1, 2}, []int{s.Running(sameTenant.KeyID), s.Waiting(flood.KeyID)},
+		"within acme, the key that runs nothing before the flooding one")
+	o := given(t, other)
+	v()
+	assert.Equal(t, []int{1, 1}, []int{s.Running(flood.KeyID), s.Waiting(flood.KeyID)}, "the flood's first write before its second")
+	f := given(t, first)
+	o()
+	given(t, second)()
+	f()
+	assert.Zero(t, s.Running(flood.KeyID)+s.Running(victim.KeyID)+s.Running(sameTenant.KeyID))
+}
+
+// A key at its bound waits even with a slot free, which another key takes.
+func TestAKeyAtItsBoundLeavesTheLastSlotToAnother(t *testing.T) {
+	s := NewSlots(3, 2, 0)
+	flood, victim := clientOf("acme"), clientOf("globex")
+	ctx := context.Background()
+	a, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+	_, err = s.Take(ctx, flood)
+	require.NoError(t, err)
+	third := taking(t, s, ctx, flood)
+	waitingOf(t, s, flood.KeyID, 1)
+
+	v, err := s.Take(ctx, victim)
+	require.NoError(t, err, "the slot the flood may not take is free")
+	v()
+	assert.Equal(t, 1, s.Waiting(flood.KeyID), "the freed slot is not the flood's: it is at its bound")
+	a()
+	given(t, third)
+}
+
+// An operation that stops waiting (its request's deadline, its client
+// gone) leaves the line, and the slot goes to the next.
+func TestAnOperationThatStopsWaitingLeavesTheLine(t *testing.T) {
+	s := NewSlots(1, 0, 0)
+	p, q := clientOf("acme"), clientOf("globex")
+	a, err := s.Take(context.Background(), p)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 1)
+	go func() {
+		_, err := s.Take(ctx, p)
+		errs <- err
+	}()
+	waitingOf(t, s, p.KeyID, 1)
+	next := taking(t, s, context.Background(), q)
+	waitingOf(t, s, q.KeyID, 1)
+	cancel()
+	assert.ErrorIs(t, <-errs, context.Canceled)
+	waitingOf(t, s, p.KeyID, 0)
+	a()
+	given(t, next)()
+	assert.Zero(t, s.Running(p.KeyID)+s.Running(q.KeyID))
+}
+
+// While another tenant works (runs, waits, or ran within Linger; here a
+// Linger longer than the test), a key's bound is divided among the tenants
+// working: the flood, alone at two, is held to one beside the victim, even
+// with slots free, and gets its two back only when the victim has stopped
+// working (Linger 0 below).
+func TestAKeysBoundIsDividedAmongTheTenantsWorking(t *testing.T) {
+	for _, c := range []struct {
+		linger time.Duration
+		after  int
+	}{{time.Hour, 1}, {0, 2}} {
+		s := NewSlots(4, 2, c.linger)
+		flood, victim := clientOf("acme"), clientOf("globex")
+		ctx := context.Background()
+		a, err := s.Take(ctx, flood)
+		require.NoError(t, err)
+		_, err = s.Take(ctx, flood)
+		require.NoError(t, err, "alone, the flood runs two")
+		v, err := s.Take(ctx, victim)
+		require.NoError(t, err)
+		a()
+		third := taking(t, s, ctx, flood)
+		waitingOf(t, s, flood.KeyID, 1)
+		assert.Equal(t, 1, s.Running(flood.KeyID), "beside the victim, one: two slots are free, the flood waits")
+		v()
+		assert.Equal(t, c.after, s.Running(flood.KeyID), "linger %s", c.linger)
+		if c.after == 2 {
+			given(t, third)
+		}
+	}
+}
