@@ -321,9 +321,9 @@ def read_refs(session: SessionLike, refs: Sequence[str]) -> ReadRefsResult:
     """Reads of refs: generated ones answered from their artifacts."""
 
 
-@field_op("session", "activeEntities", ActiveEntities, turnsWindow="Int!")
-def active_entities(session: SessionLike, turns_window: int = 2) -> ActiveEntities:
-    """The session's refs by tier."""
+@field_op("session", "activeEntities", ActiveEntities, turnsWindow="Int")
+def active_entities(session: SessionLike, turns_window: Optional[int] = None) -> ActiveEntities:
+    """The session's refs by tier; the server's default window when turns_window is None."""
 
 
 @field_op("session", "context", ContextBuild, node="ContextNode!", options="ContextOptions")
