@@ -40,8 +40,8 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*ent.SessionConnection, error)
 	Viewer(ctx context.Context) (*access.Principal, error)
 	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
-	ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error)
-	ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID) (*engine.ReceiptDiff, error)
+	ContextReceipt(ctx context.Context, id uuid.UUID, sessionID *uuid.UUID) (*ent.ContextReceipt, error)
+	ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID, sessionID *uuid.UUID) (*engine.ReceiptDiff, error)
 	SessionsHoldingFact(ctx context.Context, fact engine.Fact, node contextbuild.Node, after *string) (*engine.FactSearch, error)
 	EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error)
 	Session(ctx context.Context, id uuid.UUID) (*ent.Session, error)
@@ -159,6 +159,14 @@ func (ec *executionContext) field_Query_contextReceiptDiff_args(ctx context.Cont
 		return nil, err
 	}
 	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionID"] = arg2
 	return args, nil
 }
 
@@ -173,6 +181,14 @@ func (ec *executionContext) field_Query_contextReceipt_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionID"] = arg1
 	return args, nil
 }
 
@@ -3281,7 +3297,7 @@ func (ec *executionContext) _Query_contextReceipt(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ContextReceipt(ctx, fc.Args["id"].(uuid.UUID))
+			return ec.Resolvers.Query().ContextReceipt(ctx, fc.Args["id"].(uuid.UUID), fc.Args["sessionID"].(*uuid.UUID))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
@@ -3325,7 +3341,7 @@ func (ec *executionContext) _Query_contextReceiptDiff(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ContextReceiptDiff(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
+			return ec.Resolvers.Query().ContextReceiptDiff(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID), fc.Args["sessionID"].(*uuid.UUID))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.ReceiptDiff) graphql.Marshaler {
