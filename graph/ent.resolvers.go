@@ -33,8 +33,16 @@ func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 }
 
+// Artifact is the resolver for the artifact field.
+func (r *refResolver) Artifact(ctx context.Context, obj *ent.Ref) (*ent.Artifact, error) {
+	return r.Engine.RefArtifact(ctx, obj)
+}
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
+
+// Ref returns generated.RefResolver implementation.
+func (r *Resolver) Ref() generated.RefResolver { return &refResolver{r} }
 
 // Session returns generated.SessionResolver implementation.
 func (r *Resolver) Session() generated.SessionResolver { return &sessionResolver{r} }
@@ -44,6 +52,7 @@ func (r *Resolver) Turn() generated.TurnResolver { return &turnResolver{r} }
 
 type (
 	queryResolver   struct{ *Resolver }
+	refResolver     struct{ *Resolver }
 	sessionResolver struct{ *Resolver }
 	turnResolver    struct{ *Resolver }
 )

@@ -48,6 +48,9 @@ type QueryResolver interface {
 	SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error)
 	SessionsChangedCursor(ctx context.Context) (string, error)
 }
+type RefResolver interface {
+	Artifact(ctx context.Context, obj *ent.Ref) (*ent.Artifact, error)
+}
 type SessionResolver interface {
 	Context(ctx context.Context, obj *ent.Session, node contextbuild.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
 	WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns int) (*engine.WorkingMemory, error)
@@ -4105,7 +4108,7 @@ func (ec *executionContext) _Ref_artifact(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Ref_artifact(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Artifact(ctx)
+			return ec.Resolvers.Ref().Artifact(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Artifact) graphql.Marshaler {
@@ -4120,7 +4123,7 @@ func (ec *executionContext) fieldContext_Ref_artifact(_ context.Context, field g
 		Object:     "Ref",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Artifact(ctx, field)
 		},
@@ -16249,10 +16252,47 @@ func (ec *executionContext) _Ref(ctx context.Context, sel ast.SelectionSet, obj 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "artifact":
-			out.Values[i] = ec._Ref_artifact(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Ref_artifact(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17985,7 +18025,7 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 }
 
 func (ec *executionContext) marshalNRef2ᚕᚖsessiongraphᚋentᚐRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, sel, v[i])

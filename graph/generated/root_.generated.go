@@ -42,6 +42,7 @@ type ResolverRoot interface {
 	RecordReadPayload() RecordReadPayloadResolver
 	RecordUpdatedPayload() RecordUpdatedPayloadResolver
 	RecordUserActionPayload() RecordUserActionPayloadResolver
+	Ref() RefResolver
 	ReleaseRefPayload() ReleaseRefPayloadResolver
 	RetainRefPayload() RetainRefPayloadResolver
 	Session() SessionResolver
