@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/app"
@@ -38,15 +37,12 @@ func deleteUserCommand(ctx context.Context, args []string, env config.Lookup, st
 		fmt.Fprintln(stderr, deleteUserUsage)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	dsn, release, err := database(ctx, s, log)
-	if err != nil {
-		fmt.Fprintln(stderr, "sessiongraph delete-user:", err)
+	cfg, release, ok := commandDatabase(ctx, "sessiongraph delete-user", s, stderr)
+	if !ok {
 		return 2
 	}
 	defer release()
-	s.DatabaseURL = dsn
-	ops, err := app.OpenOperations(ctx, app.Config{Settings: s, Logger: log})
+	ops, err := app.OpenOperations(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "sessiongraph delete-user:", err)
 		return 1

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -58,16 +57,12 @@ func keysCommand(ctx context.Context, args []string, env config.Lookup, stdout, 
 	}
 	in.Role = apikey.Role(strings.ToUpper(role))
 
-	// A command line tool: only what went wrong, as text.
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	dsn, release, err := database(ctx, s, log)
-	if err != nil {
-		fmt.Fprintln(stderr, "sessiongraph keys:", err)
+	cfg, release, ok := commandDatabase(ctx, "sessiongraph keys", s, stderr)
+	if !ok {
 		return 2
 	}
 	defer release()
-	s.DatabaseURL = dsn
-	keys, err := app.OpenKeyAdmin(ctx, app.Config{Settings: s, Logger: log})
+	keys, err := app.OpenKeyAdmin(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "sessiongraph keys:", err)
 		return 1

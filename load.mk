@@ -1,4 +1,4 @@
-# make load: issue 8's agent load (cmd/loadgen) against the embedded default
+# make load: the agent load (cmd/loadgen) against the embedded default
 # database, measured against the floor in the same run. The Makefile
 # includes this file.
 GO ?= go

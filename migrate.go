@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/lib/pq"
 
@@ -40,13 +39,12 @@ func migrateCommand(ctx context.Context, args []string, env config.Lookup, stdou
 		fmt.Fprintf(stderr, "sessiongraph migrate: unknown command %q\n%s\n", rest[0], migrateUsage)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	dsn, release, err := database(ctx, s, log)
-	if err != nil {
-		fmt.Fprintln(stderr, "sessiongraph migrate:", err)
+	cfg, release, ok := commandDatabase(ctx, "sessiongraph migrate", s, stderr)
+	if !ok {
 		return 2
 	}
 	defer release()
+	dsn := cfg.DatabaseURL
 	if verb == "up" {
 		if err := migrations.Apply(ctx, dsn); err != nil {
 			fmt.Fprintln(stderr, "sessiongraph migrate:", err)

@@ -87,32 +87,47 @@ func sessiongraph(ctx context.Context, args []string, env config.Lookup, stdout,
 	return 0
 }
 
-// database returns the URL of the database the settings name (with -dev and
+// withDatabase returns s with DatabaseURL naming its database (with -dev and
 // no URL, this checkout's development cluster, started if need be) and what
 // to call when done with it.
-func database(ctx context.Context, s config.Settings, log *slog.Logger) (string, func(), error) {
+func withDatabase(ctx context.Context, s config.Settings, log *slog.Logger) (config.Settings, func(), error) {
 	if s.DatabaseURL != "" {
-		return s.DatabaseURL, func() {}, nil
+		return s, func() {}, nil
 	}
 	if !s.Dev {
-		return "", nil, errNoDatabase
+		return s, nil, errNoDatabase
 	}
 	cluster, err := devdb.Ensure(ctx, devdb.Options{DataDir: s.DataDir, Database: "sessiongraph", Logger: log})
 	if err != nil {
-		return "", nil, err
+		return s, nil, err
 	}
-	return cluster.DSN, func() {
+	s.DatabaseURL = cluster.DSN
+	return s, func() {
 		if err := cluster.Stop(context.Background()); err != nil {
 			log.Error("stopping private PostgreSQL", "error", err)
 		}
 	}, nil
 }
 
+// commandDatabase is withDatabase for a command line tool, named command in
+// what it prints: it logs only what went wrong, as text, to stderr, and
+// returns the app's config on the database and what to call when done. On
+// a failure it prints why and reports false (exit code 2).
+func commandDatabase(ctx context.Context, command string, s config.Settings, stderr io.Writer) (app.Config, func(), bool) {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, release, err := withDatabase(ctx, s, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", command, err)
+		return app.Config{}, nil, false
+	}
+	return app.Config{Settings: s, Logger: log}, release, true
+}
+
 // run serves until ctx ends, then drains in-flight requests. It prints the
 // URL to out once it listens, and a bootstrapped admin key to terminal.
 func run(ctx context.Context, s config.Settings, log *slog.Logger, out, terminal io.Writer) error {
 	devDatabase := s.DatabaseURL == ""
-	dsn, release, err := database(ctx, s, log)
+	s, release, err := withDatabase(ctx, s, log)
 	if err != nil {
 		return err
 	}
@@ -135,7 +150,6 @@ func run(ctx context.Context, s config.Settings, log *slog.Logger, out, terminal
 		log.Info("exporting traces over OTLP", "endpoint", os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")+os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 	}
 
-	s.DatabaseURL = dsn
 	a, err := app.New(ctx, app.Config{Settings: s, Logger: log, TracerProvider: tp})
 	if err != nil {
 		return err

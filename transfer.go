@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/google/uuid"
@@ -95,15 +94,12 @@ func withOperations(ctx context.Context, command string, args []string, env conf
 		fmt.Fprintf(stderr, "sessiongraph %s: %v\n", command, err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	dsn, release, err := database(ctx, s, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "sessiongraph %s: %v\n", command, err)
+	cfg, release, ok := commandDatabase(ctx, "sessiongraph "+command, s, stderr)
+	if !ok {
 		return 2
 	}
 	defer release()
-	s.DatabaseURL = dsn
-	ops, err := app.OpenOperations(ctx, app.Config{Settings: s, Logger: log})
+	ops, err := app.OpenOperations(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sessiongraph %s: %v\n", command, err)
 		return 1

@@ -171,7 +171,7 @@ func (b *browser) screenshot(name string, full bool) {
 	}
 }
 
-// The acceptance of issue 7, in one admin's visit: sign in, find a session
+// An admin's whole visit: sign in, find a session
 // by external key, open it, see its refs and a context tab, expire it, and
 // see a session another client opens appear in the list without a reload.
 func TestDashboard(t *testing.T) {

@@ -69,7 +69,7 @@ func (r *agent) retain(ref, reason string) {
 		map[string]any{"r": ref, "why": reason})
 }
 
-// seedKitchen opens the session the browser test looks at: the seeds'
+// seedKitchen opens the session the browser test looks at: a
 // kitchen conversation over four turns, with read, linked, generated and
 // retained refs, a pending artifact and execution summaries. It also opens
 // a handful of other sessions so that the list has something to sort.

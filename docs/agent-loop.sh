@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seeds' agent loop in raw GraphQL over curl: read -> generate -> save ->
+# An agent loop in raw GraphQL over curl: read -> generate -> save ->
 # context, two turns of a kitchen session. docs/agent-loop.md shows it with
 # the responses it got; clients/python and clients/typescript write the same loop
 # with their clients. graph/agent_loop_test.go runs it against a real server.

@@ -1,5 +1,5 @@
 // Package domains reads domain files: the entity types of a domain, in YAML.
-// kitchen.yaml, the seeds' domain, is embedded as the default.
+// kitchen.yaml, the kitchen domain, is embedded as the default.
 package domains
 
 import (

@@ -15,6 +15,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/graph/scalar"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
@@ -93,6 +94,7 @@ func (_q *APIKeyQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 type apikeyPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []APIKeyPaginateOption
 }
 
@@ -108,10 +110,12 @@ func newAPIKeyPaginateArgs(rv map[string]any) *apikeyPaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -267,6 +271,7 @@ func (_q *ArtifactQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 type artifactPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []ArtifactPaginateOption
 }
 
@@ -282,10 +287,12 @@ func newArtifactPaginateArgs(rv map[string]any) *artifactPaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -442,6 +449,7 @@ func (_q *ContextReceiptQuery) collectField(ctx context.Context, oneNode bool, o
 type contextreceiptPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []ContextReceiptPaginateOption
 }
 
@@ -457,10 +465,12 @@ func newContextReceiptPaginateArgs(rv map[string]any) *contextreceiptPaginateArg
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -602,6 +612,7 @@ func (_q *EntityTypeQuery) collectField(ctx context.Context, oneNode bool, opCtx
 type entitytypePaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []EntityTypePaginateOption
 }
 
@@ -617,10 +628,12 @@ func newEntityTypePaginateArgs(rv map[string]any) *entitytypePaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -722,6 +735,7 @@ func (_q *EventQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 type eventPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []EventPaginateOption
 }
 
@@ -737,10 +751,12 @@ func newEventPaginateArgs(rv map[string]any) *eventPaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -923,6 +939,7 @@ func (_q *RefQuery) collectField(ctx context.Context, oneNode bool, opCtx *graph
 type refPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []RefPaginateOption
 }
 
@@ -938,10 +955,12 @@ func newRefPaginateArgs(rv map[string]any) *refPaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -1006,6 +1025,9 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				query = (&TurnClient{config: _q.config}).Query()
 			)
 			args := newTurnPaginateArgs(fieldArgs(ctx, new(TurnWhereInput), path...))
+			if args.badCursor {
+				continue
+			}
 			if err := validateFirstLast(args.first, args.last); err != nil {
 				return fmt.Errorf("validate first and last in path %q: %w", path, err)
 			}
@@ -1095,6 +1117,9 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				query = (&RefClient{config: _q.config}).Query()
 			)
 			args := newRefPaginateArgs(fieldArgs(ctx, new(RefWhereInput), path...))
+			if args.badCursor {
+				continue
+			}
 			if err := validateFirstLast(args.first, args.last); err != nil {
 				return fmt.Errorf("validate first and last in path %q: %w", path, err)
 			}
@@ -1184,6 +1209,9 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				query = (&ArtifactClient{config: _q.config}).Query()
 			)
 			args := newArtifactPaginateArgs(fieldArgs(ctx, new(ArtifactWhereInput), path...))
+			if args.badCursor {
+				continue
+			}
 			if err := validateFirstLast(args.first, args.last); err != nil {
 				return fmt.Errorf("validate first and last in path %q: %w", path, err)
 			}
@@ -1273,6 +1301,9 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				query = (&StepResultClient{config: _q.config}).Query()
 			)
 			args := newStepResultPaginateArgs(fieldArgs(ctx, new(StepResultWhereInput), path...))
+			if args.badCursor {
+				continue
+			}
 			if err := validateFirstLast(args.first, args.last); err != nil {
 				return fmt.Errorf("validate first and last in path %q: %w", path, err)
 			}
@@ -1362,6 +1393,9 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				query = (&ContextReceiptClient{config: _q.config}).Query()
 			)
 			args := newContextReceiptPaginateArgs(fieldArgs(ctx, new(ContextReceiptWhereInput), path...))
+			if args.badCursor {
+				continue
+			}
 			if err := validateFirstLast(args.first, args.last); err != nil {
 				return fmt.Errorf("validate first and last in path %q: %w", path, err)
 			}
@@ -1563,6 +1597,7 @@ func (_q *SessionQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 type sessionPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []SessionPaginateOption
 }
 
@@ -1578,10 +1613,12 @@ func newSessionPaginateArgs(rv map[string]any) *sessionPaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -1718,6 +1755,7 @@ func (_q *StepResultQuery) collectField(ctx context.Context, oneNode bool, opCtx
 type stepresultPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []StepResultPaginateOption
 }
 
@@ -1733,10 +1771,12 @@ func newStepResultPaginateArgs(rv map[string]any) *stepresultPaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -1878,6 +1918,7 @@ func (_q *TurnQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 type turnPaginateArgs struct {
 	first, last   *int
 	after, before *Cursor
+	badCursor     bool
 	opts          []TurnPaginateOption
 }
 
@@ -1893,10 +1934,12 @@ func newTurnPaginateArgs(rv map[string]any) *turnPaginateArgs {
 		args.last = v.(*int)
 	}
 	if v := rv[afterField]; v != nil {
-		args.after = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
 	}
 	if v := rv[beforeField]; v != nil {
-		args.before = v.(*Cursor)
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	if v, ok := rv[orderByField]; ok {
 		switch v := v.(type) {
@@ -1950,11 +1993,11 @@ func fieldArgs(ctx context.Context, whereInput any, path ...string) map[string]a
 	}
 	oc := graphql.GetOperationContext(ctx)
 	args := field.ArgumentMap(oc.Variables)
-	return unmarshalArgs(ctx, whereInput, args)
+	return unmarshalArgs(ctx, field, whereInput, args)
 }
 
 // unmarshalArgs allows extracting the field arguments from their raw representation.
-func unmarshalArgs(ctx context.Context, whereInput any, args map[string]any) map[string]any {
+func unmarshalArgs(ctx context.Context, field *graphql.CollectedField, whereInput any, args map[string]any) map[string]any {
 	for _, k := range []string{firstField, lastField} {
 		v, ok := args[k]
 		if !ok || v == nil {
@@ -1970,8 +2013,7 @@ func unmarshalArgs(ctx context.Context, whereInput any, args map[string]any) map
 		if !ok {
 			continue
 		}
-		c := &Cursor{}
-		if c.UnmarshalGQL(v) == nil {
+		if c, err := scalar.UnmarshalCursorFor(field.Field, args, v); err == nil {
 			args[k] = c
 		}
 	}

@@ -26,11 +26,11 @@ type Ref struct {
 	Ref string `json:"ref,omitempty"`
 	// EntityType holds the value of the "entity_type" field.
 	EntityType string `json:"entity_type,omitempty"`
-	// Null while a generated entity is not saved yet (the seeds' __pending__).
+	// Null while a generated entity is not saved yet (it is pending).
 	EntityID *uuid.UUID `json:"entity_id,omitempty"`
 	// Label holds the value of the "label" field.
 	Label string `json:"label,omitempty"`
-	// Seed 000's action tag: read, created, updated, deleted, generated, linked; a :user suffix marks frontend changes.
+	// The action tag: read, created, updated, deleted, generated, linked; a :user suffix marks frontend changes.
 	Action string `json:"action,omitempty"`
 	// DetailLevel holds the value of the "detail_level" field.
 	DetailLevel *ref.DetailLevel `json:"detail_level,omitempty"`

@@ -29,7 +29,7 @@ type Turn struct {
 	UserMessage string `json:"user_message,omitempty"`
 	// AssistantMessage holds the value of the "assistant_message" field.
 	AssistantMessage string `json:"assistant_message,omitempty"`
-	// The assistant message compressed by seed 000's three rules.
+	// The assistant message compressed by the three summarization rules (docs/context-rules.md).
 	AssistantSummary string `json:"assistant_summary,omitempty"`
 	// UserTokens holds the value of the "user_tokens" field.
 	UserTokens int `json:"user_tokens,omitempty"`

@@ -31,6 +31,7 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/graph/compiled"
+	"sessiongraph/graph/scalar"
 )
 
 // columnKind is how a column's value is written as JSON.
@@ -140,6 +141,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 	if err != nil {
 		return nil, true, err
 	}
+	p.cursor = scalar.CursorWriter(ctx)
 	compiled.Set(ctx, conn, graphql.WriterFunc(func(w io.Writer) { p.write(w, conn, texts) }))
 	return conn, true, nil
 }
@@ -154,6 +156,8 @@ type rootPage struct {
 	node   *nodePlan
 	// pageInfo's fields, by its own collection.
 	pageInfo []graphql.CollectedField
+	// cursor writes a cursor as gqlgen does, with this field's scope.
+	cursor func(io.Writer, *ent.Cursor)
 }
 
 func planRootPage(oc *graphql.OperationContext, sel ast.SelectionSet) (*rootPage, bool) {
@@ -480,7 +484,7 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts map[*en
 		case "totalCount":
 			io.WriteString(w, strconv.Itoa(conn.TotalCount))
 		case "pageInfo":
-			writePageInfo(w, p.pageInfo, &conn.PageInfo)
+			writePageInfo(w, p.pageInfo, &conn.PageInfo, p.cursor)
 		case "edges":
 			io.WriteString(w, "[")
 			for j, e := range conn.Edges {
@@ -514,14 +518,14 @@ func (p *rootPage) writeEdge(w io.Writer, e *ent.SessionEdge, node string) {
 		case "__typename":
 			io.WriteString(w, `"SessionEdge"`)
 		case "cursor":
-			e.Cursor.MarshalGQL(w)
+			p.cursor(w, &e.Cursor)
 		case "node":
 			writeGqlgenEscapes(w, node)
 		}
 	})
 }
 
-func writePageInfo(w io.Writer, fields []graphql.CollectedField, info *entgql.PageInfo[uuid.UUID]) {
+func writePageInfo(w io.Writer, fields []graphql.CollectedField, info *entgql.PageInfo[uuid.UUID], cursor func(io.Writer, *ent.Cursor)) {
 	writeFields(w, fields, func(f graphql.CollectedField) {
 		switch f.Name {
 		case "__typename":
@@ -531,19 +535,11 @@ func writePageInfo(w io.Writer, fields []graphql.CollectedField, info *entgql.Pa
 		case "hasPreviousPage":
 			io.WriteString(w, strconv.FormatBool(info.HasPreviousPage))
 		case "startCursor":
-			writeCursor(w, info.StartCursor)
+			cursor(w, info.StartCursor)
 		case "endCursor":
-			writeCursor(w, info.EndCursor)
+			cursor(w, info.EndCursor)
 		}
 	})
-}
-
-func writeCursor(w io.Writer, c *entgql.Cursor[uuid.UUID]) {
-	if c == nil {
-		io.WriteString(w, "null")
-		return
-	}
-	c.MarshalGQL(w)
 }
 
 // writeGqlgenEscapes copies JSON that PostgreSQL wrote, spelling its string

@@ -48,12 +48,12 @@ func TestBuildsStayWithinBudgetInPriorityOrder(t *testing.T) {
 	}
 }
 
-// Seed 004's sliding window over its example's conversation: a 100K-token
+// The sliding window over a long conversation: a 100K-token
 // model, a 5K system prompt, messages 1-10 of 6K tokens each and messages
 // 11-20 of 3K each (95K, over the 80K allowed). The window keeps the system
 // message and every newest message that fits in the 80K: the ten of 3K and
 // seven of 6K (77K), where the example's "last N" showed only the ten.
-func TestSlidingWindowReproducesSeed004(t *testing.T) {
+func TestSlidingWindowKeepsTheNewestMessagesThatFit(t *testing.T) {
 	s := apitest.New(t)
 	var opened openedSession
 	s.MustDo(t, openSession, map[string]any{"in": map[string]any{"tenant": "acme", "externalKey": "seed-004",
@@ -99,7 +99,7 @@ func TestSlidingWindowReproducesSeed004(t *testing.T) {
 	assert.Equal(t, "Previous conversation summary: The user pasted long logs.", sum.Messages[1].Content)
 	assert.Len(t, sum.Messages, 12)
 
-	// Seed 004's reset keeps the system prompt, clears the history.
+	// A reset keeps the system prompt, clears the history.
 	a.do(`mutation($id: ID!) { resetConversation(input: {sessionID: $id}) { session { id tokenCount } } }`, nil)
 	after := a.context("MESSAGES", map[string]any{"modelLimit": 100000})
 	require.Len(t, after.Messages, 1)

@@ -58,7 +58,7 @@ func (a *agent) context(node string, options map[string]any) contextOut {
 	return out.Session.Context
 }
 
-// kitchenSession scripts six turns of the seeds' kitchen domain: reads,
+// kitchenSession scripts six turns of the kitchen domain: reads,
 // FK enrichment, generation, a full read, a save, retention, and a sixth
 // turn still open while Think plans.
 func kitchenSession(t *testing.T, s *apitest.Server) *agent {

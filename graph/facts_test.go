@@ -103,7 +103,7 @@ func TestOneQueryAnswersWhenTheAgentLostAFact(t *testing.T) {
 	assert.Empty(t, elsewhere.SessionsHoldingFact.Sessions, "another tenant's receipts are not read")
 	assert.Equal(t, 0, elsewhere.SessionsHoldingFact.Scanned)
 
-	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, sessionsHoldingFact, map[string]any{"fact": map[string]any{"text": "peanut"}, "after": "not-a-cursor"}))
+	assert.Equal(t, "INVALID_CURSOR", s.ErrorCode(t, sessionsHoldingFact, map[string]any{"fact": map[string]any{"text": "peanut"}, "after": "not-a-cursor"}))
 	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, sessionsHoldingFact, map[string]any{"fact": map[string]any{"text": "peanut", "ref": "recipe_1"}}))
 	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, sessionsHoldingFact, map[string]any{"fact": map[string]any{}}))
 }

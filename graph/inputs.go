@@ -245,7 +245,7 @@ func (w *inputWalk) scalar(name string, v any, depth int) {
 		w.json(v, depth)
 	case "Cursor":
 		if w.text(v) {
-			if _, err := scalar.UnmarshalCursor(v); err != nil {
+			if err := scalar.CheckCursor(v); err != nil {
 				w.fail(apperr.InvalidCursor, "%s: %v", w.path(), err)
 			}
 		}

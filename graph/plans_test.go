@@ -137,7 +137,7 @@ func (j judge) unbounded(n planNode, limit float64) []string {
 		// needs, unless what it walks holds few of them: a filter (or a
 		// condition on a later column) that keeps, by the estimate, fewer
 		// than ten times the rows the LIMIT takes may walk the whole index
-		// for them (the plan issue 24 found: a short session's first turns
+		// for them (a plan seen on a grown database: a short session's first turns
 		// by walking the primary key on (id, session_id) in id order).
 		stopsAtLimit := index && limit > 0 &&
 			(n.Filter == "" && (n.IndexCond == "" || j.rangeScan(n)) || n.Rows >= 10*limit)
@@ -326,7 +326,7 @@ func TestThePlanJudgeFindsAWalkOfTheWholePrimaryKey(t *testing.T) {
 	rec := &apitest.Recorder{}
 	g := apitest.NewGrown(t, apitest.Recording(rec))
 	// The schema before migration session_id_order, and a planner that
-	// will not sort (as the planner of issue 24's database chose on its
+	// will not sort (as a planner chose on a grown database's
 	// statistics): a session's first turns and refs in id order come from
 	// walking the primary keys on (id, session_id).
 	ctx := context.Background()

@@ -25,7 +25,7 @@ import (
 // processes). Each prints CPU and allocations per returned object or build,
 // so that a regression shows in make bench.
 
-// sessionGraphPage is a frontend's session graph (issue 15's page shape):
+// sessionGraphPage is a frontend's session graph:
 // 20 sessions, each with its first 10 turns and 20 refs.
 const sessionGraphPage = `query SessionGraphPage {
   sessions(first: 20, orderBy: {field: CREATED_AT, direction: DESC}) {

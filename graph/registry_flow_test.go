@@ -50,7 +50,7 @@ func (a *agent) refs(names ...string) map[string]refOut {
 	return all
 }
 
-// Seed 001, read flow then cross-turn reference flow: "what recipes do i
+// The read flow then the cross-turn reference flow: "what recipes do i
 // have?" then "delete all of them".
 func TestReadThenDeleteAcrossTurns(t *testing.T) {
 	s := apitest.New(t)
@@ -108,7 +108,7 @@ func TestReadThenDeleteAcrossTurns(t *testing.T) {
 	assert.Len(t, refs, 2, "the same UUIDs never get new refs")
 }
 
-// Seed 001 generate flow with read rerouting (V8) and promotion (V7).
+// The generate flow with read rerouting and promotion.
 func TestGenerateRerouteReadThenSavePromotes(t *testing.T) {
 	s := apitest.New(t)
 	a := newAgent(t, s, "generate")
@@ -252,7 +252,7 @@ func pendingCode(t *testing.T, a *agent) string {
 	return code
 }
 
-// Seed 001 FK lazy registration (V5): "what's in my meal plan?"
+// Lazy FK registration: "what's in my meal plan?"
 func TestFKLazyRegistrationAndEnrichment(t *testing.T) {
 	s := apitest.New(t)
 	a := newAgent(t, s, "fk")
@@ -311,7 +311,7 @@ func TestFKLazyRegistrationAndEnrichment(t *testing.T) {
 	assert.Equal(t, "read", a.refs("recipe_1")["recipe_1"].Action, "reading a linked entity makes it read")
 }
 
-// Seed 000 detail tracking: summary first, full later.
+// Detail tracking: summary first, full later.
 func TestDetailTrackingSummaryThenFull(t *testing.T) {
 	s := apitest.New(t)
 	a := newAgent(t, s, "detail")
@@ -333,7 +333,7 @@ func TestDetailTrackingSummaryThenFull(t *testing.T) {
 	assert.Equal(t, 3, r.TurnLastReferenced)
 }
 
-// Seed 000 UI registration: register_from_ui and @-mentions.
+// Registration from the frontend: UI actions and @-mentions.
 func TestUserActionsFromTheFrontend(t *testing.T) {
 	s := apitest.New(t)
 	a := newAgent(t, s, "ui")
@@ -359,7 +359,7 @@ func TestUserActionsFromTheFrontend(t *testing.T) {
 	}
 }
 
-// Seed 000 tiers: retention past the 2-turn window.
+// Tiers: retention past the 2-turn window.
 func TestRetentionPastTheTurnWindow(t *testing.T) {
 	s := apitest.New(t)
 	a := newAgent(t, s, "retain")

@@ -40,7 +40,7 @@ func (a *agent) readStep(table string, step int, records ...map[string]any) read
 	return decode[readOut](a.t, a.do(recordRead, map[string]any{"table": table, "records": records, "step": step}))
 }
 
-// stepsSession scripts the seeds' Act example over two turns: turn 1 finds
+// stepsSession scripts an Act example over two turns: turn 1 finds
 // Indian recipes and generates a weekly plan; turn 2, still open, saves the
 // plan, checks the pantry and works out what is missing, passing the
 // analysis a raw UUID. The ACT build then has three steps in full (turn 2)

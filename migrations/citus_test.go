@@ -219,8 +219,8 @@ func queryRows(ctx context.Context, db *sql.DB, width int, query string) ([][]st
 }
 
 // The migrated schema can be distributed as placement citus says: Citus's
-// create_distributed_table would accept every table (the rules it refused
-// today's migrations with, issue 14), and every table is placed.
+// create_distributed_table would accept every table (the rules by which it
+// refused the schema before the Citus migrations), and every table is placed.
 func TestTheSchemaIsDistributableOnCitus(t *testing.T) {
 	ctx := context.Background()
 	empty := func(context.Context, string) error { return nil }
@@ -308,7 +308,7 @@ func TestScaleOutDocPrintsThePlacement(t *testing.T) {
 }
 
 // The checker finds, in the schema of before (the last migration of the
-// global event sequence), exactly what Citus refused in issue 14: the
+// global event sequence), exactly what Citus refused in it: the
 // sessions' unique index on the key, the primary keys on id alone, the
 // artifact's unique ref_id and its foreign key to refs(id), the events'
 // global unique sequence and the trigger that numbered it.

@@ -64,10 +64,9 @@ func TestAnUpgradedDatabaseKeepsItsEventsAndCursors(t *testing.T) {
 	assert.Zero(t, leftovers, "no trigger, no sequence")
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := events.NewHub(db, dsn, log)
-	st := store.New(client, nil)
+	hub := events.NewHub(db, dsn, 0, log)
 	bell := events.NewDoorbell(db, hub, log)
-	st.OnCommit(bell.Ring)
+	st := store.New(client, store.RingOnCommit(bell.Ring))
 	hubCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() { _ = hub.Run(hubCtx); done <- struct{}{} }()
@@ -76,9 +75,10 @@ func TestAnUpgradedDatabaseKeepsItsEventsAndCursors(t *testing.T) {
 
 	// A subscriber that had received a's event 3 before the upgrade.
 	stream := hub.Subscribe(t.Context(), events.Filter{SessionID: &a}, events.AfterSequence(3))
-	require.NoError(t, st.Write(ctx, a, func(context.Context, *store.Work) (store.Event, error) {
-		return store.Event{Kind: "session.updated"}, nil
-	}))
+	w, err := st.Begin(ctx, a)
+	require.NoError(t, err)
+	_, err = w.Commit(ctx, store.Record(store.Event{Kind: "session.updated"}))
+	require.NoError(t, err)
 	var got []int64
 	for len(got) < 2 {
 		select {

@@ -1,5 +1,5 @@
 // Command loadgen puts a realistic agent load on sessiongraph and measures
-// it against the floor of its database (issue 8; run by `make load`).
+// it against the floor of its database (run by `make load`).
 //
 // It serves sessiongraph in this process on a loopback port, on a fresh
 // database of the embedded default PostgreSQL, and drives it over HTTP
@@ -70,7 +70,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each phase's CPU profile to this path, with -<clients>c before the extension")
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "a PostgreSQL server to create the run's database on; empty uses the embedded default (DATABASE_URL)")
 	fs.StringVar(&o.dataDir, "data-dir", envOr("DATA_DIR", ".data/postgres"), "where the embedded default keeps its private cluster (DATA_DIR)")
-	fs.BoolVar(&o.shortTurns, "short-turns", false, "a turn is only beginTurn, recordRead-20 and endTurn, and no frontends run (the turn of issue 14)")
+	fs.BoolVar(&o.shortTurns, "short-turns", false, "a turn is only beginTurn, recordRead-20 and endTurn, and no frontends run (the shortest agent turn)")
 	fs.BoolVar(&o.grown, "grown", false, "load the grown database (internal/grown: 8,000 short sessions and 4 long ones, half a million rows) and ANALYZE it before seeding")
 	fs.StringVar(&o.chat, "chat", "", "chat pairs instead of agent turns, and no frontends: 'exchange' (recordExchange, one request) or 'two-calls' (beginTurn then endTurn)")
 	showSQL := fs.String("show-sql", "", "operations (comma-separated, e.g. sessionsPage,recordRead-20) whose first request (seeding included) prints its SQL to stderr")

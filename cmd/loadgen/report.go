@@ -209,7 +209,7 @@ func (r report) printSummary(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// target is one of issue 8's acceptance ratios.
+// target is one of the load test's acceptance ratios (docs/performance.md).
 type target struct {
 	name    string
 	op      string

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// Artifact is generated content waiting to be saved (the seeds'
-// pending_artifacts): it lives from generation through promotion until the
+// Artifact is generated content waiting to be saved (a pending
+// artifact): it lives from generation through promotion until the
 // turn that promoted it ends.
 type Artifact struct {
 	ent.Schema

@@ -13,8 +13,8 @@ import (
 	"sessiongraph/ent/schema/schematype"
 )
 
-// EntityType is one kind of entity a domain knows (the seeds'
-// EntityDefinition): where its rows live, how to label them, which of their
+// EntityType is one kind of entity a domain knows (an entity
+// definition): where its rows live, how to label them, which of their
 // fields point at other entities, and what the prompts say about them.
 type EntityType struct {
 	ent.Schema

@@ -29,10 +29,10 @@ func (Ref) Fields() []ent.Field {
 		field.String("entity_type").NotEmpty().MaxLen(200).Immutable().
 			Annotations(entgql.OrderField("ENTITY_TYPE")),
 		field.UUID("entity_id", uuid.UUID{}).Optional().Nillable().
-			Comment("Null while a generated entity is not saved yet (the seeds' __pending__)."),
+			Comment("Null while a generated entity is not saved yet (it is pending)."),
 		field.Text("label").Default(""),
 		field.String("action").NotEmpty().MaxLen(50).
-			Comment("Seed 000's action tag: read, created, updated, deleted, generated, linked; a :user suffix marks frontend changes."),
+			Comment("The action tag: read, created, updated, deleted, generated, linked; a :user suffix marks frontend changes."),
 		field.Enum("detail_level").NamedValues("Full", "FULL", "Summary", "SUMMARY").Optional().Nillable(),
 		field.Int("full_turn").Optional().Nillable().
 			Comment("The turn in which the full record was last read."),

@@ -31,7 +31,7 @@ func (Turn) Fields() []ent.Field {
 		field.Text("user_message").Default(""),
 		field.Text("assistant_message").Default(""),
 		field.Text("assistant_summary").Default("").
-			Comment("The assistant message compressed by seed 000's three rules."),
+			Comment("The assistant message compressed by the three summarization rules (docs/context-rules.md)."),
 		field.Int("user_tokens").Default(0).NonNegative(),
 		field.Int("assistant_tokens").Default(0).NonNegative(),
 		field.Enum("status").NamedValues("Open", "OPEN", "Completed", "COMPLETED", "Failed", "FAILED").Default("OPEN").

@@ -17851,7 +17851,7 @@ func (ec *executionContext) unmarshalNContextReceiptWhereInput2ᚖsessiongraph�
 }
 
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[uuid.UUID], error) {
-	res, err := scalar.UnmarshalCursor(v)
+	res, err := scalar.UnmarshalCursor(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -17863,7 +17863,7 @@ func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCurso
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 	}
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNEntityType2ᚕᚖsessiongraphᚋentᚐEntityTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.EntityType) graphql.Marshaler {
@@ -18610,7 +18610,7 @@ func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐ
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalar.UnmarshalCursor(v)
+	res, err := scalar.UnmarshalCursor(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -18619,9 +18619,8 @@ func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCu
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
 	res := scalar.MarshalCursor(*v)
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOEntityTypeWhereInput2ᚕᚖsessiongraphᚋentᚐEntityTypeWhereInputᚄ(ctx context.Context, v any) ([]*ent.EntityTypeWhereInput, error) {

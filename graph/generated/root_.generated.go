@@ -3670,7 +3670,7 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema/access.graphql", Input: `# Access (issue 6): API keys with roles. ADMIN sees and does everything in
+	{Name: "../schema/access.graphql", Input: `# Access: API keys with roles. ADMIN sees and does everything in
 # every tenant; CLIENT reads and writes its tenant; READER reads its tenant.
 # Another tenant's object is simply not found.
 
@@ -3723,15 +3723,15 @@ extend type Mutation {
   revokeAPIKey(input: RevokeAPIKeyInput!): RevokeAPIKeyPayload! @admin
 }
 `, BuiltIn: false},
-	{Name: "../schema/context.graphql", Input: `# Context builds: what each pipeline node sees, within its budget (seeds 000
-# and 004). A build reads; it never writes.
+	{Name: "../schema/context.graphql", Input: `# Context builds: what each pipeline node sees, within its budget. A build
+# reads; it never writes.
 
 enum ContextNode {
   UNDERSTAND
   THINK
   ACT
   REPLY
-  "The system prompt and the turns as chat messages (seed 004)."
+  "The system prompt and the turns as chat messages, within the model's window."
   MESSAGES
 }
 
@@ -3796,7 +3796,7 @@ type ContextBuild {
   notes: [String!]!
 }
 
-"Seed 002's compact working memory."
+"A session's compact working memory: its focus, recent entities and what is worth summarizing."
 type WorkingMemory {
   turnCount: Int!
   focus: Focus
@@ -5177,12 +5177,12 @@ type Ref implements Node {
   ref: String!
   entityType: String!
   """
-  Null while a generated entity is not saved yet (the seeds' __pending__).
+  Null while a generated entity is not saved yet (it is pending).
   """
   entityID: UUID
   label: String!
   """
-  Seed 000's action tag: read, created, updated, deleted, generated, linked; a :user suffix marks frontend changes.
+  The action tag: read, created, updated, deleted, generated, linked; a :user suffix marks frontend changes.
   """
   action: String!
   detailLevel: RefDetailLevel
@@ -6268,7 +6268,7 @@ type Turn implements Node {
   userMessage: String!
   assistantMessage: String!
   """
-  The assistant message compressed by seed 000's three rules.
+  The assistant message compressed by the three summarization rules (docs/context-rules.md).
   """
   assistantSummary: String!
   userTokens: Int!
@@ -6499,7 +6499,7 @@ extend input StepResultWhereInput @matchEverythingWhenEmpty
 extend input ContextReceiptWhereInput @matchEverythingWhenEmpty
 extend input TurnWhereInput @matchEverythingWhenEmpty
 `, BuiltIn: false},
-	{Name: "../schema/lifecycle.graphql", Input: `# Session lifecycle for admins (seeds 003 and 004): expire what is idle,
+	{Name: "../schema/lifecycle.graphql", Input: `# Session lifecycle for admins: expire what is idle,
 # delete what is no longer wanted.
 
 input ExpireSessionInput {
@@ -6550,8 +6550,8 @@ extend type Mutation {
   purgeExpired(input: PurgeExpiredInput!): PurgeExpiredPayload! @admin
 }
 `, BuiltIn: false},
-	{Name: "../schema/registry.graphql", Input: `# The ref registry: how entities enter, change and leave a session's memory
-# (seeds 000 and 001). Every mutation here is one commit of the session.
+	{Name: "../schema/registry.graphql", Input: `# The ref registry: how entities enter, change and leave a session's memory.
+# Every mutation here is one commit of the session.
 
 "Any JSON value: a filter's value may be a string, a number or a list."
 scalar JSON
@@ -6791,7 +6791,7 @@ type ReadRefsResult {
   fromDatabase: [String!]!
 }
 
-"A session's refs by tier (seed 000): each ref is in at most one."
+"A session's refs by tier: each ref is in at most one."
 type ActiveEntities {
   "Referenced within the turn window."
   active: [Ref!]!
@@ -6921,7 +6921,7 @@ extend type Mutation {
 `, BuiltIn: false},
 	{Name: "../schema/state.graphql", Input: `# The typed shapes stored in JSON columns (ent/schema/schematype).
 
-"What the conversation is currently about (seed 002)."
+"What the conversation is currently about."
 type Focus {
   type: String!
   id: String
@@ -6934,7 +6934,7 @@ input FocusInput {
   context: Map
 }
 
-"What one turn did: Think's decision, the steps that ran, Understand's curation (seed 000)."
+"What one turn did: Think's decision, the steps that ran, Understand's curation."
 type ExecutionSummary {
   decision: String
   goal: String

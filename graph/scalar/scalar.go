@@ -4,19 +4,14 @@
 package scalar
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"sessiongraph/internal/apperr"
 )
@@ -101,34 +96,6 @@ func UnmarshalTime(v any) (time.Time, error) {
 		return time.Time{}, apperr.New(apperr.BadUserInput, "%v is not an RFC 3339 time such as 2026-01-02T15:04:05Z", v)
 	}
 	return t, nil
-}
-
-// Cursor is a Relay cursor over UUID-keyed rows.
-type Cursor = entgql.Cursor[uuid.UUID]
-
-// MarshalCursor writes an opaque cursor.
-func MarshalCursor(c Cursor) graphql.Marshaler { return c }
-
-// UnmarshalCursor reads a cursor this server handed out. A cursor is
-// base64 of a msgpack record naming a row; the decoder alone reads a prefix
-// and ignores the rest, so a cursor with characters appended, or some other
-// base64 text, would pass as a cursor to nowhere. It must decode strictly,
-// whole, to a row id.
-func UnmarshalCursor(v any) (Cursor, error) {
-	var c Cursor
-	s, _ := v.(string)
-	raw, err := base64.RawStdEncoding.Strict().DecodeString(s)
-	if err == nil {
-		r := bytes.NewReader(raw)
-		err = msgpack.NewDecoder(r).Decode(&c)
-		if err == nil && (r.Len() > 0 || c.ID == uuid.Nil) {
-			err = errors.New("not a whole cursor")
-		}
-	}
-	if err != nil {
-		return Cursor{}, apperr.New(apperr.InvalidCursor, "%.80q is not a cursor from this API: pass endCursor or startCursor back unchanged", s)
-	}
-	return c, nil
 }
 
 func jsonKind(v any) string {

@@ -49,9 +49,10 @@ const resubscribeDelay = time.Second
 // Keys also ends the long-lived connections (WebSockets, SSE streams) a
 // revoked key opened, when it hears of the revocation (holds.go).
 type Keys struct {
-	client *ent.Client
-	store  *store.Store
-	log    *slog.Logger
+	client    *ent.Client
+	store     *store.Store
+	subscribe Subscribe
+	log       *slog.Logger
 
 	mu   sync.Mutex
 	live bool // subscribed to revocations: byHash may be used
@@ -72,10 +73,11 @@ type cachedKey struct {
 	touched   time.Time // lastUsedAt as this replica last read or wrote it
 }
 
-// NewKeys returns a Keys that looks keys up in client and revokes them
-// through st. It caches nothing until Run has subscribed.
-func NewKeys(client *ent.Client, st *store.Store, log *slog.Logger) *Keys {
-	k := &Keys{client: client, store: st, log: log}
+// NewKeys returns a Keys that looks keys up in client, revokes them through
+// st and hears of revocations through subscribe. It caches nothing until
+// Run has subscribed.
+func NewKeys(client *ent.Client, st *store.Store, subscribe Subscribe, log *slog.Logger) *Keys {
+	k := &Keys{client: client, store: st, subscribe: subscribe, log: log}
 	k.forgetAllLocked()
 	return k
 }
@@ -85,9 +87,9 @@ type Subscribe func(ctx context.Context, f events.Filter, after events.Cursor) *
 
 // Run keeps Keys subscribed to revocations until ctx ends, resubscribing
 // whenever the stream ends early (too slow, database trouble).
-func (k *Keys) Run(ctx context.Context, subscribe Subscribe) {
+func (k *Keys) Run(ctx context.Context) {
 	for {
-		err := k.follow(ctx, subscribe)
+		err := k.follow(ctx, k.subscribe)
 		if ctx.Err() != nil {
 			return
 		}

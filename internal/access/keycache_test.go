@@ -48,38 +48,39 @@ func newKeysFixture(t *testing.T) *keysFixture {
 	})
 	f.client = ent.NewClient(ent.Driver(counted))
 	t.Cleanup(func() { f.client.Close() })
-	f.Keys = NewKeys(f.client, store.New(f.client, nil), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	subscribe := func(ctx context.Context, filter events.Filter, _ events.Cursor) *events.Stream {
+		assert.Equal(t, &store.SystemSession, filter.SessionID, "revocations are the system session's events")
+		ch := make(chan *events.Event, events.BufferSize)
+		f.streams <- ch
+		// Like the hub, end the stream when the subscriber leaves, unless
+		// the test broke it first.
+		out := make(chan *events.Event)
+		go func() {
+			defer close(out)
+			for {
+				select {
+				case ev, ok := <-ch:
+					if !ok {
+						return
+					}
+					select {
+					case out <- ev:
+					case <-ctx.Done():
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+		return &events.Stream{C: out}
+	}
+	f.Keys = NewKeys(f.client, store.New(f.client), subscribe, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.Run(ctx, func(ctx context.Context, filter events.Filter, _ events.Cursor) *events.Stream {
-			assert.Equal(t, &store.SystemSession, filter.SessionID, "revocations are the system session's events")
-			ch := make(chan *events.Event, events.BufferSize)
-			f.streams <- ch
-			// Like the hub, end the stream when the subscriber leaves, unless
-			// the test broke it first.
-			out := make(chan *events.Event)
-			go func() {
-				defer close(out)
-				for {
-					select {
-					case ev, ok := <-ch:
-						if !ok {
-							return
-						}
-						select {
-						case out <- ev:
-						case <-ctx.Done():
-							return
-						}
-					case <-ctx.Done():
-						return
-					}
-				}
-			}()
-			return &events.Stream{C: out}
-		})
+		f.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return f

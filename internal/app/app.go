@@ -86,13 +86,19 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(client, nil)
-	holds, err := holdHorizonOnCitus(ctx, cfg, db, st)
+	holds, hold, err := horizonHoldsOnCitus(ctx, cfg, db)
 	if err != nil {
 		client.Close()
 		return nil, err
 	}
-	eng := engine.New(client, st, engine.Config{
+	// Each part takes what it depends on when it is made: the hub reads
+	// the events, the doorbell wakes it after each commit of the store,
+	// the engine writes through the store and serves the hub's streams,
+	// and the key cache hears of revocations from the hub.
+	hub := events.NewHub(db, cfg.DatabaseURL, cfg.EventPollInterval, cfg.Logger)
+	bell := events.NewDoorbell(db, hub, cfg.Logger)
+	st := store.New(client, append(hold, store.RingOnCommit(bell.Ring))...)
+	eng := engine.New(client, st, hub, engine.Config{
 		DefaultTTL:           cfg.DefaultTTL,
 		DefaultDomain:        cfg.DefaultDomain,
 		DomainCacheTTL:       cfg.DomainCacheTTL,
@@ -111,11 +117,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		client.Close()
 		return nil, err
 	}
-	a := &App{DB: db, Client: client, Engine: eng, log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down, holds: holds,
+	a := &App{DB: db, Client: client, Engine: eng, Hub: hub, Keys: access.NewKeys(keyClient, st, hub.Subscribe, cfg.Logger), log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down, holds: holds,
 		fairness: access.NewFairness(cfg.Fairness),
 		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare)}
 	a.metrics = a.newRegistry()
-	a.startHub(cfg, st)
+	a.startHub(cfg, bell)
 	gql := graph.NewServer(graph.ServerConfig{
 		Resolver:       &graph.Resolver{Client: client, Engine: eng, Keys: a.Keys},
 		Logger:         cfg.Logger,
@@ -164,15 +170,9 @@ func (a *App) Close() error {
 	return a.Client.Close()
 }
 
-// startHub runs this replica's event hub, the API key cache's subscription
-// to revocations and the expiry reaper until Close.
-func (a *App) startHub(cfg Config, st *store.Store) {
-	a.Hub = events.NewHub(a.DB, cfg.DatabaseURL, cfg.Logger)
-	a.Hub.SetPollInterval(cfg.EventPollInterval)
-	bell := events.NewDoorbell(a.DB, a.Hub, cfg.Logger)
-	st.OnCommit(bell.Ring)
-	a.Engine.SetHub(a.Hub)
-	a.Keys = access.NewKeys(a.keyClient, st, cfg.Logger)
+// startHub runs this replica's event hub, its doorbell, the API key
+// cache's subscription to revocations and the expiry reaper until Close.
+func (a *App) startHub(cfg Config, bell *events.Doorbell) {
 	// The hub and the reaper are the server's own work, across tenants.
 	ctx, cancel := context.WithCancel(access.System(context.Background()))
 	done := make(chan struct{})
@@ -190,7 +190,7 @@ func (a *App) startHub(cfg Config, st *store.Store) {
 	keysDone := make(chan struct{})
 	go func() {
 		defer close(keysDone)
-		a.Keys.Run(ctx, a.Hub.Subscribe)
+		a.Keys.Run(ctx)
 	}()
 	reaped := make(chan struct{})
 	go func() {

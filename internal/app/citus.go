@@ -12,21 +12,21 @@ import (
 // shards while it runs (docs/scale-out.md).
 const holdConns = 8
 
-// holdHorizonOnCitus gives the store a pool of horizon holds when the
-// database is a Citus coordinator, and returns that pool (nil elsewhere).
-// The citus extension must exist when the replica starts: one started
-// before it was created runs without holds until restarted.
-func holdHorizonOnCitus(ctx context.Context, cfg Config, db *sql.DB, st *store.Store) (*sql.DB, error) {
+// horizonHoldsOnCitus opens a pool of horizon holds when the database is a
+// Citus coordinator, and returns that pool with the store option that
+// takes its holds (nil and none elsewhere). The citus extension must exist
+// when the replica starts: one started before it was created runs without
+// holds until restarted.
+func horizonHoldsOnCitus(ctx context.Context, cfg Config, db *sql.DB) (*sql.DB, []store.Option, error) {
 	on, err := store.OnCitus(ctx, db)
 	if err != nil || !on {
-		return nil, err
+		return nil, nil, err
 	}
 	holds, err := sql.Open("pgx", cfg.DatabaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("open the pool of horizon holds: %w", err)
+		return nil, nil, fmt.Errorf("open the pool of horizon holds: %w", err)
 	}
 	holds.SetMaxOpenConns(holdConns)
-	st.HoldHorizonWith(store.HorizonHold(holds))
 	cfg.Logger.Info("Citus coordinator: writes that span shards hold the feed's horizon until every worker has committed")
-	return holds, nil
+	return holds, []store.Option{store.HoldHorizon(store.HorizonHold(holds))}, nil
 }

@@ -32,8 +32,8 @@ func OpenKeyAdmin(ctx context.Context, cfg Config) (*KeyAdmin, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &KeyAdmin{db: db, client: client, store: store.New(client, nil)}
-	k.store.OnCommit(func(sessions []uuid.UUID) { k.rung = append(k.rung, sessions...) })
+	k := &KeyAdmin{db: db, client: client}
+	k.store = store.New(client, store.RingOnCommit(func(sessions []uuid.UUID) { k.rung = append(k.rung, sessions...) }))
 	return k, nil
 }
 

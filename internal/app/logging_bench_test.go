@@ -81,7 +81,7 @@ func BenchmarkRequestWithProductionLogging(b *testing.B) {
 }
 
 // BenchmarkWriteTailWithProductionLogging is the write path under load as
-// issue 15 measured its tail: 8 clients over HTTP, each updating its own
+// a tail measurement runs it: 8 clients over HTTP, each updating its own
 // session, the server logging as production does to a file. It reports the
 // median and 99th percentile latency and the log bytes per request.
 func BenchmarkWriteTailWithProductionLogging(b *testing.B) {

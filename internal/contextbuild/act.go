@@ -9,8 +9,8 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// buildAct builds Act's context (seed 000's Act entity context, then its
-// format_full_context). First the working data, which Act acts on: the
+// buildAct builds Act's context (its entity context, then the full
+// context). First the working data, which Act acts on: the
 // generated content not saved yet, what was just saved (its content kept
 // for linked records), and the full data of the last FullDetailSteps step
 // results. Then the conversation: the engagement summary and the last three
@@ -66,7 +66,7 @@ func buildAct(s *Snapshot, window int) ([]draft, Tiers) {
 }
 
 // justSaved reports whether an entry's artifact was saved in the current
-// turn (the seeds' just-promoted artifacts).
+// turn (a just-promoted artifact).
 func justSaved(s *Snapshot, e *registry.Entry) bool {
 	a := e.Artifact
 	return a != nil && a.Status == registry.ArtifactPromoted && a.PromotedTurn != nil && *a.PromotedTurn == s.Turn

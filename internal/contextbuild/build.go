@@ -1,6 +1,6 @@
 // Package contextbuild formats the prompt context of each pipeline node
-// (seed 000's UnderstandContext, ThinkContext, Act's entity context and
-// ReplyContext, and seed 004's chat messages) from a bounded snapshot of a
+// (Understand's, Think's, Act's entity context and Reply's, and the chat
+// messages of conversation sessions) from a bounded snapshot of a
 // session, within a token budget. It is plain Go: the engine loads the
 // snapshot, this package only formats and fits.
 package contextbuild
@@ -22,7 +22,7 @@ const (
 	Messages   Node = "MESSAGES"
 )
 
-// Seed 000's compression constants and budgets.
+// The compression constants and budgets (docs/context-rules.md).
 const (
 	// FullDetailTurns is how many recent turns keep their full text.
 	FullDetailTurns = 3
@@ -32,8 +32,8 @@ const (
 	// OlderStepSummaries is how many step results older than those Act
 	// still lists, one line each, so a long session's build stays bounded.
 	OlderStepSummaries = 20
-	// CondensedBudget is the budget of Understand and Think (seed 000's
-	// ROUTER_CONTEXT_THRESHOLD).
+	// CondensedBudget is the budget of Understand and Think (the
+	// router's context threshold).
 	CondensedBudget = 8000
 	// FullBudget is the budget of Act and Reply (ACT_CONTEXT_THRESHOLD).
 	FullBudget = 25000
@@ -43,7 +43,7 @@ const (
 	ThinkDepth = 2
 )
 
-// Strategy is how MESSAGES fits a long conversation (seed 004).
+// Strategy is how MESSAGES fits a long conversation (docs/context-rules.md).
 type Strategy string
 
 // The strategies.

@@ -18,7 +18,7 @@ func entityLine(e *registry.Entry) string {
 	return fmt.Sprintf("- `%s`: %s (%s)", e.Ref, label, e.EntityType)
 }
 
-// thinkTag is seed 000's detail tag: [read:full] T3, [read:summary] T2, or
+// thinkTag is the detail tag: [read:full] T3, [read:summary] T2, or
 // the action tag and the turn last referenced.
 func thinkTag(e *registry.Entry) string {
 	switch {
@@ -64,7 +64,7 @@ func current(s *Snapshot) *Turn {
 }
 
 // conversationLines renders turns: the user's words in full and the
-// assistant's summary (seed 000: recent turns keep full user messages and
+// assistant's summary (recent turns keep full user messages and
 // summarized assistant messages).
 func conversationLines(turns []Turn, annotate func(Turn) string) []string {
 	var lines []string

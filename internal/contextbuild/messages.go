@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Seed 004's constants.
+// The chat window's constants.
 const (
 	// windowShare is the part of the model limit a conversation may fill.
 	windowShare = 0.8
@@ -15,7 +15,7 @@ const (
 	DefaultModelLimit = 128000
 )
 
-// buildMessages renders the session as chat messages (seed 004): the system
+// buildMessages renders the session as chat messages (conversation sessions): the system
 // prompt, then each turn's user and assistant messages. Over 80% of the
 // model limit, SLIDING_WINDOW keeps the system message and every newest
 // message that fits, with a notice of how many were cut; SUMMARY puts the

@@ -8,7 +8,7 @@ import (
 	"sessiongraph/ent/schema/schematype"
 )
 
-// Understand builds seed 000's UnderstandContext: the current message, the
+// Understand builds Understand's context: the current message, the
 // last five turns with the entities each touched, the decision history, the
 // entity registry table and any pending clarification.
 func buildUnderstand(s *Snapshot, window int) ([]draft, Tiers) {
@@ -57,7 +57,7 @@ func buildUnderstand(s *Snapshot, window int) ([]draft, Tiers) {
 	return drafts, names
 }
 
-// buildThink builds seed 000's ThinkContext, a condensed context: the
+// buildThink builds Think's context, a condensed context: the
 // engagement summary, generated content, active entities with detail tags,
 // long-term memory with reasons, the domain's data legends, the last two
 // turns, the reasoning trace of the last two turns, this turn's curation,
@@ -80,7 +80,7 @@ func buildThink(s *Snapshot, window int) ([]draft, Tiers) {
 	types := map[string]bool{}
 	for _, e := range byRecency(t.Active) {
 		if et, err := s.Domain.Type(e.EntityType); err == nil && !et.Condensed {
-			continue // seed 000: condensed context shows only the relevant types
+			continue // a condensed context shows only the relevant types
 		}
 		active = append(active, entityLine(e)+" "+thinkTag(e))
 		types[e.EntityType] = true
@@ -139,7 +139,7 @@ func buildThink(s *Snapshot, window int) ([]draft, Tiers) {
 	return drafts, names
 }
 
-// buildReply builds seed 000's ReplyContext: entities marked saved or not,
+// buildReply builds Reply's context: entities marked saved or not,
 // the full pending artifacts, the conversation with the engagement summary,
 // the last turn's reasoning, and the execution outcome.
 func buildReply(s *Snapshot, window int) ([]draft, Tiers) {

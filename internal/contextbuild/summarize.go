@@ -8,7 +8,7 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// Seed 000's assistant-message summarization constants.
+// The constants of assistant-message summarization.
 const (
 	markerThreshold = 3
 	listThreshold   = 5
@@ -16,7 +16,7 @@ const (
 )
 
 // SummarizeAssistant compresses an assistant message for conversation
-// context by seed 000's three rules: generated content (3+ of a type's
+// context by three rules: generated content (3+ of a type's
 // content markers) becomes "Generated {type}(s): names. [Content archived]";
 // a list of 5+ items becomes "{intro} ({n} items: a, b, c +N more)"; anything
 // else longer than 400 characters is cut there, pointing at the step results

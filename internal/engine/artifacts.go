@@ -13,7 +13,6 @@ import (
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/internal/apperr"
-	"sessiongraph/internal/registry"
 	"sessiongraph/internal/store"
 )
 
@@ -25,17 +24,20 @@ const KindArtifactCleared = "artifact.cleared"
 // artifacts are untouched. The content stays readable by its ref
 // (ArchivedContent).
 func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name string) (*RefResult, error) {
+	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: []string{name}, artifacts: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
 	var status string
-	sel := selection{refs: []string{name}, artifacts: true}
-	stored, err := e.writeRegistry(ctx, sessionID, sel, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
-		if en, ok := r.Entry(name); ok && en.Artifact != nil {
-			status = en.Artifact.Status
-		}
-		if _, err := r.ClearArtifact(name); err != nil {
-			return store.Event{}, err
-		}
-		return store.Event{Kind: KindArtifactCleared, Payload: map[string]any{"ref": name, "was": status, "changes": changes(r.Changed())}}, nil
-	})
+	if en, ok := rw.reg.Entry(name); ok && en.Artifact != nil {
+		status = en.Artifact.Status
+	}
+	if _, err := rw.reg.ClearArtifact(name); err != nil {
+		return nil, err
+	}
+	ev := store.Event{Kind: KindArtifactCleared, Payload: map[string]any{"ref": name, "was": status, "changes": changes(rw.reg.Changed())}}
+	stored, err := e.commitRegistry(ctx, rw, ev, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -102,9 +102,12 @@ func (e *Engine) build(ctx context.Context, s *ent.Session, node contextbuild.No
 	if snap.Steps, snap.MoreSteps, err = e.contextSteps(ctx, s, node); err != nil {
 		return nil, err
 	}
-	if err := e.contextTurns(ctx, s, node, o, snap, counterName, c); err != nil {
+	recount := string(counterName) != s.Tokenizer
+	turns, err := e.turnsShown(ctx, s, node, o, snap.SystemPromptTokens, recount, c)
+	if err != nil {
 		return nil, err
 	}
+	showTurns(snap, s, node, turns, recount, c)
 	b, err := contextbuild.Make(node, snap, o, c)
 	if err != nil {
 		return nil, apperr.Invalid("node", "%v", err)
@@ -246,16 +249,10 @@ func (e *Engine) contextSteps(ctx context.Context, s *ent.Session, node contextb
 	return steps, more, nil
 }
 
-// contextTurns reads the newest turns the node shows. MESSAGES reads every
-// turn only when all of them fit the model's window (the session's stored
-// token count says so without reading them), else only the newest it keeps.
-func (e *Engine) contextTurns(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
-	snap *contextbuild.Snapshot, counterName tokenizer.Name, c tokenizer.Counter) error {
-	recount := string(counterName) != s.Tokenizer
-	rows, err := e.turnsShown(ctx, s, node, o, snap.SystemPromptTokens, recount, c)
-	if err != nil {
-		return err
-	}
+// showTurns puts the turns a build shows (rows, newest first, as
+// turnsShown read them) into snap, oldest first; recount counts their
+// tokens with c when the build's tokenizer is not the session's.
+func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.Node, rows []*ent.Turn, recount bool, c tokenizer.Counter) {
 	slices.Reverse(rows)
 	for _, t := range rows {
 		bt := contextbuild.Turn{
@@ -278,11 +275,11 @@ func (e *Engine) contextTurns(ctx context.Context, s *ent.Session, node contextb
 			snap.TotalTurnTokens += t.UserTokens + t.AssistantTokens
 		}
 	}
-	return nil
 }
 
 // turnsShown reads the newest turns a node's build shows, newest first. A
-// MESSAGES build that fits whole reads them all; a SLIDING_WINDOW cut keeps
+// MESSAGES build that fits whole (the session's stored token count says so
+// without reading them) reads them all; a SLIDING_WINDOW cut keeps
 // every newest message that fits, so it reads a page of turns at a time
 // until their tokens fill the window; every other build reads a fixed count.
 func (e *Engine) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,

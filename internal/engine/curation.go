@@ -19,12 +19,16 @@ func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []
 	if len(refs) == 0 || len(refs) > MaxListItems {
 		return nil, apperr.Invalid("refs", "give between 1 and %d refs", MaxListItems)
 	}
-	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: refs}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
-		if err := r.Mention(refs); err != nil {
-			return store.Event{}, err
-		}
-		return store.Event{Kind: KindRefsMentioned, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
-	})
+	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: refs})
+	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
+	if err := rw.reg.Mention(refs); err != nil {
+		return nil, err
+	}
+	ev := store.Event{Kind: KindRefsMentioned, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
+	stored, err := e.commitRegistry(ctx, rw, ev, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -45,24 +49,27 @@ func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*R
 	if err != nil {
 		return nil, err
 	}
-	sel := selection{refs: []string{in.Ref}, artifacts: true}
-	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
-		en, ok := r.Entry(in.Ref)
-		if !ok {
-			return store.Event{}, apperr.UnknownRef("ref", in.Ref)
-		}
-		t, err := d.Type(en.EntityType)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if _, err := r.UpdateArtifact(t, in.Ref, in.Content, label); err != nil {
-			return store.Event{}, err
-		}
-		en.Label = truncate(en.Label, maxLabelLen)
-		en.Artifact.Label = en.Label
-		return store.Event{Kind: KindArtifactRevised, Payload: map[string]any{
-			"ref": in.Ref, "revision": en.Artifact.Revision, "changes": changes(r.Changed())}}, nil
-	})
+	rw, err := e.beginRegistry(ctx, in.SessionID, selection{refs: []string{in.Ref}, artifacts: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
+	en, ok := rw.reg.Entry(in.Ref)
+	if !ok {
+		return nil, apperr.UnknownRef("ref", in.Ref)
+	}
+	t, err := rw.domain.Type(en.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rw.reg.UpdateArtifact(t, in.Ref, in.Content, label); err != nil {
+		return nil, err
+	}
+	en.Label = truncate(en.Label, maxLabelLen)
+	en.Artifact.Label = en.Label
+	ev := store.Event{Kind: KindArtifactRevised, Payload: map[string]any{
+		"ref": in.Ref, "revision": en.Artifact.Revision, "changes": changes(rw.reg.Changed())}}
+	stored, err := e.commitRegistry(ctx, rw, ev, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -118,24 +125,25 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 		out.Refs = append(out.Refs, l.Ref)
 		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
 	}
-	sel := selection{refs: append(registry.RefsIn(in.Records), out.Refs...)}
-	stored, err := e.writeRegistry(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
-		if _, err := r.ApplyEnrichment(enrich); err != nil {
-			return store.Event{}, err
-		}
-		if len(in.Records) > 0 {
-			t, err := typeByNameOrTable(d, in.EntityType, in.Table)
-			if err != nil {
-				return store.Event{}, err
-			}
-			out.Records = r.AddEnrichedLabels(d, t, in.Records)
-		}
-		return store.Event{Kind: KindRefsEnriched, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
-	})
+	rw, err := e.beginRegistry(ctx, in.SessionID, selection{refs: append(registry.RefsIn(in.Records), out.Refs...)})
 	if err != nil {
 		return nil, err
 	}
-	out.Stored = stored
+	defer rw.Rollback()
+	if _, err := rw.reg.ApplyEnrichment(enrich); err != nil {
+		return nil, err
+	}
+	if len(in.Records) > 0 {
+		t, err := typeByNameOrTable(rw.domain, in.EntityType, in.Table)
+		if err != nil {
+			return nil, err
+		}
+		out.Records = rw.reg.AddEnrichedLabels(rw.domain, t, in.Records)
+	}
+	ev := store.Event{Kind: KindRefsEnriched, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
+	if out.Stored, err = e.commitRegistry(ctx, rw, ev, nil); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -144,12 +152,15 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 	if len(reason) > maxLabelLen {
 		return nil, apperr.TooLarge("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
 	}
-	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
-		if _, err := r.Retain(ref, reason); err != nil {
-			return store.Event{}, err
-		}
-		return store.Event{Kind: KindRefRetained, Payload: map[string]any{"ref": ref, "reason": reason}}, nil
-	})
+	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: []string{ref}})
+	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
+	if _, err := rw.reg.Retain(ref, reason); err != nil {
+		return nil, err
+	}
+	stored, err := e.commitRegistry(ctx, rw, store.Event{Kind: KindRefRetained, Payload: map[string]any{"ref": ref, "reason": reason}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -158,12 +169,15 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 
 // ReleaseRef lets a retained ref fall out of context.
 func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
-	stored, err := e.writeRegistry(ctx, sessionID, selection{refs: []string{ref}}, func(r *registry.Registry, _ *registry.Domain) (store.Event, error) {
-		if _, err := r.Release(ref); err != nil {
-			return store.Event{}, err
-		}
-		return store.Event{Kind: KindRefReleased, Payload: map[string]any{"ref": ref}}, nil
-	})
+	rw, err := e.beginRegistry(ctx, sessionID, selection{refs: []string{ref}})
+	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
+	if _, err := rw.reg.Release(ref); err != nil {
+		return nil, err
+	}
+	stored, err := e.commitRegistry(ctx, rw, store.Event{Kind: KindRefReleased, Payload: map[string]any{"ref": ref}}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,9 @@ type Engine struct {
 	builds  *buildCache
 }
 
-// New returns an Engine that reads through client and writes through st.
-func New(client *ent.Client, st *store.Store, cfg Config) *Engine {
-	return &Engine{client: client, store: st, cfg: cfg, domains: domainCache{entries: map[string]cachedDomain{}}, builds: newBuildCache()}
+// New returns an Engine that reads through client, writes through st and
+// serves subscriptions from hub, this replica's event hub (nil for a
+// command that serves none).
+func New(client *ent.Client, st *store.Store, hub *events.Hub, cfg Config) *Engine {
+	return &Engine{client: client, store: st, hub: hub, cfg: cfg, domains: domainCache{entries: map[string]cachedDomain{}}, builds: newBuildCache()}
 }

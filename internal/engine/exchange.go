@@ -35,44 +35,46 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	if len(in.AssistantMessage) > MaxTextBytes {
 		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
 	}
-	var out *ent.Turn
-	err := e.store.Write(ctx, in.SessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		number := w.Session.CurrentTurn + 1
-		open, older, err := openTurn(ctx, w, number-fullReasoningSummaries)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if open != nil {
-			return store.Event{}, apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before recording an exchange", open.Number)
-		}
-		tokens, err := e.countTokens(ctx, w.Session.Tokenizer, in.UserMessage)
-		if err != nil {
-			return store.Event{}, err
-		}
-		w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
-		w.RecordFirst(store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}})
-		done := &ent.Turn{SessionID: in.SessionID, Number: number, UserMessage: in.UserMessage, UserTokens: tokens,
-			Status: turn.StatusOpen, StartedAt: w.Now}
-		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
-		if err != nil {
-			return store.Event{}, err
-		}
-		summary, err := asStored(done.ExecutionSummary)
-		if err != nil {
-			return store.Event{}, err
-		}
-		out, err = w.Tx.Turn.Create().SetSessionID(in.SessionID).SetNumber(number).
-			SetUserMessage(in.UserMessage).SetUserTokens(tokens).SetStartedAt(w.Now).
-			SetStatus(done.Status).SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
-			SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
-			SetExecutionSummary(summary).Save(ctx)
-		if err != nil {
-			return store.Event{}, err
-		}
-		compressReasoning(w, older)
-		return ended, nil
-	})
+	w, err := e.store.Begin(ctx, in.SessionID)
 	if err != nil {
+		return nil, err
+	}
+	defer w.Rollback()
+	number := w.Session.CurrentTurn + 1
+	open, older, err := openTurn(ctx, w, number-fullReasoningSummaries)
+	if err != nil {
+		return nil, err
+	}
+	if open != nil {
+		return nil, apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before recording an exchange", open.Number)
+	}
+	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, in.UserMessage)
+	if err != nil {
+		return nil, err
+	}
+	w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
+	began := store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}
+	done := &ent.Turn{SessionID: in.SessionID, Number: number, UserMessage: in.UserMessage, UserTokens: tokens,
+		Status: turn.StatusOpen, StartedAt: w.Now}
+	ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
+	if err != nil {
+		return nil, err
+	}
+	summary, err := asStored(done.ExecutionSummary)
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.Tx.Turn.Create().SetSessionID(in.SessionID).SetNumber(number).
+		SetUserMessage(in.UserMessage).SetUserTokens(tokens).SetStartedAt(w.Now).
+		SetStatus(done.Status).SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
+		SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
+		SetExecutionSummary(summary).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	compressReasoning(w, older)
+	// Both writes' events, in order, in the one commit.
+	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began, ended}}); err != nil {
 		return nil, err
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client

@@ -6,6 +6,9 @@ package engine
 import (
 	"context"
 	"encoding/base64"
+	"hash/fnv"
+	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +19,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/session"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 )
@@ -171,10 +175,23 @@ type FactSearch struct {
 }
 
 // factCursor is where a search across sessions stopped: the last receipt
-// it read, newest first.
+// it read, newest first, and a tag of the search that handed it out.
 type factCursor struct {
 	CreatedAt time.Time
 	ID        uuid.UUID
+	Search    string // factSearchTag of the search
+}
+
+// factSearchTag names a search: its tenant, node and fact. A cursor is a
+// position in one search's receipts; in another search (another fact,
+// node or tenant) it is refused rather than read as a position there.
+func factSearchTag(tenant string, f Fact, node contextbuild.Node) string {
+	h := fnv.New64a()
+	for _, part := range []string{tenant, string(node), f.Text, f.Ref} {
+		_, _ = io.WriteString(h, part)
+		_, _ = h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // SearchFact finds the sessions whose builds of node held a fact, reading
@@ -185,7 +202,12 @@ func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node,
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	after, err := parseFactCursor(afterCursor)
+	tenant, err := access.TenantScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	search := factSearchTag(tenant, f, node)
+	after, err := parseFactCursor(afterCursor, search)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +231,7 @@ func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node,
 	}
 	if len(rows) == FactScanReceipts {
 		last := rows[len(rows)-1]
-		next := (&factCursor{CreatedAt: last.CreatedAt, ID: last.ID}).String()
+		next := (&factCursor{CreatedAt: last.CreatedAt, ID: last.ID, Search: search}).String()
 		out.Next = &next
 	}
 	return out, nil
@@ -217,29 +239,39 @@ func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node,
 
 // String is the cursor as a client passes it back: opaque, URL-safe.
 func (c *factCursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(c.CreatedAt.UTC().Format(time.RFC3339Nano) + " " + c.ID.String()))
+	return base64.RawURLEncoding.EncodeToString([]byte(c.CreatedAt.UTC().Format(time.RFC3339Nano) + " " + c.ID.String() + " " + c.Search))
 }
 
-// parseFactCursor reads a cursor String gave; nil for nil.
-func parseFactCursor(s *string) (*factCursor, error) {
+// parseFactCursor reads a cursor String gave for the search tagged search;
+// nil for nil. Only the spelling String writes is read, and a cursor of
+// another search is refused.
+func parseFactCursor(s *string, search string) (*factCursor, error) {
 	if s == nil {
 		return nil, nil
 	}
-	bad := apperr.Invalid("after", "this is not a cursor a fact search gave: pass its next as it was")
-	raw, err := base64.RawURLEncoding.DecodeString(*s)
+	bad := &apperr.Error{Code: apperr.InvalidCursor, Field: "after",
+		Message: "this is not a cursor a fact search gave: pass its next back unchanged"}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(*s)
 	if err != nil {
 		return nil, bad
 	}
-	at, id, ok := strings.Cut(string(raw), " ")
-	if !ok {
+	parts := strings.Split(string(raw), " ")
+	if len(parts) != 3 {
 		return nil, bad
 	}
-	c := &factCursor{}
-	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+	c := &factCursor{Search: parts[2]}
+	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, parts[0]); err != nil {
 		return nil, bad
 	}
-	if c.ID, err = uuid.Parse(id); err != nil {
+	if c.ID, err = uuid.Parse(parts[1]); err != nil {
 		return nil, bad
+	}
+	if c.String() != *s {
+		return nil, bad
+	}
+	if c.Search != search {
+		return nil, &apperr.Error{Code: apperr.InvalidCursor, Field: "after",
+			Message: "this cursor was handed out by a search for another fact, node or tenant: pass back the next of the same search"}
 	}
 	return c, nil
 }

@@ -16,9 +16,6 @@ import (
 	"sessiongraph/internal/store"
 )
 
-// SetHub connects the engine to this replica's event hub.
-func (e *Engine) SetHub(h *events.Hub) { e.hub = h }
-
 // sessionCursor resumes a subscription to one session after the sequence
 // the client received last; none means from now.
 func sessionCursor(after *int, newest int64) (events.Cursor, error) {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -71,13 +70,6 @@ func (e *Engine) RecordContext(ctx context.Context, in RecordContextInput) (*Rec
 // records in a loop fills its turn, not the database.
 const MaxReceiptsPerTurn = 100
 
-// errSameAsLast ends a recording that would repeat the turn's last receipt
-// of the node; nothing is written.
-var errSameAsLast = errors.New("the turn's last receipt of this node has the same text")
-
-// errTurnFull ends an automatic recording past MaxReceiptsPerTurn.
-var errTurnFull = errors.New("the turn holds MaxReceiptsPerTurn receipts")
-
 // recordReceipt writes b as a receipt of s's current turn with its event,
 // unless the turn's last receipt of the node has the same text: the
 // runtime that sends one prompt twice sent it once, and that receipt is
@@ -91,48 +83,48 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 	for i, sec := range b.Sections {
 		sections[i] = schematype.ReceiptSection{Name: sec.Name, TokenCount: sec.TokenCount, Truncated: sec.Truncated}
 	}
-	var receipt, same *ent.ContextReceipt
-	err := e.store.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		last, err := w.Tx.ContextReceipt.Query().
-			Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn), contextreceipt.NodeEQ(node)).
-			Order(ent.Desc(contextreceipt.FieldCreatedAt), ent.Desc(contextreceipt.FieldID)).First(ctx)
-		if err != nil && !ent.IsNotFound(err) {
-			return store.Event{}, err
+	w, err := e.store.Begin(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Rollback()
+	last, err := w.Tx.ContextReceipt.Query().
+		Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn), contextreceipt.NodeEQ(node)).
+		Order(ent.Desc(contextreceipt.FieldCreatedAt), ent.Desc(contextreceipt.FieldID)).First(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, err
+	}
+	if last != nil && last.TextSha256 == textSum {
+		if unlessSame {
+			return nil, nil
 		}
-		if last != nil && last.TextSha256 == textSum {
-			same = last
-			return store.Event{}, errSameAsLast
+		return last.Unwrap(), nil
+	}
+	n, err := w.Tx.ContextReceipt.Query().Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn)).Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n >= MaxReceiptsPerTurn {
+		if unlessSame {
+			return nil, nil
 		}
-		n, err := w.Tx.ContextReceipt.Query().Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn)).Count(ctx)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if n >= MaxReceiptsPerTurn {
-			if unlessSame {
-				return store.Event{}, errTurnFull
-			}
-			return store.Event{}, apperr.New(apperr.InputTooLarge,
-				"turn %d holds %d context receipts, the most a turn keeps: end the turn to record more", s.CurrentTurn, MaxReceiptsPerTurn)
-		}
-		create := w.Tx.ContextReceipt.Create().SetSessionID(s.ID).SetTurn(s.CurrentTurn).SetNode(node).
-			SetEventSequence(s.EventSequence).SetBudget(b.Budget).SetTokenizer(b.Tokenizer).SetTokenCount(b.TokenCount).
-			SetSections(sections).SetTiers(b.Tiers).SetTruncatedTurns(b.TruncatedTurns).SetNotes(nonNil(b.Notes)).
-			SetTextSha256(textSum)
-		if !e.cfg.ReceiptHashOnly {
-			create.SetText(b.Text)
-		}
-		if receipt, err = create.Save(ctx); err != nil {
-			return store.Event{}, err
-		}
-		return store.Event{Kind: KindContextRecorded, Payload: map[string]any{
-			"receipt": receipt.ID.String(), "node": string(node), "turn": s.CurrentTurn, "tokenCount": b.TokenCount}}, nil
-	})
-	switch {
-	case errors.Is(err, errSameAsLast) && !unlessSame:
-		return same.Unwrap(), nil
-	case errors.Is(err, errSameAsLast), errors.Is(err, errTurnFull):
-		return nil, nil
-	case err != nil:
+		return nil, apperr.New(apperr.InputTooLarge,
+			"turn %d holds %d context receipts, the most a turn keeps: end the turn to record more", s.CurrentTurn, MaxReceiptsPerTurn)
+	}
+	create := w.Tx.ContextReceipt.Create().SetSessionID(s.ID).SetTurn(s.CurrentTurn).SetNode(node).
+		SetEventSequence(s.EventSequence).SetBudget(b.Budget).SetTokenizer(b.Tokenizer).SetTokenCount(b.TokenCount).
+		SetSections(sections).SetTiers(b.Tiers).SetTruncatedTurns(b.TruncatedTurns).SetNotes(nonNil(b.Notes)).
+		SetTextSha256(textSum)
+	if !e.cfg.ReceiptHashOnly {
+		create.SetText(b.Text)
+	}
+	receipt, err := create.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recorded := store.Event{Kind: KindContextRecorded, Payload: map[string]any{
+		"receipt": receipt.ID.String(), "node": string(node), "turn": s.CurrentTurn, "tokenCount": b.TokenCount}}
+	if _, err := w.Commit(ctx, store.Record(recorded)); err != nil {
 		return nil, err
 	}
 	return receipt.Unwrap(), nil

@@ -79,37 +79,49 @@ func (e *Engine) recordRecords(ctx context.Context, in RecordReadInput, action, 
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
 	}
-	out := &RecordsResult{SessionID: in.SessionID}
-	sel := selection{entityIDs: registry.UUIDsIn(in.Records)}
-	var table string
-	stored, err := e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
-		t, err := typeByNameOrTable(d, in.EntityType, in.Table)
-		if err != nil {
-			return store.Event{}, nil, err
-		}
-		table = t.Table
-		if out.Records, err = r.Read(d, t, in.Records, action, in.Step); err != nil {
-			return store.Event{}, nil, err
-		}
-		for _, en := range r.Changed() {
-			en.Label = truncate(en.Label, maxLabelLen)
-			out.Refs = append(out.Refs, en.Ref)
-			if en.Queued() {
-				out.EnrichmentQueue = append(out.EnrichmentQueue, enrichmentRequest(en))
-			}
-		}
-		items := make([]any, len(out.Records))
-		for i, rec := range out.Records {
-			items[i] = rec
-		}
-		ev := store.Event{Kind: kind, Payload: map[string]any{"table": table, "changes": changes(r.Changed())}}
-		return ev, forStep(in.Step, stepKind, items, out.Refs), nil
-	})
+	rw, err := e.beginRegistry(ctx, in.SessionID, selection{entityIDs: registry.UUIDsIn(in.Records)})
 	if err != nil {
 		return nil, err
 	}
-	out.Stored = stored
+	defer rw.Rollback()
+	t, err := typeByNameOrTable(rw.domain, in.EntityType, in.Table)
+	if err != nil {
+		return nil, err
+	}
+	out, ev, items, err := readRecords(rw.reg, rw.domain, t, in, action, kind, stepKind)
+	if err != nil {
+		return nil, err
+	}
+	if out.Stored, err = e.commitRegistry(ctx, rw, ev, items); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// readRecords applies a read's rules to r: the records' entities and their
+// foreign keys get refs (new ones in order, known ones touched with
+// action), and the records come back as the LLM sees them, with the refs
+// touched, those waiting for a label, the event and the step's items.
+func readRecords(r *registry.Registry, d *registry.Domain, t *registry.EntityType, in RecordReadInput,
+	action, kind string, stepKind stepresult.Kind) (*RecordsResult, store.Event, *stepItems, error) {
+	out := &RecordsResult{SessionID: in.SessionID}
+	var err error
+	if out.Records, err = r.Read(d, t, in.Records, action, in.Step); err != nil {
+		return nil, store.Event{}, nil, err
+	}
+	for _, en := range r.Changed() {
+		en.Label = truncate(en.Label, maxLabelLen)
+		out.Refs = append(out.Refs, en.Ref)
+		if en.Queued() {
+			out.EnrichmentQueue = append(out.EnrichmentQueue, enrichmentRequest(en))
+		}
+	}
+	items := make([]any, len(out.Records))
+	for i, rec := range out.Records {
+		items[i] = rec
+	}
+	ev := store.Event{Kind: kind, Payload: map[string]any{"table": t.Table, "changes": changes(r.Changed())}}
+	return out, ev, forStep(in.Step, stepKind, items, out.Refs), nil
 }
 
 // RecordGeneratedInput carries content the LLM generated.
@@ -145,24 +157,25 @@ func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (
 	if in.Step != nil { // the step's copy of the content carries refs for the UUIDs it names
 		sel.entityIDs = registry.UUIDsIn(in.Content)
 	}
-	out := &RefResult{SessionID: in.SessionID}
-	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
-		t, err := d.Type(in.EntityType)
-		if err != nil {
-			return store.Event{}, nil, err
-		}
-		en := r.Generate(t, in.Content, label, in.Step)
-		en.Label = truncate(en.Label, maxLabelLen)
-		en.Artifact.Label = en.Label
-		out.Ref = en.Ref
-		item, err := r.AsRecord(d, en)
-		if err != nil {
-			return store.Event{}, nil, err
-		}
-		ev := store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(r.Changed())}}
-		return ev, forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref}), nil
-	})
+	rw, err := e.beginRegistry(ctx, in.SessionID, sel)
 	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
+	t, err := rw.domain.Type(in.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	en := rw.reg.Generate(t, in.Content, label, in.Step)
+	en.Label = truncate(en.Label, maxLabelLen)
+	en.Artifact.Label = en.Label
+	item, err := rw.reg.AsRecord(rw.domain, en)
+	if err != nil {
+		return nil, err
+	}
+	ev := store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
+	out := &RefResult{SessionID: in.SessionID, Ref: en.Ref}
+	if out.Stored, err = e.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref})); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -192,26 +205,27 @@ func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*Ref
 	if in.GenRef != nil {
 		sel.refs = []string{*in.GenRef}
 	}
-	out := &RefResult{SessionID: in.SessionID}
-	out.Stored, err = e.writeRegistryStep(ctx, in.SessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
-		t, err := d.Type(in.EntityType)
-		if err != nil {
-			return store.Event{}, nil, err
-		}
-		en, err := r.Create(t, in.EntityID, label, deref(in.GenRef), in.Step)
-		if err != nil {
-			return store.Event{}, nil, err
-		}
-		out.Ref = en.Ref
-		out.Promoted = en.Generated()
-		kind := KindRefCreated
-		if out.Promoted {
-			kind = KindRefPromoted
-		}
-		ev := store.Event{Kind: kind, Payload: map[string]any{"changes": changes(r.Changed())}}
-		return ev, forStep(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref}), nil
-	})
+	rw, err := e.beginRegistry(ctx, in.SessionID, sel)
 	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
+	t, err := rw.domain.Type(in.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	en, err := rw.reg.Create(t, in.EntityID, label, deref(in.GenRef), in.Step)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefResult{SessionID: in.SessionID, Ref: en.Ref, Promoted: en.Generated()}
+	kind := KindRefCreated
+	if out.Promoted {
+		kind = KindRefPromoted
+	}
+	ev := store.Event{Kind: kind, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
+	items := forStep(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref})
+	if out.Stored, err = e.commitRegistry(ctx, rw, ev, items); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -242,28 +256,29 @@ func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*Ref
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
 	}
-	out := &RefsResult{SessionID: in.SessionID}
-	stored, err := e.writeRegistryStep(ctx, in.SessionID, selection{entityIDs: in.EntityIDs}, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
-		t, err := d.Type(in.EntityType)
-		if err != nil {
-			return store.Event{}, nil, err
-		}
-		var items []any
-		for _, id := range in.EntityIDs {
-			en, err := r.Touch(t, id, registry.ActionDeleted, "", in.Step)
-			if err != nil {
-				return store.Event{}, nil, err
-			}
-			out.Refs = append(out.Refs, en.Ref)
-			items = append(items, registry.WrittenItem(t, en))
-		}
-		ev := store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(r.Changed())}}
-		return ev, forStep(in.Step, stepresult.KindWrite, items, out.Refs), nil
-	})
+	rw, err := e.beginRegistry(ctx, in.SessionID, selection{entityIDs: in.EntityIDs})
 	if err != nil {
 		return nil, err
 	}
-	out.Stored = stored
+	defer rw.Rollback()
+	t, err := rw.domain.Type(in.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefsResult{SessionID: in.SessionID}
+	var items []any
+	for _, id := range in.EntityIDs {
+		en, err := rw.reg.Touch(t, id, registry.ActionDeleted, "", in.Step)
+		if err != nil {
+			return nil, err
+		}
+		out.Refs = append(out.Refs, en.Ref)
+		items = append(items, registry.WrittenItem(t, en))
+	}
+	ev := store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
+	if out.Stored, err = e.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindWrite, items, out.Refs)); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -283,20 +298,22 @@ func (e *Engine) RecordUserAction(ctx context.Context, in RecordUserActionInput)
 	if err != nil {
 		return nil, err
 	}
-	out := &RefResult{SessionID: in.SessionID}
-	out.Stored, err = e.writeRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}}, func(r *registry.Registry, d *registry.Domain) (store.Event, error) {
-		t, err := d.Type(in.EntityType)
-		if err != nil {
-			return store.Event{}, err
-		}
-		en, err := r.Touch(t, in.EntityID, registry.UserAction(in.Kind), label, nil)
-		if err != nil {
-			return store.Event{}, err
-		}
-		out.Ref = en.Ref
-		return store.Event{Kind: KindRefUserAction, Payload: map[string]any{"changes": changes(r.Changed())}}, nil
-	})
+	rw, err := e.beginRegistry(ctx, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}})
 	if err != nil {
+		return nil, err
+	}
+	defer rw.Rollback()
+	t, err := rw.domain.Type(in.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	en, err := rw.reg.Touch(t, in.EntityID, registry.UserAction(in.Kind), label, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefResult{SessionID: in.SessionID, Ref: en.Ref}
+	ev := store.Event{Kind: KindRefUserAction, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
+	if out.Stored, err = e.commitRegistry(ctx, rw, ev, nil); err != nil {
 		return nil, err
 	}
 	return out, nil

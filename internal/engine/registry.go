@@ -178,61 +178,59 @@ func joinedArtifact(row *ent.Ref) (*ent.Artifact, error) {
 	return a, nil
 }
 
-// registryChange is an operation on the loaded registry; it returns the
-// event to record.
-type registryChange func(r *registry.Registry, d *registry.Domain) (store.Event, error)
-
-// stepChange is a registryChange that also returns what the call adds to
-// its step's result: nil when it carries no step.
-type stepChange func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error)
-
 // Stored holds the refs a registry write stored, by name, as their rows now
 // read, so that the write's payload needs no read-back.
 type Stored map[string]*ent.Ref
 
-// writeRegistry runs one registry operation as a store write: load the
-// selected refs under the session lock, apply the rules, then persist the
-// changed refs and artifacts in one statement each and the counters with the
-// session's activity stamp. It returns the refs it stored.
-func (e *Engine) writeRegistry(ctx context.Context, sessionID uuid.UUID, sel selection, change registryChange) (Stored, error) {
-	return e.writeRegistryStep(ctx, sessionID, sel, func(r *registry.Registry, d *registry.Domain) (store.Event, *stepItems, error) {
-		ev, err := change(r, d)
-		return ev, nil, err
-	})
+// registryWrite is a registry operation in progress: the session's write,
+// its domain, and the registry loaded with the refs the operation
+// selected. The operation applies the registry's rules to reg (plain code
+// over values), then commitRegistry stores what changed.
+type registryWrite struct {
+	*store.Tx
+	reg    *registry.Registry
+	domain *registry.Domain
+	loaded loaded
 }
 
-// writeRegistryStep is writeRegistry for a record call that may carry a
-// step: what it returns for the step is added to the step's result in the
-// same commit, and the event names the step.
-func (e *Engine) writeRegistryStep(ctx context.Context, sessionID uuid.UUID, sel selection, change stepChange) (Stored, error) {
-	var stored Stored
-	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
-		if err != nil {
-			return store.Event{}, err
-		}
-		r, l, err := load(ctx, w.Tx.Ref, w.Session, sel)
-		if err != nil {
-			return store.Event{}, err
-		}
-		ev, items, err := change(r, d)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if stored, err = persist(ctx, w, r.Changed(), l); err != nil {
-			return store.Event{}, err
-		}
-		added, err := addToStep(ctx, w, items)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if added {
-			ev.Payload["step"] = items.Step
-		}
-		w.Update().SetRefCounters(r.Counters).SetGenCounters(r.GenCounters)
-		return ev, nil
-	})
+// beginRegistry begins a registry operation: it locks the session, reads
+// its domain and loads the selected refs at the session's turn. The caller
+// ends it with commitRegistry, or Rollback.
+func (e *Engine) beginRegistry(ctx context.Context, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
+	w, err := e.store.Begin(ctx, sessionID)
 	if err != nil {
+		return nil, err
+	}
+	rw := &registryWrite{Tx: w}
+	if rw.domain, err = e.domain(ctx, w.Tx.EntityType, w.Session.Domain); err == nil {
+		rw.reg, rw.loaded, err = load(ctx, w.Tx.Ref, w.Session, sel)
+	}
+	if err != nil {
+		w.Rollback()
+		return nil, err
+	}
+	return rw, nil
+}
+
+// commitRegistry stores what a registry operation changed and commits it
+// with ev: the changed refs and artifacts in one statement each, the
+// step's items (when items is not nil; the event then names the step),
+// and the counters with the session's activity stamp. It returns the refs
+// it stored.
+func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store.Event, items *stepItems) (Stored, error) {
+	stored, err := persist(ctx, rw.Tx, rw.reg.Changed(), rw.loaded)
+	if err != nil {
+		return nil, err
+	}
+	added, err := addToStep(ctx, rw.Tx, items)
+	if err != nil {
+		return nil, err
+	}
+	if added {
+		ev.Payload["step"] = items.Step
+	}
+	rw.Update().SetRefCounters(rw.reg.Counters).SetGenCounters(rw.reg.GenCounters)
+	if _, err := rw.Commit(ctx, store.Record(ev)); err != nil {
 		return nil, err
 	}
 	for _, row := range stored {
@@ -243,7 +241,7 @@ func (e *Engine) writeRegistryStep(ctx context.Context, sessionID uuid.UUID, sel
 
 // persist upserts the changed refs, then their changed artifacts, and
 // returns the refs as stored. New rows carry the commit's single timestamp.
-func persist(ctx context.Context, w *store.Work, changed []*registry.Entry, l loaded) (Stored, error) {
+func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l loaded) (Stored, error) {
 	if len(changed) == 0 {
 		return nil, nil
 	}

@@ -133,42 +133,46 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 	if in.Focus != nil && in.Focus.Type == "" {
 		return nil, apperr.Invalid("focus.type", "focus.type must name an entity type")
 	}
-	return e.store.Update(ctx, in.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		u := w.Update()
-		if in.Focus != nil {
-			u.SetFocus(in.Focus)
-		} else if isTrue(in.ClearFocus) {
-			u.ClearFocus()
+	w, err := e.store.Begin(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Rollback()
+	u := w.Update()
+	if in.Focus != nil {
+		u.SetFocus(in.Focus)
+	} else if isTrue(in.ClearFocus) {
+		u.ClearFocus()
+	}
+	if in.PendingClarification != nil {
+		u.SetPendingClarification(in.PendingClarification)
+	} else if isTrue(in.ClearPendingClarification) {
+		u.ClearPendingClarification()
+	}
+	u.SetNillableEngagementSummary(in.EngagementSummary).SetNillableHistorySummary(in.HistorySummary).
+		SetNillableReasoningSummary(in.ReasoningSummary).SetNillableSystemPrompt(in.SystemPrompt).
+		SetNillableUserID(in.UserID).SetNillableTTLSeconds(ttl)
+	if in.Metadata != nil || len(in.RemoveMetadata) > 0 {
+		merged := maps.Clone(w.Session.Metadata)
+		if merged == nil {
+			merged = map[string]string{}
 		}
-		if in.PendingClarification != nil {
-			u.SetPendingClarification(in.PendingClarification)
-		} else if isTrue(in.ClearPendingClarification) {
-			u.ClearPendingClarification()
+		maps.Copy(merged, in.Metadata)
+		for _, k := range in.RemoveMetadata {
+			delete(merged, k)
 		}
-		u.SetNillableEngagementSummary(in.EngagementSummary).SetNillableHistorySummary(in.HistorySummary).
-			SetNillableReasoningSummary(in.ReasoningSummary).SetNillableSystemPrompt(in.SystemPrompt).
-			SetNillableUserID(in.UserID).SetNillableTTLSeconds(ttl)
-		if in.Metadata != nil || len(in.RemoveMetadata) > 0 {
-			merged := maps.Clone(w.Session.Metadata)
-			if merged == nil {
-				merged = map[string]string{}
-			}
-			maps.Copy(merged, in.Metadata)
-			for _, k := range in.RemoveMetadata {
-				delete(merged, k)
-			}
-			if len(merged) > maxMetadataKeys {
-				return store.Event{}, apperr.TooLarge("metadata", "metadata would hold %d keys; at most %d are allowed", len(merged), maxMetadataKeys)
-			}
-			u.SetMetadata(merged)
+		if len(merged) > maxMetadataKeys {
+			return nil, apperr.TooLarge("metadata", "metadata would hold %d keys; at most %d are allowed", len(merged), maxMetadataKeys)
 		}
-		// The mutation knows what was given; the activity stamps come later.
-		changed := append(u.Mutation().Fields(), u.Mutation().ClearedFields()...)
-		if len(changed) == 0 {
-			return store.Event{}, apperr.Invalid("input", "nothing to update: give at least one field besides id")
-		}
-		return store.Event{Kind: KindSessionUpdated, Payload: map[string]any{"fields": changed}}, nil
-	})
+		u.SetMetadata(merged)
+	}
+	// The mutation knows what was given; the activity stamps come later.
+	changed := append(u.Mutation().Fields(), u.Mutation().ClearedFields()...)
+	if len(changed) == 0 {
+		return nil, apperr.Invalid("input", "nothing to update: give at least one field besides id")
+	}
+	updated := store.Event{Kind: KindSessionUpdated, Payload: map[string]any{"fields": changed}}
+	return w.Commit(ctx, store.Mutation{Events: []store.Event{updated}, ReadBack: true})
 }
 
 // Session returns a session by id, or a NOT_FOUND error.

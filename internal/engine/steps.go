@@ -103,46 +103,48 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 	}
 	sel := selection{entityIDs: registry.UUIDsIn([]any{in.Data, deref(in.Description)}),
 		refs: append(slices.Clone(in.Refs), registry.RefsIn(in.Data)...)}
-	var out *ent.StepResult
-	err := e.store.Write(ctx, in.SessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		open, _, err := openTurn(ctx, w, 0)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if open == nil {
-			return store.Event{}, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: a step belongs to the turn that runs it (beginTurn)", in.SessionID)
-		}
-		r, _, err := load(ctx, w.Tx.Ref, w.Session, sel)
-		if err != nil {
-			return store.Event{}, err
-		}
-		for i, name := range in.Refs {
-			if _, ok := r.Entry(name); !ok {
-				return store.Event{}, apperr.UnknownRef(fmt.Sprintf("refs[%d]", i), name)
-			}
-		}
-		row, err := stepAt(ctx, w, in.Step)
-		if err != nil {
-			return store.Event{}, err
-		}
-		row.Kind = in.Kind
-		if in.Description != nil { // shown to the LLM too
-			row.Description = r.Scrub(*in.Description).(string)
-		}
-		if in.Data != nil {
-			data := r.Scrub(in.Data)
-			row.Data = asItems(data)
-			row.ItemCount = len(row.Data)
-			row.Refs = union(in.Refs, r.Known(registry.RefsIn(data)))
-		} else {
-			row.Refs = union(row.Refs, in.Refs)
-		}
-		if out, err = saveStep(ctx, w, row); err != nil {
-			return store.Event{}, err
-		}
-		return store.Event{Kind: KindStepRecorded, Payload: stepPayload(out)}, nil
-	})
+	w, err := e.store.Begin(ctx, in.SessionID)
 	if err != nil {
+		return nil, err
+	}
+	defer w.Rollback()
+	open, _, err := openTurn(ctx, w, 0)
+	if err != nil {
+		return nil, err
+	}
+	if open == nil {
+		return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: a step belongs to the turn that runs it (beginTurn)", in.SessionID)
+	}
+	r, _, err := load(ctx, w.Tx.Ref, w.Session, sel)
+	if err != nil {
+		return nil, err
+	}
+	for i, name := range in.Refs {
+		if _, ok := r.Entry(name); !ok {
+			return nil, apperr.UnknownRef(fmt.Sprintf("refs[%d]", i), name)
+		}
+	}
+	row, err := stepAt(ctx, w, in.Step)
+	if err != nil {
+		return nil, err
+	}
+	row.Kind = in.Kind
+	if in.Description != nil { // shown to the LLM too
+		row.Description = r.Scrub(*in.Description).(string)
+	}
+	if in.Data != nil {
+		data := r.Scrub(in.Data)
+		row.Data = asItems(data)
+		row.ItemCount = len(row.Data)
+		row.Refs = union(in.Refs, r.Known(registry.RefsIn(data)))
+	} else {
+		row.Refs = union(row.Refs, in.Refs)
+	}
+	out, err := saveStep(ctx, w, row)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Commit(ctx, store.Record(store.Event{Kind: KindStepRecorded, Payload: stepPayload(out)})); err != nil {
 		return nil, err
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
@@ -154,7 +156,7 @@ func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput)
 // kind and description, appends the items if the data stays within the
 // limit (else keeps its data as it was), adds the refs it lacks, and counts
 // every item. A session that has not begun a turn has no step to add to.
-func addToStep(ctx context.Context, w *store.Work, add *stepItems) (added bool, err error) {
+func addToStep(ctx context.Context, w *store.Tx, add *stepItems) (added bool, err error) {
 	if add == nil || w.Session.CurrentTurn < 1 {
 		return false, nil
 	}
@@ -195,7 +197,7 @@ func addToStep(ctx context.Context, w *store.Work, add *stepItems) (added bool, 
 }
 
 // stepAt reads a step of the current turn, or returns a new one to fill.
-func stepAt(ctx context.Context, w *store.Work, step int) (*ent.StepResult, error) {
+func stepAt(ctx context.Context, w *store.Tx, step int) (*ent.StepResult, error) {
 	turn := w.Session.CurrentTurn
 	row, err := w.Tx.StepResult.Query().
 		Where(stepresult.SessionID(w.Session.ID), stepresult.Turn(turn), stepresult.Step(step)).Only(ctx)
@@ -209,7 +211,7 @@ func stepAt(ctx context.Context, w *store.Work, step int) (*ent.StepResult, erro
 // saveStep writes a step result (an upsert on its session, turn and step,
 // safe under the session lock) and returns it as stored: every column is
 // written from row, so no read-back is needed.
-func saveStep(ctx context.Context, w *store.Work, row *ent.StepResult) (*ent.StepResult, error) {
+func saveStep(ctx context.Context, w *store.Tx, row *ent.StepResult) (*ent.StepResult, error) {
 	// PostgreSQL keeps microseconds, so the returned row holds what a read would.
 	now := w.Now.Truncate(time.Microsecond)
 	c := w.Tx.StepResult.Create().SetID(row.ID).SetSessionID(row.SessionID).SetTurn(row.Turn).SetStep(row.Step).

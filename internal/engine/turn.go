@@ -37,30 +37,30 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	if len(userMessage) > MaxTextBytes {
 		return nil, apperr.TooLarge("userMessage", "the message is %d bytes; at most %d are allowed", len(userMessage), MaxTextBytes)
 	}
-	var out *ent.Turn
-	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		tokens, err := e.countTokens(ctx, w.Session.Tokenizer, userMessage)
-		if err != nil {
-			return store.Event{}, err
-		}
-		number := w.Session.CurrentTurn + 1
-		// No read first: the index of one open turn per session refuses the
-		// insert while the current turn is open.
-		t, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
-			SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
-		if isOpenTurnConflict(err) {
-			err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
-		}
-		if err != nil {
-			return store.Event{}, err
-		}
-		out = t
-		w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
-		// Not activity yet: a turn counts when it ends well (see store.Started).
-		w.CountAs(store.Started)
-		return store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}, nil
-	})
+	w, err := e.store.Begin(ctx, sessionID)
 	if err != nil {
+		return nil, err
+	}
+	defer w.Rollback()
+	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, userMessage)
+	if err != nil {
+		return nil, err
+	}
+	number := w.Session.CurrentTurn + 1
+	// No read first: the index of one open turn per session refuses the
+	// insert while the current turn is open.
+	out, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
+		SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
+	if isOpenTurnConflict(err) {
+		err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
+	// Not activity yet: a turn counts when it ends well (see store.Started).
+	began := store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}
+	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began}, Activity: store.Started}); err != nil {
 		return nil, err
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
@@ -91,9 +91,9 @@ type UpdateTurnInput struct {
 // UpdateTurn merges into the open turn's execution summary: given fields
 // replace, steps are appended.
 func (e *Engine) UpdateTurn(ctx context.Context, in UpdateTurnInput) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, in.SessionID, false, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
+	return e.onOpenTurn(ctx, in.SessionID, false, func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error) {
 		done.ExecutionSummary = merge(done.ExecutionSummary, &in.Summary)
-		return store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": done.Number}}, nil
+		return store.Record(store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": done.Number}}), nil
 	})
 }
 
@@ -114,15 +114,16 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 	if len(in.AssistantMessage) > MaxTextBytes {
 		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
 	}
-	return e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
-		return e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
+	return e.onOpenTurn(ctx, in.SessionID, true, func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error) {
+		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary)
+		return store.Record(ended), err
 	})
 }
 
 // completeTurn is what ending a turn changes, on done, a copy of the open
 // turn, and on the session; the caller writes done (onOpenTurn, or
 // RecordExchange's insert).
-func (e *Engine) completeTurn(ctx context.Context, w *store.Work, done *ent.Turn, message string, summary *schematype.ExecutionSummary) (store.Event, error) {
+func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, message string, summary *schematype.ExecutionSummary) (store.Event, error) {
 	d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
 	if err != nil {
 		return store.Event{}, err
@@ -156,15 +157,15 @@ func (e *Engine) completeTurn(ctx context.Context, w *store.Work, done *ent.Turn
 // conversation an LLM is shown: builds leave it out, and its user
 // message's tokens leave the session's count.
 func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, sessionID, true, func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error) {
+	return e.onOpenTurn(ctx, sessionID, true, func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error) {
 		if _, err := w.Tx.ExecContext(ctx, dropQueue, sessionID); err != nil {
-			return store.Event{}, err
+			return store.Mutation{}, err
 		}
 		done.Status, done.CompletedAt = turn.StatusFailed, &w.Now
 		done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
 		w.Update().AddFailedTurns(1).AddTokenCount(-min(done.UserTokens, w.Session.TokenCount))
-		w.CountAs(store.Failed)
-		return store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": done.Number, "reason": reason}}, nil
+		failed := store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": done.Number, "reason": reason}}
+		return store.Mutation{Events: []store.Event{failed}, Activity: store.Failed}, nil
 	})
 }
 
@@ -173,28 +174,32 @@ func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason strin
 // prompt (seed 004's reset). Turn numbers go on from where they were, so
 // refs' turn marks stay meaningful.
 func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
-	return e.store.Update(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		n, err := w.Tx.Turn.Delete().Where(turn.SessionID(sessionID)).Exec(ctx)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if _, err := w.Tx.StepResult.Delete().Where(stepresult.SessionID(sessionID)).Exec(ctx); err != nil {
-			return store.Event{}, err
-		}
-		u := w.Update().SetTokenCount(0).SetHistorySummary("").SetReasoningSummary("").
-			SetEngagementSummary("").ClearPendingClarification()
-		if !keepSystemPrompt {
-			u.SetSystemPrompt("")
-		}
-		return store.Event{Kind: KindConversationReset, Payload: map[string]any{"deletedTurns": n, "keptSystemPrompt": keepSystemPrompt}}, nil
-	})
+	w, err := e.store.Begin(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Rollback()
+	n, err := w.Tx.Turn.Delete().Where(turn.SessionID(sessionID)).Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Tx.StepResult.Delete().Where(stepresult.SessionID(sessionID)).Exec(ctx); err != nil {
+		return nil, err
+	}
+	u := w.Update().SetTokenCount(0).SetHistorySummary("").SetReasoningSummary("").
+		SetEngagementSummary("").ClearPendingClarification()
+	if !keepSystemPrompt {
+		u.SetSystemPrompt("")
+	}
+	reset := store.Event{Kind: KindConversationReset, Payload: map[string]any{"deletedTurns": n, "keptSystemPrompt": keepSystemPrompt}}
+	return w.Commit(ctx, store.Mutation{Events: []store.Event{reset}, ReadBack: true})
 }
 
 // compressReasoning folds the summary of old, the turn two before the one
 // just closed, into the session's reasoning summary, once: the last two
 // turns' summaries are shown in full, older ones only as that line. old is
 // nil when there is no such turn (too early, or cleared by a reset).
-func compressReasoning(w *store.Work, old *ent.Turn) {
+func compressReasoning(w *store.Tx, old *ent.Turn) {
 	if old == nil || old.Status == turn.StatusFailed { // not part of the conversation
 		return
 	}
@@ -212,7 +217,7 @@ const maxArchiveNames = 100
 // archived generated content the turn worked with again (referenced in it,
 // or named in the message), so that a later turn showing it again still
 // says what it showed.
-func generatedNames(ctx context.Context, w *store.Work, number int, entityType, message string) ([]string, error) {
+func generatedNames(ctx context.Context, w *store.Tx, number int, entityType, message string) ([]string, error) {
 	rows, err := w.Tx.Ref.Query().
 		Where(ref.SessionID(w.Session.ID), ref.EntityType(entityType), ref.RefHasPrefix("gen_")).
 		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldCreatedAt)).Limit(maxArchiveNames).All(ctx)
@@ -264,41 +269,43 @@ func merge(a, b *schematype.ExecutionSummary) *schematype.ExecutionSummary {
 	return out
 }
 
-// turnChange changes done, a copy of the session's open turn, in place;
-// onOpenTurn writes it.
-type turnChange func(ctx context.Context, w *store.Work, done *ent.Turn) (store.Event, error)
+// turnChange changes done, a copy of the session's open turn, in place, and
+// says what the write records; onOpenTurn writes the turn and commits.
+type turnChange func(ctx context.Context, w *store.Tx, done *ent.Turn) (store.Mutation, error)
 
 // onOpenTurn runs a change on the session's open turn and writes the turn
 // as changed. A change that closes the turn (closes) compresses the summary
 // of the turn two before, which is read with the open one.
 func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, closes bool, change turnChange) (*ent.Turn, error) {
-	var out *ent.Turn
-	err := e.store.Write(ctx, sessionID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		old := 0
-		if closes {
-			old = w.Session.CurrentTurn - fullReasoningSummaries
-		}
-		open, older, err := openTurn(ctx, w, old)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if open == nil {
-			return store.Event{}, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (beginTurn)", sessionID)
-		}
-		done := *open
-		ev, err := change(ctx, w, &done)
-		if err != nil {
-			return store.Event{}, err
-		}
-		if out, err = saveTurn(ctx, w, &done); err != nil {
-			return store.Event{}, err
-		}
-		if closes {
-			compressReasoning(w, older)
-		}
-		return ev, nil
-	})
+	w, err := e.store.Begin(ctx, sessionID)
 	if err != nil {
+		return nil, err
+	}
+	defer w.Rollback()
+	old := 0
+	if closes {
+		old = w.Session.CurrentTurn - fullReasoningSummaries
+	}
+	open, older, err := openTurn(ctx, w, old)
+	if err != nil {
+		return nil, err
+	}
+	if open == nil {
+		return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (beginTurn)", sessionID)
+	}
+	done := *open
+	m, err := change(ctx, w, &done)
+	if err != nil {
+		return nil, err
+	}
+	out, err := saveTurn(ctx, w, &done)
+	if err != nil {
+		return nil, err
+	}
+	if closes {
+		compressReasoning(w, older)
+	}
+	if _, err := w.Commit(ctx, m); err != nil {
 		return nil, err
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
@@ -308,7 +315,7 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, closes boo
 // the artifacts saved in it are cleared (their content was kept only for
 // linked records), and the enrichment queue is emptied (dropQueue). One
 // statement; it returns how many artifacts it cleared.
-func clearTurnState(ctx context.Context, w *store.Work) (int, error) {
+func clearTurnState(ctx context.Context, w *store.Tx) (int, error) {
 	res, err := w.Tx.ExecContext(ctx, `WITH dropped AS (`+dropQueue+`)
 		UPDATE artifacts SET status = $2, updated_at = $3 WHERE session_id = $1 AND status = $4`,
 		w.Session.ID, artifact.StatusCleared.String(), w.Now, artifact.StatusPromoted.String())
@@ -332,7 +339,7 @@ const dropQueue = `UPDATE refs SET enrich_table = NULL, enrich_name_column = NUL
 // saveTurn writes the columns a turn change may set from done, by an update
 // on its id (UpdateOne would read the row back), and returns done as the row
 // now reads: timestamps in microseconds and the summary as its JSON.
-func saveTurn(ctx context.Context, w *store.Work, done *ent.Turn) (*ent.Turn, error) {
+func saveTurn(ctx context.Context, w *store.Tx, done *ent.Turn) (*ent.Turn, error) {
 	if done.CompletedAt != nil {
 		at := done.CompletedAt.Truncate(time.Microsecond)
 		done.CompletedAt = &at
@@ -363,7 +370,7 @@ func asStored(s *schematype.ExecutionSummary) (*schematype.ExecutionSummary, err
 // openTurn returns the session's current turn when it is still open, and,
 // read in the same statement, the turn numbered other when other > 0 and
 // it exists.
-func openTurn(ctx context.Context, w *store.Work, other int) (open, otherTurn *ent.Turn, err error) {
+func openTurn(ctx context.Context, w *store.Tx, other int) (open, otherTurn *ent.Turn, err error) {
 	current := w.Session.CurrentTurn
 	if current == 0 {
 		return nil, nil, nil

@@ -135,27 +135,24 @@ type Hub struct {
 	lag      time.Duration // commit-to-publish delay of the last event a subscriber was offered
 }
 
-// NewHub returns a hub reading events through db and listening on dsn.
-func NewHub(db *sql.DB, dsn string, log *slog.Logger) *Hub {
+// NewHub returns a hub reading events through db and listening on dsn. It
+// reads without a doorbell every poll, or every pollInterval when poll is
+// 0 (tests set it long to prove that a bell, not the timer, delivered an
+// event).
+func NewHub(db *sql.DB, dsn string, poll time.Duration, log *slog.Logger) *Hub {
+	if poll <= 0 {
+		poll = pollInterval
+	}
 	return &Hub{
 		db: db, dsn: dsn, log: log,
 		wake:      make(chan struct{}, 1),
 		origin:    uuid.NewString(),
-		poll:      pollInterval,
+		poll:      poll,
 		bySession: map[uuid.UUID]map[*sub]struct{}{},
 		firehose:  map[*sub]struct{}{},
 		offered:   map[uuid.UUID]int64{},
 		rung:      map[uuid.UUID]struct{}{},
 		ready:     make(chan struct{}),
-	}
-}
-
-// SetPollInterval changes how often the hub reads without a doorbell; call
-// it before Run. Tests set it long to prove that a bell, not the timer,
-// delivered an event.
-func (h *Hub) SetPollInterval(d time.Duration) {
-	if d > 0 {
-		h.poll = d
 	}
 }
 

@@ -34,18 +34,18 @@ func hubFixture(t *testing.T) (*events.Hub, *store.Store, *ent.Session, string) 
 	return hubOn(t, testdb.New(t, migrations.Apply, migrations.Fingerprint()))
 }
 
-// hubOn is hubFixture on the database at dsn.
-func hubOn(t *testing.T, dsn string) (*events.Hub, *store.Store, *ent.Session, string) {
+// hubOn is hubFixture on the database at dsn, its store made with opts
+// besides the doorbell.
+func hubOn(t *testing.T, dsn string, opts ...store.Option) (*events.Hub, *store.Store, *ent.Session, string) {
 	t.Helper()
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
-	st := store.New(client, nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := events.NewHub(db, dsn, log)
+	hub := events.NewHub(db, dsn, 0, log)
 	bell := events.NewDoorbell(db, hub, log)
-	st.OnCommit(bell.Ring)
+	st := store.New(client, append(opts, store.RingOnCommit(bell.Ring))...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { defer func() { done <- struct{}{} }(); _ = hub.Run(ctx) }()
@@ -58,9 +58,10 @@ func hubOn(t *testing.T, dsn string) (*events.Hub, *store.Store, *ent.Session, s
 
 func tick(t *testing.T, st *store.Store, s *ent.Session) {
 	t.Helper()
-	require.NoError(t, st.Write(context.Background(), s.ID, func(context.Context, *store.Work) (store.Event, error) {
-		return store.Event{Kind: "test.tick"}, nil
-	}))
+	w, err := st.Begin(context.Background(), s.ID)
+	require.NoError(t, err)
+	_, err = w.Commit(context.Background(), store.Record(store.Event{Kind: "test.tick"}))
+	require.NoError(t, err)
 }
 
 // A subscriber that stops reading is cut off with ErrTooSlow once it is

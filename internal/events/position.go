@@ -42,19 +42,26 @@ func (p Position) String() string {
 	return fmt.Sprintf("%d.%s.%d", p.Xid, p.SessionID, p.Sequence)
 }
 
-// ParsePosition reads a cursor written by Position.String.
+// ParsePosition reads a cursor written by Position.String, and only in
+// the spelling it writes (no sign, leading zero or upper-case id), so that
+// a cursor has one text. An error quotes at most the cursor's start.
 func ParsePosition(s string) (Position, error) {
+	bad := fmt.Errorf("cursor %.60q is not one this server wrote: pass a cursor you received unchanged", s)
 	parts := strings.Split(s, ".")
 	if len(parts) != 3 {
-		return Position{}, fmt.Errorf("cursor %q is not one this server wrote: pass a cursor you received unchanged", s)
+		return Position{}, bad
 	}
 	xid, errX := strconv.ParseInt(parts[0], 10, 64)
 	session, errS := uuid.Parse(parts[1])
 	seq, errQ := strconv.ParseInt(parts[2], 10, 64)
 	if errX != nil || errS != nil || errQ != nil || xid < 0 || seq < 0 {
-		return Position{}, fmt.Errorf("cursor %q is not one this server wrote: pass a cursor you received unchanged", s)
+		return Position{}, bad
 	}
-	return Position{Xid: xid, SessionID: session, Sequence: seq}, nil
+	p := Position{Xid: xid, SessionID: session, Sequence: seq}
+	if p.String() != s {
+		return Position{}, bad
+	}
+	return p, nil
 }
 
 // Cursor is where a subscription resumes: after a sequence of its session

@@ -16,6 +16,7 @@ import (
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
 	"sessiongraph/internal/testdb"
+	"sessiongraph/migrations"
 )
 
 // On Citus (make test-citus builds this file), a session's shard moves to
@@ -25,7 +26,7 @@ import (
 // event once, in order, across the move.
 func TestASessionsShardMovesUnderItsWriterAndSubscriber(t *testing.T) {
 	require.True(t, testdb.Citus(), "this file is built for make test-citus only")
-	hub, st, s, dsn := hubFixture(t)
+	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
 	ctx := context.Background()
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
@@ -33,7 +34,7 @@ func TestASessionsShardMovesUnderItsWriterAndSubscriber(t *testing.T) {
 	holds, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { holds.Close() })
-	st.HoldHorizonWith(store.HorizonHold(holds))
+	hub, st, s, _ := hubOn(t, dsn, store.HoldHorizon(store.HorizonHold(holds)))
 	<-hub.Ready()
 	live := hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(1))
 
@@ -57,9 +58,11 @@ func TestASessionsShardMovesUnderItsWriterAndSubscriber(t *testing.T) {
 				return
 			default:
 			}
-			if err := st.Write(ctx, s.ID, func(context.Context, *store.Work) (store.Event, error) {
-				return store.Event{Kind: "test.tick"}, nil
-			}); err != nil {
+			w, err := st.Begin(ctx, s.ID)
+			if err == nil {
+				_, err = w.Commit(ctx, store.Record(store.Event{Kind: "test.tick"}))
+			}
+			if err != nil {
 				wrote <- err
 				return
 			}

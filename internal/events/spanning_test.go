@@ -18,6 +18,7 @@ import (
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/store"
 	"sessiongraph/internal/testdb"
+	"sessiongraph/migrations"
 )
 
 // commitPreparedDelay is how late the second phase of a two-phase commit
@@ -39,7 +40,7 @@ const commitPreparedDelay = 300 * time.Millisecond
 // events while they are invisible and never delivers them. On one
 // PostgreSQL it is the same feed, with no second phase.
 func TestTheFeedSkipsNothingUnderWritesThatSpanShards(t *testing.T) {
-	hub, st, first, dsn := hubFixture(t)
+	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
 	ctx := context.Background()
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
@@ -48,11 +49,12 @@ func TestTheFeedSkipsNothingUnderWritesThatSpanShards(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, testdb.Citus(), onCitus, "the database is a Citus coordinator exactly under make test-citus")
 	var delayed atomic.Int64
+	var held []store.Option
 	if onCitus {
 		holds, err := sql.Open("pgx", dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { holds.Close() })
-		st.HoldHorizonWith(store.HorizonHold(holds))
+		held = append(held, store.HoldHorizon(store.HorizonHold(holds)))
 		// Widen the window: the second phase of every two-phase commit
 		// reaches one worker late, long after the coordinator's commit,
 		// while the other writers' commits ring the feed's hub.
@@ -65,6 +67,7 @@ func TestTheFeedSkipsNothingUnderWritesThatSpanShards(t *testing.T) {
 			time.Sleep(commitPreparedDelay)
 		})
 	}
+	hub, st, first, _ := hubOn(t, dsn, held...)
 	<-hub.Ready()
 
 	const writers, rounds, group = 6, 8, 3

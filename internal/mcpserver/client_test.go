@@ -40,7 +40,7 @@ func typescriptSDK(t *testing.T) {
 	require.NoError(t, err, "npm ci in %s:\n%s", clientDir, out)
 }
 
-// The seeds' agent loop runs through /mcp with a client no one here wrote,
+// An agent loop runs through /mcp with a client no one here wrote,
 // the official TypeScript SDK's: two turns of read, generate, context, save
 // and context again, each node's context with its budget, the resources, and
 // errors with the API's codes.

@@ -1,6 +1,6 @@
 package registry
 
-// Action tags (seed 000): how an entity entered the registry or was last
+// Action tags: how an entity entered the registry or was last
 // changed. A ":user" suffix marks changes the user made in the frontend.
 const (
 	ActionRead      = "read"

@@ -11,7 +11,7 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// The seeds' clear_pending_artifact: a pending artifact is discarded and a
+// Clearing a pending artifact: a pending artifact is discarded and a
 // promoted one is done with; either keeps its content, and its ref. A
 // discarded one is read back from the archive, a saved one from the
 // database.

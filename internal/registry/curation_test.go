@@ -11,8 +11,8 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// Seed 000's register_from_ui: "Check if UUID already known — if so, update
-// action and touch. If new, assign a ref and register with action like
+// Registering from the UI: an already known UUID gets its action updated and
+// is touched; a new one gets a ref and is registered with an action like
 // "created:user" or "updated:user"".
 func TestTouchRecordsFrontendChanges(t *testing.T) {
 	d := kitchen(t)
@@ -91,7 +91,7 @@ func TestMentionKeepsTheActionAndTouches(t *testing.T) {
 	assert.Equal(t, `this session has no ref "inv_3"`, re.Message)
 }
 
-// Seed 000's Understand curation: retain with a reason, demote by clearing.
+// Understand's curation: retain with a reason, demote by clearing.
 func TestRetainAndRelease(t *testing.T) {
 	d := kitchen(t)
 	counters, entries := afterTurn1(t, d)
@@ -140,7 +140,7 @@ func TestApplyEnrichmentRejectsUnknownRefsAndEmptyLabels(t *testing.T) {
 	assert.Empty(t, out)
 }
 
-// Seed 000's tier example:
+// The tier example:
 //
 //	Turn 1: Read recipe_1, recipe_2, recipe_3
 //	Turn 2: Read inv_1, inv_2 (recipe_1-3 still in 2-turn window)
@@ -149,7 +149,7 @@ func TestApplyEnrichmentRejectsUnknownRefsAndEmptyLabels(t *testing.T) {
 //
 // plus a recipe generated in turn 1 and never saved, which stays in the
 // Generated tier however old it is.
-func TestSortTiersFollowsTheSeedExample(t *testing.T) {
+func TestSortTiersFollowsTheTierExample(t *testing.T) {
 	d := kitchen(t)
 	r := registry.New(1, nil, nil)
 	_, err := r.Read(d, typeOf(t, d, "recipe"), []map[string]any{

@@ -11,8 +11,8 @@ import (
 	"sessiongraph/internal/apperr"
 )
 
-// EntityType is one kind of entity a domain knows (the seeds'
-// EntityDefinition).
+// EntityType is one kind of entity a domain knows: its table, ref prefix,
+// label and relations.
 type EntityType struct {
 	Name            string
 	Table           string
@@ -213,7 +213,7 @@ func (w *labelWriter) value(v any) {
 	}
 }
 
-// Detail levels of a read (seed 000's detail tracking).
+// Detail levels of a read: a summary read or a full one.
 const (
 	DetailFull    = "FULL"
 	DetailSummary = "SUMMARY"

@@ -73,7 +73,7 @@ func TestCheckRejectsDanglingRelations(t *testing.T) {
 	assert.EqualError(t, d.Check(), `entity type "recipe": nested relation "recipe_ingredients" needs a field and a known entity type (got "recipe_ingredient")`)
 }
 
-// Seed 000: "meal_plan: "Mon Dinner" from date + meal_type"; the label
+// A meal plan is labelled "Mon Dinner" from its date and meal_type: the label
 // template fills each placeholder from the record.
 func TestLabelFromTemplateOrField(t *testing.T) {
 	d := kitchen(t)
@@ -90,7 +90,7 @@ func TestLabelFromTemplateOrField(t *testing.T) {
 	assert.Equal(t, "Buy cod", task.Label(map[string]any{"title": "Buy cod", "name": "ignored"}))
 }
 
-// Seed 000's detail tracking: a record with all detail fields is a full
+// Detail tracking: a record with all detail fields is a full
 // read, one without is a summary, and types without detail fields do not
 // track detail.
 func TestDetailLevelFromRecordShape(t *testing.T) {

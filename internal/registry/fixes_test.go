@@ -1,7 +1,7 @@
 package registry_test
 
 // Regression tests for bugs found in review: each states the behaviour the
-// seeds (or the package's own docs) ask for, and the comment says what was
+// registry's rules (this package's docs) ask for, and the comment says what was
 // wrong and how it was fixed.
 
 import (
@@ -17,8 +17,8 @@ import (
 // Fixed: uuidPattern in refname.go is wrapped in \b, so a UUID glued to a
 // word character (a letter, digit or underscore) is not matched and goes
 // through scrub untouched — for example an image path "…/<uuid>_large.jpg".
-// Seed 001, success criterion 1: "No UUIDs in LLM context"; read.go: "so
-// that no UUID reaches a prompt".
+// No UUID reaches an LLM's context; read.go: "so that no UUID reaches a
+// prompt".
 //
 // Fix: drop the \b anchors:
 //
@@ -48,12 +48,12 @@ func TestFixed_UUIDGluedToAWordCharacterReachesTheLLM(t *testing.T) {
 
 // Fixed: labels are stored as computed from the raw record (or as given to
 // Touch, Create, Generate, UpdateArtifact and ApplyEnrichment) without
-// scrubbing, and labels are what every prompt shows next to a ref (seed 000:
-// "`recipe_1`: Butter Chicken (recipe) [read:full] T3"; the Understand table
+// scrubbing, and labels are what every prompt shows next to a ref (the
+// Think table: "`recipe_1`: Butter Chicken (recipe) [read:full] T3"; the Understand table
 // "Ref | Type | Label | ..."). A task titled with an id, or a label template
 // that uses an FK field, puts a UUID into every prompt. The record itself is
-// scrubbed; its label is not. Seed 001: "LLMs never see UUIDs (only simple
-// refs like recipe_1)".
+// scrubbed; its label is not. LLMs never see UUIDs, only simple
+// refs like recipe_1.
 //
 // Fix: scrub labels before storing them, in setLabel and in the places that
 // set Entry.Label or Artifact.Label directly (Generate, Create, UpdateArtifact):
@@ -85,10 +85,10 @@ func TestFixed_LabelsCarryUUIDsIntoPrompts(t *testing.T) {
 // in the id filter: it moves it to Pending and drops the filter. Reading
 // recipe_ingredients WHERE recipe_id = gen_recipe_1 then either queries every
 // recipe_ingredient (the filter is gone) or is "answered from its artifact"
-// with a recipe, not recipe_ingredients. Seed 001's read rerouting is about
-// reading the gen ref itself ("Think plans `read gen_recipe_1` → CRUD layer
-// detects pending ref → returns from pending_artifacts"), and the seeds'
-// source only looks at filters whose field is "id" (_extract_refs_from_filters:
+// with a recipe, not recipe_ingredients. Read rerouting is about
+// reading the gen ref itself (Think plans `read gen_recipe_1`, the CRUD layer
+// sees a pending ref and answers from its artifact), and it only looks at
+// filters whose field is "id" (_extract_refs_from_filters:
 // `if field != "id": continue`).
 //
 // Fix: in TranslateFilters, only the id field reroutes; for an FK field,
@@ -111,9 +111,9 @@ func TestFixed_PendingGenRefInAnFKFilterIsReroutedAndDropped(t *testing.T) {
 // is dropped ("nothing is left to ask the database") and only the other
 // filters remain. The result cannot be told apart from a query that never
 // had an id filter: a caller that runs the remaining filters reads — or, for
-// db_delete, deletes — every Thai recipe. Seed 001's cross-turn flow
-// translates an id filter "to real UUIDs" and then "Executes delete"; the
-// seeds' source leaves a pending ref in place (so the database matches
+// db_delete, deletes — every Thai recipe. The cross-turn flow
+// translates an id filter to real UUIDs and then deletes; a pending
+// ref left in place (so the database matches
 // nothing) and reroutes a read only when all its id refs have registry data.
 //
 // Fix: keep the id filter with the UUIDs that remain, even when none remain,
@@ -151,8 +151,7 @@ func TestFixed_AllPendingIDFilterVanishesAndWidensTheQuery(t *testing.T) {
 // recipe_id = ingredient_1 becomes an ingredient's UUID. The LLM gets no
 // error it can act on (the delete silently matches nothing, the insert fails
 // on a foreign key, or worse), while Create already refuses "gen_task_1 is a
-// task, not a recipe". Not a seed quote — the seeds' source does not check
-// either — but a cheap, actionable check.
+// task, not a recipe". A cheap, actionable check.
 //
 // Fix: entityID takes the expected type (t.Name for the id field,
 // fk.TargetType for an FK) and returns INVALID_INPUT "inv_1 is an inv, not a

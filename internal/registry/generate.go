@@ -9,8 +9,8 @@ import (
 )
 
 // Generate registers LLM-generated content as gen_{type}_{n} with no entity
-// id yet, and keeps the content as a pending artifact (seed 000's
-// register_generated). An empty label is computed from the content.
+// id yet, and keeps the content as a pending artifact (generated
+// registration). An empty label is computed from the content.
 func (r *Registry) Generate(t *EntityType, content map[string]any, label string, step *int) *Entry {
 	if label == "" {
 		label = t.Label(content)
@@ -40,8 +40,8 @@ func (r *Registry) Generate(t *EntityType, content map[string]any, label string,
 	return e
 }
 
-// Create records that the runtime created an entity in the database (seed
-// 000's register_created). It promotes a generated entity when genRef names
+// Create records that the runtime created an entity in the database (created
+// registration). It promotes a generated entity when genRef names
 // one, or when a pending artifact of the same type has the same label:
 // the gen ref then points at the new UUID, its action becomes created, and
 // its content stays (PROMOTED) until the turn ends, for linked records. With
@@ -163,8 +163,8 @@ func (r *Registry) UpdateArtifact(t *EntityType, ref string, content map[string]
 	return e, nil
 }
 
-// ClearArtifact ends a generated entity's artifact before its turn does (the
-// seeds' clear_pending_artifact): a pending one is discarded, a promoted one
+// ClearArtifact ends a generated entity's artifact before its turn does (artifact
+// clearing): a pending one is discarded, a promoted one
 // is done with once its linked records are saved. Its content stays in the
 // archive, readable by its ref; the ref itself stays, as refs always do.
 func (r *Registry) ClearArtifact(ref string) (*Entry, error) {
@@ -184,7 +184,7 @@ func (r *Registry) ClearArtifact(ref string) (*Entry, error) {
 }
 
 // sameLabel compares labels the way people write them: ignoring case and
-// surrounding spaces, as the seeds' _find_matching_pending_artifact does.
+// surrounding spaces: a generated entity is matched to its artifact by label.
 func sameLabel(a, b string) bool {
 	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
 }

@@ -27,7 +27,7 @@ func simpleCodWithFeta() map[string]any {
 	}
 }
 
-// Seed 001's generate flow and seed 000's pending artifacts lifecycle.
+// The generate flow, and the lifecycle of pending artifacts.
 // Turn 2: "create a simple cod recipe" — gen_recipe_1 is pending, readable
 // from its artifact, and nothing may point at it yet. Turn 3: "add feta",
 // then "save it" — the same ref is promoted to the new entity and records
@@ -132,16 +132,16 @@ func TestGenerateThenSave(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, registry.TranslatedFilters{Filters: []registry.Filter{{Field: "id", Op: "=", Value: simpleCodID}}}, got)
 
-	// The content stays readable until the turn ends (seed 000: "Content is
-	// retained in pending_artifacts until turn end").
+	// The content stays readable until the turn ends (an artifact's
+	// content is kept until the turn that saves it ends).
 	records, fromDatabase, err = r.ReadRefs(d, []string{"gen_recipe_1"})
 	require.NoError(t, err)
 	assert.Equal(t, "Simple Cod with Feta", records[0]["name"])
 	assert.Equal(t, "gen_recipe_1", records[0]["id"])
 	assert.Nil(t, fromDatabase)
 
-	// A later read of the saved row keeps the gen ref (seed 001: "gen_recipe_1
-	// persists through save").
+	// A later read of the saved row keeps the gen ref (a gen ref
+	// outlives the save that gives it a row).
 	r.Turn = 4
 	out, err := r.Read(d, recipe, []map[string]any{{"id": simpleCodID, "name": "Simple Cod with Feta", "instructions": "Bake."}}, registry.ActionRead, nil)
 	require.NoError(t, err)
@@ -198,8 +198,8 @@ func TestCreatePromotesTheNamedOrTheOldestMatchingArtifact(t *testing.T) {
 	assert.Equal(t, registry.ArtifactPromoted, third.Artifact.Status)
 }
 
-// Seed 000's Case B: "A new entity created without a generate step: Assign
-// the next sequential ref via _next_ref()".
+// An entity created without a generate step gets the next sequential ref of
+// its type.
 func TestCreateWithNothingToPromoteRegistersTheNextRef(t *testing.T) {
 	d := kitchen(t)
 	counters, entries := afterTurn1(t, d)

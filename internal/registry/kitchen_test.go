@@ -16,7 +16,7 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// The kitchen domain of the seeds, built by hand so that these tests do not
+// The kitchen domain (recipes, meal plans, inventory), built by hand so that these tests do not
 // depend on the domains package.
 func kitchen(t *testing.T) *registry.Domain {
 	t.Helper()
@@ -162,8 +162,8 @@ func uuidLeaks(v any) []string {
 	return leaks
 }
 
-// assertNoUUIDs fails for any UUID-shaped text in v: the seeds' first
-// success criterion, "No UUIDs in LLM context".
+// assertNoUUIDs fails for any UUID-shaped text in v: no UUID ever reaches an
+// LLM's context.
 func assertNoUUIDs(t *testing.T, v any) {
 	t.Helper()
 	assert.Empty(t, uuidLeaks(v), "UUIDs would reach the LLM")

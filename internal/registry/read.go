@@ -11,7 +11,7 @@ import (
 
 // Read registers the records the runtime read from t's table (or, with
 // action ActionUpdated, wrote to it) and returns them as the LLM should see
-// them (seed 000's translate_read_output):
+// them (read output translation):
 //   - each record's id becomes its ref, reused when the entity is known;
 //   - its label and detail level are recorded;
 //   - an FK field holding a known entity becomes that ref plus
@@ -122,7 +122,7 @@ func (r *Registry) readFK(d *Domain, fk *schematype.FKField, v any, out map[stri
 }
 
 // linkFK returns the ref of the entity an FK value points at, registering it
-// as linked and queueing it for enrichment when it is new (seed 001's FK lazy
+// as linked and queueing it for enrichment when it is new (lazy FK
 // registration). A value that is not a UUID passes through scrubbed.
 func (r *Registry) linkFK(d *Domain, fk *schematype.FKField, v string, step *int) (ref, label string, err error) {
 	id, ok := ParseUUID(v)
@@ -276,8 +276,8 @@ func eachString(v any, f func(string)) {
 }
 
 // AddEnrichedLabels adds _<field>_label to every FK field of translated
-// records whose ref now has a label, nested relations included (seed 001's
-// _add_enriched_labels, run after enrichment so the first read already shows
+// records whose ref now has a label, nested relations included (enriched
+// labels, added after enrichment so the first read already shows
 // the names).
 func (r *Registry) AddEnrichedLabels(d *Domain, t *EntityType, records []map[string]any) []map[string]any {
 	out := make([]map[string]any, len(records))

@@ -11,7 +11,7 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// Seed 001's read flow. Turn 1: "what recipes do i have?" — db_read returns
+// The read flow. Turn 1: "what recipes do i have?" — db_read returns
 // two recipes, the system assigns recipe_1 and recipe_2 with their labels,
 // and the LLM sees refs instead of ids.
 func TestReadAssignsRefsAndLabels(t *testing.T) {
@@ -46,8 +46,8 @@ func TestReadAssignsRefsAndLabels(t *testing.T) {
 	assert.Equal(t, "recipe_2", byID.Ref)
 }
 
-// Seed 000: "Check if the UUID already has a ref (from a prior turn) — reuse
-// it" and "Counters never reset within a session — recipe_1 always refers to
+// A UUID that already has a ref (from a prior turn) reuses it, and counters
+// never reset within a session ("recipe_1 always refers to
 // the same entity."
 func TestReadAcrossTurnsReusesRefsAndNeverResetsCounters(t *testing.T) {
 	d := kitchen(t)
@@ -125,7 +125,7 @@ func TestReadOfAnUpdateTagsUpdated(t *testing.T) {
 	}, entry(t, r, "recipe_1"), "the source step stays the one that first registered the ref")
 }
 
-// Seed 000's detail tracking: {"level": "summary"} for a summary read and
+// Detail tracking: {"level": "summary"} for a summary read and
 // {"level": "full", "full_turn": 3} for a full read in turn 3.
 func TestDetailTrackingAcrossReads(t *testing.T) {
 	d := kitchen(t)
@@ -145,7 +145,7 @@ func TestDetailTrackingAcrossReads(t *testing.T) {
 	assert.Equal(t, intp(3), e.FullTurn)
 
 	// A later summary read lowers the level and keeps the turn of the last
-	// full read, as the seeds' source does (tracking["level"] = level).
+	// full read: the level is the last read's.
 	r.Turn = 4
 	_, err = r.Read(d, recipe, []map[string]any{{"id": thaiCurryID, "name": "Thai Curry"}}, registry.ActionRead, nil)
 	require.NoError(t, err)

@@ -39,7 +39,7 @@ type ParsedRef struct {
 }
 
 // ParseRef takes a ref apart; ok is false when s is not shaped like a ref
-// (seed 000: it contains an underscore and its last segment is a number).
+// (it contains an underscore and its last segment is a number).
 func ParseRef(s string) (p ParsedRef, ok bool) {
 	i := strings.LastIndexByte(s, '_')
 	if i <= 0 || i == len(s)-1 {
@@ -66,8 +66,8 @@ func IsRef(s string) bool {
 	return ok
 }
 
-// uuidLen is the length of UUID-shaped text: 8-4-4-4-12 hex digits (seed
-// 000: 36 characters with 4 hyphens).
+// uuidLen is the length of UUID-shaped text: 8-4-4-4-12 hex digits
+// (36 characters with 4 hyphens).
 const uuidLen = 36
 
 // nextUUID returns where the first UUID-shaped text at or after from starts

@@ -10,9 +10,9 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// Seed 000: "Database entities: {type}_{n} — e.g., recipe_1, inv_5,
+// Ref names: "Database entities: {type}_{n} — e.g., recipe_1, inv_5,
 // meal_plan_2; Generated (unsaved) entities: gen_{type}_{n}".
-func TestRefNamesFollowTheSeedPattern(t *testing.T) {
+func TestRefNamesFollowTheRefPattern(t *testing.T) {
 	assert.Equal(t, "recipe_1", registry.RefName("recipe", 1))
 	assert.Equal(t, "inv_5", registry.RefName("inv", 5))
 	assert.Equal(t, "meal_plan_12", registry.RefName("meal_plan", 12))
@@ -146,7 +146,7 @@ func TestContainsUUIDFindsUUIDsInText(t *testing.T) {
 	assert.False(t, registry.ContainsUUID("a508000d9b5540f08886dbdd88bd2de2"))
 }
 
-// Seed 000's action tags table.
+// The action tags.
 func TestActionTags(t *testing.T) {
 	assert.Equal(t,
 		[]string{"read", "created", "updated", "deleted", "generated", "linked"},

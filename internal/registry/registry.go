@@ -1,5 +1,4 @@
-// Package registry holds the rules of a session's ref registry (seeds 000 and
-// 001): how refs are named and numbered, how records read from the database
+// Package registry holds the rules of a session's ref registry: how refs are named and numbered, how records read from the database
 // are translated for an LLM, how generated entities are registered and
 // promoted, and how refs are translated back to UUIDs. It is plain Go: the
 // engine loads the part of a session's registry a request touches into a
@@ -61,8 +60,8 @@ const (
 	ArtifactCleared  = "CLEARED"
 )
 
-// Artifact is the content of a generated entity (the seeds'
-// pending_artifacts), kept until the turn that saves it ends.
+// Artifact is the content of a generated entity (a pending
+// artifact), kept until the turn that saves it ends.
 type Artifact struct {
 	EntityType   string
 	Label        string

@@ -9,7 +9,7 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// Seed 001's FK lazy registration flow: "what's in my meal plan?" — the meal
+// Lazy FK registration: "what's in my meal plan?" — the meal
 // plan's recipe is not in the registry, so it is registered as linked and
 // queued for enrichment; after enrichment the label appears next to the FK.
 func TestFKLazyRegistrationAndEnrichment(t *testing.T) {
@@ -58,7 +58,7 @@ func TestFKLazyRegistrationAndEnrichment(t *testing.T) {
 	assert.Equal(t, []map[string]any{
 		{"id": "meal_plan_2", "date": "2026-01-13", "meal_type": "dinner", "recipe_id": "recipe_1", "_recipe_id_label": "Butter Chicken"},
 	}, out)
-	assert.Equal(t, 1, linked.TurnLastReferenced, "an FK to a known entity does not touch it (as in the seeds' source)")
+	assert.Equal(t, 1, linked.TurnLastReferenced, "an FK to a known entity does not touch it")
 	assert.Equal(t, map[string]int{"meal_plan": 2, "recipe": 1}, r.Counters)
 	assertNoUUIDs(t, out)
 }
@@ -108,8 +108,8 @@ func TestReadFKShapes(t *testing.T) {
 	assert.Equal(t, []map[string]any{{"id": "meal_plan_1", "recipe_id": "leftovers"}}, out, "a value that is not a UUID passes through")
 }
 
-// Seed 000, step 8 of translate_read_output: "Translate nested relations
-// (e.g., recipe_ingredients inside a recipe read)". The children get refs of
+// A read translates nested relations too (recipe_ingredients inside a
+// recipe read). The children get refs of
 // their own, their FK to the parent carries the parent's label, and the
 // ingredients they point at are lazily linked.
 func TestReadNestedRelations(t *testing.T) {

@@ -1,10 +1,10 @@
 package registry
 
 // DefaultWindow is how many turns a ref stays active after it was last
-// referenced (seed 000's get_active_entities(turns_window=2)).
+// referenced: the last two turns.
 const DefaultWindow = 2
 
-// Tiers sorts entries into the three tiers of seed 000, each ref in one:
+// Tiers sorts entries into three tiers, each ref in one:
 // Generated (pending artifacts), Active (referenced within the window) and
 // Retained (older, kept by Understand with a reason).
 type Tiers struct {

@@ -19,13 +19,13 @@ type Filter struct {
 type TranslatedFilters struct {
 	Filters []Filter
 	// Pending lists gen refs that have no entity yet; they were taken out of
-	// the filters and are answered from their artifacts instead (the seeds'
-	// read rerouting).
+	// the filters and are answered from their artifacts instead (read
+	// rerouting).
 	Pending []string
 }
 
 // TranslateFilters turns refs into UUIDs in the id and FK fields of t's
-// filters, single values and lists alike (seed 001's translate_filters).
+// filters, single values and lists alike.
 // UUIDs pass through; an unknown ref is REF_NOT_FOUND, a ref of another type
 // is BAD_USER_INPUT. A pending gen ref in the id field is taken out and
 // listed in Pending (read rerouting); when no id is left the filter becomes
@@ -118,8 +118,8 @@ type TranslatedPayload struct {
 }
 
 // TranslatePayload turns refs into UUIDs in the id, FK and nested fields of a
-// record the runtime is about to create or update (seed 001's
-// translate_payload). A gen ref in an FK field that is not saved yet is
+// record the runtime is about to create or update (payload
+// translation). A gen ref in an FK field that is not saved yet is
 // REF_PENDING: save it first.
 func (r *Registry) TranslatePayload(d *Domain, t *EntityType, data map[string]any) (TranslatedPayload, error) {
 	var out TranslatedPayload
@@ -212,7 +212,7 @@ func (r *Registry) payloadFK(v any, path, want string) (any, error) {
 }
 
 // ReadRefs answers reads of generated refs from their artifacts, in the
-// shape a database read returns (the seeds' read rerouting): the content
+// shape a database read returns (read rerouting): the content
 // with the ref in the id field. Refs whose data lives in the database come
 // back in fromDatabase: database entities, and generated ones that were
 // saved and whose artifact is cleared (the row may have changed since). A

@@ -10,7 +10,7 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// afterTurn1 is the session of seed 001 after turn 1's read: recipe_1 is
+// afterTurn1 is the kitchen session after turn 1's read: recipe_1 is
 // Thai Curry and recipe_2 is Pasta. It returns the entries as the engine
 // would load them in a later turn.
 func afterTurn1(t *testing.T, d *registry.Domain) (map[string]int, []*registry.Entry) {
@@ -24,7 +24,7 @@ func afterTurn1(t *testing.T, d *registry.Domain) (map[string]int, []*registry.E
 	return r.Counters, r.Changed()
 }
 
-// Seed 001's cross-turn reference flow. Turn 2: "delete all of them" — Act
+// The cross-turn reference flow. Turn 2: "delete all of them" — Act
 // calls db_delete with filter id in ["recipe_1", "recipe_2"], and the system
 // translates the filter to the real UUIDs.
 func TestTranslateFiltersForACrossTurnDelete(t *testing.T) {

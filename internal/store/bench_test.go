@@ -45,9 +45,8 @@ func BenchmarkConcurrentWriters(b *testing.B) {
 func benchWriters(b *testing.B, writers int) {
 	s := apitest.New(b)
 	ctx := access.System(context.Background())
-	st := store.New(s.Client, nil)
 	bell := events.NewDoorbell(s.DB, s.Hub, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	st.OnCommit(bell.Ring) // as the server's own store does
+	st := store.New(s.Client, store.RingOnCommit(bell.Ring)) // as the server's own store does
 	bellCtx, stop := context.WithCancel(ctx)
 	rang := make(chan struct{})
 	go func() { defer close(rang); bell.Run(bellCtx) }()
@@ -64,10 +63,16 @@ func benchWriters(b *testing.B, writers int) {
 	refs := make([]int, writers) // each writer's next ref number
 	withEvent := func(w int) error {
 		refs[w]++
-		return st.Write(ctx, sessions[w], func(ctx context.Context, work *store.Work) (store.Event, error) {
-			err := registryWrite(ctx, work.Tx, work.Update(), sessions[w], refs[w])
-			return store.Event{Kind: "refs.read", Payload: map[string]any{"refs": []any{fmt.Sprintf("recipe_%d", refs[w])}}}, err
-		})
+		work, err := st.Begin(ctx, sessions[w])
+		if err != nil {
+			return err
+		}
+		defer work.Rollback()
+		if err := registryWrite(ctx, work.Tx, work.Update(), sessions[w], refs[w]); err != nil {
+			return err
+		}
+		_, err = work.Commit(ctx, store.Record(store.Event{Kind: "refs.read", Payload: map[string]any{"refs": []any{fmt.Sprintf("recipe_%d", refs[w])}}}))
+		return err
 	}
 	floor := func(w int) error {
 		refs[w]++

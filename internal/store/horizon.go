@@ -27,11 +27,6 @@ import (
 // before the coordinator's commit (docs/events.md).
 type Hold func(ctx context.Context) (release func(), err error)
 
-// HoldHorizonWith makes every write that can span shards (opening a new
-// session: its key and its row; the bulk expiry, the purge and the reaper;
-// a key's revocation) take a Hold first. Set it before the first write.
-func (s *Store) HoldHorizonWith(h Hold) { s.hold = h }
-
 // HorizonHold returns the Hold that opens a transaction on db and gives it
 // an id. db must be a pool of its own: a writer takes its hold before its
 // own connection, and holds are never waited for by a connection of the

@@ -25,7 +25,7 @@ func TestConcurrentOpensAfterTheTTLRanOutMakeOneSuccessor(t *testing.T) {
 	var mu sync.Mutex
 	clock := time.Now()
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	st := store.New(client, now)
+	st := store.New(client, store.Clock(now))
 	fill := func(c *ent.SessionCreate) { c.SetDomain("kitchen").SetTTLSeconds(60) }
 
 	first, err := st.Open(ctx, "acme", "conv", fill)

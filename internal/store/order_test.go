@@ -32,7 +32,7 @@ func TestEventXidNeverDecreasesWithinASession(t *testing.T) {
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
-	st := New(client, nil)
+	st := New(client)
 	ctx := context.Background()
 	open := func(key string) *ent.Session {
 		o, err := st.Open(ctx, "acme", key, func(c *ent.SessionCreate) { c.SetDomain("kitchen").SetTTLSeconds(3600) })
@@ -78,15 +78,21 @@ func TestEventXidNeverDecreasesWithinASession(t *testing.T) {
 
 	later := make(chan error, 1)
 	go func() {
-		later <- st.Write(ctx, b.ID, func(ctx context.Context, w *Work) (Event, error) {
+		later <- func() error {
+			w, err := st.Begin(ctx, b.ID)
+			if err != nil {
+				return err
+			}
+			defer w.Rollback()
 			xid, err := currentXid(w.Tx)
 			if err != nil {
-				return Event{}, err
+				return err
 			}
 			holding <- xid
 			<-proceed // the early transaction now waits for B
-			return Event{Kind: "test.later"}, nil
-		})
+			_, err = w.Commit(ctx, Record(Event{Kind: "test.later"}))
+			return err
+		}()
 	}()
 	var laterXid int64
 	select {

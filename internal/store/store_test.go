@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -26,14 +25,14 @@ import (
 	"sessiongraph/migrations"
 )
 
-func newStore(t *testing.T) (*store.Store, *ent.Client, string) {
+func newStore(t *testing.T, opts ...store.Option) (*store.Store, *ent.Client, string) {
 	t.Helper()
 	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
-	return store.New(client, nil), client, dsn
+	return store.New(client, opts...), client, dsn
 }
 
 func openOne(t *testing.T, st *store.Store, key string) *ent.Session {
@@ -46,26 +45,35 @@ func openOne(t *testing.T, st *store.Store, key string) *ent.Session {
 	return o.Session
 }
 
-func TestWriteAppendsOneEventAndRingsTheDoorbellAfterCommit(t *testing.T) {
-	st, client, dsn := newStore(t)
-	ctx := context.Background()
+// tick writes one event of kind to a session, changing nothing else.
+func tick(ctx context.Context, st *store.Store, id uuid.UUID, kind string) error {
+	w, err := st.Begin(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer w.Rollback()
+	_, err = w.Commit(ctx, store.Record(store.Event{Kind: kind}))
+	return err
+}
 
+func TestWriteAppendsOneEventAndRingsTheDoorbellAfterCommit(t *testing.T) {
 	// Nothing NOTIFYs inside the writing transaction: the doorbell rings
-	// after the commit, from the store's OnCommit.
+	// after the commit, from the store's RingOnCommit.
+	var rings atomic.Int32
+	st, client, dsn := newStore(t, store.RingOnCommit(func(sessions []uuid.UUID) {
+		assert.Len(t, sessions, 1, "the session it wrote")
+		rings.Add(1)
+	}))
+	ctx := context.Background()
 	listener := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)
 	require.NoError(t, listener.Listen("sessiongraph_events"))
 	t.Cleanup(func() { listener.Close() })
-	var rings atomic.Int32
-	st.OnCommit(func(sessions []uuid.UUID) {
-		assert.Len(t, sessions, 1, "the session it wrote")
-		rings.Add(1)
-	})
 
 	s := openOne(t, st, "k")
-	got, err := st.Update(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		w.Update().SetHistorySummary("summary")
-		return store.Event{Kind: "test.changed", Payload: map[string]any{"n": 1}}, nil
-	})
+	w, err := st.Begin(ctx, s.ID)
+	require.NoError(t, err)
+	w.Update().SetHistorySummary("summary")
+	got, err := w.Commit(ctx, store.Mutation{Events: []store.Event{{Kind: "test.changed", Payload: map[string]any{"n": 1}}}, ReadBack: true})
 	require.NoError(t, err)
 	assert.Equal(t, "summary", got.HistorySummary)
 	assert.True(t, got.LastActiveAt.After(s.LastActiveAt))
@@ -94,19 +102,25 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openOne(t, st, "k")
 
-	boom := errors.New("boom")
-	err := st.Write(ctx, s.ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-		w.Update().SetHistorySummary("half-done")
-		_, err := w.Tx.Turn.Create().SetSessionID(s.ID).SetNumber(1).Save(ctx)
-		require.NoError(t, err)
-		return store.Event{}, boom
-	})
-	require.ErrorIs(t, err, boom)
+	// A write that ends in Rollback after its statements, as an engine
+	// operation whose rules refuse the change does.
+	w, err := st.Begin(ctx, s.ID)
+	require.NoError(t, err)
+	w.Update().SetHistorySummary("half-done")
+	_, err = w.Tx.Turn.Create().SetSessionID(s.ID).SetNumber(1).Save(ctx)
+	require.NoError(t, err)
+	w.Rollback()
+	w.Rollback() // a second Rollback, as a deferred one after an early return, does nothing
 
-	err = st.Write(ctx, s.ID, func(context.Context, *store.Work) (store.Event, error) {
-		return store.Event{}, nil // names no event
-	})
+	w, err = st.Begin(ctx, s.ID)
+	require.NoError(t, err)
+	w.Update().SetHistorySummary("half-done")
+	_, err = w.Tx.Turn.Create().SetSessionID(s.ID).SetNumber(1).Save(ctx)
+	require.NoError(t, err)
+	_, err = w.Commit(ctx, store.Mutation{}) // names no event
 	require.Error(t, err)
+	_, err = w.Commit(ctx, store.Record(store.Event{Kind: "test.late"}))
+	require.Error(t, err, "a write that failed to commit has ended")
 
 	after := client.Session.GetX(ctx, s.ID)
 	assert.Equal(t, s.LastActiveAt, after.LastActiveAt, "a failed write is not activity")
@@ -115,10 +129,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	assert.Equal(t, 0, client.Turn.Query().CountX(ctx))
 	assert.Equal(t, 1, client.Event.Query().CountX(ctx))
 
-	err = st.Write(ctx, uuid.New(), func(context.Context, *store.Work) (store.Event, error) {
-		t.Fatal("the change must not run for a missing session")
-		return store.Event{}, nil
-	})
+	_, err = st.Begin(ctx, uuid.New())
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 }
 
@@ -140,10 +151,7 @@ func TestSessionSequencesCommitInOrder(t *testing.T) {
 	for i := range writers * 2 { // two writers per session
 		wg.Go(func() {
 			for range writes {
-				err := st.Write(ctx, sessions[i%writers].ID, func(ctx context.Context, w *store.Work) (store.Event, error) {
-					return store.Event{Kind: "test.tick"}, nil
-				})
-				assert.NoError(t, err)
+				assert.NoError(t, tick(ctx, st, sessions[i%writers].ID, "test.tick"))
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-// The seeds' agent loop (read → generate → save → context) with the TypeScript client.
+// An agent loop (read → generate → save → context) with the TypeScript client.
 // Run: SG_URL=http://127.0.0.1:8080 SG_API_KEY=sg_... node dist/examples/agent-loop.js
 import { randomUUID } from 'node:crypto';
 import { SessionGraphClient } from '@sessiongraph/client';

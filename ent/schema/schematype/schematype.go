@@ -3,7 +3,7 @@
 // GraphQL object and input types.
 package schematype
 
-// Focus is what the conversation is currently about (seed 002): an entity
+// Focus is what the conversation is currently about: an entity
 // type, the ref or id the runtime uses for it, and free-form context.
 type Focus struct {
 	Type    string         `json:"type"`
@@ -11,7 +11,7 @@ type Focus struct {
 	Context map[string]any `json:"context,omitempty"`
 }
 
-// ExecutionSummary is seed 000's TurnExecutionSummary: what Think decided,
+// ExecutionSummary is a turn's execution summary: what Think decided,
 // which steps ran, what Understand curated, and how the user is steering.
 type ExecutionSummary struct {
 	Decision      string        `json:"decision,omitempty"`
@@ -23,7 +23,7 @@ type ExecutionSummary struct {
 	BlockedReason *string       `json:"blockedReason,omitempty"`
 }
 
-// StepSummary is one executed step of a turn (seed 000's StepExecutionSummary).
+// StepSummary is one executed step of a turn .
 type StepSummary struct {
 	Step        int      `json:"step"`
 	Kind        string   `json:"kind,omitempty"`
@@ -46,7 +46,7 @@ type RetainedRef struct {
 
 // FKField describes a foreign-key field of an entity type: the records of the
 // type carry a UUID in Field that points at TargetType rows of Table, whose
-// human label lives in NameColumn (seed 000's FK lazy registration).
+// human label lives in NameColumn (lazy FK registration).
 type FKField struct {
 	Field      string `json:"field" yaml:"field"`
 	TargetType string `json:"targetType" yaml:"targetType"`

@@ -166,7 +166,7 @@ export type ClearArtifactInput = {
 
 export type ContextNode =
   | 'ACT'
-  /** The system prompt and the turns as chat messages (seed 004). */
+  /** The system prompt and the turns as chat messages, within the model's window. */
   | 'MESSAGES'
   | 'REPLY'
   | 'THINK'

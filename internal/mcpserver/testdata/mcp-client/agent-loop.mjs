@@ -1,4 +1,4 @@
-// The seeds' agent loop (docs/agent-loop.sh's two turns: read, generate,
+// The agent loop (docs/agent-loop.sh's two turns: read, generate,
 // context, save, context again) through sessiongraph's /mcp, with the
 // official MCP TypeScript SDK's client. It prints what each step answered as
 // one JSON object; internal/mcpserver/client_test.go checks it.
