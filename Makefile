@@ -42,13 +42,13 @@ image:
 ## postgres://user@host:port/postgres, workers added with citus_add_node): every database is made on
 ## every node and distributed by docs/scale-out.md's statements as printed. Not part of make test.
 CITUS_SUITE := registry_flow turn_lifecycle context receipts live lifecycle session registry_concurrency \
-	access pagination steps artifacts revocation agent_loop
+	access pagination steps artifacts revocation agent_loop shards_citus
 CITUS_TESTS = $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' $(CITUS_SUITE:%=graph/%_test.go) | paste -sd'|')
 test-citus:
 	@test -n "$(CITUS_URL)" || { echo "make test-citus needs a Citus cluster: set CITUS_URL to its coordinator" \
 		"(postgres://user@host:port/postgres) with its workers added by citus_add_node (docs/scale-out.md)" >&2; exit 2; }
 	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -tags citus -count=1 -timeout 30m ./internal/store/ ./internal/events/
-	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -count=1 -timeout 30m -run '^($(CITUS_TESTS))$$' ./graph/
+	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -tags citus -count=1 -timeout 30m -run '^($(CITUS_TESTS))$$' ./graph/
 
 ## generate: what derives from the table of event kinds (internal/eventkind/kinds.txt), ent (and
 ## graph/schema/ent.graphql), then gqlgen with the templates in graph/templates, then the TypeScript

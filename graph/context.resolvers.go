@@ -18,7 +18,7 @@ import (
 
 // Diff is the resolver for the diff field.
 func (r *factLossResolver) Diff(ctx context.Context, obj *engine.FactLoss) (*engine.ReceiptDiff, error) {
-	return r.Engine.DiffReceipts(ctx, obj.HeldIn.ID, obj.LostIn.ID)
+	return r.Engine.DiffReceipts(ctx, obj.HeldIn.ID, obj.LostIn.ID, nil)
 }
 
 // Sessions is the resolver for the sessions field.
@@ -42,13 +42,13 @@ func (r *mutationResolver) ResetConversation(ctx context.Context, input model.Re
 }
 
 // ContextReceipt is the resolver for the contextReceipt field.
-func (r *queryResolver) ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error) {
-	return r.Engine.ContextReceipt(ctx, id)
+func (r *queryResolver) ContextReceipt(ctx context.Context, id uuid.UUID, sessionID *uuid.UUID) (*ent.ContextReceipt, error) {
+	return r.Engine.ContextReceipt(ctx, id, sessionID)
 }
 
 // ContextReceiptDiff is the resolver for the contextReceiptDiff field.
-func (r *queryResolver) ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID) (*engine.ReceiptDiff, error) {
-	return r.Engine.DiffReceipts(ctx, from, to)
+func (r *queryResolver) ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID, sessionID *uuid.UUID) (*engine.ReceiptDiff, error) {
+	return r.Engine.DiffReceipts(ctx, from, to, sessionID)
 }
 
 // SessionsHoldingFact is the resolver for the sessionsHoldingFact field.

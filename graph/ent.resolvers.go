@@ -38,8 +38,16 @@ func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.
 	return &model.SessionConnection{SessionConnection: page}, nil
 }
 
+// Artifact is the resolver for the artifact field.
+func (r *refResolver) Artifact(ctx context.Context, obj *ent.Ref) (*ent.Artifact, error) {
+	return r.Engine.RefArtifact(ctx, obj)
+}
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
+
+// Ref returns generated.RefResolver implementation.
+func (r *Resolver) Ref() generated.RefResolver { return &refResolver{r} }
 
 // Session returns generated.SessionResolver implementation.
 func (r *Resolver) Session() generated.SessionResolver { return &sessionResolver{r} }
@@ -49,6 +57,7 @@ func (r *Resolver) Turn() generated.TurnResolver { return &turnResolver{r} }
 
 type (
 	queryResolver   struct{ *Resolver }
+	refResolver     struct{ *Resolver }
 	sessionResolver struct{ *Resolver }
 	turnResolver    struct{ *Resolver }
 )

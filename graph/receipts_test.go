@@ -162,6 +162,20 @@ func TestARecordedBuildIsTheBuildSent(t *testing.T) {
 		sections { name tokenCount truncated } tiers { active generated retained } }`, map[string]any{"r": first.Receipt.ID}))
 	assert.Equal(t, first.Receipt, byID.ContextReceipt)
 	assert.Equal(t, first.Receipt, byID.Node)
+
+	// Named with its session, the same receipt; named with another
+	// session, none.
+	other := decode[struct {
+		OpenSession struct{ Session struct{ ID string } } `json:"openSession"`
+	}](t, mustData(t, s, `mutation { openSession(input: {tenant: "acme", externalKey: "another"}) { session { id } } }`, nil)).OpenSession.Session.ID
+	const bySession = `query($r: ID!, $s: ID!) { contextReceipt(id: $r, sessionID: $s) { ...Receipt }
+		} fragment Receipt on ContextReceipt { id turn node eventSequence budget tokenizer tokenCount truncatedTurns notes text textSha256
+		sections { name tokenCount truncated } tiers { active generated retained } }`
+	named := decode[struct {
+		ContextReceipt receiptOut `json:"contextReceipt"`
+	}](t, mustData(t, s, bySession, map[string]any{"r": first.Receipt.ID, "s": a.id}))
+	assert.Equal(t, first.Receipt, named.ContextReceipt)
+	assert.Equal(t, "NOT_FOUND", s.ErrorCode(t, bySession, map[string]any{"r": first.Receipt.ID, "s": other}))
 }
 
 // The diff of the scripted session's two THINK receipts is what the

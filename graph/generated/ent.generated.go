@@ -39,13 +39,16 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*model.SessionConnection, error)
 	Viewer(ctx context.Context) (*access.Principal, error)
 	APIKeys(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) (*ent.APIKeyConnection, error)
-	ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error)
-	ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID) (*engine.ReceiptDiff, error)
+	ContextReceipt(ctx context.Context, id uuid.UUID, sessionID *uuid.UUID) (*ent.ContextReceipt, error)
+	ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID, sessionID *uuid.UUID) (*engine.ReceiptDiff, error)
 	SessionsHoldingFact(ctx context.Context, fact engine.Fact, node schematype.Node, after *string) (*engine.FactSearch, error)
 	EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error)
 	Session(ctx context.Context, id uuid.UUID) (*ent.Session, error)
 	SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error)
 	SessionsChangedCursor(ctx context.Context) (string, error)
+}
+type RefResolver interface {
+	Artifact(ctx context.Context, obj *ent.Ref) (*ent.Artifact, error)
 }
 type SessionResolver interface {
 	Context(ctx context.Context, obj *ent.Session, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
@@ -158,6 +161,14 @@ func (ec *executionContext) field_Query_contextReceiptDiff_args(ctx context.Cont
 		return nil, err
 	}
 	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionID"] = arg2
 	return args, nil
 }
 
@@ -172,6 +183,14 @@ func (ec *executionContext) field_Query_contextReceipt_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sessionID",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionID"] = arg1
 	return args, nil
 }
 
@@ -3280,7 +3299,7 @@ func (ec *executionContext) _Query_contextReceipt(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ContextReceipt(ctx, fc.Args["id"].(uuid.UUID))
+			return ec.Resolvers.Query().ContextReceipt(ctx, fc.Args["id"].(uuid.UUID), fc.Args["sessionID"].(*uuid.UUID))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.ContextReceipt) graphql.Marshaler {
@@ -3324,7 +3343,7 @@ func (ec *executionContext) _Query_contextReceiptDiff(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ContextReceiptDiff(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID))
+			return ec.Resolvers.Query().ContextReceiptDiff(ctx, fc.Args["from"].(uuid.UUID), fc.Args["to"].(uuid.UUID), fc.Args["sessionID"].(*uuid.UUID))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *engine.ReceiptDiff) graphql.Marshaler {
@@ -4088,7 +4107,7 @@ func (ec *executionContext) _Ref_artifact(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Ref_artifact(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Artifact(ctx)
+			return ec.Resolvers.Ref().Artifact(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Artifact) graphql.Marshaler {
@@ -4103,7 +4122,7 @@ func (ec *executionContext) fieldContext_Ref_artifact(_ context.Context, field g
 		Object:     "Ref",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Artifact(ctx, field)
 		},
@@ -16232,10 +16251,47 @@ func (ec *executionContext) _Ref(ctx context.Context, sel ast.SelectionSet, obj 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "artifact":
-			out.Values[i] = ec._Ref_artifact(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Ref_artifact(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17968,7 +18024,7 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 }
 
 func (ec *executionContext) marshalNRef2ᚕᚖsessiongraphᚋentᚐRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Ref) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRef2ᚖsessiongraphᚋentᚐRef(ctx, sel, v[i])

@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	RecordReadPayload() RecordReadPayloadResolver
 	RecordUpdatedPayload() RecordUpdatedPayloadResolver
 	RecordUserActionPayload() RecordUserActionPayloadResolver
+	Ref() RefResolver
 	ReleaseRefPayload() ReleaseRefPayloadResolver
 	RetainRefPayload() RetainRefPayloadResolver
 	Session() SessionResolver
@@ -428,8 +429,8 @@ type ComplexityRoot struct {
 
 	Query struct {
 		APIKeys               func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy ent.APIKeyOrder, where *ent.APIKeyWhereInput) int
-		ContextReceipt        func(childComplexity int, id uuid.UUID) int
-		ContextReceiptDiff    func(childComplexity int, from uuid.UUID, to uuid.UUID) int
+		ContextReceipt        func(childComplexity int, id uuid.UUID, sessionID *uuid.UUID) int
+		ContextReceiptDiff    func(childComplexity int, from uuid.UUID, to uuid.UUID, sessionID *uuid.UUID) int
 		EntityTypes           func(childComplexity int, domain string) int
 		Node                  func(childComplexity int, id uuid.UUID) int
 		Nodes                 func(childComplexity int, ids []uuid.UUID) int
@@ -2270,7 +2271,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ContextReceipt(childComplexity, args["id"].(uuid.UUID)), true
+		return e.ComplexityRoot.Query.ContextReceipt(childComplexity, args["id"].(uuid.UUID), args["sessionID"].(*uuid.UUID)), true
 	case "Query.contextReceiptDiff":
 		if e.ComplexityRoot.Query.ContextReceiptDiff == nil {
 			break
@@ -2281,7 +2282,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ContextReceiptDiff(childComplexity, args["from"].(uuid.UUID), args["to"].(uuid.UUID)), true
+		return e.ComplexityRoot.Query.ContextReceiptDiff(childComplexity, args["from"].(uuid.UUID), args["to"].(uuid.UUID), args["sessionID"].(*uuid.UUID)), true
 	case "Query.entityTypes":
 		if e.ComplexityRoot.Query.EntityTypes == nil {
 			break
@@ -3959,10 +3960,13 @@ type ContextLineDiff {
 }
 
 extend type Query {
-  "A recorded context build by its id (node(id) finds it too)."
-  contextReceipt(id: ID!): ContextReceipt
-  "How one node's recorded context changed between two receipts of a session."
-  contextReceiptDiff(from: ID!, to: ID!): ContextReceiptDiff!
+  """
+  A recorded context build by its id (node(id) finds it too). Name its session too where it is known:
+  on a distributed database (docs/scale-out.md) the read then asks the session's shard only.
+  """
+  contextReceipt(id: ID!, sessionID: ID): ContextReceipt
+  "How one node's recorded context changed between two receipts of a session (name it to read its shard only)."
+  contextReceiptDiff(from: ID!, to: ID!, sessionID: ID): ContextReceiptDiff!
 }
 
 extend type Turn {

@@ -149,9 +149,16 @@ func (e *Engine) TextRetentionEnds(ctx context.Context) (int, error) {
 	return e.store.ClearReceiptTexts(ctx, time.Now().Add(-e.cfg.ReceiptTextRetention))
 }
 
-// ContextReceipt returns a receipt by id; another tenant's is not found.
-func (e *Engine) ContextReceipt(ctx context.Context, id uuid.UUID) (*ent.ContextReceipt, error) {
-	r, err := e.client.ContextReceipt.Get(ctx, id)
+// ContextReceipt returns a receipt by id, of the session when one is
+// named; another tenant's, or another session's, is not found. Naming the
+// session lets Citus read the session's shard only: an id alone is looked
+// up on every shard.
+func (e *Engine) ContextReceipt(ctx context.Context, id uuid.UUID, session *uuid.UUID) (*ent.ContextReceipt, error) {
+	q := e.client.ContextReceipt.Query().Where(contextreceipt.ID(id))
+	if session != nil {
+		q.Where(contextreceipt.SessionID(*session))
+	}
+	r, err := q.Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "context receipt %s not found", id)
 	}
@@ -195,15 +202,16 @@ type LineDiff struct {
 	Text   string
 }
 
-// DiffReceipts compares two receipts of one node of one session: the refs
+// DiffReceipts compares two receipts of one node of one session (named, or
+// nil to find it from the receipts): the refs
 // that entered or left each tier, each section's tokens before and after,
 // and the lines removed and added (when both texts are kept).
-func (e *Engine) DiffReceipts(ctx context.Context, fromID, toID uuid.UUID) (*ReceiptDiff, error) {
-	from, err := e.ContextReceipt(ctx, fromID)
+func (e *Engine) DiffReceipts(ctx context.Context, fromID, toID uuid.UUID, session *uuid.UUID) (*ReceiptDiff, error) {
+	from, err := e.ContextReceipt(ctx, fromID, session)
 	if err != nil {
 		return nil, err
 	}
-	to, err := e.ContextReceipt(ctx, toID)
+	to, err := e.ContextReceipt(ctx, toID, session)
 	if err != nil {
 		return nil, err
 	}

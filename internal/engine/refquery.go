@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
+	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/ref"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
@@ -247,4 +248,16 @@ func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, turnsWindow
 // RefByName returns one ref of a session.
 func (e *Engine) RefByName(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Ref, error) {
 	return e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).Only(ctx)
+}
+
+// RefArtifact returns a ref's artifact (nil if it has none): the one
+// loaded with the ref, else read by the ref's session and id, which on
+// Citus asks the session's shard only (ent's edge query goes by the ref's
+// id alone and asks every shard).
+func (e *Engine) RefArtifact(ctx context.Context, r *ent.Ref) (*ent.Artifact, error) {
+	if a, err := r.Edges.ArtifactOrErr(); !ent.IsNotLoaded(err) {
+		return a, ent.MaskNotFound(err)
+	}
+	a, err := e.client.Artifact.Query().Where(artifact.SessionID(r.SessionID), artifact.RefID(r.ID)).Only(ctx)
+	return a, ent.MaskNotFound(err)
 }

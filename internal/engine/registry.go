@@ -347,6 +347,11 @@ const upsertedRefs = "upserted_refs"
 // Every mutable column is written, so that clearing a value (a released
 // reason, a dequeued enrichment) reaches the row; a ref already stored
 // keeps its id, session, name, type, turn created and created_at.
+//
+// The rows come from the arrays joined to the session's row, by its id:
+// on Citus an INSERT … SELECT whose SELECT reads the target's colocated
+// table by its distribution column runs on that one shard, where a SELECT
+// of the arrays alone is evaluated on the coordinator and its rows sent on.
 type refsUpserted struct {
 	args   []any
 	offset int
@@ -365,15 +370,16 @@ func (p *refsUpserted) Query() (string, []any) {
 		INSERT INTO refs (id, session_id, ref, entity_type, entity_id, label, action, detail_level, full_turn,
 			turn_created, turn_last_referenced, source_step, turn_promoted, active_reason, enrich_table,
 			enrich_name_column, created_at, updated_at)
-		SELECT r.id, ` + a(16) + `, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level, r.full_turn,
+		SELECT r.id, s.id, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level, r.full_turn,
 			r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason, r.enrich_table,
 			r.enrich_name_column, ` + a(17) + `, r.updated_at
-		FROM unnest(` + a(1) + `::uuid[], ` + a(2) + `::text[], ` + a(3) + `::text[], ` + a(4) + `::uuid[], ` +
+		FROM sessions AS s, unnest(` + a(1) + `::uuid[], ` + a(2) + `::text[], ` + a(3) + `::text[], ` + a(4) + `::uuid[], ` +
 		a(5) + `::text[], ` + a(6) + `::text[], ` + a(7) + `::text[], ` + a(8) + `::bigint[], ` + a(9) + `::bigint[], ` +
 		a(10) + `::bigint[], ` + a(11) + `::bigint[], ` + a(12) + `::bigint[], ` + a(13) + `::text[], ` +
 		a(14) + `::text[], ` + a(15) + `::text[], ` + a(18) + `::timestamptz[]) AS r(id, ref, entity_type, entity_id,
 			label, action, detail_level, full_turn, turn_created, turn_last_referenced, source_step, turn_promoted,
 			active_reason, enrich_table, enrich_name_column, updated_at)
+		WHERE s.id = ` + a(16) + `
 		ON CONFLICT (session_id, ref) DO UPDATE SET entity_id = EXCLUDED.entity_id, label = EXCLUDED.label,
 			action = EXCLUDED.action, detail_level = EXCLUDED.detail_level, full_turn = EXCLUDED.full_turn,
 			turn_last_referenced = EXCLUDED.turn_last_referenced, source_step = EXCLUDED.source_step,

@@ -45,18 +45,23 @@ func collect(t *testing.T, st *events.Stream, n int, timeout time.Duration) []*e
 // it resumes after the cursor of the last event it received. wait returns
 // the events.
 func follow(t *testing.T, hub *events.Hub, n int, timeout time.Duration) (wait func() []*events.Event) {
+	return followUntil(t, hub, func(out []*events.Event) bool { return len(out) == n }, timeout)
+}
+
+// followUntil is follow until enough(the events so far) holds.
+func followUntil(t *testing.T, hub *events.Hub, enough func([]*events.Event) bool, timeout time.Duration) (wait func() []*events.Event) {
 	done := make(chan []*events.Event, 1)
 	fail := make(chan string, 1)
 	go func() {
 		var out []*events.Event
 		deadline := time.After(timeout)
 		st := hub.Subscribe(t.Context(), events.Filter{}, events.AfterPosition(events.Position{}))
-		for len(out) < n {
+		for !enough(out) {
 			select {
 			case ev, ok := <-st.C:
 				if !ok {
 					if !errors.Is(st.Err(), events.ErrTooSlow) {
-						fail <- fmt.Sprintf("the stream ended after %d of %d events: %v", len(out), n, st.Err())
+						fail <- fmt.Sprintf("the stream ended after %d events: %v", len(out), st.Err())
 						return
 					}
 					var last events.Position
@@ -68,7 +73,7 @@ func follow(t *testing.T, hub *events.Hub, n int, timeout time.Duration) (wait f
 				}
 				out = append(out, ev)
 			case <-deadline:
-				fail <- fmt.Sprintf("%d of %d events after %v", len(out), n, timeout)
+				fail <- fmt.Sprintf("%d events after %v, and not yet the last", len(out), timeout)
 				return
 			}
 		}

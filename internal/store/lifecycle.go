@@ -84,8 +84,23 @@ func (s *Store) DeleteWhere(ctx context.Context, reason string, where ...predica
 	// deadlock with it. An opener that took the key meanwhile has pointed
 	// it at its new session, which this leaves alone. A key left behind (a
 	// crash between the two) is harmless: Open reuses it.
-	_, err = s.client.SessionKey.Delete().Where(sessionkey.IDIn(kids...), sessionkey.SessionIDIn(ids...)).Exec(ctx)
-	return ids, err
+	//
+	// It runs in a transaction block of its own, never as a lone statement:
+	// on Citus a lone statement on one shard runs on its worker without a
+	// distributed transaction id, and Citus's deadlock detector counts every
+	// such backend, and every prepared transaction awaiting its second
+	// phase, as one and the same transaction; an opener waiting for the
+	// key's row behind one of them while another waits behind the opener
+	// then looks like a cycle, and Citus cancels the opener.
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return ids, err
+	}
+	if _, err := tx.SessionKey.Delete().Where(sessionkey.IDIn(kids...), sessionkey.SessionIDIn(ids...)).Exec(ctx); err != nil {
+		_ = tx.Rollback()
+		return ids, err
+	}
+	return ids, tx.Commit()
 }
 
 // numberSessions gives every session matching where its next event
