@@ -6,6 +6,7 @@ package testdb
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,10 +49,26 @@ func New(t testing.TB, migrate Migrator, fingerprint string) string {
 }
 
 // dropDatabase terminates whatever the test left connected, then drops the
-// database; FORCE does both on PostgreSQL 13+.
+// database; FORCE does both on PostgreSQL 13+. On Citus, FORCE does not end
+// the coordinator's maintenance daemon, which visits each database now and
+// then (recovering two-phase commits): the drop is tried again while the
+// database is still in use (55006), until the cleanup's deadline.
 func (s *server) dropDatabase(ctx context.Context, name string) error {
-	if err := s.everyNode(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("drop %s: %w", name, err)
+	retry := time.NewTicker(250 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		err := s.everyNode(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)")
+		var pqErr *pq.Error
+		if err == nil || s.citus == nil || !errors.As(err, &pqErr) || pqErr.Code != "55006" {
+			if err != nil {
+				return fmt.Errorf("drop %s: %w", name, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drop %s: %w", name, err)
+		case <-retry.C:
+		}
 	}
-	return nil
 }
