@@ -6,8 +6,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"sessiongraph/ent"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
 	"sessiongraph/internal/store"
 )
@@ -31,6 +33,9 @@ type RecordsResult struct {
 	EnrichmentQueue []EnrichmentRequest
 	// Stored are the refs as the write stored them.
 	Stored Stored
+	// Session is the session as the write left it, for a build in the
+	// write's answer (ContextAfter); nil within a larger write.
+	Session *ent.Session
 }
 
 // EnrichmentRequest asks the runtime to look up a lazily registered ref's
@@ -80,7 +85,22 @@ func (e *Engine) recordRecords(ctx context.Context, within *sharedWrite, in Reco
 	if out.Stored, err = e.commitRegistry(ctx, rw, ev, items); err != nil {
 		return nil, err
 	}
+	out.Session = rw.after
 	return out, nil
+}
+
+// ContextAfter builds a node's context as a write left the session s (the
+// row it locked, with the write's changes), as Context does for a session
+// read after the write: the same text, the same remembered build, the same
+// receipt. Without s (a write within a larger one) it reads the session.
+func (e *Engine) ContextAfter(ctx context.Context, sessionID uuid.UUID, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
+	if s == nil {
+		var err error
+		if s, err = e.Session(ctx, sessionID); err != nil {
+			return nil, err
+		}
+	}
+	return e.Context(ctx, s, node, in)
 }
 
 // readRecords applies a read's rules to r: the records' entities and their
