@@ -115,7 +115,7 @@ func (r *recordReadPayloadResolver) Refs(ctx context.Context, obj *engine.Record
 
 // Context is the resolver for the context field.
 func (r *recordReadPayloadResolver) Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
-	return r.Engine.ContextAfter(ctx, obj.SessionID, obj.Session, node, options)
+	return r.Engine.Context(ctx, obj.Session, node, options)
 }
 
 // Refs is the resolver for the refs field.
@@ -125,7 +125,7 @@ func (r *recordUpdatedPayloadResolver) Refs(ctx context.Context, obj *engine.Rec
 
 // Context is the resolver for the context field.
 func (r *recordUpdatedPayloadResolver) Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
-	return r.Engine.ContextAfter(ctx, obj.SessionID, obj.Session, node, options)
+	return r.Engine.Context(ctx, obj.Session, node, options)
 }
 
 // Ref is the resolver for the ref field.

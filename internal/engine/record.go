@@ -9,7 +9,6 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/internal/apperr"
-	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
 	"sessiongraph/internal/store"
 )
@@ -33,8 +32,10 @@ type RecordsResult struct {
 	EnrichmentQueue []EnrichmentRequest
 	// Stored are the refs as the write stored them.
 	Stored Stored
-	// Session is the session as the write left it, for a build in the
-	// write's answer (ContextAfter); nil within a larger write.
+	// Session is the session as the write left it: Context builds from it
+	// what a read of the session right after the write would give, for a
+	// build in the write's answer. Nil within a larger write, which answers
+	// no build.
 	Session *ent.Session
 }
 
@@ -87,20 +88,6 @@ func (e *Engine) recordRecords(ctx context.Context, within *sharedWrite, in Reco
 	}
 	out.Session = rw.after
 	return out, nil
-}
-
-// ContextAfter builds a node's context as a write left the session s (the
-// row it locked, with the write's changes), as Context does for a session
-// read after the write: the same text, the same remembered build, the same
-// receipt. Without s (a write within a larger one) it reads the session.
-func (e *Engine) ContextAfter(ctx context.Context, sessionID uuid.UUID, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
-	if s == nil {
-		var err error
-		if s, err = e.Session(ctx, sessionID); err != nil {
-			return nil, err
-		}
-	}
-	return e.Context(ctx, s, node, in)
 }
 
 // readRecords applies a read's rules to r: the records' entities and their
