@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"sessiongraph/ent"
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
@@ -112,9 +113,19 @@ func (r *recordReadPayloadResolver) Refs(ctx context.Context, obj *engine.Record
 	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
+// Context is the resolver for the context field.
+func (r *recordReadPayloadResolver) Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
+	return r.Engine.Context(ctx, obj.Session, node, options)
+}
+
 // Refs is the resolver for the refs field.
 func (r *recordUpdatedPayloadResolver) Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error) {
 	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+}
+
+// Context is the resolver for the context field.
+func (r *recordUpdatedPayloadResolver) Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
+	return r.Engine.Context(ctx, obj.Session, node, options)
 }
 
 // Ref is the resolver for the ref field.

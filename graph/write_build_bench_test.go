@@ -21,6 +21,10 @@ const (
   recordRead(input: {sessionID: $id, table: "recipes", records: $records}) { records refs { ref } } }`
 	loopThink = `query($id: ID!) { session(id: $id) { context(node: THINK) {
   text tokenCount budget sections { name tokenCount truncated } tiers { active generated retained } } } }`
+	// loopReadThink is the loop's write with its build in the answer.
+	loopReadThink = `mutation($id: ID!, $records: [Map!]!) {
+  recordRead(input: {sessionID: $id, table: "recipes", records: $records}) { records refs { ref } context(node: THINK) {
+  text tokenCount budget sections { name tokenCount truncated } tiers { active generated retained } } } }`
 )
 
 // loopSession opens a session with 10 turns of 10 recipe reads each and
@@ -54,7 +58,14 @@ func loopSession(b *testing.B, s *apitest.Server, key string) string {
 // build, by 1
 // and 8 clients at once, each on a session of its own. Every build follows
 // a write, so none is one the server remembers as it was.
-func BenchmarkWriteThenBuild(b *testing.B) {
+func BenchmarkWriteThenBuild(b *testing.B) { writeThenBuild(b, false) }
+
+// BenchmarkWriteWithBuild is the same loop as one request: the write asks
+// for the THINK build in its answer, as a runtime that builds after every
+// write sends it.
+func BenchmarkWriteWithBuild(b *testing.B) { writeThenBuild(b, true) }
+
+func writeThenBuild(b *testing.B, inAnswer bool) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			s := apitest.New(b)
@@ -79,10 +90,15 @@ func BenchmarkWriteThenBuild(b *testing.B) {
 			for c := range clients {
 				wg.Go(func() {
 					for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
-						h.post(b, loopRead, map[string]any{"id": ids[c], "records": []any{
+						vars := map[string]any{"id": ids[c], "records": []any{
 							map[string]any{"id": known[c], "name": "Leek gratin", "cuisine": "french"},
 							map[string]any{"id": pool[c][n%20], "name": fmt.Sprintf("Leek soup %d", n%20), "cuisine": "french", "total_time": 30},
-						}})
+						}}
+						if inAnswer {
+							h.post(b, loopReadThink, vars)
+							continue
+						}
+						h.post(b, loopRead, vars)
 						h.post(b, loopThink, map[string]any{"id": ids[c]})
 					}
 				})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"sessiongraph/ent"
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/registry"
@@ -40,9 +41,13 @@ type RecordGeneratedPayloadResolver interface {
 }
 type RecordReadPayloadResolver interface {
 	Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error)
+
+	Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
 }
 type RecordUpdatedPayloadResolver interface {
 	Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error)
+
+	Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error)
 }
 type RecordUserActionPayloadResolver interface {
 	Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error)
@@ -60,6 +65,50 @@ type UpdateArtifactPayloadResolver interface {
 // endregion ************************** generated!.gotpl **************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_RecordReadPayload_context_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "node",
+		func(ctx context.Context, v any) (schematype.Node, error) {
+			return ec.unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["node"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "options",
+		func(ctx context.Context, v any) (*engine.ContextOptions, error) {
+			return ec.unmarshalOContextOptions2ᚖsessiongraphᚋinternalᚋengineᚐContextOptions(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["options"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_RecordUpdatedPayload_context_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "node",
+		func(ctx context.Context, v any) (schematype.Node, error) {
+			return ec.unmarshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["node"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "options",
+		func(ctx context.Context, v any) (*engine.ContextOptions, error) {
+			return ec.unmarshalOContextOptions2ᚖsessiongraphᚋinternalᚋengineᚐContextOptions(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["options"] = arg1
+	return args, nil
+}
 
 // endregion ***************************** args.gotpl *****************************
 
@@ -716,6 +765,50 @@ func (ec *executionContext) fieldContext_RecordReadPayload_enrichmentQueue(_ con
 	return fc, nil
 }
 
+func (ec *executionContext) _RecordReadPayload_context(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordReadPayload_context(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.RecordReadPayload().Context(ctx, obj, fc.Args["node"].(schematype.Node), fc.Args["options"].(*engine.ContextOptions))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.ContextBuild) graphql.Marshaler {
+			return ec.marshalNContextBuild2ᚖsessiongraphᚋinternalᚋengineᚐContextBuild(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordReadPayload_context(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordReadPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextBuild(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RecordReadPayload_context_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RecordUpdatedPayload_records(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -799,6 +892,50 @@ func (ec *executionContext) fieldContext_RecordUpdatedPayload_enrichmentQueue(_ 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_EnrichmentRequest(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordUpdatedPayload_context(ctx context.Context, field graphql.CollectedField, obj *engine.RecordsResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordUpdatedPayload_context(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.RecordUpdatedPayload().Context(ctx, obj, fc.Args["node"].(schematype.Node), fc.Args["options"].(*engine.ContextOptions))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.ContextBuild) graphql.Marshaler {
+			return ec.marshalNContextBuild2ᚖsessiongraphᚋinternalᚋengineᚐContextBuild(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordUpdatedPayload_context(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordUpdatedPayload",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextBuild(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RecordUpdatedPayload_context_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -2560,6 +2697,48 @@ func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "context":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RecordReadPayload_context(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -2646,6 +2825,48 @@ func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.S
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "context":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RecordUpdatedPayload_context(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -477,6 +477,7 @@ type ComplexityRoot struct {
 	}
 
 	RecordReadPayload struct {
+		Context         func(childComplexity int, node schematype.Node, options *engine.ContextOptions) int
 		EnrichmentQueue func(childComplexity int) int
 		Records         func(childComplexity int) int
 		Refs            func(childComplexity int) int
@@ -487,6 +488,7 @@ type ComplexityRoot struct {
 	}
 
 	RecordUpdatedPayload struct {
+		Context         func(childComplexity int, node schematype.Node, options *engine.ContextOptions) int
 		EnrichmentQueue func(childComplexity int) int
 		Records         func(childComplexity int) int
 		Refs            func(childComplexity int) int
@@ -2459,6 +2461,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecordGeneratedPayload.Ref(childComplexity), true
 
+	case "RecordReadPayload.context":
+		if e.ComplexityRoot.RecordReadPayload.Context == nil {
+			break
+		}
+
+		args, err := ec.field_RecordReadPayload_context_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RecordReadPayload.Context(childComplexity, args["node"].(schematype.Node), args["options"].(*engine.ContextOptions)), true
 	case "RecordReadPayload.enrichmentQueue":
 		if e.ComplexityRoot.RecordReadPayload.EnrichmentQueue == nil {
 			break
@@ -2485,6 +2498,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecordStepResultPayload.StepResult(childComplexity), true
 
+	case "RecordUpdatedPayload.context":
+		if e.ComplexityRoot.RecordUpdatedPayload.Context == nil {
+			break
+		}
+
+		args, err := ec.field_RecordUpdatedPayload_context_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RecordUpdatedPayload.Context(childComplexity, args["node"].(schematype.Node), args["options"].(*engine.ContextOptions)), true
 	case "RecordUpdatedPayload.enrichmentQueue":
 		if e.ComplexityRoot.RecordUpdatedPayload.EnrichmentQueue == nil {
 			break
@@ -6708,6 +6732,13 @@ type RecordReadPayload {
   refs: [Ref!]!
   "Refs registered from FK fields that still need a label."
   enrichmentQueue: [EnrichmentRequest!]!
+  """
+  A node's prompt context as this write left the session: what
+  session { context(node, options) } answers right after it, in the same
+  request, built from the session row the write locked instead of a read of
+  it.
+  """
+  context(node: ContextNode!, options: ContextOptions): ContextBuild!
 }
 
 type RecordUpdatedPayload {
@@ -6717,6 +6748,13 @@ type RecordUpdatedPayload {
   refs: [Ref!]!
   "Refs registered from FK fields that still need a label."
   enrichmentQueue: [EnrichmentRequest!]!
+  """
+  A node's prompt context as this write left the session: what
+  session { context(node, options) } answers right after it, in the same
+  request, built from the session row the write locked instead of a read of
+  it.
+  """
+  context(node: ContextNode!, options: ContextOptions): ContextBuild!
 }
 
 input RecordGeneratedInput {
@@ -8098,6 +8136,8 @@ func (ec *executionContext) childFields_RecordReadPayload(ctx context.Context, f
 		return ec.fieldContext_RecordReadPayload_refs(ctx, field)
 	case "enrichmentQueue":
 		return ec.fieldContext_RecordReadPayload_enrichmentQueue(ctx, field)
+	case "context":
+		return ec.fieldContext_RecordReadPayload_context(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecordReadPayload", field.Name)
 }
@@ -8118,6 +8158,8 @@ func (ec *executionContext) childFields_RecordUpdatedPayload(ctx context.Context
 		return ec.fieldContext_RecordUpdatedPayload_refs(ctx, field)
 	case "enrichmentQueue":
 		return ec.fieldContext_RecordUpdatedPayload_enrichmentQueue(ctx, field)
+	case "context":
+		return ec.fieldContext_RecordUpdatedPayload_context(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecordUpdatedPayload", field.Name)
 }

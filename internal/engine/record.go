@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"sessiongraph/ent"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
@@ -31,6 +32,11 @@ type RecordsResult struct {
 	EnrichmentQueue []EnrichmentRequest
 	// Stored are the refs as the write stored them.
 	Stored Stored
+	// Session is the session as the write left it: Context builds from it
+	// what a read of the session right after the write would give, for a
+	// build in the write's answer. Nil within a larger write, which answers
+	// no build.
+	Session *ent.Session
 }
 
 // EnrichmentRequest asks the runtime to look up a lazily registered ref's
@@ -80,6 +86,7 @@ func (e *Engine) recordRecords(ctx context.Context, within *sharedWrite, in Reco
 	if out.Stored, err = e.commitRegistry(ctx, rw, ev, items); err != nil {
 		return nil, err
 	}
+	out.Session = rw.after
 	return out, nil
 }
 

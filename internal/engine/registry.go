@@ -194,6 +194,9 @@ type registryWrite struct {
 	// within is the larger write the operation is part of (a turn's
 	// closing writes), or nil when the operation is a write of its own.
 	within *sharedWrite
+	// after is the session as the committed write left it, set by
+	// commitRegistry on a write of its own.
+	after *ent.Session
 }
 
 // sharedWrite is one write that carries several operations, each by the
@@ -268,10 +271,33 @@ func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store
 	if _, err := rw.Commit(ctx, store.Record(ev)); err != nil {
 		return nil, err
 	}
+	rw.after = sessionAfter(rw.Tx, 1)
 	for _, row := range stored {
 		row.Unwrap() // committed: later edge reads go through the client
 	}
 	return stored, nil
+}
+
+// sessionAfter is the session row w locked as its commit of events events
+// left it: a registry write changes the row's counters, its activity stamp
+// and its event sequence, and nothing a context build reads besides the
+// sequence, which names the state the build is of.
+func sessionAfter(w *store.Tx, events int) *ent.Session {
+	after := *w.Session
+	after.EventSequence += int64(events)
+	if v, ok := w.Update().Mutation().RefCounters(); ok {
+		after.RefCounters = v
+	}
+	if v, ok := w.Update().Mutation().GenCounters(); ok {
+		after.GenCounters = v
+	}
+	if v, ok := w.Update().Mutation().LastActiveAt(); ok {
+		after.LastActiveAt = v
+	}
+	if v, ok := w.Update().Mutation().ExpiresAt(); ok {
+		after.ExpiresAt = v
+	}
+	return &after
 }
 
 // persist upserts the changed refs, then their changed artifacts, and
