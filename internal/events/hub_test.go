@@ -119,7 +119,11 @@ func writeUntilDropped(t *testing.T, ctx context.Context, hub *events.Hub, st *s
 	t.Helper()
 	written := 0
 	for hub.Subscribers() > 0 {
-		require.Less(t, written, 4*events.BufferSize, "a subscriber that reads nothing is still connected after %d events", written)
+		// A runaway guard, not the rule: the hub drops the subscriber once
+		// its poll has read a buffer past what the stream holds, and the
+		// writer may run ahead of the polls (on Citus each poll asks every
+		// shard); the caller checks what the subscriber was given.
+		require.Less(t, written, 32*events.BufferSize, "a subscriber that reads nothing is still connected after %d events", written)
 		require.NoError(t, ctx.Err(), "a subscriber that reads nothing is still connected after %d events", written)
 		tick(t, st, s)
 		written++
