@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -174,17 +175,29 @@ func victimUnderFlood(b *testing.B, otherProcess bool) {
 	var idleTime time.Duration
 	var idleGC, floodGC uint64
 	idleSched, floodSched := schedLatencies(), schedLatencies()
+	// The WAL written in each phase: what the victim's commits flush, and
+	// whether the flood's searches (which write no rows) add to it.
+	pg, err := sql.Open("pgx", s.DSN)
+	require.NoError(b, err)
+	defer pg.Close()
+	lsn := func() (n int64) {
+		require.NoError(b, pg.QueryRow(`SELECT pg_current_wal_lsn() - '0/0'`).Scan(&n))
+		return n
+	}
+	var idleWAL, floodWAL int64
 	b.ResetTimer()
 	for range rounds {
-		c0, s0, t0 := gcCycles(), schedLatencies(), time.Now()
+		c0, s0, t0, w0 := gcCycles(), schedLatencies(), time.Now(), lsn()
 		ops, f := measure(max(1, b.N/rounds))
 		idleTime += time.Since(t0)
+		idleWAL += lsn() - w0
 		idleGC += gcCycles() - c0
 		idleSched.add(schedLatencies(), s0)
 		idle, failed = append(idle, ops...), failed+f
 		stop := startFlood()
-		c0, s0 = gcCycles(), schedLatencies()
+		c0, s0, w0 = gcCycles(), schedLatencies(), lsn()
 		ops, f = measure(max(1, b.N/rounds))
+		floodWAL += lsn() - w0
 		floodGC += gcCycles() - c0
 		floodSched.add(schedLatencies(), s0)
 		stop()
@@ -212,6 +225,8 @@ func victimUnderFlood(b *testing.B, otherProcess bool) {
 	b.ReportMetric(float64(failed), "victim-failed")
 	b.ReportMetric(float64(sent.Load()-limited.Load())/floodTime.Seconds(), "flood-admitted/s")
 	b.ReportMetric(float64(limited.Load())/floodTime.Seconds(), "flood-429/s")
+	b.ReportMetric(float64(idleWAL)/float64(len(idle)), "idle-wal-B/op")
+	b.ReportMetric(float64(floodWAL)/float64(len(under)), "flood-wal-B/op")
 	b.ReportMetric(float64(idleGC)/idleTime.Seconds(), "idle-gc/s")
 	b.ReportMetric(float64(floodGC)/floodTime.Seconds(), "flood-gc/s")
 	slowest := slices.Clone(under)
@@ -306,7 +321,9 @@ func startFloodProcess(b *testing.B, url, key string, sent, limited *atomic.Int6
 // floodSearch to SG_FLOOD_URL with SG_FLOOD_KEY, each again as soon as it
 // is answered, from when it prints "flooding" until its stdin closes; then
 // it prints how many it sent and how many were refused 429. Each client
-// keeps its connection, as an HTTP client's pool does.
+// keeps its connection, as an HTTP client's pool does. SG_FLOOD_CLIENTS
+// and SG_FLOOD_GAP (a pause before each request) change the flood, to see
+// how the victim's tail follows the flood's pace.
 func runFloodProcess() int {
 	body, _ := json.Marshal(map[string]any{"query": floodSearch})
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: floodClients}}
@@ -314,9 +331,19 @@ func runFloodProcess() int {
 	ctx, stop := context.WithCancel(context.Background())
 	var sent, limited atomic.Int64
 	var wg sync.WaitGroup
-	for range floodClients {
+	clients, gap := floodClients, time.Duration(0)
+	if c := os.Getenv("SG_FLOOD_CLIENTS"); c != "" {
+		fmt.Sscan(c, &clients)
+	}
+	if g := os.Getenv("SG_FLOOD_GAP"); g != "" {
+		gap, _ = time.ParseDuration(g)
+	}
+	for range clients {
 		wg.Go(func() {
 			for ctx.Err() == nil {
+				if gap > 0 {
+					time.Sleep(gap)
+				}
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Authorization", "Bearer "+key)
