@@ -140,9 +140,12 @@ func (s *Slots) isResting(key uuid.UUID, now time.Time) bool {
 	return ok
 }
 
-// rest makes key rest for d, and dispatches when the rest ends.
+// rest makes key rest for d (or to the end of a longer rest it has), and
+// dispatches when the rest ends.
 func (s *Slots) rest(key uuid.UUID, now time.Time, d time.Duration) {
-	s.resting[key] = now.Add(d)
+	if until := now.Add(d); until.After(s.resting[key]) {
+		s.resting[key] = until
+	}
 	s.rests[key]++
 	if s.restTimer != nil {
 		s.restTimer.Stop()
