@@ -220,3 +220,27 @@ func TestAKeyAloneOrWithoutABacklogNeverRests(t *testing.T) {
 		}
 	})
 }
+
+// Two operations of a resting key ending close together: the shorter's
+// rest does not cut the longer's short.
+func TestARestNeverShortensALongerOne(t *testing.T) {
+	s := NewSlots(8, 4, time.Hour)
+	flood, victim := clientOf("acme"), clientOf("globex")
+	ctx := context.Background()
+	v, err := s.Take(ctx, victim)
+	require.NoError(t, err)
+	v() // globex works (within Linger): the flood may run two at once
+	long, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the long operation's work, not a synchronization
+	short, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+	next := taking(t, s, ctx, flood)
+	waitingOf(t, s, flood.KeyID, 1)
+	long()
+	short()
+	assert.Equal(t, 2, s.Rests(flood.KeyID))
+	assert.True(t, s.Resting(flood.KeyID), "still within the long operation's rest")
+	assert.Equal(t, 1, s.Waiting(flood.KeyID))
+	given(t, next)()
+}
