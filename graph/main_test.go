@@ -15,6 +15,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(subscriberProcessEnv) != "" {
 		os.Exit(runSubscriberProcess())
 	}
+	if os.Getenv(floodProcessEnv) != "" {
+		os.Exit(runFloodProcess())
+	}
 	if os.Getenv(cappedSocketsEnv) != "" {
 		os.Exit(runCappedSockets())
 	}

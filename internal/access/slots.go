@@ -28,6 +28,17 @@ import (
 // wait for a slot, or ended one within Linger), at most KeyMost/n (at
 // least one): a key alone keeps all of KeyMost, a flood beside another
 // tenant gives up its share of the cores while that tenant works.
+//
+// That bound still let a flood take a core: one operation at a time, each
+// started the moment the last ended, kept one core busy (the server's
+// work, then PostgreSQL's) beside the other tenant's, and on two cores
+// that tenant's statements and commits waited for a core behind it: its
+// p99 3-4x its idle one, 99 % of its slowest operations' time spent in
+// the database. So a key with operations waiting while other tenants
+// work rests after each operation as long as it ran before it starts
+// another: a flood beside a working tenant runs at most half the time. A
+// key that waits for nothing (it sends one operation after the other, as
+// a conversation does) never rests, nor does a key alone.
 type Slots struct {
 	// Size is how many operations run at once, KeyMost how many of them
 	// one key's.
@@ -50,6 +61,12 @@ type Slots struct {
 	// ended is when each group's last operation ended, for the groups
 	// that may still be within Linger of it.
 	ended map[string]time.Time
+	// resting is until when each key that rests may not start an
+	// operation; restTimer dispatches when the earliest rest ends.
+	resting   map[uuid.UUID]time.Time
+	restTimer *time.Timer
+	// rests counts each key's rests, as many entries as keys that rested.
+	rests map[uuid.UUID]int
 }
 
 // waitGroup is one tenant's (or admin key's) keys with operations waiting.
@@ -79,12 +96,19 @@ func NewSlots(size, keyMost int, linger time.Duration) *Slots {
 		keyMost = size
 	}
 	return &Slots{Size: max(1, size), KeyMost: max(1, keyMost), Linger: linger, byKey: map[uuid.UUID]int{}, byGroup: map[string]int{},
-		waiting: map[string]*waitGroup{}, last: map[string]uint64{}, lastKey: map[uuid.UUID]uint64{}, ended: map[string]time.Time{}}
+		waiting: map[string]*waitGroup{}, last: map[string]uint64{}, lastKey: map[uuid.UUID]uint64{}, ended: map[string]time.Time{},
+		resting: map[uuid.UUID]time.Time{}, rests: map[uuid.UUID]int{}}
 }
 
 // keyBound is how many operations one key may run now: KeyMost divided
 // among the tenants working (and starting's, when not ""), at least one.
 func (s *Slots) keyBound(starting string) int {
+	return max(1, s.KeyMost/max(1, s.working(starting)))
+}
+
+// working is how many tenants are working: they run an operation, wait
+// for a slot, or ended one within Linger (and starting, when not "").
+func (s *Slots) working(starting string) int {
 	working := make(map[string]bool, len(s.byGroup)+len(s.waiting)+len(s.ended)+1)
 	for g := range s.byGroup {
 		working[g] = true
@@ -103,7 +127,71 @@ func (s *Slots) keyBound(starting string) int {
 	if starting != "" {
 		working[starting] = true
 	}
-	return max(1, s.KeyMost/max(1, len(working)))
+	return len(working)
+}
+
+// isResting reports whether key rests now, forgetting a rest that ended.
+func (s *Slots) isResting(key uuid.UUID, now time.Time) bool {
+	until, ok := s.resting[key]
+	if ok && !now.Before(until) {
+		delete(s.resting, key)
+		return false
+	}
+	return ok
+}
+
+// rest makes key rest for d (or to the end of a longer rest it has), and
+// dispatches when the rest ends.
+func (s *Slots) rest(key uuid.UUID, now time.Time, d time.Duration) {
+	if until := now.Add(d); until.After(s.resting[key]) {
+		s.resting[key] = until
+	}
+	s.rests[key]++
+	if s.restTimer != nil {
+		s.restTimer.Stop()
+		s.restTimer = nil
+	}
+	s.rearm(now)
+}
+
+// rearm forgets the rests that ended and, unless it is set, sets the
+// timer that dispatches when the earliest rest still to come ends.
+func (s *Slots) rearm(now time.Time) {
+	var earliest time.Time
+	for key, until := range s.resting {
+		if !now.Before(until) {
+			delete(s.resting, key)
+			continue
+		}
+		if earliest.IsZero() || until.Before(earliest) {
+			earliest = until
+		}
+	}
+	if earliest.IsZero() || s.restTimer != nil {
+		return
+	}
+	s.restTimer = time.AfterFunc(earliest.Sub(now), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.restTimer = nil
+		s.dispatch()
+		s.rearm(time.Now())
+	})
+}
+
+// Rests returns how many times key has rested.
+func (s *Slots) Rests(key uuid.UUID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rests[key]
+}
+
+// Resting reports whether key rests: it may not start an operation until
+// its rest ends.
+func (s *Slots) Resting(key uuid.UUID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.isResting(key, time.Now())
 }
 
 // Take waits for a slot for an operation of p, and returns what gives it
@@ -111,7 +199,7 @@ func (s *Slots) keyBound(starting string) int {
 func (s *Slots) Take(ctx context.Context, p *Principal) (giveBack func(), err error) {
 	group := groupOf(p)
 	s.mu.Lock()
-	if s.running < s.Size && len(s.waiting) == 0 && s.byKey[p.KeyID] < s.keyBound(group) {
+	if s.running < s.Size && len(s.waiting) == 0 && s.byKey[p.KeyID] < s.keyBound(group) && !s.isResting(p.KeyID, time.Now()) {
 		s.occupy(group, p.KeyID)
 		s.mu.Unlock()
 		return s.giveBack(group, p.KeyID), nil
@@ -176,10 +264,15 @@ func (s *Slots) occupy(group string, key uuid.UUID) {
 
 func (s *Slots) giveBack(group string, key uuid.UUID) func() {
 	var once sync.Once
+	started := time.Now()
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
+			now := time.Now()
+			if s.waits(key) && s.working("") > 1 {
+				s.rest(key, now, now.Sub(started))
+			}
 			s.running--
 			if s.byKey[key]--; s.byKey[key] == 0 {
 				delete(s.byKey, key)
@@ -188,7 +281,7 @@ func (s *Slots) giveBack(group string, key uuid.UUID) func() {
 				delete(s.byGroup, group)
 			}
 			if s.Linger > 0 {
-				s.ended[group] = time.Now()
+				s.ended[group] = now
 			}
 			s.dispatch()
 		})
@@ -227,11 +320,11 @@ func (s *Slots) dequeue(group string, key uuid.UUID, w *waiter) {
 // those under KeyMost), that key's oldest operation.
 func (s *Slots) dispatch() {
 	for s.running < s.Size && len(s.waiting) > 0 {
-		bound := s.keyBound("")
+		bound, now := s.keyBound(""), time.Now()
 		var g *waitGroup
 		var l *waitLine
 		for _, cg := range s.waiting {
-			cl := s.nextLine(cg, bound)
+			cl := s.nextLine(cg, bound, now)
 			if cl == nil {
 				continue
 			}
@@ -241,7 +334,7 @@ func (s *Slots) dispatch() {
 			}
 		}
 		if g == nil {
-			return // nothing waits, or every waiting key is at its bound
+			return // nothing waits, or every waiting key is at its bound or rests
 		}
 		w := l.waiters[0]
 		l.waiters = l.waiters[1:]
@@ -252,13 +345,24 @@ func (s *Slots) dispatch() {
 	}
 }
 
+// waits reports whether key has an operation waiting for a slot.
+func (s *Slots) waits(key uuid.UUID) bool {
+	for _, g := range s.waiting {
+		if g.lines[key] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // nextLine returns g's key with the fewest running that may take a slot
-// (fewer than bound; between equals, the one served longest ago), or nil.
-func (s *Slots) nextLine(g *waitGroup, bound int) *waitLine {
+// (fewer than bound, not resting; between equals, the one served longest
+// ago), or nil.
+func (s *Slots) nextLine(g *waitGroup, bound int, now time.Time) *waitLine {
 	var best *waitLine
 	for _, l := range g.lines {
 		n := s.byKey[l.key]
-		if n >= bound {
+		if n >= bound || s.isResting(l.key, now) {
 			continue
 		}
 		if best == nil || n < s.byKey[best.key] || n == s.byKey[best.key] && s.lastKey[l.key] < s.lastKey[best.key] {

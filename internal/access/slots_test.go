@@ -75,8 +75,10 @@ func TestAFreedSlotGoesToTheTenantAndKeyWithTheFewestRunning(t *testing.T) {
 		"within acme, the key that runs nothing before the flooding one")
 	o := given(t, other)
 	v()
-	assert.Equal(t, []int{1, 1}, []int{s.Running(flood.KeyID), s.Waiting(flood.KeyID)}, "the flood's first write before its second")
+	// The flood's key had operations waiting while globex worked: it rests
+	// as long as its operation ran before it starts another.
 	f := given(t, first)
+	assert.Equal(t, []int{1, 1}, []int{s.Running(flood.KeyID), s.Waiting(flood.KeyID)}, "the flood's first write before its second")
 	o()
 	given(t, second)()
 	f()
@@ -156,4 +158,89 @@ func TestAKeysBoundIsDividedAmongTheTenantsWorking(t *testing.T) {
 			given(t, third)
 		}
 	}
+}
+
+// A key with operations waiting while another tenant works rests, after
+// each of its operations, as long as that operation ran, before it starts
+// another, even with slots free: a flood beside a working tenant runs at
+// most half the time. The other tenant's operation takes a free slot
+// meanwhile, and the flood's waiting operation starts once the rest ends.
+func TestAKeyWithABacklogRestsWhileAnotherTenantWorks(t *testing.T) {
+	s := NewSlots(4, 1, time.Hour)
+	flood, victim := clientOf("acme"), clientOf("globex")
+	ctx := context.Background()
+	v, err := s.Take(ctx, victim)
+	require.NoError(t, err)
+	v() // globex works (within Linger)
+	a, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+	next := taking(t, s, ctx, flood)
+	waitingOf(t, s, flood.KeyID, 1)
+	// The rest is as long as the operation ran: make that long enough
+	// that the state below is still the rest's when it is looked at.
+	time.Sleep(time.Second) // the operation's work, not a synchronization
+	a()
+	assert.True(t, s.Resting(flood.KeyID), "the flood's key rests")
+	assert.Equal(t, []int{0, 1}, []int{s.Running(flood.KeyID), s.Waiting(flood.KeyID)}, "its next operation waits, three slots free")
+	v, err = s.Take(ctx, victim)
+	require.NoError(t, err, "globex's operation runs at once")
+	v()
+	given(t, next)() // and the flood's once the rest ends
+	assert.False(t, s.Resting(flood.KeyID))
+	assert.Equal(t, 1, s.Rests(flood.KeyID))
+}
+
+// A key rests only when it has operations waiting and another tenant
+// works: alone, or sending one operation after the other, it never does.
+func TestAKeyAloneOrWithoutABacklogNeverRests(t *testing.T) {
+	ctx := context.Background()
+	t.Run("alone, with a backlog", func(t *testing.T) {
+		s := NewSlots(4, 1, time.Hour)
+		flood := clientOf("acme")
+		a, err := s.Take(ctx, flood)
+		require.NoError(t, err)
+		next := taking(t, s, ctx, flood)
+		waitingOf(t, s, flood.KeyID, 1)
+		a()
+		assert.Zero(t, s.Rests(flood.KeyID))
+		assert.Equal(t, 1, s.Running(flood.KeyID), "its next operation started as the first ended")
+		given(t, next)()
+	})
+	t.Run("beside a working tenant, without a backlog", func(t *testing.T) {
+		s := NewSlots(4, 1, time.Hour)
+		one, other := clientOf("acme"), clientOf("globex")
+		o, err := s.Take(ctx, other)
+		require.NoError(t, err)
+		defer o()
+		for range 3 {
+			a, err := s.Take(ctx, one)
+			require.NoError(t, err, "nothing waits: it starts at once")
+			a()
+			assert.Zero(t, s.Rests(one.KeyID))
+		}
+	})
+}
+
+// Two operations of a resting key ending close together: the shorter's
+// rest does not cut the longer's short.
+func TestARestNeverShortensALongerOne(t *testing.T) {
+	s := NewSlots(8, 4, time.Hour)
+	flood, victim := clientOf("acme"), clientOf("globex")
+	ctx := context.Background()
+	v, err := s.Take(ctx, victim)
+	require.NoError(t, err)
+	v() // globex works (within Linger): the flood may run two at once
+	long, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the long operation's work, not a synchronization
+	short, err := s.Take(ctx, flood)
+	require.NoError(t, err)
+	next := taking(t, s, ctx, flood)
+	waitingOf(t, s, flood.KeyID, 1)
+	long()
+	short()
+	assert.Equal(t, 2, s.Rests(flood.KeyID))
+	assert.True(t, s.Resting(flood.KeyID), "still within the long operation's rest")
+	assert.Equal(t, 1, s.Waiting(flood.KeyID))
+	given(t, next)()
 }
