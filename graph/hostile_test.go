@@ -118,10 +118,24 @@ type hostileWalk struct {
 type walkedField struct {
 	root   string // Query, Mutation, Subscription
 	parent string // the object type, for a field reached through node
-	def    *ast.FieldDefinition
+	// through is the mutation whose answer holds the field, for a field of
+	// a payload (reached by a plausible write, $in its input).
+	through string
+	def     *ast.FieldDefinition
+}
+
+// answerFields are the payloads whose fields take arguments, and the write
+// that answers each: a plausible read of one record into the fixture's
+// session.
+var answerFields = map[string]string{
+	"RecordReadPayload":    "recordRead",
+	"RecordUpdatedPayload": "recordUpdated",
 }
 
 func (f walkedField) String() string {
+	if f.through != "" {
+		return f.through + "." + f.def.Name
+	}
 	if f.parent != "" {
 		return f.parent + "." + f.def.Name
 	}
@@ -157,6 +171,10 @@ func (w *hostileWalk) fields() []walkedField {
 		}
 		for _, f := range def.Fields {
 			if len(f.Arguments) == 0 {
+				continue
+			}
+			if through, ok := answerFields[name]; ok {
+				out = append(out, walkedField{root: "Mutation", through: through, def: f})
 				continue
 			}
 			require.Contains(w.t, def.Interfaces, "Node", "%s.%s takes arguments, but %s is not a Node: give the walk a way to reach it", name, f.Name, name)
@@ -245,6 +263,10 @@ func (w *hostileWalk) document(f walkedField, op hostileOp) string {
 		defs = append(defs, "$node: ID!")
 		call = fmt.Sprintf("node(id: $node) { ... on %s { %s } }", f.parent, call)
 	}
+	if f.through != "" {
+		defs = append(defs, "$in: "+w.schema.Mutation.Fields.ForName(f.through).Arguments.ForName("input").Type.String())
+		call = fmt.Sprintf("%s(input: $in) { %s }", f.through, call)
+	}
 	head := strings.ToLower(f.root)
 	if len(defs) > 0 {
 		head += "(" + strings.Join(defs, ", ") + ")"
@@ -259,6 +281,10 @@ func (w *hostileWalk) variables(f walkedField, op hostileOp, fx *hostileFixture)
 	}
 	if f.parent != "" {
 		vars["node"] = fx.nodeIDs[f.parent]
+	}
+	if f.through != "" {
+		vars["in"] = map[string]any{"sessionID": fx.sessionID, "table": "recipes",
+			"records": []any{map[string]any{"id": "0b0e4f2a-6a8f-4c3e-9d7a-0c1f2e3d4b5a", "name": "Hostile Dal"}}}
 	}
 	return vars
 }

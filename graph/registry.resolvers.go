@@ -35,11 +35,17 @@ func (r *mentionEntityPayloadResolver) Refs(ctx context.Context, obj *engine.Ref
 
 // RecordRead is the resolver for the recordRead field.
 func (r *mutationResolver) RecordRead(ctx context.Context, input engine.RecordReadInput) (*engine.RecordsResult, error) {
+	if err := checkBuildsInAnswer(ctx); err != nil {
+		return nil, err
+	}
 	return r.Engine.RecordRead(ctx, input)
 }
 
 // RecordUpdated is the resolver for the recordUpdated field.
 func (r *mutationResolver) RecordUpdated(ctx context.Context, input engine.RecordReadInput) (*engine.RecordsResult, error) {
+	if err := checkBuildsInAnswer(ctx); err != nil {
+		return nil, err
+	}
 	return r.Engine.RecordUpdated(ctx, input)
 }
 

@@ -321,6 +321,18 @@ func (e *Engine) turnsShown(ctx context.Context, s *ent.Session, node contextbui
 	}
 }
 
+// CheckContextOptions refuses options no build could use, before anything
+// is written: a write whose answer carries a build checks the build's
+// options first, so that a bad option refuses the whole request and
+// changes nothing.
+func CheckContextOptions(in *ContextOptions) error {
+	if in == nil {
+		return nil
+	}
+	_, _, err := contextOptions(&ent.Session{}, in)
+	return err
+}
+
 func contextOptions(s *ent.Session, in *ContextOptions) (contextbuild.Options, tokenizer.Name, error) {
 	var o contextbuild.Options
 	for _, p := range []struct {
