@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -35,8 +36,21 @@ type PoolShares struct {
 	byKey    map[uuid.UUID]int
 	byTenant map[string]int
 	reads    int
-	// changed is closed, and replaced, whenever a claim is given back.
-	changed chan struct{}
+	// waiting are the claims over their shares, in the order they came:
+	// a claim given back goes to the first of them that fits, so that no
+	// operation waits behind later ones of its own key (many writes of one
+	// runtime on one session, each holding the row lock in turn, once let
+	// one of them lose every race for 20 s and answer TIMEOUT).
+	waiting []*shareClaim
+}
+
+// shareClaim is one operation's claim on the shares.
+type shareClaim struct {
+	key           uuid.UUID
+	tenant        string
+	tenantCounted bool // not an admin key: the tenant's share counts it
+	write         bool
+	granted       chan struct{}
 }
 
 // NewPoolShares divides a pool of n connections: keyPercent and
@@ -49,55 +63,80 @@ func NewPoolShares(n, keyPercent, tenantPercent int) *PoolShares {
 		ReadShare:   max(1, n-max(1, n/4)),
 		byKey:       map[uuid.UUID]int{},
 		byTenant:    map[string]int{},
-		changed:     make(chan struct{}),
 	}
 }
 
 // Claim waits until p's key, its tenant and (for a read) reads as a whole
 // are under their shares, claims one operation in the database for each,
-// and returns what gives it back. It fails with ctx's error when ctx ends
-// first.
+// and returns what gives it back. Claims that wait are served in the order
+// they came, each as soon as its own shares allow. It fails with ctx's
+// error when ctx ends first.
 func (s *PoolShares) Claim(ctx context.Context, p *Principal, write bool) (release func(), err error) {
-	tenant := !p.IsAdmin()
-	for {
+	c := &shareClaim{key: p.KeyID, tenant: p.Tenant, tenantCounted: !p.IsAdmin(), write: write, granted: make(chan struct{})}
+	s.mu.Lock()
+	s.waiting = append(s.waiting, c)
+	s.grantLocked()
+	s.mu.Unlock()
+	select {
+	case <-c.granted:
+	case <-ctx.Done():
 		s.mu.Lock()
-		if s.byKey[p.KeyID] < s.KeyShare && (!tenant || s.byTenant[p.Tenant] < s.TenantShare) && (write || s.reads < s.ReadShare) {
-			break
-		}
-		changed := s.changed
-		s.mu.Unlock()
 		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		case <-c.granted: // granted as ctx ended: give it back
+			s.mu.Unlock()
+			s.giveBack(c)
+		default:
+			s.waiting = slices.DeleteFunc(s.waiting, func(w *shareClaim) bool { return w == c })
+			s.mu.Unlock()
 		}
-	}
-	defer s.mu.Unlock()
-	s.byKey[p.KeyID]++
-	if tenant {
-		s.byTenant[p.Tenant]++
-	}
-	if !write {
-		s.reads++
+		return nil, ctx.Err()
 	}
 	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.byKey[p.KeyID]--; s.byKey[p.KeyID] == 0 {
-				delete(s.byKey, p.KeyID)
-			}
-			if tenant {
-				if s.byTenant[p.Tenant]--; s.byTenant[p.Tenant] == 0 {
-					delete(s.byTenant, p.Tenant)
-				}
-			}
-			if !write {
-				s.reads--
-			}
-			close(s.changed)
-			s.changed = make(chan struct{})
-		})
-	}, nil
+	return func() { once.Do(func() { s.giveBack(c) }) }, nil
+}
+
+// fitsLocked reports whether c's key, tenant and reads are under their shares.
+func (s *PoolShares) fitsLocked(c *shareClaim) bool {
+	return s.byKey[c.key] < s.KeyShare && (!c.tenantCounted || s.byTenant[c.tenant] < s.TenantShare) &&
+		(c.write || s.reads < s.ReadShare)
+}
+
+// grantLocked gives their shares to the waiting claims that fit, first come
+// first served.
+func (s *PoolShares) grantLocked() {
+	kept := s.waiting[:0]
+	for _, c := range s.waiting {
+		if !s.fitsLocked(c) {
+			kept = append(kept, c)
+			continue
+		}
+		s.byKey[c.key]++
+		if c.tenantCounted {
+			s.byTenant[c.tenant]++
+		}
+		if !c.write {
+			s.reads++
+		}
+		close(c.granted)
+	}
+	clear(s.waiting[len(kept):])
+	s.waiting = kept
+}
+
+// giveBack returns c's shares and hands them on.
+func (s *PoolShares) giveBack(c *shareClaim) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byKey[c.key]--; s.byKey[c.key] == 0 {
+		delete(s.byKey, c.key)
+	}
+	if c.tenantCounted {
+		if s.byTenant[c.tenant]--; s.byTenant[c.tenant] == 0 {
+			delete(s.byTenant, c.tenant)
+		}
+	}
+	if !c.write {
+		s.reads--
+	}
+	s.grantLocked()
 }
