@@ -218,7 +218,10 @@ func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node c
 	if _, _, err := contextOptions(s, opts); err != nil {
 		return nil, err
 	}
-	st := e.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, events.FromNow)
+	// Events from the session's state as read here, not from the hub's
+	// "now": the hub learns where now is on its next poll, and a write
+	// between this read and that poll would never rebuild (seen under load).
+	st := e.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, events.AfterSequence(s.EventSequence))
 	out := make(chan *ContextBuild, 1)
 	go func() {
 		defer close(out)
@@ -227,6 +230,7 @@ func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node c
 			if err != nil {
 				return
 			}
+			built := s.EventSequence // the events this build already shows
 			// A build watched live is not a prompt sent: never recorded
 			// (Config.RecordContexts is for the runtime's reads).
 			b, err := e.context(ctx, s, node, opts, true)
@@ -241,8 +245,12 @@ func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node c
 			case <-ctx.Done():
 				return
 			}
-			if _, ok := <-st.C; !ok {
-				return
+			for changed := false; !changed; { // an event past what the build shows
+				ev, ok := <-st.C
+				if !ok {
+					return
+				}
+				changed = ev.Sequence > built
 			}
 			for drained := false; !drained; { // coalesce a burst into one build
 				select {
