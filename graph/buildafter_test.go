@@ -1,21 +1,17 @@
 package graph_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
-	"sessiongraph/internal/dbhook"
 )
 
 // everyBuild selects each node's build, as a write's answer or a session's
@@ -186,39 +182,15 @@ func eventsOf(t *testing.T, s *apitest.Server, id string) []string {
 // build of its own: the payload's resolver goes to the engine's Context
 // with the session the write left.
 func TestABuildInAWritesAnswerReachesItsSQLInAFewHops(t *testing.T) {
-	trace := &hopTrace{deepest: map[string][]string{}, frames: map[string]int{}}
-	var on sync.Mutex
-	tracing := false
-	s := apitest.New(t, func(c *app.Config) {
-		inner := c.WrapDriver
-		c.WrapDriver = func(d dialect.Driver) dialect.Driver {
-			d = dbhook.Wrap(d, func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
-				on.Lock()
-				now := tracing
-				on.Unlock()
-				if now {
-					trace.statement()
-				}
-				return run(ctx)
-			})
-			if inner != nil {
-				d = inner(d)
-			}
-			return d
-		}
-	})
+	s, trace, traceStatements := tracedServer(t)
 	a := kitchenSession(t, s)
-	on.Lock()
-	tracing = true
-	on.Unlock()
+	traceStatements(true)
 	out := decode[struct {
 		RecordRead struct{ Context struct{ Text string } }
 	}](t, a.do(
 		`mutation($id: ID!, $r: [Map!]!) { recordRead(input: {sessionID: $id, table: "recipes", records: $r, step: 1}) {
 		  records context(node: THINK) { text } } }`, map[string]any{"r": []map[string]any{{"id": newUUID(), "name": "Dal Tadka"}}}))
-	on.Lock()
-	tracing = false
-	on.Unlock()
+	traceStatements(false)
 	require.Contains(t, out.RecordRead.Context.Text, "Dal Tadka")
 
 	resolver := "sessiongraph/graph.(*recordReadPayloadResolver).Context"

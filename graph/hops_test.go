@@ -91,16 +91,13 @@ func slicesReverse(s []string) {
 // into each function of ours on the way, and the last into ent.
 func hops(calls []string) int { return len(calls) + 1 }
 
-// TestRequestsReachTheirSQLInAFewHops follows recordRead (with a step, so
-// that its items join the step's result) and a THINK build from the
-// resolver to every statement they send, through the real server, and
-// holds each to maxHops: the write path reads top to bottom (begin, read,
-// decide, commit), with no callback from the store into the engine.
-func TestRequestsReachTheirSQLInAFewHops(t *testing.T) {
-	trace := &hopTrace{deepest: map[string][]string{}, frames: map[string]int{}}
+// tracedServer is a server whose every statement, while traceStatements
+// is on, records the calls that led to it in trace.
+func tracedServer(t *testing.T) (s *apitest.Server, trace *hopTrace, traceStatements func(on bool)) {
+	trace = &hopTrace{deepest: map[string][]string{}, frames: map[string]int{}}
 	var on sync.Mutex
 	tracing := false
-	s := apitest.New(t, func(c *app.Config) {
+	s = apitest.New(t, func(c *app.Config) {
 		inner := c.WrapDriver
 		c.WrapDriver = func(d dialect.Driver) dialect.Driver {
 			d = dbhook.Wrap(d, func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
@@ -118,16 +115,26 @@ func TestRequestsReachTheirSQLInAFewHops(t *testing.T) {
 			return d
 		}
 	})
+	return s, trace, func(now bool) {
+		on.Lock()
+		tracing = now
+		on.Unlock()
+	}
+}
+
+// TestRequestsReachTheirSQLInAFewHops follows recordRead (with a step, so
+// that its items join the step's result) and a THINK build from the
+// resolver to every statement they send, through the real server, and
+// holds each to maxHops: the write path reads top to bottom (begin, read,
+// decide, commit), with no callback from the store into the engine.
+func TestRequestsReachTheirSQLInAFewHops(t *testing.T) {
+	s, trace, traceStatements := tracedServer(t)
 	a := kitchenSession(t, s)
-	on.Lock()
-	tracing = true
-	on.Unlock()
+	traceStatements(true)
 	a.do(`mutation($id: ID!, $r: [Map!]!) { recordRead(input: {sessionID: $id, table: "recipes", records: $r, step: 1}) { records } }`,
 		map[string]any{"r": []map[string]any{{"id": newUUID(), "name": "Dal Tadka"}}})
 	think := a.context("THINK", nil) // the read above changed the session: a fresh build
-	on.Lock()
-	tracing = false
-	on.Unlock()
+	traceStatements(false)
 	require.NotEmpty(t, think.Text)
 
 	for _, resolver := range []string{"sessiongraph/graph.(*mutationResolver).RecordRead", "sessiongraph/graph.(*sessionResolver).Context"} {
