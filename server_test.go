@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -30,10 +31,16 @@ func TestServeThenShutDownGracefully(t *testing.T) {
 	require.NoError(t, err)
 	settings.DatabaseURL = testdb.New(t, migrations.Apply, migrations.Fingerprint())
 
-	ctx, cancel := context.WithCancel(context.Background())
+	// The deadline only bounds a server that never gets ready (a database
+	// it cannot reach): the test stops it well before, as SIGTERM does.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	out, printed := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, settings, slog.New(slog.NewTextHandler(io.Discard, nil)), printed, printed) }()
+	go func() {
+		err := run(ctx, settings, slog.New(slog.NewTextHandler(io.Discard, nil)), printed, printed)
+		printed.CloseWithError(fmt.Errorf("the server stopped: %v", err)) // a reader waiting for a line is told
+		done <- err
+	}()
 
 	lines := bufio.NewReader(out)
 	line, err := lines.ReadString('\n')
