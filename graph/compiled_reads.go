@@ -59,6 +59,23 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 	if !ok || err != nil {
 		return nil, err != nil, err
 	}
+	if p.cursorless && first != nil && *first > 0 && last == nil {
+		edges, info, ok, err := r.Client.Session.Query().CompiledEdges(ctx, after, *first, before,
+			func(s *entsql.Selector) {
+				s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeSQL(b, s.C) }), "gql")
+			},
+			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
+		if ok {
+			if err != nil {
+				return nil, true, err
+			}
+			page := &ent.SessionConnection{PageInfo: info}
+			return &model.SessionConnection{
+				SessionConnection: page,
+				Compiled:          graphql.WriterFunc(func(w io.Writer) { p.writeEdges(w, page, edges) }),
+			}, true, nil
+		}
+	}
 	var extra func(*entsql.Selector)
 	if p.node != nil {
 		extra = func(s *entsql.Selector) {
@@ -97,6 +114,10 @@ type rootPage struct {
 	pageInfo []graphql.CollectedField
 	// cursor writes a cursor as gqlgen does, with this field's scope.
 	cursor func(io.Writer, *ent.Cursor)
+	// cursorless is a selection that needs no row's own values in Go: no
+	// cursor, no totalCount, edges selected. PostgreSQL then writes the
+	// edges too, and the page is one row (ent's CompiledEdges).
+	cursorless bool
 }
 
 func (pl planner) rootPage(sel ast.SelectionSet) (*rootPage, bool, error) {
@@ -122,6 +143,8 @@ func (pl planner) rootPage(sel ast.SelectionSet) (*rootPage, bool, error) {
 		}
 	}
 	p.count = hasTotal || (!p.edges && hasPageInfo)
+	p.cursorless = p.edges && !hasTotal && !selects(p.edge, "cursor") &&
+		!selects(p.pageInfo, "startCursor") && !selects(p.pageInfo, "endCursor")
 	return p, true, nil
 }
 
@@ -262,6 +285,16 @@ func (pl planner) nestedPage(conn *ent.CompiledConnection, f graphql.CollectedFi
 	}
 	p.preds = preds
 	return p, true, nil
+}
+
+// selects reports whether fields hold the field name.
+func selects(fields []graphql.CollectedField, name string) bool {
+	for _, f := range fields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func orderedByID(order []string) bool {

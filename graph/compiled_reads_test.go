@@ -183,6 +183,18 @@ func TestCompiledReadsAnswerEveryPageShapeAsGqlgenDoes(t *testing.T) {
 			t: turns(first: 2) { c: totalCount p: pageInfo { hasNextPage } e: edges { n: node { number } } } } } } }`, nil, 2},
 		{"first: 0", "", `{ sessions(first: 0) { totalCount pageInfo { hasNextPage endCursor } edges { node { id } } } }`, nil, 1},
 		{"no edges: pageInfo from the count", "", `{ sessions(first: 2) { pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, nil, 1},
+		{"the ids page", "", sessionIDsPage, nil, 1},
+		{"cursorless: page info and edges, a full page and an exact one", "", `{ a: sessions(first: 3) { __typename pageInfo { __typename hasNextPage hasPreviousPage }
+			edges { __typename node { __typename id status } } } b: sessions(first: 11) { pageInfo { hasNextPage } edges { node { externalKey } } }
+			c: sessions(first: 100) { pageInfo { hasNextPage } edges { node { externalKey } } } }`, nil, 3},
+		{"cursorless after and before a cursor", "", `query($c: Cursor) { a: sessions(first: 3, after: $c) { pageInfo { hasNextPage hasPreviousPage }
+			edges { node { externalKey } } } b: sessions(first: 2, before: $c) { pageInfo { hasNextPage hasPreviousPage } edges { node { externalKey } } } }`,
+			map[string]any{"c": first.Sessions.PageInfo.EndCursor}, 2},
+		{"cursorless edges without nodes, ordered and filtered", "", `{ a: sessions(first: 4, orderBy: [{field: STATUS, direction: DESC}, {field: LAST_ACTIVE_AT}]) {
+			edges { __typename } } b: sessions(first: 10, where: {statusNEQ: EXPIRED}, orderBy: {field: CREATED_AT, direction: DESC}) {
+			edges { node { externalKey turns(first: 2) { pageInfo { hasNextPage } edges { node { number } } } } } }
+			c: sessions(first: 5, where: {externalKey: "no such key"}) { pageInfo { hasNextPage hasPreviousPage } edges { node { id } } } }`, nil, 3},
+		{"a tenant's key sees its tenant, cursorless", acme, `{ sessions(first: 100) { pageInfo { hasNextPage } edges { node { tenant externalKey } } } }`, nil, 1},
 		{"a tenant's key sees its tenant", acme, `{ sessions(first: 100) { totalCount edges { node { tenant externalKey refs(first: 2) { totalCount } } } } }`, nil, 2},
 	}
 	// Both ways, one order given alone is that order (entgql's eager
@@ -274,4 +286,42 @@ func TestAliasedConnectionFieldsAnswerAsTheirNames(t *testing.T) {
 	assert.True(t, renamed.Session.T.P.HasNextPage)
 	require.Len(t, renamed.Session.T.E, 2)
 	assert.Equal(t, 1, renamed.Session.T.E[0].N.Number)
+}
+
+// A page whose selection needs no cursor is read as one row, in which
+// PostgreSQL writes the page's edges and counts the row past it; on a
+// tenant's key that row holds only the tenant's sessions, and hasNextPage
+// counts only theirs.
+func TestCompiledCursorlessPageIsOneRowOfTheTenantsSessions(t *testing.T) {
+	rec := &apitest.Recorder{}
+	s := apitest.New(t, apitest.Recording(rec))
+	apitest.SessionGraph(t, s, "acme", 3, 1, 1)
+	apitest.SessionGraph(t, s, "globex", 4, 1, 1)
+	acme := s.NewKey(t, "CLIENT", "acme")
+	s.WithKey(acme).MustDo(t, `{ viewer { role } }`, nil, nil) // its first request looks it up
+	type page struct {
+		Sessions struct {
+			PageInfo struct{ HasNextPage bool } `json:"pageInfo"`
+			Edges    []struct {
+				Node struct{ Tenant string } `json:"node"`
+			} `json:"edges"`
+		} `json:"sessions"`
+	}
+	tenants := func(p page) []string {
+		var out []string
+		for _, e := range p.Sessions.Edges {
+			out = append(out, e.Node.Tenant)
+		}
+		return out
+	}
+	const q = `query($n: Int!) { sessions(first: $n) { pageInfo { hasNextPage } edges { node { tenant } } } }`
+	var two, three page
+	stmts := rec.Record(func() { s.WithKey(acme).MustDo(t, q, map[string]any{"n": 2}, &two) })
+	require.Len(t, stmts, 1)
+	assert.True(t, strings.HasPrefix(stmts[0].Query, "SELECT array_to_string(a[1:2], ','), cardinality(a) FROM (SELECT ARRAY("), stmts[0].Query)
+	assert.Equal(t, []string{"acme", "acme"}, tenants(two))
+	assert.True(t, two.Sessions.PageInfo.HasNextPage)
+	s.WithKey(acme).MustDo(t, q, map[string]any{"n": 3}, &three)
+	assert.Equal(t, []string{"acme", "acme", "acme"}, tenants(three))
+	assert.False(t, three.Sessions.PageInfo.HasNextPage)
 }
