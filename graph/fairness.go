@@ -99,10 +99,8 @@ func claimPoolShare(shares *access.PoolShares, queryTimeout, mutationTimeout tim
 		}
 		release := func() {}
 		if p, keyed := access.FromContext(ctx); keyed && shares != nil {
-			waitCtx, cancel := withDeadline(ctx, deadline)
 			var err error
-			release, err = shares.Claim(waitCtx, p, write)
-			cancel()
+			release, err = shares.ClaimUntil(ctx, deadline, p, write)
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
 				return refuse(apperr.New(apperr.Timeout, "the request waited past its deadline for its share of the database, which this key's or tenant's other requests held: send fewer at once"))
