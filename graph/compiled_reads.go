@@ -38,6 +38,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/graph/model"
 	"sessiongraph/graph/scalar"
+	"sessiongraph/internal/readwatch"
 )
 
 // sessionType is the root page's node type.
@@ -55,12 +56,15 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 		return nil, false, nil
 	}
 	pl := planner{ctx: ctx, oc: oc, client: r.Client}
+	// The page's statements run detached: no goroutine of database/sql's
+	// per statement, and the request's end still ends them.
+	read := readwatch.Detach(ctx)
 	p, ok, err := pl.rootPage(fc.Field.Selections)
 	if !ok || err != nil {
 		return nil, err != nil, err
 	}
 	if p.cursorless && first != nil && *first > 0 && last == nil {
-		edges, info, ok, err := r.Client.Session.Query().CompiledEdges(ctx, after, *first, before,
+		edges, info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before,
 			func(s *entsql.Selector) {
 				s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeSQL(b, s.C) }), "gql")
 			},
@@ -82,7 +86,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeSQL(b, s.C, 1) }), "gql")
 		}
 	}
-	page, texts, err := r.Client.Session.Query().CompiledPage(ctx, after, first, before, last, p.edges, p.count, extra,
+	page, texts, err := r.Client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err

@@ -107,7 +107,10 @@ func claimPoolShare(shares *access.PoolShares, queryTimeout, mutationTimeout tim
 			case err != nil:
 				return refuse(errCancelled)
 			}
-			context.AfterFunc(ctx, release) // should the answer never be asked for
+			// Should the answer never be asked for; stopped when it is, so
+			// that the end of ctx starts no goroutine to run it.
+			stop, claimed := context.AfterFunc(ctx, release), release
+			release = func() { stop(); claimed() }
 		}
 		// gqlgen executes with the context it asks for the answer with, not
 		// the one given here: the deadline goes on that one.
