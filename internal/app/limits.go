@@ -42,7 +42,9 @@ func (a *App) limitRequests(next http.Handler) http.Handler {
 					"batched operations (a JSON array) are not accepted: send one operation per request")
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			whole := &wholeBody{whole: body}
+			whole.Reset(body)
+			r.Body = whole
 		}
 		if !isStream(r) {
 			// Received whole, the request runs to its end whatever its client
@@ -90,3 +92,16 @@ func writeError(w http.ResponseWriter, status int, code apperr.Code, message str
 		"errors": []map[string]any{{"message": message, "extensions": map[string]any{"code": code}}},
 	})
 }
+
+// wholeBody is a request body read whole: a reader of it, which also hands
+// what is left of it to a transport (graph's) without another copy.
+type wholeBody struct {
+	bytes.Reader
+	whole []byte
+}
+
+// Close implements io.Closer.
+func (*wholeBody) Close() error { return nil }
+
+// Unread returns what is left to read, without copying it.
+func (b *wholeBody) Unread() []byte { return b.whole[len(b.whole)-b.Len():] }
