@@ -59,15 +59,18 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 	// The page's statements run detached: no goroutine of database/sql's
 	// per statement, and the request's end still ends them.
 	read := readwatch.Detach(ctx)
-	p, ok, err := pl.rootPage(fc.Field.Selections)
+	p, edgeSQL, shared, ok, err := pl.rememberedRootPage(fc.Field.Field, fc.Field.Selections)
 	if !ok || err != nil {
 		return nil, err != nil, err
 	}
 	if p.cursorless && first != nil && *first > 0 && last == nil {
-		edges, info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before,
-			func(s *entsql.Selector) {
-				s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeSQL(b, s.C) }), "gql")
-			},
+		edge := func(s *entsql.Selector) {
+			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeSQL(b, s.C) }), "gql")
+		}
+		if edgeSQL != "" {
+			edge = func(s *entsql.Selector) { s.AppendSelectExprAs(entsql.Expr(edgeSQL), "gql") }
+		}
+		edges, info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, edge,
 			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 		if ok {
 			if err != nil {
@@ -90,6 +93,10 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err
+	}
+	if shared {
+		own := *p
+		p = &own
 	}
 	p.cursor = scalar.CursorWriter(ctx)
 	return &model.SessionConnection{

@@ -325,3 +325,41 @@ func TestCompiledCursorlessPageIsOneRowOfTheTenantsSessions(t *testing.T) {
 	assert.Equal(t, []string{"acme", "acme", "acme"}, tenants(three))
 	assert.False(t, three.Sessions.PageInfo.HasNextPage)
 }
+
+// A root page's plan made once for a document (its selection uses no
+// variable and nests no page) answers every later request of the same
+// query as gqlgen does, whatever the page's own arguments; one whose
+// selection uses variables is planned with each request's.
+func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
+	p := newCompiledPair(t)
+	compiledFixture(t, p.on)
+	acme := p.on.NewKey(t, "CLIENT", "acme")
+	p.on.WithKey(acme).MustDo(t, `{ viewer { role } }`, nil, nil)
+	p.off.WithKey(acme).MustDo(t, `{ viewer { role } }`, nil, nil)
+	var first struct {
+		Sessions struct {
+			PageInfo struct{ EndCursor string } `json:"pageInfo"`
+		} `json:"sessions"`
+	}
+	p.on.MustDo(t, `{ sessions(first: 2, orderBy: {field: CREATED_AT, direction: DESC}) { pageInfo { endCursor } edges { cursor } } }`, nil, &first)
+	remembered := `query($n: Int, $after: Cursor) { sessions(first: $n, after: $after, orderBy: {field: CREATED_AT, direction: DESC}) {
+		pageInfo { hasNextPage hasPreviousPage } edges { __typename node { ...S k: externalKey } } } }
+		fragment S on Session { id status }`
+	planned := `query($yes: Boolean!) { sessions(first: 4) { edges { node { id status @include(if: $yes) metadata @skip(if: $yes) } } } }`
+	for i, c := range []struct {
+		key, query string
+		vars       map[string]any
+	}{
+		{p.on.AdminKey, remembered, map[string]any{"n": 3}},
+		{p.on.AdminKey, remembered, map[string]any{"n": 3, "after": first.Sessions.PageInfo.EndCursor}},
+		{acme, remembered, map[string]any{"n": 100}},
+		{p.on.AdminKey, remembered, map[string]any{"n": 1}},
+		{p.on.AdminKey, planned, map[string]any{"yes": true}},
+		{p.on.AdminKey, planned, map[string]any{"yes": false}},
+		{acme, planned, map[string]any{"yes": true}},
+		{p.on.AdminKey, sessionIDsPage, nil},
+		{p.on.AdminKey, sessionIDsPage, nil},
+	} {
+		assert.EqualValues(t, 1, p.same(t, c.key, c.query, c.vars), "request %d: statements", i)
+	}
+}
