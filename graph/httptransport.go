@@ -324,6 +324,14 @@ func isJSON(r *http.Request) bool {
 // any of them null. Numbers stay json.Number, as gqlgen expects. Its errors
 // are short and never quote the body, which may be megabytes.
 func decodeBody(body []byte) (*graphql.RawParams, error) {
+	if p, ok := decodeParams(body); ok {
+		if path, bad := jsontext.InvalidText(body); bad {
+			return nil, invalidText{path}
+		}
+		return p, needQuery(p)
+	}
+	// Anything decodeParams does not take is decoded again here, for the
+	// error to say what is wrong.
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	p := &graphql.RawParams{}
@@ -338,6 +346,40 @@ func decodeBody(body []byte) (*graphql.RawParams, error) {
 		return nil, invalidText{path}
 	}
 	return p, needQuery(p)
+}
+
+// rawParams are a request's parameters with its objects left as JSON.
+type rawParams struct {
+	Query         string          `json:"query"`
+	OperationName string          `json:"operationName"`
+	Variables     json.RawMessage `json:"variables"`
+	Extensions    json.RawMessage `json:"extensions"`
+}
+
+// decodeParams decodes a body that is exactly one object of the right
+// types as decodeBody does, without a stream decoder's buffer for the
+// whole body (a decoder reads only variables and extensions, when given);
+// false for anything else.
+func decodeParams(body []byte) (*graphql.RawParams, bool) {
+	var raw rawParams
+	if json.Unmarshal(body, &raw) != nil {
+		return nil, false
+	}
+	p := &graphql.RawParams{Query: raw.Query, OperationName: raw.OperationName}
+	if !decodeObject(raw.Variables, &p.Variables) || !decodeObject(raw.Extensions, &p.Extensions) {
+		return nil, false
+	}
+	return p, true
+}
+
+// decodeObject decodes a JSON object or null, numbers as json.Number.
+func decodeObject(raw json.RawMessage, into *map[string]any) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return true
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(into) == nil
 }
 
 // paramTypes says what each parameter must be, for error messages.
