@@ -330,8 +330,13 @@ func decodeBody(body []byte) (*graphql.RawParams, error) {
 		}
 		return p, needQuery(p)
 	}
-	// Anything decodeParams does not take is decoded again here, for the
-	// error to say what is wrong.
+	// Anything decodeParams does not take is decoded again, for the error
+	// to say what is wrong.
+	return decodeStream(body)
+}
+
+// decodeStream is decodeBody with a stream decoder over the whole body.
+func decodeStream(body []byte) (*graphql.RawParams, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	p := &graphql.RawParams{}
