@@ -17,6 +17,7 @@ package readwatch
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,20 +36,24 @@ func Install(config *pgx.ConnConfig) {
 }
 
 // detached is a context that reports no Done channel, so that no one
-// watches it but the Tracer, which watches the context it came from.
+// watches it but the Tracer, which watches the context it came from. It
+// holds the watch of one statement at a time, so that a read's statements
+// one after another cost no allocation of their own for it.
 type detached struct {
 	context.Context
+	busy  atomic.Bool // watch is a statement's
+	watch watch
 }
 
-// originKey finds the context a detached one came from, through the
-// values others add to it on the way to the driver.
+// originKey finds a detached context, through the values others add to it
+// on the way to the driver.
 type originKey struct{}
 
-func (detached) Done() <-chan struct{} { return nil }
+func (*detached) Done() <-chan struct{} { return nil }
 
-func (d detached) Value(key any) any {
+func (d *detached) Value(key any) any {
 	if key == (originKey{}) {
-		return d.Context
+		return d
 	}
 	return d.Context.Value(key)
 }
@@ -61,7 +66,7 @@ func Detach(ctx context.Context) context.Context {
 	if ctx.Done() == nil || !installed.Load() {
 		return ctx
 	}
-	return detached{ctx}
+	return &detached{Context: ctx}
 }
 
 // Tracer watches the statements run with a detached context; it passes
@@ -70,12 +75,38 @@ type Tracer struct {
 	Inner pgx.QueryTracer
 }
 
+// watchKey holds the watch of a statement that ran while another one of
+// the same detached context was being watched.
 type watchKey struct{}
 
-// watch is one detached statement's watch on its context.
+// watch is one statement's watch on its context.
 type watch struct {
 	stop func() bool
-	done chan struct{}
+	ran  sync.WaitGroup // the context's end has set the deadline
+}
+
+// start watches origin until end: its end sets a past deadline on conn's
+// connection, which fails the statement's read, as pgx's own watch does
+// (pgconn.DeadlineContextWatcherHandler).
+func (w *watch) start(origin context.Context, conn *pgx.Conn) {
+	netConn := conn.PgConn().Conn()
+	w.ran.Add(1)
+	w.stop = context.AfterFunc(origin, func() {
+		netConn.SetDeadline(time.Now())
+		w.ran.Done()
+	})
+}
+
+// end stops the watch; when the context ended meanwhile, the deadline it
+// set must not outlive the statement, should the connection still be
+// usable.
+func (w *watch) end(conn *pgx.Conn) {
+	if w.stop() {
+		w.ran.Done()
+		return
+	}
+	w.ran.Wait()
+	conn.PgConn().Conn().SetDeadline(time.Time{})
 }
 
 // TraceQueryStart implements pgx.QueryTracer.
@@ -83,28 +114,27 @@ func (t Tracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.Tr
 	if t.Inner != nil {
 		ctx = t.Inner.TraceQueryStart(ctx, conn, data)
 	}
-	origin, ok := ctx.Value(originKey{}).(context.Context)
+	d, ok := ctx.Value(originKey{}).(*detached)
 	if !ok {
 		return ctx
 	}
-	w := &watch{done: make(chan struct{})}
-	netConn := conn.PgConn().Conn()
-	w.stop = context.AfterFunc(origin, func() {
-		// What pgx's own watch does (pgconn.DeadlineContextWatcherHandler).
-		netConn.SetDeadline(time.Now())
-		close(w.done)
-	})
-	return context.WithValue(ctx, watchKey{}, w)
+	if !d.busy.CompareAndSwap(false, true) {
+		w := &watch{}
+		w.start(d.Context, conn)
+		return context.WithValue(ctx, watchKey{}, w)
+	}
+	d.watch.start(d.Context, conn)
+	return ctx
 }
 
 // TraceQueryEnd implements pgx.QueryTracer: the statement's result set is
 // closed, its watch ends.
 func (t Tracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
-	if w, ok := ctx.Value(watchKey{}).(*watch); ok && !w.stop() {
-		// The context ended meanwhile: the deadline it set must not
-		// outlive the statement, should the connection still be usable.
-		<-w.done
-		conn.PgConn().Conn().SetDeadline(time.Time{})
+	if w, ok := ctx.Value(watchKey{}).(*watch); ok {
+		w.end(conn)
+	} else if d, ok := ctx.Value(originKey{}).(*detached); ok {
+		d.watch.end(conn)
+		d.busy.Store(false)
 	}
 	if t.Inner != nil {
 		t.Inner.TraceQueryEnd(ctx, conn, data)
