@@ -28,17 +28,27 @@ type rememberedPlan struct {
 	edgeSQL string // the expression of an edge's JSON, without arguments
 }
 
+// planKey is a root field of an operation: the same field (a fragment's)
+// may be merged with other fields of the same response key in another
+// operation of the document.
+type planKey struct {
+	op    *ast.OperationDefinition
+	field *ast.Field
+}
+
 var rememberedPlans = struct {
 	sync.RWMutex
-	byField map[*ast.Field]rememberedPlan
-}{byField: map[*ast.Field]rememberedPlan{}}
+	byField map[planKey]rememberedPlan
+}{byField: map[planKey]rememberedPlan{}}
 
-// rememberedRootPage is rootPage for the root field f, remembered when it
-// can be: then edgeSQL is the expression of its edges' JSON and the plan
-// is shared, to be read and never changed (shared reports it).
+// rememberedRootPage is rootPage for the root field f of the operation,
+// whose collected selection is sel, remembered when it can be: then
+// edgeSQL is the expression of its edges' JSON and the plan is shared, to
+// be read and never changed (shared reports it).
 func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *rootPage, edgeSQL string, shared, ok bool, err error) {
+	key := planKey{op: pl.oc.Operation, field: f}
 	rememberedPlans.RLock()
-	r, known := rememberedPlans.byField[f]
+	r, known := rememberedPlans.byField[key]
 	rememberedPlans.RUnlock()
 	if known && r.page != nil {
 		return r.page, r.edgeSQL, true, true, nil
@@ -56,7 +66,7 @@ func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *roo
 	if len(rememberedPlans.byField) >= maxRememberedPlans {
 		clear(rememberedPlans.byField)
 	}
-	rememberedPlans.byField[f] = r
+	rememberedPlans.byField[key] = r
 	rememberedPlans.Unlock()
 	return p, r.edgeSQL, r.page != nil, true, nil
 }

@@ -2,7 +2,10 @@ package graph_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -345,6 +348,8 @@ func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
 	remembered := `query($n: Int, $after: Cursor) { sessions(first: $n, after: $after, orderBy: {field: CREATED_AT, direction: DESC}) {
 		pageInfo { hasNextPage hasPreviousPage } edges { __typename node { ...S k: externalKey } } } }
 		fragment S on Session { id status }`
+	const twoOperations = `query Alone { ...F } query Merged { ...F sessions(first: 3) { pageInfo { hasNextPage } } }
+		fragment F on Query { sessions(first: 3) { edges { node { id } } } }`
 	planned := `query($yes: Boolean!) { sessions(first: 4) { edges { node { id status @include(if: $yes) metadata @skip(if: $yes) } } } }`
 	for i, c := range []struct {
 		key, query string
@@ -362,4 +367,29 @@ func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
 	} {
 		assert.EqualValues(t, 1, p.same(t, c.key, c.query, c.vars), "request %d: statements", i)
 	}
+	// One fragment's field, merged with another field of its response key
+	// in one operation of the document and alone in the other.
+	for _, name := range []string{"Alone", "Merged", "Alone", "Merged"} {
+		got, want := postOperation(t, p.on, twoOperations, name), postOperation(t, p.off, twoOperations, name)
+		assert.Equal(t, string(want), string(got), name)
+		assert.NotContains(t, string(got), `"errors"`)
+	}
+}
+
+// postOperation posts the operation name of a document with the server's
+// key and returns the response's body.
+func postOperation(t *testing.T, s *apitest.Server, document, name string) []byte {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": document, "operationName": name})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	s.Authorize(req)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return out
 }
