@@ -1,9 +1,11 @@
 package graph
 
 // Remembered plans: a root page's plan and the SQL of its edges depend on
-// the operation's document alone when its selection uses no variable (a
-// directive's condition or a nested page's argument) and nests no page
-// (whose interceptors' predicates are the request's). gqlgen hands every
+// the operation's document alone when the operation uses no variable but
+// in its root fields' own arguments (a directive's condition, which may
+// also decide what a root field merges with, or a nested page's argument
+// would change the plan) and the page nests no page (whose interceptors'
+// predicates are the request's). gqlgen hands every
 // request of the same query text the same parsed document, so such a plan
 // is made once per root field of a document and kept; the page's own
 // arguments (first, after, orderBy, where), the interceptors' predicates
@@ -57,7 +59,7 @@ func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *roo
 	if !ok || err != nil || known {
 		return p, "", false, ok, err
 	}
-	if p.cursorless && !nestsPages(p.node) && !usesVariables(sel, pl.oc.Doc.Fragments, map[string]bool{}) {
+	if p.cursorless && !nestsPages(p.node) && !rootUsesVariables(pl.oc.Operation.SelectionSet, pl.oc.Doc.Fragments, map[string]bool{}) {
 		if sql, ok := p.edgeSQLText(); ok {
 			r = rememberedPlan{page: p, edgeSQL: sql}
 		}
@@ -91,6 +93,38 @@ func nestsPages(n *nodePlan) bool {
 	for _, part := range n.parts {
 		if part.page != nil {
 			return true
+		}
+	}
+	return false
+}
+
+// rootUsesVariables reports whether an operation's root selection, its
+// fragments included, names a variable in a directive (which decides what
+// a root field's selection merges) or anywhere below its root fields; the
+// root fields' own arguments are the page's, the request's each time.
+func rootUsesVariables(sel ast.SelectionSet, frags ast.FragmentDefinitionList, seen map[string]bool) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if directivesUseVariables(s.Directives) || rootUsesVariables(s.SelectionSet, frags, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if directivesUseVariables(s.Directives) {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if def := frags.ForName(s.Name); def != nil &&
+				(directivesUseVariables(def.Directives) || rootUsesVariables(def.SelectionSet, frags, seen)) {
+				return true
+			}
 		}
 	}
 	return false

@@ -369,6 +369,13 @@ func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
 	}
 	// One fragment's field, merged with another field of its response key
 	// in one operation of the document and alone in the other.
+	// A root field merged with another of its response key, or not, as a
+	// variable says.
+	const mergedIf = `query($x: Boolean!) { sessions(first: 2) { edges { node { id } } }
+		sessions(first: 2) @include(if: $x) { pageInfo { hasNextPage } } }`
+	for _, x := range []bool{false, true, false, true} {
+		assert.EqualValues(t, 1, p.same(t, p.on.AdminKey, mergedIf, map[string]any{"x": x}), "x %v", x)
+	}
 	for _, name := range []string{"Alone", "Merged", "Alone", "Merged"} {
 		got, want := postOperation(t, p.on, twoOperations, name), postOperation(t, p.off, twoOperations, name)
 		assert.Equal(t, string(want), string(got), name)
