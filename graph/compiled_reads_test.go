@@ -359,6 +359,7 @@ func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
 		{p.on.AdminKey, remembered, map[string]any{"n": 3, "after": first.Sessions.PageInfo.EndCursor}},
 		{acme, remembered, map[string]any{"n": 100}},
 		{p.on.AdminKey, remembered, map[string]any{"n": 1}},
+		{p.on.AdminKey, remembered, map[string]any{"n": 0}}, // the page with rows, on a copy of the plan
 		{p.on.AdminKey, planned, map[string]any{"yes": true}},
 		{p.on.AdminKey, planned, map[string]any{"yes": false}},
 		{acme, planned, map[string]any{"yes": true}},
