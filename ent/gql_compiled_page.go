@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"fmt"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/contextreceipt"
@@ -443,6 +444,66 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	return conn, texts, nil
 }
 
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...APIKeyPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newAPIKeyPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{apikey.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of APIKey: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
+}
+
 // Column is the database column the order field sorts by.
 func (f *APIKeyOrderField) Column() string { return f.column }
 
@@ -559,6 +620,66 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...ArtifactPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newArtifactPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{artifact.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of Artifact: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -679,6 +800,66 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	return conn, texts, nil
 }
 
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...ContextReceiptPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newContextReceiptPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{contextreceipt.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of ContextReceipt: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
+}
+
 // Column is the database column the order field sorts by.
 func (f *ContextReceiptOrderField) Column() string { return f.column }
 
@@ -795,6 +976,66 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...EntityTypePaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newEntityTypePager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{entitytype.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of EntityType: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -915,6 +1156,66 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	return conn, texts, nil
 }
 
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...EventPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newEventPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{event.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of Event: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
+}
+
 // Column is the database column the order field sorts by.
 func (f *EventOrderField) Column() string { return f.column }
 
@@ -1031,6 +1332,66 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...RefPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newRefPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{ref.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of Ref: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -1151,6 +1512,66 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	return conn, texts, nil
 }
 
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...SessionPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newSessionPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{session.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of Session: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
+}
+
 // Column is the database column the order field sorts by.
 func (f *SessionOrderField) Column() string { return f.column }
 
@@ -1269,6 +1690,66 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	return conn, texts, nil
 }
 
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...StepResultPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newStepResultPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{stepresult.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of StepResult: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
+}
+
 // Column is the database column the order field sorts by.
 func (f *StepResultOrderField) Column() string { return f.column }
 
@@ -1385,6 +1866,66 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one row: PostgreSQL writes each
+// edge's JSON with edge (a selector modifier that appends that expression
+// as the only column) and joins the page's, in order, into edges (a JSON
+// array's elements); the row past the page is only counted, for
+// hasNextPage. ok is false, with nothing read, when an interceptor of the
+// query does more than add predicates: that read is CompiledPage's.
+func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...TurnPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return "", info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return "", info, true, err
+	}
+	pager, err := newTurnPager(opts, false)
+	if err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return "", info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return "", info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{turn.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		edge(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return "", info, true, err
+	}
+	page, args := q.sqlQuery(ctx).Query()
+	// ARRAY(subquery) keeps the subquery's order.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return "", info, true, err
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", info, true, err
+		}
+		return "", info, true, fmt.Errorf("ent: compiled page of Turn: no row")
+	}
+	if err := rows.Scan(&edges, &n); err != nil {
+		return "", info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return edges, info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.

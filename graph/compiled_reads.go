@@ -38,6 +38,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/graph/model"
 	"sessiongraph/graph/scalar"
+	"sessiongraph/internal/readwatch"
 )
 
 // sessionType is the root page's node type.
@@ -55,9 +56,32 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 		return nil, false, nil
 	}
 	pl := planner{ctx: ctx, oc: oc, client: r.Client}
-	p, ok, err := pl.rootPage(fc.Field.Selections)
+	// The page's statements run detached: no goroutine of database/sql's
+	// per statement, and the request's end still ends them.
+	read := readwatch.Detach(ctx)
+	p, edgeSQL, shared, ok, err := pl.rememberedRootPage(fc.Field.Field, fc.Field.Selections)
 	if !ok || err != nil {
 		return nil, err != nil, err
+	}
+	if p.cursorless && first != nil && *first > 0 && last == nil {
+		edge := func(s *entsql.Selector) {
+			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeSQL(b, s.C) }), "gql")
+		}
+		if edgeSQL != "" {
+			edge = func(s *entsql.Selector) { s.AppendSelectExprAs(entsql.Expr(edgeSQL), "gql") }
+		}
+		edges, info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, edge,
+			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
+		if ok {
+			if err != nil {
+				return nil, true, err
+			}
+			page := &ent.SessionConnection{PageInfo: info}
+			return &model.SessionConnection{
+				SessionConnection: page,
+				Compiled:          graphql.WriterFunc(func(w io.Writer) { p.writeEdges(w, page, edges) }),
+			}, true, nil
+		}
 	}
 	var extra func(*entsql.Selector)
 	if p.node != nil {
@@ -65,10 +89,14 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeSQL(b, s.C, 1) }), "gql")
 		}
 	}
-	page, texts, err := r.Client.Session.Query().CompiledPage(ctx, after, first, before, last, p.edges, p.count, extra,
+	page, texts, err := r.Client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err
+	}
+	if shared {
+		own := *p
+		p = &own
 	}
 	p.cursor = scalar.CursorWriter(ctx)
 	return &model.SessionConnection{
@@ -97,6 +125,10 @@ type rootPage struct {
 	pageInfo []graphql.CollectedField
 	// cursor writes a cursor as gqlgen does, with this field's scope.
 	cursor func(io.Writer, *ent.Cursor)
+	// cursorless is a selection that needs no row's own values in Go: no
+	// cursor, no totalCount, edges selected. PostgreSQL then writes the
+	// edges too, and the page is one row (ent's CompiledEdges).
+	cursorless bool
 }
 
 func (pl planner) rootPage(sel ast.SelectionSet) (*rootPage, bool, error) {
@@ -122,6 +154,8 @@ func (pl planner) rootPage(sel ast.SelectionSet) (*rootPage, bool, error) {
 		}
 	}
 	p.count = hasTotal || (!p.edges && hasPageInfo)
+	p.cursorless = p.edges && !hasTotal && !selects(p.edge, "cursor") &&
+		!selects(p.pageInfo, "startCursor") && !selects(p.pageInfo, "endCursor")
 	return p, true, nil
 }
 
@@ -262,6 +296,16 @@ func (pl planner) nestedPage(conn *ent.CompiledConnection, f graphql.CollectedFi
 	}
 	p.preds = preds
 	return p, true, nil
+}
+
+// selects reports whether fields hold the field name.
+func selects(fields []graphql.CollectedField, name string) bool {
+	for _, f := range fields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func orderedByID(order []string) bool {

@@ -2,7 +2,10 @@ package graph_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -183,6 +186,18 @@ func TestCompiledReadsAnswerEveryPageShapeAsGqlgenDoes(t *testing.T) {
 			t: turns(first: 2) { c: totalCount p: pageInfo { hasNextPage } e: edges { n: node { number } } } } } } }`, nil, 2},
 		{"first: 0", "", `{ sessions(first: 0) { totalCount pageInfo { hasNextPage endCursor } edges { node { id } } } }`, nil, 1},
 		{"no edges: pageInfo from the count", "", `{ sessions(first: 2) { pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, nil, 1},
+		{"the ids page", "", sessionIDsPage, nil, 1},
+		{"cursorless: page info and edges, a full page and an exact one", "", `{ a: sessions(first: 3) { __typename pageInfo { __typename hasNextPage hasPreviousPage }
+			edges { __typename node { __typename id status } } } b: sessions(first: 11) { pageInfo { hasNextPage } edges { node { externalKey } } }
+			c: sessions(first: 100) { pageInfo { hasNextPage } edges { node { externalKey } } } }`, nil, 3},
+		{"cursorless after and before a cursor", "", `query($c: Cursor) { a: sessions(first: 3, after: $c) { pageInfo { hasNextPage hasPreviousPage }
+			edges { node { externalKey } } } b: sessions(first: 2, before: $c) { pageInfo { hasNextPage hasPreviousPage } edges { node { externalKey } } } }`,
+			map[string]any{"c": first.Sessions.PageInfo.EndCursor}, 2},
+		{"cursorless edges without nodes, ordered and filtered", "", `{ a: sessions(first: 4, orderBy: [{field: STATUS, direction: DESC}, {field: LAST_ACTIVE_AT}]) {
+			edges { __typename } } b: sessions(first: 10, where: {statusNEQ: EXPIRED}, orderBy: {field: CREATED_AT, direction: DESC}) {
+			edges { node { externalKey turns(first: 2) { pageInfo { hasNextPage } edges { node { number } } } } } }
+			c: sessions(first: 5, where: {externalKey: "no such key"}) { pageInfo { hasNextPage hasPreviousPage } edges { node { id } } } }`, nil, 3},
+		{"a tenant's key sees its tenant, cursorless", acme, `{ sessions(first: 100) { pageInfo { hasNextPage } edges { node { tenant externalKey } } } }`, nil, 1},
 		{"a tenant's key sees its tenant", acme, `{ sessions(first: 100) { totalCount edges { node { tenant externalKey refs(first: 2) { totalCount } } } } }`, nil, 2},
 	}
 	// Both ways, one order given alone is that order (entgql's eager
@@ -274,4 +289,116 @@ func TestAliasedConnectionFieldsAnswerAsTheirNames(t *testing.T) {
 	assert.True(t, renamed.Session.T.P.HasNextPage)
 	require.Len(t, renamed.Session.T.E, 2)
 	assert.Equal(t, 1, renamed.Session.T.E[0].N.Number)
+}
+
+// A page whose selection needs no cursor is read as one row, in which
+// PostgreSQL writes the page's edges and counts the row past it; on a
+// tenant's key that row holds only the tenant's sessions, and hasNextPage
+// counts only theirs.
+func TestCompiledCursorlessPageIsOneRowOfTheTenantsSessions(t *testing.T) {
+	rec := &apitest.Recorder{}
+	s := apitest.New(t, apitest.Recording(rec))
+	apitest.SessionGraph(t, s, "acme", 3, 1, 1)
+	apitest.SessionGraph(t, s, "globex", 4, 1, 1)
+	acme := s.NewKey(t, "CLIENT", "acme")
+	s.WithKey(acme).MustDo(t, `{ viewer { role } }`, nil, nil) // its first request looks it up
+	type page struct {
+		Sessions struct {
+			PageInfo struct{ HasNextPage bool } `json:"pageInfo"`
+			Edges    []struct {
+				Node struct{ Tenant string } `json:"node"`
+			} `json:"edges"`
+		} `json:"sessions"`
+	}
+	tenants := func(p page) []string {
+		var out []string
+		for _, e := range p.Sessions.Edges {
+			out = append(out, e.Node.Tenant)
+		}
+		return out
+	}
+	const q = `query($n: Int!) { sessions(first: $n) { pageInfo { hasNextPage } edges { node { tenant } } } }`
+	var two, three page
+	stmts := rec.Record(func() { s.WithKey(acme).MustDo(t, q, map[string]any{"n": 2}, &two) })
+	require.Len(t, stmts, 1)
+	assert.True(t, strings.HasPrefix(stmts[0].Query, "SELECT array_to_string(a[1:2], ','), cardinality(a) FROM (SELECT ARRAY("), stmts[0].Query)
+	assert.Equal(t, []string{"acme", "acme"}, tenants(two))
+	assert.True(t, two.Sessions.PageInfo.HasNextPage)
+	s.WithKey(acme).MustDo(t, q, map[string]any{"n": 3}, &three)
+	assert.Equal(t, []string{"acme", "acme", "acme"}, tenants(three))
+	assert.False(t, three.Sessions.PageInfo.HasNextPage)
+}
+
+// A root page's plan made once for a document (its selection uses no
+// variable and nests no page) answers every later request of the same
+// query as gqlgen does, whatever the page's own arguments; one whose
+// selection uses variables is planned with each request's.
+func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
+	p := newCompiledPair(t)
+	compiledFixture(t, p.on)
+	acme := p.on.NewKey(t, "CLIENT", "acme")
+	p.on.WithKey(acme).MustDo(t, `{ viewer { role } }`, nil, nil)
+	p.off.WithKey(acme).MustDo(t, `{ viewer { role } }`, nil, nil)
+	var first struct {
+		Sessions struct {
+			PageInfo struct{ EndCursor string } `json:"pageInfo"`
+		} `json:"sessions"`
+	}
+	p.on.MustDo(t, `{ sessions(first: 2, orderBy: {field: CREATED_AT, direction: DESC}) { pageInfo { endCursor } edges { cursor } } }`, nil, &first)
+	remembered := `query($n: Int, $after: Cursor) { sessions(first: $n, after: $after, orderBy: {field: CREATED_AT, direction: DESC}) {
+		pageInfo { hasNextPage hasPreviousPage } edges { __typename node { ...S k: externalKey } } } }
+		fragment S on Session { id status }`
+	const twoOperations = `query Alone { ...F } query Merged { ...F sessions(first: 3) { pageInfo { hasNextPage } } }
+		fragment F on Query { sessions(first: 3) { edges { node { id } } } }`
+	planned := `query($yes: Boolean!) { sessions(first: 4) { edges { node { id status @include(if: $yes) metadata @skip(if: $yes) } } } }`
+	for i, c := range []struct {
+		key, query string
+		vars       map[string]any
+	}{
+		{p.on.AdminKey, remembered, map[string]any{"n": 3}},
+		{p.on.AdminKey, remembered, map[string]any{"n": 3, "after": first.Sessions.PageInfo.EndCursor}},
+		{acme, remembered, map[string]any{"n": 100}},
+		{p.on.AdminKey, remembered, map[string]any{"n": 1}},
+		{p.on.AdminKey, planned, map[string]any{"yes": true}},
+		{p.on.AdminKey, planned, map[string]any{"yes": false}},
+		{acme, planned, map[string]any{"yes": true}},
+		{p.on.AdminKey, sessionIDsPage, nil},
+		{p.on.AdminKey, sessionIDsPage, nil},
+	} {
+		assert.EqualValues(t, 1, p.same(t, c.key, c.query, c.vars), "request %d: statements", i)
+	}
+	// first: 0 is the page with rows' (no statement), on a copy of the plan.
+	assert.EqualValues(t, 0, p.same(t, p.on.AdminKey, remembered, map[string]any{"n": 0}))
+	// One fragment's field, merged with another field of its response key
+	// in one operation of the document and alone in the other.
+	// A root field merged with another of its response key, or not, as a
+	// variable says.
+	const mergedIf = `query($x: Boolean!) { sessions(first: 2) { edges { node { id } } }
+		sessions(first: 2) @include(if: $x) { pageInfo { hasNextPage } } }`
+	for _, x := range []bool{false, true, false, true} {
+		assert.EqualValues(t, 1, p.same(t, p.on.AdminKey, mergedIf, map[string]any{"x": x}), "x %v", x)
+	}
+	for _, name := range []string{"Alone", "Merged", "Alone", "Merged"} {
+		got, want := postOperation(t, p.on, twoOperations, name), postOperation(t, p.off, twoOperations, name)
+		assert.Equal(t, string(want), string(got), name)
+		assert.NotContains(t, string(got), `"errors"`)
+	}
+}
+
+// postOperation posts the operation name of a document with the server's
+// key and returns the response's body.
+func postOperation(t *testing.T, s *apitest.Server, document, name string) []byte {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": document, "operationName": name})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	s.Authorize(req)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return out
 }

@@ -31,6 +31,19 @@ func (n *nodePlan) writeSQL(b *entsql.Builder, qualify func(string) string, dept
 	})
 }
 
+// writeEdgeSQL writes the expression of a root page's edge's JSON (a
+// cursorless one: its node and __typename), qualify naming a column of the
+// node's row.
+func (p *rootPage) writeEdgeSQL(b *entsql.Builder, qualify func(string) string) {
+	sqlFields(b, p.edge, func(f graphql.CollectedField) {
+		if f.Name == "node" {
+			p.node.writeSQL(b, qualify, 1)
+			return
+		}
+		b.WriteString(quoteLiteral(`"SessionEdge"`)) // __typename
+	})
+}
+
 // sqlObject writes the expression of a JSON object of n keys, in order,
 // value writing each one's JSON expression.
 func sqlObject(b *entsql.Builder, n int, key func(int) string, value func(int)) {

@@ -42,6 +42,23 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts []strin
 	})
 }
 
+// writeEdges writes a cursorless root connection whose edges' JSON
+// PostgreSQL wrote as edges, the elements of their array.
+func (p *rootPage) writeEdges(w io.Writer, conn *ent.SessionConnection, edges string) {
+	writeFields(w, p.fields, func(f graphql.CollectedField) {
+		switch f.Name {
+		case "__typename":
+			io.WriteString(w, `"SessionConnection"`)
+		case "pageInfo":
+			writePageInfo(w, p.pageInfo, &conn.PageInfo, p.cursor)
+		case "edges":
+			io.WriteString(w, "[")
+			writeGqlgenEscapes(w, edges)
+			io.WriteString(w, "]")
+		}
+	})
+}
+
 // writeFields writes a JSON object of the fields, value writing each one's.
 func writeFields(w io.Writer, fields []graphql.CollectedField, value func(graphql.CollectedField)) {
 	for i, f := range fields {

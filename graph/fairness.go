@@ -99,17 +99,18 @@ func claimPoolShare(shares *access.PoolShares, queryTimeout, mutationTimeout tim
 		}
 		release := func() {}
 		if p, keyed := access.FromContext(ctx); keyed && shares != nil {
-			waitCtx, cancel := withDeadline(ctx, deadline)
 			var err error
-			release, err = shares.Claim(waitCtx, p, write)
-			cancel()
+			release, err = shares.ClaimUntil(ctx, deadline, p, write)
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
 				return refuse(apperr.New(apperr.Timeout, "the request waited past its deadline for its share of the database, which this key's or tenant's other requests held: send fewer at once"))
 			case err != nil:
 				return refuse(errCancelled)
 			}
-			context.AfterFunc(ctx, release) // should the answer never be asked for
+			// Should the answer never be asked for; stopped when it is, so
+			// that the end of ctx starts no goroutine to run it.
+			stop, claimed := context.AfterFunc(ctx, release), release
+			release = func() { stop(); claimed() }
 		}
 		// gqlgen executes with the context it asks for the answer with, not
 		// the one given here: the deadline goes on that one.

@@ -60,6 +60,15 @@ type errorResponse struct {
 }
 
 func writeJSON(w http.ResponseWriter, status int, media string, v any) {
+	if resp, ok := v.(*graphql.Response); ok && len(resp.Data) > 0 && len(resp.Errors) == 0 && bareResponse(resp) {
+		// Most answers: the data, as gqlgen wrote it, and nothing else.
+		w.Header().Set("Content-Type", media+"; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, `{"data":`)
+		_, _ = w.Write(resp.Data)
+		_, _ = io.WriteString(w, "}")
+		return
+	}
 	var b []byte
 	var err error
 	if resp, ok := v.(*graphql.Response); ok && len(resp.Data) > 0 {
@@ -83,6 +92,11 @@ type responseRest struct {
 	Path       ast.Path       `json:"path,omitempty"`
 	HasNext    *bool          `json:"hasNext,omitempty"`
 	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// bareResponse reports whether resp has nothing after its data.
+func bareResponse(resp *graphql.Response) bool {
+	return resp.Label == "" && len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Extensions) == 0
 }
 
 // encodeResponse writes resp as encoding/json would, but copies its data as
@@ -187,6 +201,15 @@ func hasCode(errs gqlerror.List, code apperr.Code) bool {
 	return false
 }
 
+// readBody reads a request's body; one that internal/app read whole
+// already is not copied again.
+func readBody(body io.Reader) ([]byte, error) {
+	if b, ok := body.(interface{ Unread() []byte }); ok {
+		return b.Unread(), nil
+	}
+	return io.ReadAll(body)
+}
+
 // postJSON serves POST with an application/json body.
 type postJSON struct{}
 
@@ -201,7 +224,7 @@ func (postJSON) Supports(r *http.Request) bool {
 func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	media := responseType(r)
 	start := graphql.Now()
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r.Body)
 	if err != nil {
 		writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, "the request body could not be read")
 		return
@@ -256,7 +279,7 @@ type sseChecked struct{ sseTransport }
 
 // Do implements graphql.Transport.
 func (t sseChecked) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r.Body)
 	if err == nil {
 		_, err = decodeBody(body)
 	}
@@ -301,6 +324,19 @@ func isJSON(r *http.Request) bool {
 // any of them null. Numbers stay json.Number, as gqlgen expects. Its errors
 // are short and never quote the body, which may be megabytes.
 func decodeBody(body []byte) (*graphql.RawParams, error) {
+	if p, ok := decodeParams(body); ok {
+		if path, bad := jsontext.InvalidText(body); bad {
+			return nil, invalidText{path}
+		}
+		return p, needQuery(p)
+	}
+	// Anything decodeParams does not take is decoded again, for the error
+	// to say what is wrong.
+	return decodeStream(body)
+}
+
+// decodeStream is decodeBody with a stream decoder over the whole body.
+func decodeStream(body []byte) (*graphql.RawParams, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	p := &graphql.RawParams{}
@@ -315,6 +351,40 @@ func decodeBody(body []byte) (*graphql.RawParams, error) {
 		return nil, invalidText{path}
 	}
 	return p, needQuery(p)
+}
+
+// rawParams are a request's parameters with its objects left as JSON.
+type rawParams struct {
+	Query         string          `json:"query"`
+	OperationName string          `json:"operationName"`
+	Variables     json.RawMessage `json:"variables"`
+	Extensions    json.RawMessage `json:"extensions"`
+}
+
+// decodeParams decodes a body that is exactly one object of the right
+// types as decodeBody does, without a stream decoder's buffer for the
+// whole body (a decoder reads only variables and extensions, when given);
+// false for anything else.
+func decodeParams(body []byte) (*graphql.RawParams, bool) {
+	var raw rawParams
+	if json.Unmarshal(body, &raw) != nil {
+		return nil, false
+	}
+	p := &graphql.RawParams{Query: raw.Query, OperationName: raw.OperationName}
+	if !decodeObject(raw.Variables, &p.Variables) || !decodeObject(raw.Extensions, &p.Extensions) {
+		return nil, false
+	}
+	return p, true
+}
+
+// decodeObject decodes a JSON object or null, numbers as json.Number.
+func decodeObject(raw json.RawMessage, into *map[string]any) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return true
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(into) == nil
 }
 
 // paramTypes says what each parameter must be, for error messages.

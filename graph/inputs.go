@@ -70,8 +70,8 @@ func (*InputChecks) MutateOperationParameters(_ context.Context, params *graphql
 // MutateOperationContext checks every argument of every field of the
 // operation, with the request's variables.
 func (c *InputChecks) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
-	w := &inputWalk{schema: c.schema, frags: rc.Doc.Fragments, vars: rc.Variables, seen: map[string]bool{}}
-	w.selection(rc.Operation.SelectionSet, nil)
+	w := inputWalk{schema: c.schema, frags: rc.Doc.Fragments, vars: rc.Variables}
+	w.selection(rc.Operation.SelectionSet)
 	return w.err
 }
 
@@ -81,12 +81,13 @@ type inputWalk struct {
 	schema *ast.Schema
 	frags  ast.FragmentDefinitionList
 	vars   map[string]any
-	seen   map[string]bool
-	// at is the path of the value being checked; response is the
-	// response path of the field whose argument it is.
-	at       []any
-	response ast.Path
-	total    int
+	seen   map[string]bool // fragments walked, made at the first spread
+	// at is the path of the value being checked; keys are the response
+	// keys of the field whose argument it is and its parents, made into a
+	// response path only for a refusal.
+	at    []any
+	keys  []string
+	total int
 	// predicates counts the predicates of the filter being walked, over
 	// all its branches; filterDepth is how deep the walk is in filters.
 	predicates  int
@@ -94,7 +95,7 @@ type inputWalk struct {
 	err         *gqlerror.Error
 }
 
-func (w *inputWalk) selection(set ast.SelectionSet, response ast.Path) {
+func (w *inputWalk) selection(set ast.SelectionSet) {
 	for _, sel := range set {
 		if w.err != nil {
 			return
@@ -105,18 +106,22 @@ func (w *inputWalk) selection(set ast.SelectionSet, response ast.Path) {
 			if key == "" {
 				key = s.Name
 			}
-			here := append(append(ast.Path{}, response...), ast.PathName(key))
-			w.field(s, here)
-			w.selection(s.SelectionSet, here)
+			w.keys = append(w.keys, key)
+			w.field(s)
+			w.selection(s.SelectionSet)
+			w.keys = w.keys[:len(w.keys)-1]
 		case *ast.InlineFragment:
-			w.selection(s.SelectionSet, response)
+			w.selection(s.SelectionSet)
 		case *ast.FragmentSpread:
 			if w.seen[s.Name] {
 				continue
 			}
+			if w.seen == nil {
+				w.seen = map[string]bool{}
+			}
 			w.seen[s.Name] = true
 			if def := w.frags.ForName(s.Name); def != nil {
-				w.selection(def.SelectionSet, response)
+				w.selection(def.SelectionSet)
 			}
 		}
 	}
@@ -124,11 +129,10 @@ func (w *inputWalk) selection(set ast.SelectionSet, response ast.Path) {
 
 // field checks the arguments a field is given (defaults come from the
 // schema and are not checked).
-func (w *inputWalk) field(f *ast.Field, response ast.Path) {
+func (w *inputWalk) field(f *ast.Field) {
 	if f.Definition == nil {
 		return
 	}
-	w.response = response
 	for _, arg := range f.Arguments {
 		def := f.Definition.Arguments.ForName(arg.Name)
 		if def == nil {
@@ -389,7 +393,9 @@ func (w *inputWalk) fail(code apperr.Code, format string, args ...any) {
 		return
 	}
 	e := gqlerror.Errorf(format, args...)
-	e.Path = w.response
+	for _, k := range w.keys {
+		e.Path = append(e.Path, ast.PathName(k))
+	}
 	e.Extensions = map[string]any{"code": string(code)}
 	if p := w.path(); p != "" {
 		e.Extensions["field"] = p

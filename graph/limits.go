@@ -102,9 +102,8 @@ func (m *measure) multiplier(f *ast.Field) int {
 	if !isConnection(f) {
 		return 1
 	}
-	args := f.ArgumentMap(m.vars)
 	for _, name := range []string{"first", "last"} {
-		if n, ok := asInt(args[name]); ok && n > 0 {
+		if n, ok := asInt(argumentValue(f, name, m.vars)); ok && n > 0 {
 			return int(n)
 		}
 	}

@@ -47,14 +47,17 @@ func (l PageLimits) MutateOperationContext(_ context.Context, rc *graphql.Operat
 		if bad != nil {
 			return
 		}
-		args := f.ArgumentMap(rc.Variables)
-		first, last := args["first"], args["last"]
+		first, last := argumentValue(f, "first", rc.Variables), argumentValue(f, "last", rc.Variables)
 		if first == nil && last == nil {
 			bad = pageError(f, "%s needs first or last (its variables are null); at most %d", f.Name, l.Max)
 			return
 		}
-		for _, name := range []string{"first", "last"} {
-			n, ok := asInt(args[name])
+		for _, arg := range [...]struct {
+			name  string
+			value any
+		}{{"first", first}, {"last", last}} {
+			name := arg.name
+			n, ok := asInt(arg.value)
 			if !ok {
 				continue
 			}
@@ -166,4 +169,29 @@ func pageError(f *ast.Field, format string, args ...any) *gqlerror.Error {
 	e := gqlerror.ErrorPosf(f.Position, format, args...)
 	e.Extensions = map[string]any{"code": string(apperr.PaginationLimit)}
 	return e
+}
+
+// argumentValue is f's argument name as f.ArgumentMap(vars) has it (the
+// value given, a variable's value, or else the definition's default; nil
+// when none), without making the map of all its arguments.
+func argumentValue(f *ast.Field, name string, vars map[string]any) any {
+	def := f.Definition.Arguments.ForName(name)
+	if def == nil {
+		return nil
+	}
+	if arg := f.Arguments.ForName(name); arg != nil {
+		if arg.Value.Kind == ast.Variable {
+			if v, ok := vars[arg.Value.Raw]; ok {
+				return v
+			}
+		} else if v, err := arg.Value.Value(vars); err == nil {
+			return v
+		}
+	}
+	if def.DefaultValue != nil {
+		if v, err := def.DefaultValue.Value(vars); err == nil {
+			return v
+		}
+	}
+	return nil
 }

@@ -100,6 +100,9 @@ func (c *subscriptionCounts) limitStreams(ctx context.Context, next graphql.Oper
 	if ctx.Value(socketKey{}) != nil {
 		return next(ctx)
 	}
+	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
+		return next(ctx) // not counted: nothing to give back when it ends
+	}
 	release, err := c.admit(ctx)
 	if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
 		return refuse(ae)

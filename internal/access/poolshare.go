@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -50,7 +51,10 @@ type shareClaim struct {
 	tenant        string
 	tenantCounted bool // not an admin key: the tenant's share counts it
 	write         bool
-	granted       chan struct{}
+	// ok is set, under the lock, when the claim is granted; granted, made
+	// only for a claim that waits, is closed then too.
+	ok      bool
+	granted chan struct{}
 }
 
 // NewPoolShares divides a pool of n connections: keyPercent and
@@ -72,24 +76,40 @@ func NewPoolShares(n, keyPercent, tenantPercent int) *PoolShares {
 // they came, each as soon as its own shares allow. It fails with ctx's
 // error when ctx ends first.
 func (s *PoolShares) Claim(ctx context.Context, p *Principal, write bool) (release func(), err error) {
-	c := &shareClaim{key: p.KeyID, tenant: p.Tenant, tenantCounted: !p.IsAdmin(), write: write, granted: make(chan struct{})}
+	return s.ClaimUntil(ctx, time.Time{}, p, write)
+}
+
+// ClaimUntil is Claim that also gives up at deadline (none when it is
+// zero), with context.DeadlineExceeded: the deadline costs a timer only
+// when the claim has to wait.
+func (s *PoolShares) ClaimUntil(ctx context.Context, deadline time.Time, p *Principal, write bool) (release func(), err error) {
+	c := &shareClaim{key: p.KeyID, tenant: p.Tenant, tenantCounted: !p.IsAdmin(), write: write}
 	s.mu.Lock()
 	s.waiting = append(s.waiting, c)
 	s.grantLocked()
+	if !c.ok {
+		c.granted = make(chan struct{})
+	}
 	s.mu.Unlock()
-	select {
-	case <-c.granted:
-	case <-ctx.Done():
-		s.mu.Lock()
-		select {
-		case <-c.granted: // granted as ctx ended: give it back
-			s.mu.Unlock()
-			s.giveBack(c)
-		default:
-			s.waiting = slices.DeleteFunc(s.waiting, func(w *shareClaim) bool { return w == c })
-			s.mu.Unlock()
+	if c.granted != nil {
+		if !deadline.IsZero() {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
 		}
-		return nil, ctx.Err()
+		select {
+		case <-c.granted:
+		case <-ctx.Done():
+			s.mu.Lock()
+			if c.ok { // granted as ctx ended: give it back
+				s.mu.Unlock()
+				s.giveBack(c)
+			} else {
+				s.waiting = slices.DeleteFunc(s.waiting, func(w *shareClaim) bool { return w == c })
+				s.mu.Unlock()
+			}
+			return nil, ctx.Err()
+		}
 	}
 	var once sync.Once
 	return func() { once.Do(func() { s.giveBack(c) }) }, nil
@@ -117,7 +137,10 @@ func (s *PoolShares) grantLocked() {
 		if !c.write {
 			s.reads++
 		}
-		close(c.granted)
+		c.ok = true
+		if c.granted != nil {
+			close(c.granted)
+		}
 	}
 	clear(s.waiting[len(kept):])
 	s.waiting = kept

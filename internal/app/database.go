@@ -32,6 +32,7 @@ func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Cli
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
+	watchDetachedReads(conn)
 	db := openPool(conn)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()

@@ -42,7 +42,9 @@ func (a *App) limitRequests(next http.Handler) http.Handler {
 					"batched operations (a JSON array) are not accepted: send one operation per request")
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			whole := &wholeBody{whole: body}
+			whole.Reset(body)
+			r.Body = whole
 		}
 		if !isStream(r) {
 			// Received whole, the request runs to its end whatever its client
@@ -63,13 +65,36 @@ func (a *App) limitRequests(next http.Handler) http.Handler {
 func (a *App) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	rc := http.NewResponseController(w)
 	deadline := rc.SetReadDeadline(time.Now().Add(a.cfg.ReadTimeout)) == nil
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes), min(r.ContentLength, a.cfg.MaxBodyBytes))
 	if err == nil && deadline {
 		// Only once the body is whole: the server reads what is left of an
 		// unread one after the answer, and must not wait for it forever.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, err
+}
+
+// readAll is io.ReadAll into a buffer of the size the body says it has
+// (size, when positive), so that a body of the size it says is one
+// allocation of its size rather than io.ReadAll's 512 bytes and up.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1) // one more, to read the end of the body
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // isStream reports a subscription request: a WebSocket upgrade or SSE.
@@ -90,3 +115,16 @@ func writeError(w http.ResponseWriter, status int, code apperr.Code, message str
 		"errors": []map[string]any{{"message": message, "extensions": map[string]any{"code": code}}},
 	})
 }
+
+// wholeBody is a request body read whole: a reader of it, which also hands
+// what is left of it to a transport (graph's) without another copy.
+type wholeBody struct {
+	bytes.Reader
+	whole []byte
+}
+
+// Close implements io.Closer.
+func (*wholeBody) Close() error { return nil }
+
+// Unread returns what is left to read, without copying it.
+func (b *wholeBody) Unread() []byte { return b.whole[len(b.whole)-b.Len():] }

@@ -1,0 +1,194 @@
+package graph
+
+// Remembered plans: a root page's plan and the SQL of its edges depend on
+// the operation's document alone when the operation uses no variable but
+// in its root fields' own arguments (a directive's condition, which may
+// also decide what a root field merges with, or a nested page's argument
+// would change the plan) and the page nests no page (whose interceptors'
+// predicates are the request's). gqlgen hands every
+// request of the same query text the same parsed document, so such a plan
+// is made once per root field of a document and kept; the page's own
+// arguments (first, after, orderBy, where), the interceptors' predicates
+// of the page and the cursors stay the request's.
+
+import (
+	"sync"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// maxRememberedPlans bounds the plans kept: past it, they are forgotten
+// all at once and made anew (gqlgen's query cache keeps 1,000 documents).
+const maxRememberedPlans = 1000
+
+// rememberedPlan is a root field's plan, or none (nil page) when its
+// selection uses variables or nests pages.
+type rememberedPlan struct {
+	page    *rootPage
+	edgeSQL string // the expression of an edge's JSON, without arguments
+}
+
+// planKey is a root field of an operation: the same field (a fragment's)
+// may be merged with other fields of the same response key in another
+// operation of the document.
+type planKey struct {
+	op    *ast.OperationDefinition
+	field *ast.Field
+}
+
+var rememberedPlans = struct {
+	sync.RWMutex
+	byField map[planKey]rememberedPlan
+}{byField: map[planKey]rememberedPlan{}}
+
+// rememberedRootPage is rootPage for the root field f of the operation,
+// whose collected selection is sel, remembered when it can be: then
+// edgeSQL is the expression of its edges' JSON and the plan is shared, to
+// be read and never changed (shared reports it).
+func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *rootPage, edgeSQL string, shared, ok bool, err error) {
+	key := planKey{op: pl.oc.Operation, field: f}
+	rememberedPlans.RLock()
+	r, known := rememberedPlans.byField[key]
+	rememberedPlans.RUnlock()
+	if known && r.page != nil {
+		return r.page, r.edgeSQL, true, true, nil
+	}
+	p, ok, err = pl.rootPage(sel)
+	if !ok || err != nil || known {
+		return p, "", false, ok, err
+	}
+	if p.cursorless && !nestsPages(p.node) && !rootUsesVariables(pl.oc.Operation.SelectionSet, pl.oc.Doc.Fragments, map[string]bool{}) {
+		if sql, ok := p.edgeSQLText(); ok {
+			r = rememberedPlan{page: p, edgeSQL: sql}
+		}
+	}
+	rememberedPlans.Lock()
+	if len(rememberedPlans.byField) >= maxRememberedPlans {
+		clear(rememberedPlans.byField)
+	}
+	rememberedPlans.byField[key] = r
+	rememberedPlans.Unlock()
+	return p, r.edgeSQL, r.page != nil, true, nil
+}
+
+// edgeSQLText is writeEdgeSQL's expression for a row of the sessions
+// table as ent's read of the page names it, and false when it has
+// arguments.
+func (p *rootPage) edgeSQLText() (string, bool) {
+	s := entsql.Dialect(dialect.Postgres).Select().From(entsql.Table(sessionType.Table))
+	var b entsql.Builder
+	b.SetDialect(dialect.Postgres)
+	p.writeEdgeSQL(&b, s.C)
+	sql, args := b.Query()
+	return sql, len(args) == 0
+}
+
+// nestsPages reports whether a node's plan holds a nested page.
+func nestsPages(n *nodePlan) bool {
+	if n == nil {
+		return false
+	}
+	for _, part := range n.parts {
+		if part.page != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// rootUsesVariables reports whether an operation's root selection, its
+// fragments included, names a variable in a directive (which decides what
+// a root field's selection merges) or anywhere below its root fields; the
+// root fields' own arguments are the page's, the request's each time.
+func rootUsesVariables(sel ast.SelectionSet, frags ast.FragmentDefinitionList, seen map[string]bool) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if directivesUseVariables(s.Directives) || rootUsesVariables(s.SelectionSet, frags, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if directivesUseVariables(s.Directives) {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if def := frags.ForName(s.Name); def != nil &&
+				(directivesUseVariables(def.Directives) || rootUsesVariables(def.SelectionSet, frags, seen)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usesVariables reports whether a selection, its fragments included, names
+// a variable in an argument or a directive.
+func usesVariables(sel ast.SelectionSet, frags ast.FragmentDefinitionList, seen map[string]bool) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if argumentsUseVariables(s.Arguments) || directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if directivesUseVariables(s.Directives) {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if def := frags.ForName(s.Name); def != nil &&
+				(directivesUseVariables(def.Directives) || usesVariables(def.SelectionSet, frags, seen)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func directivesUseVariables(ds ast.DirectiveList) bool {
+	for _, d := range ds {
+		if argumentsUseVariables(d.Arguments) {
+			return true
+		}
+	}
+	return false
+}
+
+func argumentsUseVariables(args ast.ArgumentList) bool {
+	for _, a := range args {
+		if valueUsesVariables(a.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+func valueUsesVariables(v *ast.Value) bool {
+	if v == nil {
+		return false
+	}
+	if v.Kind == ast.Variable {
+		return true
+	}
+	for _, c := range v.Children {
+		if valueUsesVariables(c.Value) {
+			return true
+		}
+	}
+	return false
+}
