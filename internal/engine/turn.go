@@ -20,6 +20,7 @@ import (
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
+	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/store"
 )
 
@@ -42,20 +43,25 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	}
 	number := w.Session.CurrentTurn + 1
 	// No read first: the index of one open turn per session refuses the
-	// insert while the current turn is open.
-	out, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
-		SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
-	if isOpenTurnConflict(err) {
-		err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
+	// insert while the current turn is open. The insert goes with the
+	// commit's statement (pipedb.Later), so its refusal is the commit's
+	// answer.
+	inProgress := func(err error) error {
+		if isOpenTurnConflict(err) {
+			return apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
+		}
+		return err
 	}
+	out, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
+		SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(pipedb.Later(ctx))
 	if err != nil {
-		return nil, err
+		return nil, inProgress(err)
 	}
 	w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
 	// Not activity yet: a turn counts when it ends well (see store.Started).
 	began := store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}
 	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began}, Activity: store.Started}); err != nil {
-		return nil, err
+		return nil, inProgress(err)
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
 }

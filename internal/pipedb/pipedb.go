@@ -59,6 +59,33 @@ func committing(ctx context.Context) bool {
 	return v
 }
 
+type laterKey struct{}
+
+// Later marks ctx so that an Exec run with it in a transaction is not sent
+// at once but with the transaction's next exchange, ahead of that
+// exchange's statement (or of its COMMIT): it costs no round trip of its
+// own. Its error, if it has one, is the answer of that next statement or
+// Commit, and nothing after it runs. Its Result knows no row count
+// (RowsAffected answers an error). For a statement whose caller needs
+// nothing back but the error, and can take the error from what follows.
+// Any other driver ignores the mark and runs the statement at once.
+func Later(ctx context.Context) context.Context {
+	return context.WithValue(ctx, laterKey{}, true)
+}
+
+func later(ctx context.Context) bool {
+	v, _ := ctx.Value(laterKey{}).(bool)
+	return v
+}
+
+// errLater is the row count of a statement sent later.
+var errLater = errors.New("pipedb: the statement was sent later (pipedb.Later): its row count is not known")
+
+type laterResult struct{}
+
+func (laterResult) LastInsertId() (int64, error) { return 0, errLater }
+func (laterResult) RowsAffected() (int64, error) { return 0, errLater }
+
 type counterKey struct{}
 
 // CountRoundTrips returns ctx with n counting the round trips this
@@ -105,6 +132,18 @@ type conn struct {
 	lru        *list.List
 	serial     int
 	evicted    []string
+
+	// queued are the statements marked Later, to go with the transaction's
+	// next exchange.
+	queued []bound
+}
+
+// bound is a prepared statement with its arguments encoded.
+type bound struct {
+	sd      *pgconn.StatementDescription
+	params  [][]byte
+	formats []int16
+	results []int16
 }
 
 type txState int
@@ -140,11 +179,27 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	t := c.tx
-	if t == nil || t.state == ended || (t.state == open && !committing(ctx)) {
+	if t == nil || t.state == ended {
 		count(ctx)
 		return c.Conn.ExecContext(ctx, query, args)
 	}
-	tag, _, err := c.exchange(ctx, query, args, false, t.state == pending, committing(ctx))
+	if later(ctx) && !committing(ctx) {
+		b, err := c.bind(ctx, query, args)
+		if err != nil {
+			return nil, err
+		}
+		c.queued = append(c.queued, b)
+		return laterResult{}, nil
+	}
+	if t.state == open && len(c.queued) == 0 && !committing(ctx) {
+		count(ctx)
+		return c.Conn.ExecContext(ctx, query, args)
+	}
+	b, err := c.bind(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	tag, _, err := c.exchange(ctx, &b, false, committing(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +208,15 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	t := c.tx
-	if t == nil || t.state != pending {
+	if t == nil || t.state == ended || (t.state == open && len(c.queued) == 0) {
 		count(ctx)
 		return c.Conn.QueryContext(ctx, query, args)
 	}
-	_, rows, err := c.exchange(ctx, query, args, true, true, false)
+	b, err := c.bind(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	_, rows, err := c.exchange(ctx, &b, true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -177,31 +236,25 @@ func (c *conn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
 
-// beginNow sends a pending BEGIN by itself.
+// beginNow sends a pending BEGIN and the statements queued for later, by
+// themselves.
 func (c *conn) beginNow(ctx context.Context) error {
-	if c.tx == nil || c.tx.state != pending {
+	if c.tx == nil || (c.tx.state != pending && len(c.queued) == 0) {
 		return nil
 	}
-	count(ctx)
-	c.tx.state = open
-	if _, err := c.Conn.Conn().Exec(ctx, "begin"); err != nil {
-		c.tx.state = ended
-		return err
-	}
-	return nil
+	_, _, err := c.exchange(ctx, nil, false, false)
+	return err
 }
 
-// exchange runs query in one pipelined exchange, after a BEGIN when begin
-// and followed by a COMMIT when commit, and returns its command tag and,
-// when rows, its rows.
-func (c *conn) exchange(ctx context.Context, query string, argsV []driver.NamedValue, rows, begin, commit bool) (pgconn.CommandTag, *bufferedRows, error) {
+// bind prepares query (see prepare) and encodes its arguments.
+func (c *conn) bind(ctx context.Context, query string, argsV []driver.NamedValue) (bound, error) {
 	pc := c.Conn.Conn()
 	if pc.IsClosed() {
-		return pgconn.CommandTag{}, nil, driver.ErrBadConn
+		return bound{}, driver.ErrBadConn
 	}
 	sd, err := c.prepare(ctx, query)
 	if err != nil {
-		return pgconn.CommandTag{}, nil, err
+		return bound{}, err
 	}
 	args := make([]any, len(argsV))
 	for i, v := range argsV {
@@ -209,36 +262,60 @@ func (c *conn) exchange(ctx context.Context, query string, argsV []driver.NamedV
 	}
 	var eqb pgx.ExtendedQueryBuilder
 	if err := eqb.Build(pc.TypeMap(), sd, args); err != nil {
-		return pgconn.CommandTag{}, nil, err
+		return bound{}, err
 	}
-	formats := resultFormats(sd.Fields)
+	return bound{sd: sd, params: eqb.ParamValues, formats: eqb.ParamFormats, results: resultFormats(sd.Fields)}, nil
+}
+
+// exchange sends, as one pipelined exchange of the transaction: its BEGIN
+// when still pending, the statements queued for later, stmt (if any) and
+// a COMMIT when commit; and returns stmt's command tag and, when rows, its
+// rows. The first error of any of them is the answer; PostgreSQL runs
+// nothing after it.
+func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pgconn.CommandTag, *bufferedRows, error) {
+	pc := c.Conn.Conn()
+	t := c.tx
+	if pc.IsClosed() {
+		t.state, c.queued = ended, c.queued[:0]
+		return pgconn.CommandTag{}, nil, driver.ErrBadConn
+	}
+	begin := t.state == pending
 
 	count(ctx)
 	p := pc.PgConn().StartPipeline(ctx)
+	step := 0 // the result readers the pipeline will answer, in order
 	if begin {
 		for _, name := range c.evicted {
 			p.SendDeallocate(name)
 		}
 		c.evicted = c.evicted[:0]
 		p.SendQueryParams("begin", nil, nil, nil, nil)
+		step++
 	}
-	p.SendQueryStatement(sd, eqb.ParamValues, eqb.ParamFormats, formats)
+	for _, q := range c.queued {
+		p.SendQueryStatement(q.sd, q.params, q.formats, q.results)
+		step++
+	}
+	c.queued = c.queued[:0]
+	stmtStep, commitStep := -1, -1
+	if stmt != nil {
+		p.SendQueryStatement(stmt.sd, stmt.params, stmt.formats, stmt.results)
+		stmtStep = step
+		step++
+	}
 	if commit {
 		p.SendQueryParams("commit", nil, nil, nil, nil)
+		commitStep = step
 	}
 
 	var (
 		first   error
-		step    int // the result readers read so far: BEGIN, the statement, COMMIT
 		tag     pgconn.CommandTag
 		out     *bufferedRows
 		commits bool
 	)
-	stmtStep := 0
-	if begin {
-		stmtStep = 1
-	}
 	if first = p.Sync(); first == nil {
+		step = 0
 	read:
 		for {
 			res, err := p.GetResults()
@@ -257,8 +334,8 @@ func (c *conn) exchange(ctx context.Context, query string, argsV []driver.NamedV
 				break read
 			case *pgconn.ResultReader:
 				if step == stmtStep && rows {
-					out = &bufferedRows{m: pc.TypeMap(), fields: r.FieldDescriptions()}
-					out.fields = append([]pgconn.FieldDescription(nil), out.fields...)
+					out = &bufferedRows{m: pc.TypeMap()}
+					out.fields = append(out.fields, r.FieldDescriptions()...)
 					for r.NextRow() {
 						values := r.Values()
 						row := make([][]byte, len(values))
@@ -270,15 +347,15 @@ func (c *conn) exchange(ctx context.Context, query string, argsV []driver.NamedV
 						out.rows = append(out.rows, row)
 					}
 				}
-				t, err := r.Close()
+				ct, err := r.Close()
 				if err != nil && first == nil {
 					first = err
 				}
-				switch {
-				case step == stmtStep:
-					tag = t
-				case step == stmtStep+1:
-					commits = t.String() == "COMMIT"
+				switch step {
+				case stmtStep:
+					tag = ct
+				case commitStep:
+					commits = ct.String() == "COMMIT"
 				}
 				step++
 			}
@@ -288,20 +365,14 @@ func (c *conn) exchange(ctx context.Context, query string, argsV []driver.NamedV
 		first = err
 	}
 
-	t := c.tx
 	switch {
-	case pc.IsClosed():
-		t.state = ended
-	case pc.PgConn().TxStatus() == 'I':
-		// Not in a transaction: committed, or BEGIN failed.
+	case pc.IsClosed(), pc.PgConn().TxStatus() == 'I':
+		// Gone, committed, or BEGIN failed: nothing to end.
 		t.state = ended
 	default:
 		t.state = open
 	}
 	if first != nil {
-		if pgconn.SafeToRetry(first) && begin {
-			t.state = ended
-		}
 		return pgconn.CommandTag{}, nil, first
 	}
 	if commit && !commits {
@@ -333,9 +404,17 @@ func (c *conn) prepare(ctx context.Context, query string) (*pgconn.StatementDesc
 }
 
 // Commit commits the transaction unless a statement carried its COMMIT
-// or it never began.
+// or it never began; statements queued for later go with the COMMIT.
 func (t *tx) Commit() error {
 	c := t.c
+	if len(c.queued) > 0 && t.state != ended {
+		_, _, err := c.exchange(t.ctx, nil, false, true)
+		if err != nil && t.state == open {
+			_ = t.Rollback() // database/sql ends the transaction on any answer
+		}
+		c.tx = nil
+		return err
+	}
 	c.tx = nil
 	if t.state != open {
 		return nil
@@ -356,10 +435,11 @@ func (t *tx) Commit() error {
 	return nil
 }
 
-// Rollback rolls the transaction back, if it began and has not ended.
+// Rollback rolls the transaction back, if it began and has not ended;
+// statements queued for later are never sent.
 func (t *tx) Rollback() error {
 	c := t.c
-	c.tx = nil
+	c.tx, c.queued = nil, c.queued[:0]
 	if t.state != open {
 		return nil
 	}

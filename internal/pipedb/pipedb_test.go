@@ -289,3 +289,78 @@ func TestAWriteCancelledMidWayCommitsNothing(t *testing.T) {
 	assert.True(t, errors.Is(err, context.Canceled) || pgconn.Timeout(err), "the cancellation, not a success: %v", err)
 	assert.Empty(t, items(t, plain))
 }
+
+// TestAStatementSentLaterGoesWithTheNextExchange: a statement marked Later
+// costs no round trip; it runs ahead of the next statement, or of the
+// COMMIT, in that exchange; its error is that exchange's answer and
+// nothing of the write is committed; a rollback never sends it.
+func TestAStatementSentLaterGoesWithTheNextExchange(t *testing.T) {
+	piped, plain := pools(t, newDSN(t))
+	var n atomic.Int64
+	ctx := pipedb.CountRoundTrips(context.Background(), &n)
+
+	tx, err := piped.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	res, err := tx.ExecContext(pipedb.Later(ctx), `INSERT INTO pipedb_items VALUES (1, 'a')`)
+	require.NoError(t, err)
+	_, err = res.RowsAffected()
+	assert.Error(t, err, "its row count is not known when it is queued")
+	assert.Equal(t, int64(0), n.Load())
+	var seen int
+	require.NoError(t, tx.QueryRowContext(ctx, `SELECT count(*) FROM pipedb_items`).Scan(&seen))
+	assert.Equal(t, 1, seen, "the queued insert ran before the query, in its exchange")
+	_, err = tx.ExecContext(pipedb.Later(ctx), `INSERT INTO pipedb_items VALUES (2, 'b')`)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(pipedb.CommitWith(ctx), `UPDATE pipedb_items SET v = v || '!'`)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, int64(2), n.Load(), "BEGIN, insert and query; insert, update and COMMIT")
+	assert.Equal(t, []int{1, 2}, items(t, plain))
+
+	// Queued statements go with the transaction's own COMMIT.
+	n.Store(0)
+	tx, err = piped.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(pipedb.Later(ctx), `INSERT INTO pipedb_items VALUES (3, 'c')`)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, int64(1), n.Load())
+	assert.Equal(t, []int{1, 2, 3}, items(t, plain))
+
+	// A queued statement's error is the next exchange's answer.
+	tx, err = piped.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(ctx, `INSERT INTO pipedb_items VALUES (4, 'd')`)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(pipedb.Later(ctx), `INSERT INTO pipedb_items VALUES (1, 'again')`)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(pipedb.CommitWith(ctx), `INSERT INTO pipedb_items VALUES (5, 'e')`)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	assert.Equal(t, "23505", pgErr.Code)
+	require.NoError(t, tx.Rollback())
+	assert.Equal(t, []int{1, 2, 3}, items(t, plain), "neither 4, nor 5")
+
+	// ... and so is the COMMIT's, when the COMMIT is next.
+	tx, err = piped.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(pipedb.Later(ctx), `INSERT INTO pipedb_items VALUES (2, 'again')`)
+	require.NoError(t, err)
+	require.ErrorAs(t, tx.Commit(), &pgErr)
+	assert.Equal(t, "23505", pgErr.Code)
+
+	// A rollback drops what was queued.
+	tx, err = piped.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(ctx, `INSERT INTO pipedb_items VALUES (6, 'f')`)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(pipedb.Later(ctx), `INSERT INTO pipedb_items VALUES (7, 'g')`)
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback())
+	assert.Equal(t, []int{1, 2, 3}, items(t, plain))
+
+	// The pool's connections are idle, none left in a transaction.
+	var busy int
+	require.NoError(t, plain.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&busy))
+	assert.Equal(t, 0, busy)
+}
