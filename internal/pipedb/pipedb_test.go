@@ -236,7 +236,7 @@ func blockedWrite(t *testing.T, ctx context.Context, piped, plain *sql.DB) (int,
 func TestAConnectionLostBeforeTheAnswerReportsTheFailure(t *testing.T) {
 	piped, plain := pools(t, newDSN(t))
 	pid, done := blockedWrite(t, context.Background(), piped, plain)
-	_, err := plain.Exec(`SELECT pg_terminate_backend($1)`, pid)
+	_, err := plain.Exec(`SELECT pg_terminate_backend($1::int)`, pid)
 	require.NoError(t, err)
 	require.Error(t, <-done, "a write whose COMMIT was never answered is no success")
 	assert.Empty(t, items(t, plain))
@@ -263,7 +263,7 @@ func TestAConnectionLostBetweenStatementAndCommit(t *testing.T) {
 	_, err = tx.ExecContext(ctx, `INSERT INTO pipedb_items VALUES (1, 'a')`)
 	require.NoError(t, err)
 	var terminated bool
-	require.NoError(t, plain.QueryRow(`SELECT pg_terminate_backend($1)`, pid).Scan(&terminated))
+	require.NoError(t, plain.QueryRow(`SELECT pg_terminate_backend($1::int)`, pid).Scan(&terminated))
 	require.True(t, terminated)
 	_, err = tx.ExecContext(pipedb.CommitWith(ctx), `INSERT INTO pipedb_items VALUES (2, 'b')`)
 	require.Error(t, err)
