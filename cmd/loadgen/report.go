@@ -53,6 +53,9 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nOperations: recordRead-20 records 20 rows with FKs; recordCreated-promote saves the recipe generated the turn before\n"+
 		"(by its gen ref); context-* are builds; sessionsPage is 20 sessions with 5 turns and 10 refs each; agentTurn is, per\n"+
 		"turn, beginTurn + recordRead-20 + context-THINK + endTurn (the four latencies of the same turn added up).\n")
+	if r.opts.wholeReplica {
+		fmt.Fprintf(w, "-whole-replica: the load's one API key may use the whole replica (its rate, in-flight, operation and pool-share limits are the replica's).\n")
+	}
 	if r.opts.grown {
 		fmt.Fprintf(w, "-grown: on the grown database (8,000 short sessions, 4 long ones, half a million rows, ANALYZEd) besides the run's own sessions.\n")
 	}

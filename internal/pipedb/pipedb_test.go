@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -363,4 +364,28 @@ func TestAStatementSentLaterGoesWithTheNextExchange(t *testing.T) {
 	var busy int
 	require.NoError(t, plain.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&busy))
 	assert.Equal(t, 0, busy)
+}
+
+// TestAConnectionKeepsABoundedSetOfStatements: a connection prepares each
+// statement text its exchanges send once, and keeps the most recently used
+// 256; the ones it drops are closed in PostgreSQL with its next exchange.
+func TestAConnectionKeepsABoundedSetOfStatements(t *testing.T) {
+	piped, _ := pools(t, newDSN(t))
+	piped.SetMaxOpenConns(1)
+	ctx := context.Background()
+	prepared := func() int {
+		var n int
+		require.NoError(t, piped.QueryRow(`SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'pipedb\_%'`).Scan(&n))
+		return n
+	}
+	for i := range 300 {
+		tx, err := piped.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		var got int
+		require.NoError(t, tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT %d`, i)).Scan(&got))
+		assert.Equal(t, i, got)
+		require.NoError(t, tx.Commit())
+	}
+	assert.LessOrEqual(t, prepared(), 257, "256 kept, and the one dropped by the last exchange closed with the next")
+	assert.GreaterOrEqual(t, prepared(), 256)
 }
