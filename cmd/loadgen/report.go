@@ -53,6 +53,9 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nOperations: recordRead-20 records 20 rows with FKs; recordCreated-promote saves the recipe generated the turn before\n"+
 		"(by its gen ref); context-* are builds; sessionsPage is 20 sessions with 5 turns and 10 refs each; agentTurn is, per\n"+
 		"turn, beginTurn + recordRead-20 + context-THINK + endTurn (the four latencies of the same turn added up).\n")
+	if r.opts.wholeReplica {
+		fmt.Fprintf(w, "-whole-replica: the load's one API key may use the whole replica (its rate, in-flight, operation and pool-share limits are the replica's).\n")
+	}
 	if r.opts.grown {
 		fmt.Fprintf(w, "-grown: on the grown database (8,000 short sessions, 4 long ones, half a million rows, ANALYZEd) besides the run's own sessions.\n")
 	}
@@ -133,13 +136,13 @@ func (r report) printPhase(w io.Writer, p phaseResult) {
 			counted += u.statements
 		}
 	}
-	fmt.Fprintf(w, "\nStatements: ent's driver counted %d round trips (statements, BEGIN, COMMIT) for %d requests (%.1f each), %d outside requests; "+
+	fmt.Fprintf(w, "\nStatements: the pool made %d round trips for ent (internal/pipedb: BEGIN goes with the first statement, COMMIT with the last) for %d requests (%.1f each), %d outside requests; "+
 		"PostgreSQL counted %d transactions in the database (pg_stat_database; the event hub's reads and the floor probe included)",
 		counted, requests, float64(counted)/float64(max(requests, 1)), p.background, p.pg.transactions)
 	if p.pg.statements >= 0 {
 		fmt.Fprintf(w, " and %d statements (pg_stat_statements).\n", p.pg.statements)
 	} else {
-		fmt.Fprintf(w, "; pg_stat_statements is not loaded (shared_preload_libraries), so statements/op are ent's counts.\n")
+		fmt.Fprintf(w, "; pg_stat_statements is not loaded (shared_preload_libraries), so statements/op are the pool's round trips.\n")
 	}
 	if w8 := p.waits; w8.looks > 0 {
 		type share struct {

@@ -102,19 +102,19 @@ type loadServer struct {
 // startServer assembles the app on dsn and serves it on 127.0.0.1. Every
 // goroutine of the server, the event hub and reaper included, carries the
 // profile label side=server; requests add op=<operation>.
-func startServer(ctx context.Context, dsn string, showSQL []string) (*loadServer, error) {
+func startServer(ctx context.Context, dsn string, showSQL []string, wholeReplica bool) (*loadServer, error) {
 	s := &loadServer{tallies: map[string]*statementTally{}, showSQL: map[string]bool{}}
 	for _, op := range showSQL {
 		s.showSQL[op] = true
 	}
 	var err error
 	pprof.Do(ctx, pprof.Labels("side", "server"), func(ctx context.Context) {
-		err = s.start(ctx, dsn)
+		err = s.start(ctx, dsn, wholeReplica)
 	})
 	return s, err
 }
 
-func (s *loadServer) start(ctx context.Context, dsn string) error {
+func (s *loadServer) start(ctx context.Context, dsn string, wholeReplica bool) error {
 	cfg := app.Config{
 		Settings: config.Defaults(),
 		// Logged as in production (JSON, info), but not shown.
@@ -124,6 +124,15 @@ func (s *loadServer) start(ctx context.Context, dsn string) error {
 		},
 	}
 	cfg.DatabaseURL = dsn
+	if wholeReplica {
+		// One key, the replica's limits: what the key may not take from
+		// other keys there are none to take from.
+		f := &cfg.Settings.Fairness
+		f.KeyRate, f.KeyBurst, f.TenantRate, f.TenantBurst = 1_000_000, 1_000_000, 1_000_000, 1_000_000
+		f.KeyInFlight, f.TenantInFlight = 1_000, 1_000
+		f.KeyPoolShare, f.TenantPoolShare = 100, 100
+		f.Operations, f.KeyOperations = 64, 64
+	}
 	a, err := app.New(ctx, cfg)
 	if err != nil {
 		return err

@@ -11,10 +11,14 @@ import (
 	"entgo.io/ent/dialect"
 
 	"sessiongraph/internal/dbhook"
+	"sessiongraph/internal/pipedb"
 )
 
-// statementTally counts the round trips ent sends to PostgreSQL (statements,
-// BEGIN and COMMIT) on behalf of one kind of operation, and the time spent
+// statementTally counts the round trips the pool makes to PostgreSQL for
+// ent on behalf of one kind of operation (internal/pipedb counts them: a
+// statement is one, a BEGIN none of its own since it goes with the first
+// statement, a COMMIT none when the write's last statement carries it),
+// and the time spent
 // waiting for them: a connection from the pool, the network, PostgreSQL's
 // work and, at COMMIT, the WAL flush. Reading a query's rows after the first
 // is the caller's and is not in it.
@@ -23,9 +27,8 @@ type statementTally struct {
 	wait atomic.Int64 // nanoseconds
 }
 
-// timed counts one round trip and adds the time since start.
+// timed adds the time since start.
 func (t *statementTally) timed(start time.Time) {
-	t.n.Add(1)
 	t.wait.Add(int64(time.Since(start)))
 }
 
@@ -65,6 +68,6 @@ func countStatements(d dialect.Driver, background *statementTally) dialect.Drive
 			t = background
 		}
 		defer t.timed(time.Now())
-		return run(ctx)
+		return run(pipedb.CountRoundTrips(ctx, &t.n))
 	})
 }

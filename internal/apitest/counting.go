@@ -7,16 +7,16 @@ import (
 	"entgo.io/ent/dialect"
 
 	"sessiongraph/internal/dbhook"
+	"sessiongraph/internal/pipedb"
 )
 
-// countRoundTrips wraps d so that n counts the round trips ent sends
-// (statements, BEGIN and COMMIT; a ROLLBACK only undoes) without formatting
-// them, so that counting costs nothing measurable.
+// countRoundTrips wraps d so that n counts the round trips the pool makes
+// for ent (internal/pipedb counts them, without formatting anything): a
+// statement is one; a BEGIN costs none of its own, since it goes with the
+// transaction's first statement, and a COMMIT none when the write's last
+// statement carries it; a COMMIT or ROLLBACK sent alone is one.
 func countRoundTrips(d dialect.Driver, n *atomic.Int64) dialect.Driver {
-	return dbhook.Wrap(d, func(ctx context.Context, kind dbhook.Kind, _ string, run func(context.Context) error) error {
-		if kind != dbhook.Rollback {
-			n.Add(1)
-		}
-		return run(ctx)
+	return dbhook.Wrap(d, func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
+		return run(pipedb.CountRoundTrips(ctx, n))
 	})
 }

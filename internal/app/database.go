@@ -13,6 +13,7 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/internal/access"
+	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
@@ -54,9 +55,11 @@ func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Cli
 	return db, client, nil
 }
 
-// openPool opens a pgx pool on conn, which sends UUIDs as ent expects.
+// openPool opens a pgx pool on conn, which sends UUIDs as ent expects. Its
+// transactions send BEGIN with their first statement and may send COMMIT
+// with their last (internal/pipedb).
 func openPool(conn *pgx.ConnConfig) *sql.DB {
-	db := stdlib.OpenDB(*conn, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+	db := pipedb.OpenDB(*conn, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
 		encodeUUIDs(c.TypeMap())
 		return nil
 	}))

@@ -9,6 +9,7 @@ import (
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/store"
 )
 
@@ -70,7 +71,7 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 		SetUserMessage(in.UserMessage).SetUserTokens(tokens).SetStartedAt(w.Now).
 		SetStatus(done.Status).SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
 		SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
-		SetExecutionSummary(summary).Save(ctx)
+		SetExecutionSummary(summary).Save(pipedb.Later(ctx)) // with the commit's statement
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/artifact"
@@ -415,9 +416,12 @@ func (p *refsUpserted) Query() (string, []any) {
 		RETURNING *)`, p.args
 }
 
-// upsertArgs are refsUpserted's arguments: a Go slice per column, which pgx
-// sends as a binary array (nil elements as NULL), then the session, the
+// upsertArgs are refsUpserted's arguments: an array per column, which pgx
+// sends as a binary array (invalid elements as NULL), then the session, the
 // commit's timestamp (created_at of new refs) and each ref's updated_at.
+// The arrays are pgtype's typed ones (or slices pgx encodes without
+// reflection): a slice of pointers or of uuid.UUID made pgx encode each
+// element by reflection, and each uuid through its text (driver.Valuer).
 //
 // updated_at orders refs referenced in the same turn, newest first (working
 // memory's "last 20"), so within one write it follows the order the write
@@ -428,32 +432,42 @@ func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID,
 	n := len(changed)
 	var (
 		refs, types, labels, actions                = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		entityIDs                                   = make([]*uuid.UUID, n)
-		details, reasons, enrichTables, enrichNames = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
-		fullTurns, sourceSteps, promoted            = make([]*int64, n), make([]*int64, n), make([]*int64, n)
+		rowIDs, entityIDs                           = make(pgtype.FlatArray[pgtype.UUID], n), make(pgtype.FlatArray[pgtype.UUID], n)
+		details, reasons, enrichTables, enrichNames = make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
+		fullTurns, sourceSteps, promoted            = make(pgtype.FlatArray[pgtype.Int8], n), make(pgtype.FlatArray[pgtype.Int8], n), make(pgtype.FlatArray[pgtype.Int8], n)
 		created, lastReferenced                     = make([]int64, n), make([]int64, n)
 		updated                                     = make([]time.Time, n)
 	)
 	for i, en := range changed {
-		refs[i], types[i], entityIDs[i], labels[i], actions[i] = en.Ref, en.EntityType, en.EntityID, en.Label, en.Action
-		if en.DetailLevel != "" {
-			details[i] = &en.DetailLevel
+		rowIDs[i] = pgtype.UUID{Bytes: ids[i], Valid: true}
+		refs[i], types[i], labels[i], actions[i] = en.Ref, en.EntityType, en.Label, en.Action
+		if en.EntityID != nil {
+			entityIDs[i] = pgtype.UUID{Bytes: *en.EntityID, Valid: true}
 		}
-		fullTurns[i], sourceSteps[i], promoted[i] = int64Of(en.FullTurn), int64Of(en.SourceStep), int64Of(en.TurnPromoted)
+		if en.DetailLevel != "" {
+			details[i] = pgtype.Text{String: en.DetailLevel, Valid: true}
+		}
+		fullTurns[i], sourceSteps[i], promoted[i] = int8Of(en.FullTurn), int8Of(en.SourceStep), int8Of(en.TurnPromoted)
 		created[i], lastReferenced[i] = int64(en.TurnCreated), int64(en.TurnLastReferenced)
-		reasons[i], enrichTables[i], enrichNames[i] = en.ActiveReason, en.EnrichTable, en.EnrichNameColumn
+		reasons[i], enrichTables[i], enrichNames[i] = textOf(en.ActiveReason), textOf(en.EnrichTable), textOf(en.EnrichNameColumn)
 		updated[i] = now.Add(-time.Duration(n-1-i) * time.Microsecond)
 	}
-	return []any{ids, refs, types, entityIDs, labels, actions, details, fullTurns, created, lastReferenced,
+	return []any{rowIDs, refs, types, entityIDs, labels, actions, details, fullTurns, created, lastReferenced,
 		sourceSteps, promoted, reasons, enrichTables, enrichNames, sessionID, now, updated}
 }
 
-func int64Of(v *int) *int64 {
+func int8Of(v *int) pgtype.Int8 {
 	if v == nil {
-		return nil
+		return pgtype.Int8{}
 	}
-	n := int64(*v)
-	return &n
+	return pgtype.Int8{Int64: int64(*v), Valid: true}
+}
+
+func textOf(v *string) pgtype.Text {
+	if v == nil {
+		return pgtype.Text{}
+	}
+	return pgtype.Text{String: *v, Valid: true}
 }
 
 func toEntry(row *ent.Ref) *registry.Entry {

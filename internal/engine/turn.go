@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,6 +21,7 @@ import (
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
+	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/store"
 )
 
@@ -42,20 +44,25 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	}
 	number := w.Session.CurrentTurn + 1
 	// No read first: the index of one open turn per session refuses the
-	// insert while the current turn is open.
-	out, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
-		SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
-	if isOpenTurnConflict(err) {
-		err = apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
+	// insert while the current turn is open. The insert goes with the
+	// commit's statement (pipedb.Later), so its refusal is the commit's
+	// answer.
+	inProgress := func(err error) error {
+		if isOpenTurnConflict(err) {
+			return apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
+		}
+		return err
 	}
+	out, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
+		SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(pipedb.Later(ctx))
 	if err != nil {
-		return nil, err
+		return nil, inProgress(err)
 	}
 	w.Update().SetCurrentTurn(number).AddTokenCount(tokens)
 	// Not activity yet: a turn counts when it ends well (see store.Started).
 	began := store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}
 	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began}, Activity: store.Started}); err != nil {
-		return nil, err
+		return nil, inProgress(err)
 	}
 	return out.Unwrap(), nil // committed: later edge reads go through the client
 }
@@ -350,22 +357,40 @@ const dropQueue = `UPDATE refs SET enrich_table = NULL, enrich_name_column = NUL
 
 // saveTurn writes the columns a turn change may set from done, by an update
 // on its id (UpdateOne would read the row back), and returns done as the row
-// now reads: timestamps in microseconds and the summary as its JSON.
+// now reads: timestamps in microseconds and the summary as its JSON. The
+// update goes with the commit's statement (pipedb.Later): nothing after it
+// needs its answer, and its error is the commit's. It is built with ent's
+// statement builder and sent as is, since ent's update asks the driver for
+// the rows it changed, which a statement sent later cannot answer yet; the
+// values are the engine's own (a status of the enum, counted tokens).
 func saveTurn(ctx context.Context, w *store.Tx, done *ent.Turn) (*ent.Turn, error) {
 	if done.CompletedAt != nil {
 		at := done.CompletedAt.Truncate(time.Microsecond)
 		done.CompletedAt = &at
 	}
-	summary, err := asStored(done.ExecutionSummary)
+	summary, err := json.Marshal(done.ExecutionSummary)
 	if err != nil {
 		return nil, err
 	}
-	done.ExecutionSummary = summary
-	err = w.Tx.Turn.Update().Where(turn.ID(done.ID), turn.SessionID(done.SessionID)).SetStatus(done.Status).
-		SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
-		SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
-		SetExecutionSummary(done.ExecutionSummary).Exec(ctx)
-	return done, err
+	var stored *schematype.ExecutionSummary
+	if err := json.Unmarshal(summary, &stored); err != nil {
+		return nil, err
+	}
+	done.ExecutionSummary = stored
+	u := sql.Dialect(dialect.Postgres).Update(turn.Table).
+		Set(turn.FieldStatus, done.Status.String()).
+		Set(turn.FieldAssistantMessage, done.AssistantMessage).
+		Set(turn.FieldAssistantTokens, done.AssistantTokens).
+		Set(turn.FieldAssistantSummary, done.AssistantSummary).
+		Set(turn.FieldExecutionSummary, summary)
+	if done.CompletedAt != nil {
+		u.Set(turn.FieldCompletedAt, *done.CompletedAt)
+	}
+	query, args := u.Where(sql.And(sql.EQ(turn.FieldID, done.ID), sql.EQ(turn.FieldSessionID, done.SessionID))).Query()
+	if _, err := w.Tx.ExecContext(pipedb.Later(ctx), query, args...); err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // asStored returns a summary as the jsonb column gives it back, where empty

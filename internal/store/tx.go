@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/pipedb"
 )
 
 // Activity says how a write counts toward the session's expiry. Only
@@ -140,7 +141,14 @@ func (t *Tx) Commit(ctx context.Context, m Mutation) (out *ent.Session, err erro
 		u.Prefix(prefix)
 	})
 	t.stamp(m.Activity)
-	if err := t.update.Exec(ctx); err != nil {
+	// Without a read back the update is the write's last statement: on the
+	// server's pool it carries the COMMIT in its own exchange, and the
+	// commit in finish has nothing left to do.
+	last := ctx
+	if !m.ReadBack {
+		last = pipedb.CommitWith(ctx)
+	}
+	if err := t.update.Exec(last); err != nil {
 		return nil, err
 	}
 	if m.ReadBack {
