@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -69,6 +70,8 @@ type buildCache struct {
 	recent *lru.Cache[buildKey, *cachedBuild]
 	writes *lru.Cache[writeKey, *refsWrite]
 	flight singleflight.Group
+	// patched counts the builds made by patching, for the tests.
+	patched atomic.Int64
 }
 
 func newBuildCache() *buildCache {
@@ -130,13 +133,16 @@ func (c *buildCache) get(ctx context.Context, k buildKey, build maker, patch pat
 	if b, ok := c.recent.Get(k); ok {
 		return b.build, nil
 	}
-	made := func(ctx context.Context) (*ContextBuild, error) {
+	// made is the flight's function itself, called as is: a build's
+	// statements stay a few calls deep.
+	made := func() (any, error) {
 		if in, writes := c.base(k); in != nil {
 			b, next, ok, err := patch(ctx, in, writes)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
+				c.patched.Add(1)
 				c.recent.Add(k, &cachedBuild{build: b, in: next})
 				return b, nil
 			}
@@ -148,11 +154,9 @@ func (c *buildCache) get(ctx context.Context, k buildKey, build maker, patch pat
 		c.recent.Add(k, &cachedBuild{build: b, in: in})
 		return b, nil
 	}
-	v, err, _ := c.flight.Do(fmt.Sprintf("%s/%d/%s/%+v/%s/%p", k.session, k.sequence, k.node, k.options, k.counter, k.domain), func() (any, error) {
-		return made(ctx)
-	})
+	v, err, _ := c.flight.Do(fmt.Sprintf("%s/%d/%s/%+v/%s/%p", k.session, k.sequence, k.node, k.options, k.counter, k.domain), made)
 	if err != nil && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return made(ctx)
+		v, err = made() // the caller that made it left; this one's ctx is still live
 	}
 	if err != nil {
 		return nil, err
