@@ -46,6 +46,9 @@ type equivalence struct {
 	patched  int
 	checked  int
 	byKind   map[string]int
+	// last says which builds of the last compare were patched, by node and
+	// option set ("THINK/0").
+	last map[string]bool
 }
 
 func (q *equivalence) e() *engine.Engine { return q.s.Engine }
@@ -253,15 +256,18 @@ func (q *equivalence) write() string {
 func (q *equivalence) compare(kind string) {
 	sess, err := q.e().Session(q.ctx, q.id)
 	require.NoError(q.t, err)
+	q.last = map[string]bool{}
 	for _, node := range everyNode {
 		for i, o := range someOptions {
 			before := q.e().PatchedBuilds()
 			got, err := q.e().Context(q.ctx, sess, node, o)
 			require.NoError(q.t, err)
-			if q.e().PatchedBuilds() > before {
+			patched := q.e().PatchedBuilds() > before
+			if patched {
 				q.patched++
 				q.byKind[kind]++
 			}
+			q.last[fmt.Sprintf("%s/%d", node, i)] = patched
 			want, err := q.e().ContextUncached(q.ctx, sess, node, o)
 			require.NoError(q.t, err)
 			require.Equal(q.t, want, got, "%s build with options %d after %q at sequence %d", node, i, kind, sess.EventSequence)
