@@ -98,7 +98,12 @@ func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node context
 	}
 	complete := true
 	if node != contextbuild.Messages {
-		if snap.Entries, err = e.contextEntries(ctx, s, node, o); err != nil {
+		// The refs in the window (Understand's is its five turns), retained,
+		// or generated and not saved (artifacts promoted in the current turn
+		// are inside the window). Only ACT and REPLY show artifact content;
+		// the others need the status alone, so that every build places a
+		// cleared artifact where ACT does.
+		if snap.Entries, err = e.readEntries(ctx, s.ID, entriesSince(s, node, o), node == contextbuild.Act || node == contextbuild.Reply); err != nil {
 			return nil, nil, err
 		}
 		complete = len(snap.Entries) < maxContextRefs
@@ -136,43 +141,6 @@ func (e *Engine) make(ctx context.Context, s *ent.Session, node contextbuild.Nod
 		return nil, err // counted in part: the build is not what the budget says
 	}
 	return &ContextBuild{Build: b, Tokenizer: string(counterName)}, nil
-}
-
-// contextEntries reads the refs a build may show: referenced within the
-// window (Understand's is its five turns), retained, or generated and not
-// saved (artifacts promoted in the current turn are inside the window).
-func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
-	window := o.TurnsWindow
-	if node == contextbuild.Understand {
-		window = max(window, contextbuild.UnderstandTurns)
-	}
-	q := e.client.Ref.Query().Where(liveRefs(s, window)).
-		// Only stable fields order a build, so the same session builds the
-		// same text; the ref by its bytes, whatever the database's collation,
-		// so that a patched build orders them as the read does (entryOrder).
-		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), func(s *sql.Selector) {
-			s.OrderExpr(sql.Expr(s.C(ref.FieldRef) + ` COLLATE "C"`))
-		}).
-		Limit(maxContextRefs)
-	// Only ACT and REPLY show artifact content; the others need the status
-	// alone, so that every build places a cleared artifact where ACT does.
-	if node == contextbuild.Act || node == contextbuild.Reply {
-		withArtifact(q) // in the refs' statement
-	} else {
-		withArtifactStatus(q)
-	}
-	rows, err := q.All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	entries := make([]*registry.Entry, len(rows))
-	for i, r := range rows {
-		if r.Edges.Artifact, err = joinedArtifact(r); err != nil {
-			return nil, err
-		}
-		entries[i] = toEntry(r)
-	}
-	return entries, nil
 }
 
 // scrubArtifacts replaces the UUIDs a runtime left in the shown artifacts'

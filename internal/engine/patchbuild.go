@@ -116,7 +116,7 @@ func (e *Engine) patch(ctx context.Context, s *ent.Session, node contextbuild.No
 }
 
 // entriesSince is the oldest turn whose refs a node's build reads
-// (contextEntries' window).
+// (readEntries' window).
 func entriesSince(s *ent.Session, node contextbuild.Node, o contextbuild.Options) int {
 	window := o.TurnsWindow
 	if node == contextbuild.Understand {
@@ -125,7 +125,7 @@ func entriesSince(s *ent.Session, node contextbuild.Node, o contextbuild.Options
 	return registry.ActiveSince(s.CurrentTurn, window)
 }
 
-// inEntries says whether a ref is one contextEntries reads (liveRefs).
+// inEntries says whether a ref is one readEntries reads (liveRefs).
 func inEntries(en *registry.Entry, since int) bool {
 	return en.TurnLastReferenced >= since || en.EntityID == nil || en.ActiveReason != nil
 }
@@ -179,7 +179,7 @@ func patchEntries(entries []*registry.Entry, complete bool, w *refsWrite, since 
 	return out, true, true
 }
 
-// entryOrder is contextEntries' ORDER BY: turn last referenced, newest
+// entryOrder is readEntries' ORDER BY: turn last referenced, newest
 // first, then turn created, then the ref's bytes (COLLATE "C"). Refs are
 // unique within a session, so the order is total.
 func entryOrder(a, b *registry.Entry) int {

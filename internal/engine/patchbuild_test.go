@@ -259,6 +259,11 @@ func (q *equivalence) compare(kind string) {
 	q.last = map[string]bool{}
 	for _, node := range everyNode {
 		for i, o := range someOptions {
+			if node != contextbuild.Messages {
+				typed, byEnt, err := q.e().EntriesBothWays(q.ctx, sess, node, o)
+				require.NoError(q.t, err)
+				require.Equal(q.t, byEnt, typed, "%s refs with options %d after %q", node, i, kind)
+			}
 			before := q.e().PatchedBuilds()
 			got, err := q.e().Context(q.ctx, sess, node, o)
 			require.NoError(q.t, err)
