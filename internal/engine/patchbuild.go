@@ -56,6 +56,12 @@ func (a buildSession) equal(b buildSession) bool {
 		len(p) == len(q) && (len(p) == 0 || reflect.DeepEqual(p, q))
 }
 
+// maxPatchRefs is the most refs a write may change for the builds after it
+// to be patched: a small write. A larger one is not remembered (the build
+// after it reads the rows), so that the writes remembered hold a bounded
+// number of refs (writeLogSize × maxPatchRefs).
+const maxPatchRefs = 100
+
 // refsWrite is what one committed registry write changed, when that is
 // known exactly: the refs it upserted, as the upsert returned them (no
 // artifacts: a write that stores an artifact is not remembered), which of
@@ -70,7 +76,7 @@ type refsWrite struct {
 // stored (loaded holds the rows it read before), or nil when the effect is
 // not known exactly.
 func refsWriteOf(changed []*registry.Entry, stored Stored, l loaded, steps bool) *refsWrite {
-	if len(stored) != len(changed) {
+	if len(stored) != len(changed) || len(changed) > maxPatchRefs {
 		return nil
 	}
 	w := &refsWrite{refs: make([]*registry.Entry, 0, len(stored)), inserted: map[string]bool{}, steps: steps}

@@ -21,7 +21,8 @@ import (
 // window (its artifact is not known to the read: made from the rows), a
 // retained ref released out of the window (it leaves the build), and a
 // session past the build's 500-ref cap, where a ref leaving lets another in
-// (made from the rows).
+// (made from the rows), and a write of more than 100 refs (not a small
+// write: made from the rows).
 func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
@@ -100,7 +101,11 @@ func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 	var live int
 	require.NoError(t, s.DB.QueryRow(`SELECT count(*) FROM refs WHERE session_id = $1 AND (turn_last_referenced >= $2
 		OR entity_id IS NULL OR active_reason IS NOT NULL)`, q.id, sess.CurrentTurn-1).Scan(&live))
-	step("read to two past the cap", true, read(ingredients, q.records(ingredients, 502-live, true)...))
+	// In writes of at most maxPatchRefs (100) refs, each patched: the
+	// last one's patch is cut at the cap.
+	for n := 502 - live; n > 0; n -= 100 {
+		step("read towards two past the cap", true, read(ingredients, q.records(ingredients, min(n, 100), true)...))
+	}
 	retained := func() []string {
 		sess, err := s.Engine.Session(ctx, q.id)
 		require.NoError(t, err)
@@ -112,4 +117,15 @@ func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 	step("release recipe_1, within the cap: recipe_2 comes in", false, release("recipe_1"))
 	require.Contains(t, retained(), "recipe_2")
 	step("a read past the cap", false, read(ingredients, q.records(ingredients, 1, true)...))
+
+	// A write of more refs than maxPatchRefs is not remembered, even with
+	// room under the cap: a new session, past its first build.
+	opened, err = s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "edges-large"})
+	require.NoError(t, err)
+	q.id = opened.Session.ID
+	_, err = s.Engine.BeginTurn(ctx, q.id, "what can I cook?")
+	require.NoError(t, err)
+	q.compare("begin")
+	step("read of 100 refs", true, read(ingredients, q.records(ingredients, 100, true)...))
+	step("read of 101 refs", false, read(ingredients, q.records(ingredients, 101, true)...))
 }

@@ -141,8 +141,9 @@ func (q *equivalence) write() string {
 		_, _ = e.RecordUpdated(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1+q.rng.IntN(2), q.rng.IntN(2) == 0), Step: q.step()})
 		return "updated"
 	case 7:
-		// Many refs at once: the window passes the build's 500-ref cap.
-		_, _ = e.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: str("ingredients"), Records: q.records("ingredients", 150+q.rng.IntN(100), true)})
+		// Many refs at once, up to past maxPatchRefs: the window passes the
+		// build's 500-ref cap.
+		_, _ = e.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: str("ingredients"), Records: q.records("ingredients", []int{40, 150}[q.rng.IntN(2)]+q.rng.IntN(100), true)})
 		return "read many"
 	case 8:
 		r, err := e.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
