@@ -117,7 +117,7 @@ func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node context
 		return nil, nil, err
 	}
 	showTurns(&snap, s, node, turns, recount, c)
-	b, err := e.make(ctx, s, node, o, counterName, snap)
+	b, err := e.make(ctx, s, node, o, counterName, c, snap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -125,15 +125,15 @@ func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node context
 }
 
 // make makes a node's context from snap, the session's rows as a build
-// reads them; snap is not changed (the shown artifacts' UUIDs are scrubbed
-// in copies).
+// reads them, counting with c (the counter counterName names); snap is not
+// changed (the shown artifacts' UUIDs are scrubbed in copies).
 func (e *Engine) make(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
-	counterName tokenizer.Name, snap contextbuild.Snapshot) (*ContextBuild, error) {
+	counterName tokenizer.Name, c tokenizer.Counter, snap contextbuild.Snapshot) (*ContextBuild, error) {
 	var err error
 	if snap.Entries, err = e.scrubArtifacts(ctx, s, snap.Entries); err != nil {
 		return nil, err
 	}
-	b, err := contextbuild.Make(node, &snap, o, e.counter(ctx, string(counterName)))
+	b, err := contextbuild.Make(node, &snap, o, c)
 	if err != nil {
 		return nil, apperr.Invalid("node", "%v", err)
 	}
@@ -146,9 +146,9 @@ func (e *Engine) make(ctx context.Context, s *ent.Session, node contextbuild.Nod
 // scrubArtifacts replaces the UUIDs a runtime left in the shown artifacts'
 // content with their refs (or "[unregistered id]"), as a read's records are,
 // so that none reaches a prompt, in copies of those entries (entries are
-// not changed: a remembered build's inputs keep them as read). Entities
-// the snapshot does not hold are
-// looked up by id in one more statement, only when there are any.
+// not changed: a remembered build's inputs keep them as read). Entities the
+// snapshot does not hold are looked up by id in one more statement, only
+// when there are any.
 func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) ([]*registry.Entry, error) {
 	known := map[uuid.UUID]bool{}
 	for _, en := range entries {

@@ -114,7 +114,7 @@ func (e *Engine) patch(ctx context.Context, s *ent.Session, node contextbuild.No
 			return nil, nil, false, nil
 		}
 	}
-	b, err := e.make(ctx, s, node, o, counterName, next.snap)
+	b, err := e.make(ctx, s, node, o, counterName, e.counter(ctx, string(counterName)), next.snap)
 	if err != nil {
 		return nil, nil, false, err
 	}
