@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sessiongraph/internal/registry"
@@ -15,7 +16,8 @@ func entityLine(e *registry.Entry) string {
 	if label == "" {
 		label = "(no label yet)"
 	}
-	return fmt.Sprintf("- `%s`: %s (%s)", e.Ref, label, e.EntityType)
+	// Joined, not formatted: a build writes one per ref in its window.
+	return "- `" + e.Ref + "`: " + label + " (" + e.EntityType + ")"
 }
 
 // thinkTag is the detail tag: [read:full] T3, [read:summary] T2, or
@@ -23,11 +25,11 @@ func entityLine(e *registry.Entry) string {
 func thinkTag(e *registry.Entry) string {
 	switch {
 	case e.DetailLevel == registry.DetailFull && e.FullTurn != nil:
-		return fmt.Sprintf("[read:full] T%d", *e.FullTurn)
+		return "[read:full] T" + strconv.Itoa(*e.FullTurn)
 	case e.DetailLevel == registry.DetailSummary:
-		return fmt.Sprintf("[read:summary] T%d", e.TurnLastReferenced)
+		return "[read:summary] T" + strconv.Itoa(e.TurnLastReferenced)
 	}
-	return fmt.Sprintf("[%s] T%d", e.Action, e.TurnLastReferenced)
+	return "[" + e.Action + "] T" + strconv.Itoa(e.TurnLastReferenced)
 }
 
 // prettyJSON renders artifact content deterministically (sorted keys).

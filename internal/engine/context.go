@@ -73,42 +73,67 @@ func (e *Engine) context(ctx context.Context, s *ent.Session, node contextbuild.
 		return nil, err
 	}
 	if !remember || s.EventSequence == 0 { // a session read without its sequence: nothing names its state
-		return e.build(ctx, s, node, o, counterName, d)
+		b, _, err := e.buildFromRows(ctx, s, node, o, counterName, d)
+		return b, err
 	}
 	key := buildKey{session: s.ID, sequence: s.EventSequence, node: node, options: o, counter: string(counterName), domain: d}
-	return e.builds.get(ctx, key, func(ctx context.Context) (*ContextBuild, error) {
-		return e.build(ctx, s, node, o, counterName, d)
+	return e.builds.get(ctx, key, func(ctx context.Context) (*ContextBuild, *buildInputs, error) {
+		return e.buildFromRows(ctx, s, node, o, counterName, d)
+	}, func(ctx context.Context, in *buildInputs, writes []*refsWrite) (*ContextBuild, *buildInputs, bool, error) {
+		return e.patch(ctx, s, node, o, counterName, in, writes)
 	})
 }
 
-// build makes a node's context from the session's rows.
-func (e *Engine) build(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options, counterName tokenizer.Name, d *registry.Domain) (*ContextBuild, error) {
+// buildFromRows makes a node's context from the session's rows, and
+// returns the inputs it made it from.
+func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+	counterName tokenizer.Name, d *registry.Domain) (*ContextBuild, *buildInputs, error) {
 	c := e.counter(ctx, string(counterName))
 	var err error
-	snap := &contextbuild.Snapshot{
+	snap := contextbuild.Snapshot{
 		Turn: s.CurrentTurn, SystemPrompt: s.SystemPrompt, SystemPromptTokens: c.Count(s.SystemPrompt),
 		EngagementSummary: s.EngagementSummary, HistorySummary: s.HistorySummary,
 		ReasoningSummary: s.ReasoningSummary, PendingClarification: s.PendingClarification,
 		TotalTurnTokens: s.TokenCount, TurnCount: s.CurrentTurn, Domain: d,
 	}
+	complete := true
 	if node != contextbuild.Messages {
-		if snap.Entries, err = e.contextEntries(ctx, s, node, o); err != nil {
-			return nil, err
+		// The refs in the window (Understand's is its five turns), retained,
+		// or generated and not saved (artifacts promoted in the current turn
+		// are inside the window). Only ACT and REPLY show artifact content;
+		// the others need the status alone, so that every build places a
+		// cleared artifact where ACT does.
+		if snap.Entries, err = e.readEntries(ctx, s.ID, entriesSince(s, node, o), node == contextbuild.Act || node == contextbuild.Reply); err != nil {
+			return nil, nil, err
 		}
-		if err := e.scrubArtifacts(ctx, s, snap.Entries); err != nil {
-			return nil, err
-		}
+		complete = len(snap.Entries) < maxContextRefs
 	}
 	if snap.Steps, snap.MoreSteps, err = e.contextSteps(ctx, s, node); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	recount := string(counterName) != s.Tokenizer
 	turns, err := e.turnsShown(ctx, s, node, o, snap.SystemPromptTokens, recount, c)
 	if err != nil {
+		return nil, nil, err
+	}
+	showTurns(&snap, s, node, turns, recount, c)
+	b, err := e.make(ctx, s, node, o, counterName, c, snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, &buildInputs{snap: snap, session: buildSessionOf(s), complete: complete}, nil
+}
+
+// make makes a node's context from snap, the session's rows as a build
+// reads them, counting with c (the counter counterName names); snap is not
+// changed (the shown artifacts' UUIDs are scrubbed in copies).
+func (e *Engine) make(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+	counterName tokenizer.Name, c tokenizer.Counter, snap contextbuild.Snapshot) (*ContextBuild, error) {
+	var err error
+	if snap.Entries, err = e.scrubArtifacts(ctx, s, snap.Entries); err != nil {
 		return nil, err
 	}
-	showTurns(snap, s, node, turns, recount, c)
-	b, err := contextbuild.Make(node, snap, o, c)
+	b, err := contextbuild.Make(node, &snap, o, c)
 	if err != nil {
 		return nil, apperr.Invalid("node", "%v", err)
 	}
@@ -118,44 +143,13 @@ func (e *Engine) build(ctx context.Context, s *ent.Session, node contextbuild.No
 	return &ContextBuild{Build: b, Tokenizer: string(counterName)}, nil
 }
 
-// contextEntries reads the refs a build may show: referenced within the
-// window (Understand's is its five turns), retained, or generated and not
-// saved (artifacts promoted in the current turn are inside the window).
-func (e *Engine) contextEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
-	window := o.TurnsWindow
-	if node == contextbuild.Understand {
-		window = max(window, contextbuild.UnderstandTurns)
-	}
-	q := e.client.Ref.Query().Where(liveRefs(s, window)).
-		// Only stable fields order a build, so the same session builds the same text.
-		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).
-		Limit(maxContextRefs)
-	// Only ACT and REPLY show artifact content; the others need the status
-	// alone, so that every build places a cleared artifact where ACT does.
-	if node == contextbuild.Act || node == contextbuild.Reply {
-		withArtifact(q) // in the refs' statement
-	} else {
-		withArtifactStatus(q)
-	}
-	rows, err := q.All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	entries := make([]*registry.Entry, len(rows))
-	for i, r := range rows {
-		if r.Edges.Artifact, err = joinedArtifact(r); err != nil {
-			return nil, err
-		}
-		entries[i] = toEntry(r)
-	}
-	return entries, nil
-}
-
 // scrubArtifacts replaces the UUIDs a runtime left in the shown artifacts'
 // content with their refs (or "[unregistered id]"), as a read's records are,
-// so that none reaches a prompt. Entities the snapshot does not hold are
-// looked up by id in one more statement, only when there are any.
-func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) error {
+// so that none reaches a prompt, in copies of those entries (entries are
+// not changed: a remembered build's inputs keep them as read). Entities the
+// snapshot does not hold are looked up by id in one more statement, only
+// when there are any.
+func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) ([]*registry.Entry, error) {
 	known := map[uuid.UUID]bool{}
 	for _, en := range entries {
 		if en.EntityID != nil {
@@ -177,25 +171,30 @@ func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*
 		}
 	}
 	if !named {
-		return nil
+		return entries, nil
 	}
 	all := slices.Clone(entries)
 	if len(missing) > 0 {
 		rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.EntityIDIn(missing...)).All(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, row := range rows {
 			all = append(all, toEntry(row))
 		}
 	}
 	r := registry.New(s.CurrentTurn, nil, nil, all...)
-	for _, en := range entries {
+	out := make([]*registry.Entry, len(entries))
+	for i, en := range entries {
+		out[i] = en
 		if en.Artifact != nil {
-			en.Artifact.Content, _ = r.Scrub(en.Artifact.Content).(map[string]any)
+			scrubbed, a := *en, *en.Artifact
+			a.Content, _ = r.Scrub(en.Artifact.Content).(map[string]any)
+			scrubbed.Artifact = &a
+			out[i] = &scrubbed
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // contextSteps reads the step results a build shows, newest first, in one

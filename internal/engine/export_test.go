@@ -3,12 +3,77 @@ package engine
 import (
 	"context"
 
+	"entgo.io/ent/dialect/sql"
+
 	"sessiongraph/ent"
+	"sessiongraph/ent/ref"
 	"sessiongraph/internal/contextbuild"
+	"sessiongraph/internal/registry"
 )
 
 // ContextUncached is Context without the builds the engine remembers: what
 // making a build costs, for the benchmarks.
 func (e *Engine) ContextUncached(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
 	return e.context(ctx, s, node, in, false)
+}
+
+// PatchedBuilds is how many builds the engine made by patching a build it
+// remembered across its own writes.
+func (e *Engine) PatchedBuilds() int64 { return e.builds.patched.Load() }
+
+// EntriesBothWays reads the refs a node's build shows with readEntries and
+// with ent's query, which it replaced.
+func (e *Engine) EntriesBothWays(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (typed, byEnt []*registry.Entry, err error) {
+	if in == nil {
+		in = &ContextOptions{}
+	}
+	o, _, err := contextOptions(s, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	o = contextbuild.WithDefaults(node, o)
+	if typed, err = e.readEntries(ctx, s.ID, entriesSince(s, node, o), node == contextbuild.Act || node == contextbuild.Reply); err != nil {
+		return nil, nil, err
+	}
+	byEnt, err = e.entEntries(ctx, s, node, o)
+	return typed, byEnt, err
+}
+
+// entEntries is how a build read the refs a build may show, through
+// ent's generic scan, before readEntries; kept to prove the two the same.
+// It reads the refs a build may show: referenced within the
+// window (Understand's is its five turns), retained, or generated and not
+// saved (artifacts promoted in the current turn are inside the window).
+func (e *Engine) entEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
+	window := o.TurnsWindow
+	if node == contextbuild.Understand {
+		window = max(window, contextbuild.UnderstandTurns)
+	}
+	q := e.client.Ref.Query().Where(liveRefs(s, window)).
+		// Only stable fields order a build, so the same session builds the
+		// same text; the ref by its bytes, whatever the database's collation,
+		// so that a patched build orders them as the read does (entryOrder).
+		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), func(s *sql.Selector) {
+			s.OrderExpr(sql.Expr(s.C(ref.FieldRef) + ` COLLATE "C"`))
+		}).
+		Limit(maxContextRefs)
+	// Only ACT and REPLY show artifact content; the others need the status
+	// alone, so that every build places a cleared artifact where ACT does.
+	if node == contextbuild.Act || node == contextbuild.Reply {
+		withArtifact(q) // in the refs' statement
+	} else {
+		withArtifactStatus(q)
+	}
+	rows, err := q.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]*registry.Entry, len(rows))
+	for i, r := range rows {
+		if r.Edges.Artifact, err = joinedArtifact(r); err != nil {
+			return nil, err
+		}
+		entries[i] = toEntry(r)
+	}
+	return entries, nil
 }

@@ -269,10 +269,16 @@ func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store
 		rw.within.Events = append(rw.within.Events, ev)
 		return stored, nil
 	}
+	// What the write changed, taken before the commit: a build after it is
+	// patched only from a write known to have changed these refs alone.
+	w := refsWriteOf(rw.reg.Changed(), stored, rw.loaded, added)
 	if _, err := rw.Commit(ctx, store.Record(ev)); err != nil {
 		return nil, err
 	}
 	rw.after = sessionAfter(rw.Tx, 1)
+	if w != nil {
+		e.builds.wrote(rw.Session.ID, rw.Session.EventSequence, w)
+	}
 	for _, row := range stored {
 		row.Unwrap() // committed: later edge reads go through the client
 	}
