@@ -41,7 +41,7 @@ image:
 ## test-citus: the API's behaviour tests on a Citus cluster named by CITUS_URL (its coordinator,
 ## postgres://user@host:port/postgres, workers added with citus_add_node): every database is made on
 ## every node and distributed by docs/scale-out.md's statements as printed. Not part of make test.
-CITUS_SUITE := registry_flow turn_lifecycle context receipts live lifecycle session registry_concurrency \
+CITUS_SUITE := registry_flow registry_errors turn_lifecycle context receipts live lifecycle session registry_concurrency \
 	access pagination steps artifacts revocation agent_loop shards_citus
 CITUS_TESTS = $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' $(CITUS_SUITE:%=graph/%_test.go) | paste -sd'|')
 test-citus:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -79,7 +80,25 @@ const (
 // has an open turn.
 func isOpenTurnConflict(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == openTurnIndex
+	return errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && violatedIndex(pgErr) == openTurnIndex
+}
+
+// shardIndex finds the index a unique violation names in its message, with
+// a shard's suffix when a Citus worker raised it ("turn_one_open_per_session_102040").
+var shardIndex = regexp.MustCompile(`unique constraint "([a-z_]+?)(_[0-9]+)?"`)
+
+// violatedIndex is the index whose uniqueness err violated. PostgreSQL names
+// it in the error's constraint field; a Citus coordinator passes a worker's
+// error on without that field, naming the shard's index in the message, so
+// the name is read from there without the shard's suffix.
+func violatedIndex(err *pgconn.PgError) string {
+	if err.ConstraintName != "" {
+		return err.ConstraintName
+	}
+	if m := shardIndex.FindStringSubmatch(err.Message); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // UpdateTurnInput adds to the open turn's execution summary while the turn
