@@ -34,6 +34,7 @@ import (
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/testdb"
+	"sessiongraph/internal/testnpm"
 	"sessiongraph/migrations"
 )
 
@@ -259,12 +260,14 @@ func buildTypeScriptClient(t *testing.T) string {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s %s (node and npm are needed: apt-get install nodejs npm):\n%s", name, strings.Join(args, " "), out)
 	}
-	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
-	require.NoError(t, err)
-	if installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil || installed.ModTime().Before(lock.ModTime()) {
-		run("npm", "ci", "--no-audit", "--no-fund")
-	}
-	run("node", filepath.Join("scripts", "build.mjs"))
+	testnpm.Locked(t, dir, func() { // the clients package builds it too, at the same time
+		lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+		require.NoError(t, err)
+		if installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil || installed.ModTime().Before(lock.ModTime()) {
+			run("npm", "ci", "--no-audit", "--no-fund")
+		}
+		run("node", filepath.Join("scripts", "build.mjs"))
+	})
 	return filepath.Join(dir, "dist", "src", "index.js")
 }
 

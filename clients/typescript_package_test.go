@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/testnpm"
 )
 
 // typescriptPackageSmoke is what a project that installed the packed client runs: the core
@@ -43,7 +44,10 @@ await sg.close();
 func TestTypeScriptPackage(t *testing.T) {
 	dir := typescriptClient(t)
 	tmp := t.TempDir()
-	out := typescriptRun(t, dir, 2*time.Minute, nil, "npm", "pack", "--ignore-scripts", "--json", "--pack-destination", tmp)
+	var out string
+	testnpm.Locked(t, dir, func() { // not while another test binary rebuilds dist/
+		out = typescriptRun(t, dir, 2*time.Minute, nil, "npm", "pack", "--ignore-scripts", "--json", "--pack-destination", tmp)
+	})
 	var packed []struct {
 		Filename string `json:"filename"`
 		Files    []struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/testnpm"
 )
 
 // typescriptClient installs clients/typescript's packages once (npm ci from the
@@ -27,14 +28,17 @@ func typescriptClient(t *testing.T) string {
 		_, err := exec.LookPath(tool)
 		require.NoError(t, err, "%s is needed to test the TypeScript client (clients/typescript): apt-get install nodejs npm", tool)
 	}
-	// npm ci on first use, and again when the lock file changed since.
-	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
-	require.NoError(t, err)
-	if installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil || installed.ModTime().Before(lock.ModTime()) {
-		typescriptRun(t, dir, 5*time.Minute, nil, "npm", "ci", "--no-audit", "--no-fund")
-	}
-	typescriptNoGoFiles(t, filepath.Join(dir, "node_modules"))
-	typescriptRun(t, dir, 2*time.Minute, nil, "node", filepath.Join("scripts", "build.mjs"))
+	// npm ci on first use, and again when the lock file changed since; the
+	// root package's deploy test builds it too, at the same time.
+	testnpm.Locked(t, dir, func() {
+		lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+		require.NoError(t, err)
+		if installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil || installed.ModTime().Before(lock.ModTime()) {
+			typescriptRun(t, dir, 5*time.Minute, nil, "npm", "ci", "--no-audit", "--no-fund")
+		}
+		typescriptNoGoFiles(t, filepath.Join(dir, "node_modules"))
+		typescriptRun(t, dir, 2*time.Minute, nil, "node", filepath.Join("scripts", "build.mjs"))
+	})
 	return dir
 }
 
