@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -27,23 +29,54 @@ const selectedColumns = `r.id, r.session_id, r.ref, r.entity_type, r.entity_id, 
 	r.full_turn, r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason,
 	r.enrich_table, r.enrich_name_column, r.created_at, r.updated_at`
 
-// selectedStatements are the statements of selection.predicate, by whether
-// the artifacts are joined (as withArtifact joins them) and whether the
-// caller is confined to a tenant ($6, as access.Confine confines ent's
-// queries): the refs of session $1 whose entity is one of $2, or whose
-// name is one of $3, or of type $4 with label $5 (ignoring case and
-// surrounding spaces) and a pending artifact, when both are given.
-var selectedStatements = func() (out [2][2]string) {
-	for joined, artifact := range [2][2]string{{"", ""}, {`, row_to_json(joined.*)`,
-		` LEFT JOIN artifacts AS joined ON r.session_id = joined.session_id AND r.id = joined.ref_id`}} {
-		for confined, tenant := range []string{"", `
-	AND r.session_id IN (SELECT sessions.id FROM sessions WHERE sessions.tenant = $6)`} {
-			out[joined][confined] = `SELECT ` + selectedColumns + artifact[0] + `
-FROM refs AS r` + artifact[1] + `
-WHERE r.session_id = $1 AND (r.entity_id = ANY($2::uuid[]) OR r.ref = ANY($3::text[])
-	OR ($4 <> '' AND $5 <> '' AND r.entity_type = $4 AND lower(btrim(r.label)) = lower(btrim($5))
-		AND EXISTS (SELECT 1 FROM artifacts AS a WHERE a.session_id = r.session_id AND a.ref_id = r.id AND a.status = 'PENDING')))` + tenant
-		}
+// selectedStatement is the statement of selection.predicate for the
+// disjuncts a selection has, with the artifacts joined (as withArtifact
+// joins them) when it asks, confined to a tenant (as access.Confine
+// confines ent's queries) when confined: the refs of session $1 whose
+// entity is one of an array, or whose name is one of an array, or of a
+// type with a label (ignoring case and surrounding spaces) and a pending
+// artifact. Its arguments follow $1 in that order, the tenant last, each
+// only when its part is there: a disjunct the selection lacks is left out
+// rather than matched against an empty argument, so that PostgreSQL's
+// generic plan of each shape reads its indexes. There are 32 shapes, each
+// prepared once per connection it runs on.
+func selectedStatement(byEntity, byName, pending, artifacts, confined bool) string {
+	n := 1
+	next := func() string { n++; return fmt.Sprintf("$%d", n) }
+	var or []string
+	if byEntity {
+		or = append(or, `r.entity_id = ANY(`+next()+`::uuid[])`)
+	}
+	if byName {
+		or = append(or, `r.ref = ANY(`+next()+`::text[])`)
+	}
+	if pending {
+		or = append(or, `(r.entity_type = `+next()+` AND lower(btrim(r.label)) = lower(btrim(`+next()+`))
+		AND EXISTS (SELECT 1 FROM artifacts AS a WHERE a.session_id = r.session_id AND a.ref_id = r.id AND a.status = 'PENDING'))`)
+	}
+	q := `SELECT ` + selectedColumns
+	if artifacts {
+		q += `, row_to_json(joined.*)
+FROM refs AS r LEFT JOIN artifacts AS joined ON r.session_id = joined.session_id AND r.id = joined.ref_id`
+	} else {
+		q += `
+FROM refs AS r`
+	}
+	q += `
+WHERE r.session_id = $1 AND (` + strings.Join(or, " OR ") + `)`
+	if confined {
+		q += `
+	AND r.session_id IN (SELECT sessions.id FROM sessions WHERE sessions.tenant = ` + next() + `)`
+	}
+	return q
+}
+
+// selectedStatements are selectedStatement's shapes, by the bits
+// readSelected sets: 1 by entity, 2 by name, 4 pending, 8 artifacts, 16
+// confined.
+var selectedStatements = func() (out [32]string) {
+	for i := range out {
+		out[i] = selectedStatement(i&1 != 0, i&2 != 0, i&4 != 0, i&8 != 0, i&16 != 0)
 	}
 	return out
 }()
@@ -55,20 +88,27 @@ func readSelected(ctx context.Context, tx *ent.Tx, id uuid.UUID, sel selection) 
 	if err != nil {
 		return nil, err
 	}
-	entityIDs := make(pgtype.FlatArray[pgtype.UUID], len(sel.entityIDs))
-	for i, e := range sel.entityIDs {
-		entityIDs[i] = pgtype.UUID{Bytes: e, Valid: true}
+	args, shape := []any{id}, 0
+	if len(sel.entityIDs) > 0 {
+		entityIDs := make(pgtype.FlatArray[pgtype.UUID], len(sel.entityIDs))
+		for i, e := range sel.entityIDs {
+			entityIDs[i] = pgtype.UUID{Bytes: e, Valid: true}
+		}
+		args, shape = append(args, entityIDs), shape|1
 	}
-	refs := sel.refs
-	if refs == nil {
-		refs = []string{}
+	if len(sel.refs) > 0 {
+		args, shape = append(args, sel.refs), shape|2
 	}
-	args := []any{id, entityIDs, refs, sel.pendingOf, sel.pendingLabel}
-	confined := 0
+	if sel.pendingOf != "" && sel.pendingLabel != "" {
+		args, shape = append(args, sel.pendingOf, sel.pendingLabel), shape|4
+	}
+	if sel.artifacts {
+		shape |= 8
+	}
 	if tenant != "" {
-		args, confined = append(args, tenant), 1
+		args, shape = append(args, tenant), shape|16
 	}
-	rows, err := tx.QueryContext(ctx, selectedStatements[b2i(sel.artifacts)][confined], args...)
+	rows, err := tx.QueryContext(ctx, selectedStatements[shape], args...)
 	if err != nil {
 		return nil, err
 	}
