@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	// and the key cache hears of revocations from the hub.
 	hub := events.NewHub(db, cfg.DatabaseURL, cfg.EventPollInterval, cfg.Logger)
 	bell := events.NewDoorbell(db, hub, cfg.Logger)
-	st := store.New(client, append(hold, store.RingOnCommit(bell.Ring))...)
+	st := store.New(client, append(hold, store.RingOnCommit(bell.Ring), store.ConfinedBy(access.TenantScope))...)
 	eng := engine.New(client, st, hub, engine.Config{
 		DefaultTTL:           cfg.DefaultTTL,
 		DefaultDomain:        cfg.DefaultDomain,

@@ -33,7 +33,8 @@ func OpenKeyAdmin(ctx context.Context, cfg Config) (*KeyAdmin, error) {
 		return nil, err
 	}
 	k := &KeyAdmin{db: db, client: client}
-	k.store = store.New(client, store.RingOnCommit(func(sessions []uuid.UUID) { k.rung = append(k.rung, sessions...) }))
+	k.store = store.New(client, store.ConfinedBy(access.TenantScope),
+		store.RingOnCommit(func(sessions []uuid.UUID) { k.rung = append(k.rung, sessions...) }))
 	return k, nil
 }
 

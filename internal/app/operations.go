@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"sessiongraph/ent"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/store"
 	"sessiongraph/migrations"
@@ -26,7 +27,7 @@ func OpenOperations(ctx context.Context, cfg Config) (*Operations, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng := engine.New(client, store.New(client), nil, engine.Config{DefaultTTL: cfg.DefaultTTL, DefaultDomain: cfg.DefaultDomain,
+	eng := engine.New(client, store.New(client, store.ConfinedBy(access.TenantScope)), nil, engine.Config{DefaultTTL: cfg.DefaultTTL, DefaultDomain: cfg.DefaultDomain,
 		DomainCacheTTL: cfg.DomainCacheTTL, Retention: cfg.Retention})
 	version, err := migrations.Latest()
 	if err != nil {

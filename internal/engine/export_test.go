@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/ref"
@@ -76,4 +77,32 @@ func (e *Engine) entEntries(ctx context.Context, s *ent.Session, node contextbui
 		entries[i] = toEntry(r)
 	}
 	return entries, nil
+}
+
+// SelectedBothWays reads the refs of session id a selection selects with
+// readSelected and with ent's query (load's), which it replaced on a
+// write's transaction, each in a transaction of its own.
+func (e *Engine) SelectedBothWays(ctx context.Context, id uuid.UUID, entityIDs []uuid.UUID, refs []string,
+	pendingOf, pendingLabel string, artifacts bool) (typed, byEnt []*ent.Ref, err error) {
+	sel := selection{entityIDs: entityIDs, refs: refs, pendingOf: pendingOf, pendingLabel: pendingLabel, artifacts: artifacts}
+	read := func(f func(tx *ent.Tx) ([]*ent.Ref, error)) ([]*ent.Ref, error) {
+		tx, err := e.client.Tx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer tx.Rollback() //nolint:errcheck // a read
+		return f(tx)
+	}
+	if typed, err = read(func(tx *ent.Tx) ([]*ent.Ref, error) { return readSelected(ctx, tx, id, sel) }); err != nil {
+		return nil, nil, err
+	}
+	byEnt, err = read(func(tx *ent.Tx) ([]*ent.Ref, error) {
+		_, l, err := load(ctx, tx.Ref, &ent.Session{ID: id}, sel)
+		out := []*ent.Ref{}
+		for _, row := range l.rows {
+			out = append(out, row)
+		}
+		return out, err
+	})
+	return typed, byEnt, err
 }

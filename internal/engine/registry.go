@@ -84,23 +84,47 @@ type loaded struct {
 
 // load reads the selected refs into a registry at the session's turn.
 func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selection) (*registry.Registry, loaded, error) {
-	l := loaded{rows: map[string]*ent.Ref{}}
-	var entries []*registry.Entry
-	if len(sel.entityIDs) > 0 || len(sel.refs) > 0 || sel.pendingLabel != "" {
+	return loadWith(ctx, s, sel, func() ([]*ent.Ref, error) {
 		q := refs.Query().Where(sel.predicate(s.ID))
 		if sel.artifacts {
 			withArtifact(q)
 		}
 		rows, err := q.All(ctx)
 		if err != nil {
-			return nil, l, err
+			return nil, err
 		}
 		for _, row := range rows {
 			if sel.artifacts {
 				if row.Edges.Artifact, err = joinedArtifact(row); err != nil {
-					return nil, l, err
+					return nil, err
 				}
 			}
+		}
+		return rows, nil
+	})
+}
+
+// loadOn is load on a write's transaction, by readSelected's statement
+// when the selection has one (a pending label with its type), else by
+// ent's query.
+func loadOn(ctx context.Context, tx *ent.Tx, s *ent.Session, sel selection) (*registry.Registry, loaded, error) {
+	if sel.pendingLabel != "" && sel.pendingOf == "" {
+		return load(ctx, tx.Ref, s, sel)
+	}
+	return loadWith(ctx, s, sel, func() ([]*ent.Ref, error) { return readSelected(ctx, tx, s.ID, sel) })
+}
+
+// loadWith loads the refs read reads, when sel selects any, into a
+// registry at the session's turn.
+func loadWith(ctx context.Context, s *ent.Session, sel selection, read func() ([]*ent.Ref, error)) (*registry.Registry, loaded, error) {
+	l := loaded{rows: map[string]*ent.Ref{}}
+	var entries []*registry.Entry
+	if len(sel.entityIDs) > 0 || len(sel.refs) > 0 || sel.pendingLabel != "" {
+		rows, err := read()
+		if err != nil {
+			return nil, l, err
+		}
+		for _, row := range rows {
 			l.rows[row.Ref] = row
 			entries = append(entries, toEntry(row))
 		}
@@ -169,9 +193,15 @@ func joinedArtifact(row *ent.Ref) (*ent.Artifact, error) {
 	default:
 		return nil, fmt.Errorf("the joined artifact of %s is a %T", row.Ref, v)
 	}
+	return decodeArtifact(row.Ref, raw)
+}
+
+// decodeArtifact decodes the JSON of ref's joined artifact; nil when the
+// ref has none.
+func decodeArtifact(ref string, raw []byte) (*ent.Artifact, error) {
 	var a *ent.Artifact
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, fmt.Errorf("the joined artifact of %s: %w", row.Ref, err)
+		return nil, fmt.Errorf("the joined artifact of %s: %w", ref, err)
 	}
 	if a == nil || a.ID == uuid.Nil {
 		return nil, nil
@@ -226,7 +256,7 @@ func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, session
 	}
 	var err error
 	if rw.domain, err = e.domain(ctx, rw.Tx.Tx.EntityType, rw.Session.Domain); err == nil {
-		rw.reg, rw.loaded, err = load(ctx, rw.Tx.Tx.Ref, rw.Session, sel)
+		rw.reg, rw.loaded, err = loadOn(ctx, rw.Tx.Tx, rw.Session, sel)
 	}
 	if err != nil {
 		rw.Rollback()

@@ -35,6 +35,9 @@ type Store struct {
 	committed func(sessions []uuid.UUID)
 	// hold, when set, is taken by writes that can span shards (Hold).
 	hold Hold
+	// scope, when set, is the tenant the client's interceptors confine a
+	// query on sessions to (ConfinedBy).
+	scope func(context.Context) (string, error)
 }
 
 // Option sets one of a Store's dependencies at construction.

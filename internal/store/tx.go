@@ -81,7 +81,7 @@ func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID) (*Tx, error) {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	now := s.now().UTC()
-	locked, err := tx.Session.Query().Where(session.ID(sessionID)).ForUpdate().Only(ctx)
+	locked, err := s.lock(ctx, tx, sessionID)
 	switch {
 	case ent.IsNotFound(err):
 		err = apperr.New(apperr.NotFound, "session %s not found", sessionID)

@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"sessiongraph/ent"
+	"sessiongraph/ent/ref"
+	"sessiongraph/internal/access"
+)
+
+// The refs a registry write selects are read, on the write's transaction,
+// by one statement of a fixed shape scanned into ent's Ref fields: ent's
+// generic scan of them (a scanner per column per row, the driver's column
+// types looked up per statement, every column matched by name) was most of
+// the read's CPU. The rows equal ent's read of the same selection, field
+// by field (TestSelectedRefsReadAsEnt). They carry no ent client: the
+// registry reads their values, and persist their ids and artifacts'; no
+// edge of theirs is queried.
+
+// selectedColumns are the refs' columns in ent's order (ref.Columns),
+// which selectedRow scans in turn.
+const selectedColumns = `r.id, r.session_id, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level,
+	r.full_turn, r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason,
+	r.enrich_table, r.enrich_name_column, r.created_at, r.updated_at`
+
+// selectedStatement is the statement of selection.predicate for the
+// disjuncts a selection has, with the artifacts joined (as withArtifact
+// joins them) when it asks, confined to a tenant (as access.Confine
+// confines ent's queries) when confined: the refs of session $1 whose
+// entity is one of an array, or whose name is one of an array, or of a
+// type with a label (ignoring case and surrounding spaces) and a pending
+// artifact. Its arguments follow $1 in that order, the tenant last, each
+// only when its part is there: a disjunct the selection lacks is left out
+// rather than matched against an empty argument, so that PostgreSQL's
+// generic plan of each shape reads its indexes. There are 32 shapes, each
+// prepared once per connection it runs on.
+func selectedStatement(byEntity, byName, pending, artifacts, confined bool) string {
+	n := 1
+	next := func() string { n++; return fmt.Sprintf("$%d", n) }
+	var or []string
+	if byEntity {
+		or = append(or, `r.entity_id = ANY(`+next()+`::uuid[])`)
+	}
+	if byName {
+		or = append(or, `r.ref = ANY(`+next()+`::text[])`)
+	}
+	if pending {
+		or = append(or, `(r.entity_type = `+next()+` AND lower(btrim(r.label)) = lower(btrim(`+next()+`))
+		AND EXISTS (SELECT 1 FROM artifacts AS a WHERE a.session_id = r.session_id AND a.ref_id = r.id AND a.status = 'PENDING'))`)
+	}
+	q := `SELECT ` + selectedColumns
+	if artifacts {
+		q += `, row_to_json(joined.*)
+FROM refs AS r LEFT JOIN artifacts AS joined ON r.session_id = joined.session_id AND r.id = joined.ref_id`
+	} else {
+		q += `
+FROM refs AS r`
+	}
+	q += `
+WHERE r.session_id = $1 AND (` + strings.Join(or, " OR ") + `)`
+	if confined {
+		q += `
+	AND r.session_id IN (SELECT sessions.id FROM sessions WHERE sessions.tenant = ` + next() + `)`
+	}
+	return q
+}
+
+// selectedStatements are selectedStatement's shapes, by the bits
+// readSelected sets: 1 by entity, 2 by name, 4 pending, 8 artifacts, 16
+// confined.
+var selectedStatements = func() (out [32]string) {
+	for i := range out {
+		out[i] = selectedStatement(i&1 != 0, i&2 != 0, i&4 != 0, i&8 != 0, i&16 != 0)
+	}
+	return out
+}()
+
+// readSelected reads the refs of session id that sel selects, with their
+// artifacts when sel asks, on tx; sel selects something (see load).
+func readSelected(ctx context.Context, tx *ent.Tx, id uuid.UUID, sel selection) ([]*ent.Ref, error) {
+	tenant, err := access.TenantScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args, shape := []any{id}, 0
+	if len(sel.entityIDs) > 0 {
+		entityIDs := make(pgtype.FlatArray[pgtype.UUID], len(sel.entityIDs))
+		for i, e := range sel.entityIDs {
+			entityIDs[i] = pgtype.UUID{Bytes: e, Valid: true}
+		}
+		args, shape = append(args, entityIDs), shape|1
+	}
+	if len(sel.refs) > 0 {
+		args, shape = append(args, sel.refs), shape|2
+	}
+	if sel.pendingOf != "" && sel.pendingLabel != "" {
+		args, shape = append(args, sel.pendingOf, sel.pendingLabel), shape|4
+	}
+	if sel.artifacts {
+		shape |= 8
+	}
+	if tenant != "" {
+		args, shape = append(args, tenant), shape|16
+	}
+	rows, err := tx.QueryContext(ctx, selectedStatements[shape], args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*ent.Ref{}
+	for rows.Next() {
+		row, err := selectedRow(rows, sel.artifacts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// selectedRow scans a row of selectedColumns (and the joined artifact's
+// JSON) as ent's assignValues does: a NULL column leaves its field nil.
+func selectedRow(rows *sql.Rows, joined bool) (*ent.Ref, error) {
+	var (
+		r                                      ent.Ref
+		entityID                               uuid.NullUUID
+		detail, reason, enrichTable, enrichCol sql.NullString
+		fullTurn, sourceStep, promoted         sql.NullInt64
+		created, referenced                    int64
+		artifact                               []byte
+	)
+	dest := []any{&r.ID, &r.SessionID, &r.Ref, &r.EntityType, &entityID, &r.Label, &r.Action, &detail, &fullTurn,
+		&created, &referenced, &sourceStep, &promoted, &reason, &enrichTable, &enrichCol, &r.CreatedAt, &r.UpdatedAt}
+	if joined {
+		dest = append(dest, &artifact)
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if entityID.Valid {
+		r.EntityID = &entityID.UUID
+	}
+	if detail.Valid {
+		d := ref.DetailLevel(detail.String)
+		r.DetailLevel = &d
+	}
+	r.FullTurn, r.SourceStep, r.TurnPromoted = intOf(fullTurn), intOf(sourceStep), intOf(promoted)
+	r.TurnCreated, r.TurnLastReferenced = int(created), int(referenced)
+	r.ActiveReason, r.EnrichTable, r.EnrichNameColumn = stringOf(reason), stringOf(enrichTable), stringOf(enrichCol)
+	if joined && artifact != nil {
+		a, err := decodeArtifact(r.Ref, artifact)
+		if err != nil {
+			return nil, err
+		}
+		r.Edges.Artifact = a
+	}
+	return &r, nil
+}
