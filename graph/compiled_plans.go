@@ -59,7 +59,7 @@ func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *roo
 	if !ok || err != nil || known {
 		return p, "", false, ok, err
 	}
-	if p.cursorless && !nestsPages(p.node) && !rootUsesVariables(pl.oc.Operation.SelectionSet, pl.oc.Doc.Fragments, map[string]bool{}) {
+	if p.cursorless && !nestsPages(p.node) && !usesVariables(pl.oc.Operation.SelectionSet, pl.oc.Doc.Fragments, map[string]bool{}, true) {
 		if sql, ok := p.edgeSQLText(); ok {
 			r = rememberedPlan{page: p, edgeSQL: sql}
 		}
@@ -98,49 +98,21 @@ func nestsPages(n *nodePlan) bool {
 	return false
 }
 
-// rootUsesVariables reports whether an operation's root selection, its
-// fragments included, names a variable in a directive (which decides what
-// a root field's selection merges) or anywhere below its root fields; the
-// root fields' own arguments are the page's, the request's each time.
-func rootUsesVariables(sel ast.SelectionSet, frags ast.FragmentDefinitionList, seen map[string]bool) bool {
-	for _, s := range sel {
-		switch s := s.(type) {
-		case *ast.Field:
-			if directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if directivesUseVariables(s.Directives) || rootUsesVariables(s.SelectionSet, frags, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if directivesUseVariables(s.Directives) {
-				return true
-			}
-			if seen[s.Name] {
-				continue
-			}
-			seen[s.Name] = true
-			if def := frags.ForName(s.Name); def != nil &&
-				(directivesUseVariables(def.Directives) || rootUsesVariables(def.SelectionSet, frags, seen)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // usesVariables reports whether a selection, its fragments included, names
-// a variable in an argument or a directive.
-func usesVariables(sel ast.SelectionSet, frags ast.FragmentDefinitionList, seen map[string]bool) bool {
+// a variable in an argument or a directive. At the root (root set) the root
+// fields' own arguments do not count: they are the page's, the request's
+// each time; a directive there does (it decides what a root field's
+// selection merges), and so does anything below the root fields.
+func usesVariables(sel ast.SelectionSet, frags ast.FragmentDefinitionList, seen map[string]bool, root bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
 		case *ast.Field:
-			if argumentsUseVariables(s.Arguments) || directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen) {
+			if (!root && argumentsUseVariables(s.Arguments)) || directivesUseVariables(s.Directives) ||
+				usesVariables(s.SelectionSet, frags, seen, false) {
 				return true
 			}
 		case *ast.InlineFragment:
-			if directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen) {
+			if directivesUseVariables(s.Directives) || usesVariables(s.SelectionSet, frags, seen, root) {
 				return true
 			}
 		case *ast.FragmentSpread:
@@ -152,7 +124,7 @@ func usesVariables(sel ast.SelectionSet, frags ast.FragmentDefinitionList, seen 
 			}
 			seen[s.Name] = true
 			if def := frags.ForName(s.Name); def != nil &&
-				(directivesUseVariables(def.Directives) || usesVariables(def.SelectionSet, frags, seen)) {
+				(directivesUseVariables(def.Directives) || usesVariables(def.SelectionSet, frags, seen, root)) {
 				return true
 			}
 		}
