@@ -18,6 +18,7 @@
 package pipedb
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"database/sql"
@@ -25,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -86,6 +88,57 @@ type laterResult struct{}
 func (laterResult) LastInsertId() (int64, error) { return 0, errLater }
 func (laterResult) RowsAffected() (int64, error) { return 0, errLater }
 
+type aheadKey struct{}
+
+// ahead is a read sent ahead of its caller's Query (ReadAhead).
+type ahead struct {
+	query string
+	args  []any
+}
+
+// ReadAhead marks ctx so that the exchange that begins a transaction (its
+// first statement, run with ctx) also sends query with args after that
+// statement, and keeps the rows: the transaction's next statement, when it
+// is a Query of the same text and arguments, is answered with them and
+// costs no round trip. Any other statement first drops them (what they
+// read may no longer be what a read then would) and runs as usual. For a
+// read a write makes right after its first statement, whose arguments it
+// knows before it: a lock, then the rows the lock guards, read after the
+// lock is held (PostgreSQL runs the two in order, each with its own
+// snapshot). Its error, if it has one, is the answer of that Query. Any
+// other driver ignores the mark.
+func ReadAhead(ctx context.Context, query string, args ...any) context.Context {
+	return context.WithValue(ctx, aheadKey{}, &ahead{query: query, args: args})
+}
+
+func readAhead(ctx context.Context) *ahead {
+	a, _ := ctx.Value(aheadKey{}).(*ahead)
+	return a
+}
+
+// aheadRows are the rows (or the error) of a read sent ahead, with the
+// statement and arguments they answer.
+type aheadRows struct {
+	stmt bound
+	rows *bufferedRows
+	err  error
+}
+
+// answers reports whether the rows answer stmt: the same prepared
+// statement with the same arguments, encoded alike.
+func (a *aheadRows) answers(stmt bound) bool {
+	if a.stmt.sd != stmt.sd || len(a.stmt.params) != len(stmt.params) || !slices.Equal(a.stmt.formats, stmt.formats) ||
+		!slices.Equal(a.stmt.results, stmt.results) {
+		return false
+	}
+	for i, p := range stmt.params {
+		if (p == nil) != (a.stmt.params[i] == nil) || !bytes.Equal(p, a.stmt.params[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 type counterKey struct{}
 
 // CountRoundTrips returns ctx with n counting the round trips this
@@ -136,6 +189,10 @@ type conn struct {
 	// queued are the statements marked Later, to go with the transaction's
 	// next exchange.
 	queued []bound
+
+	// ahead is the read sent ahead of the transaction's next statement
+	// (ReadAhead), or nil.
+	ahead *aheadRows
 }
 
 // bound is a prepared statement with its arguments encoded.
@@ -178,6 +235,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	c.ahead = nil
 	t := c.tx
 	if t == nil || t.state == ended {
 		count(ctx)
@@ -207,6 +265,19 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if a := c.ahead; a != nil {
+		c.ahead = nil
+		b, err := c.bind(ctx, query, args)
+		if err != nil {
+			return nil, err
+		}
+		if a.answers(b) {
+			if a.err != nil {
+				return nil, a.err
+			}
+			return a.rows, nil
+		}
+	}
 	t := c.tx
 	if t == nil || t.state == ended || (t.state == open && len(c.queued) == 0) {
 		count(ctx)
@@ -226,6 +297,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 // PrepareContext prepares as pgx's stdlib does; a pending BEGIN is sent
 // first, since the prepared statement runs on pgx's connection directly.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	c.ahead = nil
 	if err := c.beginNow(ctx); err != nil {
 		return nil, err
 	}
@@ -248,6 +320,17 @@ func (c *conn) beginNow(ctx context.Context) error {
 
 // bind prepares query (see prepare) and encodes its arguments.
 func (c *conn) bind(ctx context.Context, query string, argsV []driver.NamedValue) (bound, error) {
+	args := make([]any, len(argsV))
+	for i, v := range argsV {
+		args[i] = v.Value
+	}
+	return c.bindValues(ctx, query, args)
+}
+
+// bindValues is bind of arguments as database/sql passes them on to pgx's
+// stdlib, which takes every value as it is (its CheckNamedValue converts
+// nothing).
+func (c *conn) bindValues(ctx context.Context, query string, args []any) (bound, error) {
 	pc := c.Conn.Conn()
 	if pc.IsClosed() {
 		return bound{}, driver.ErrBadConn
@@ -255,10 +338,6 @@ func (c *conn) bind(ctx context.Context, query string, argsV []driver.NamedValue
 	sd, err := c.prepare(ctx, query)
 	if err != nil {
 		return bound{}, err
-	}
-	args := make([]any, len(argsV))
-	for i, v := range argsV {
-		args[i] = v.Value
 	}
 	var eqb pgx.ExtendedQueryBuilder
 	if err := eqb.Build(pc.TypeMap(), sd, args); err != nil {
@@ -280,6 +359,15 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 		return pgconn.CommandTag{}, nil, driver.ErrBadConn
 	}
 	begin := t.state == pending
+	// The read sent ahead is bound (and prepared, the first time) before the
+	// pipeline starts. One the caller cannot bind is not sent: its Query
+	// meets the same error when it runs.
+	var sentAhead *aheadRows
+	if a := readAhead(ctx); a != nil && begin && stmt != nil && !commit {
+		if b, err := c.bindValues(ctx, a.query, a.args); err == nil {
+			sentAhead = &aheadRows{stmt: b}
+		}
+	}
 
 	count(ctx)
 	p := pc.PgConn().StartPipeline(ctx)
@@ -297,10 +385,15 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 		step++
 	}
 	c.queued = c.queued[:0]
-	stmtStep, commitStep := -1, -1
+	stmtStep, commitStep, aheadStep := -1, -1, -1
 	if stmt != nil {
 		p.SendQueryStatement(stmt.sd, stmt.params, stmt.formats, stmt.results)
 		stmtStep = step
+		step++
+	}
+	if sentAhead != nil {
+		p.SendQueryStatement(sentAhead.stmt.sd, sentAhead.stmt.params, sentAhead.stmt.formats, sentAhead.stmt.results)
+		aheadStep = step
 		step++
 	}
 	if commit {
@@ -320,12 +413,18 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 		for {
 			res, err := p.GetResults()
 			if err != nil {
-				if first == nil {
-					first = err
-				}
 				var pgErr *pgconn.PgError
-				if !errors.As(err, &pgErr) {
-					break
+				switch {
+				case !errors.As(err, &pgErr):
+					if first == nil {
+						first = err
+					}
+					break read
+				case step == aheadStep:
+					sentAhead.err = err // the read's error is its Query's answer
+					step++
+				case first == nil:
+					first = err
 				}
 				continue
 			}
@@ -333,21 +432,19 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 			case nil, *pgconn.PipelineSync:
 				break read
 			case *pgconn.ResultReader:
-				if step == stmtStep && rows {
-					out = &bufferedRows{m: pc.TypeMap()}
-					out.fields = append(out.fields, r.FieldDescriptions()...)
-					for r.NextRow() {
-						values := r.Values()
-						row := make([][]byte, len(values))
-						for i, v := range values {
-							if v != nil {
-								row[i] = append([]byte{}, v...)
-							}
-						}
-						out.rows = append(out.rows, row)
-					}
+				switch {
+				case step == stmtStep && rows:
+					out = buffer(pc.TypeMap(), r)
+				case step == aheadStep:
+					sentAhead.rows = buffer(pc.TypeMap(), r)
 				}
 				ct, err := r.Close()
+				if step == aheadStep {
+					// The read's error is its Query's answer, not this one's.
+					sentAhead.err = err
+					step++
+					continue
+				}
 				if err != nil && first == nil {
 					first = err
 				}
@@ -374,6 +471,9 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 	}
 	if first != nil {
 		return pgconn.CommandTag{}, nil, first
+	}
+	if sentAhead != nil && (sentAhead.rows != nil || sentAhead.err != nil) {
+		c.ahead = sentAhead
 	}
 	if commit && !commits {
 		return pgconn.CommandTag{}, nil, pgx.ErrTxCommitRollback
@@ -407,6 +507,7 @@ func (c *conn) prepare(ctx context.Context, query string) (*pgconn.StatementDesc
 // or it never began; statements queued for later go with the COMMIT.
 func (t *tx) Commit() error {
 	c := t.c
+	c.ahead = nil
 	if len(c.queued) > 0 && t.state != ended {
 		_, _, err := c.exchange(t.ctx, nil, false, true)
 		if err != nil && t.state == open {
@@ -439,7 +540,7 @@ func (t *tx) Commit() error {
 // statements queued for later are never sent.
 func (t *tx) Rollback() error {
 	c := t.c
-	c.tx, c.queued = nil, c.queued[:0]
+	c.tx, c.queued, c.ahead = nil, c.queued[:0], nil
 	if t.state != open {
 		return nil
 	}
@@ -457,6 +558,23 @@ func (t *tx) Rollback() error {
 		return err
 	}
 	return nil
+}
+
+// buffer reads r's rows whole, their bytes copied out of pgx's buffer.
+func buffer(m *pgtype.Map, r *pgconn.ResultReader) *bufferedRows {
+	out := &bufferedRows{m: m}
+	out.fields = append(out.fields, r.FieldDescriptions()...)
+	for r.NextRow() {
+		values := r.Values()
+		row := make([][]byte, len(values))
+		for i, v := range values {
+			if v != nil {
+				row[i] = append([]byte{}, v...)
+			}
+		}
+		out.rows = append(out.rows, row)
+	}
+	return out
 }
 
 // resultFormats asks for the formats pgx's stdlib asks for, so that a
