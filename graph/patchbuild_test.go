@@ -58,7 +58,7 @@ func built(t *testing.T, srv *apitest.Server, s *ent.Session) (*engine.ContextBu
 }
 
 // The build after a read this replica made is the build before it,
-// patched with the read's refs as its upsert returned them: it reads
+// patched with the read's refs as its upsert stored them: it reads
 // nothing, whether asked by the engine or in the write's answer (the
 // write with its build costs the write's statements alone), and it is the
 // build another replica makes of the same state from the rows.

@@ -84,7 +84,8 @@ func (e *Engine) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, e
 		return store.Mutation{Events: append(within.Events, ended)}, err
 	})
 	if err != nil {
-		return nil, err
+		// A closing write's refs upsert answers with the statement after it.
+		return nil, conflictError(err)
 	}
 	out.Turn = t
 	return out, nil

@@ -63,7 +63,7 @@ func (a buildSession) equal(b buildSession) bool {
 const maxPatchRefs = 100
 
 // refsWrite is what one committed registry write changed, when that is
-// known exactly: the refs it upserted, as the upsert returned them (no
+// known exactly: the refs it upserted, as stored (no
 // artifacts: a write that stores an artifact is not remembered), which of
 // them it inserted, and whether it added to a step's results.
 type refsWrite struct {

@@ -15,8 +15,8 @@ import (
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
-	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/registry"
 	"sessiongraph/internal/store"
 )
@@ -104,11 +104,32 @@ func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selectio
 	})
 }
 
+// readAhead marks ctx so that the session lock that begins a write of
+// session id sends the read of the refs sel selects with it, in one round
+// trip (pipedb.ReadAhead): PostgreSQL runs the read after the lock is
+// held, as it would run it after the lock's answer. ctx is unmarked when
+// loadOn reads sel by ent's query, or reads nothing.
+func readAhead(ctx context.Context, id uuid.UUID, sel selection) context.Context {
+	if !sel.readsSelected() {
+		return ctx
+	}
+	query, args, err := selectedQuery(ctx, id, sel)
+	if err != nil {
+		return ctx // the read meets its error when it runs
+	}
+	return pipedb.ReadAhead(ctx, query, args...)
+}
+
+// readsSelected reports whether loadOn reads sel by readSelected.
+func (s selection) readsSelected() bool {
+	return (len(s.entityIDs) > 0 || len(s.refs) > 0 || s.pendingLabel != "") && (s.pendingLabel == "" || s.pendingOf != "")
+}
+
 // loadOn is load on a write's transaction, by readSelected's statement
 // when the selection has one (a pending label with its type), else by
 // ent's query.
 func loadOn(ctx context.Context, tx *ent.Tx, s *ent.Session, sel selection) (*registry.Registry, loaded, error) {
-	if sel.pendingLabel != "" && sel.pendingOf == "" {
+	if !sel.readsSelected() {
 		return load(ctx, tx.Ref, s, sel)
 	}
 	return loadWith(ctx, s, sel, func() ([]*ent.Ref, error) { return readSelected(ctx, tx, s.ID, sel) })
@@ -248,7 +269,7 @@ func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, session
 	if within != nil {
 		rw.Tx = within.Tx
 	} else {
-		w, err := e.store.Begin(ctx, sessionID)
+		w, err := e.store.Begin(readAhead(ctx, sessionID, sel), sessionID)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +324,7 @@ func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store
 	// patched only from a write known to have changed these refs alone.
 	w := refsWriteOf(rw.reg.Changed(), stored, rw.loaded, added)
 	if _, err := rw.Commit(ctx, store.Record(ev)); err != nil {
-		return nil, err
+		return nil, conflictError(err) // the refs' upsert answers with the commit
 	}
 	rw.after = sessionAfter(rw.Tx, 1)
 	if w != nil {
@@ -344,7 +365,8 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 		return nil, nil
 	}
 	// PostgreSQL keeps microseconds (and pgx truncates to them), so the
-	// returned rows hold what a read would.
+	// rows returned hold what a read would; in its location too (pgx reads
+	// a timestamptz as local time).
 	tx, sessionID, now := w.Tx, w.Session.ID, w.Now.Truncate(time.Microsecond)
 	ids := make([]uuid.UUID, len(changed))
 	for i, en := range changed {
@@ -353,23 +375,30 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 			ids[i] = row.ID
 		}
 	}
-	// One statement of a fixed shape upserts them all and reads them back as
-	// stored, through ent's query so that the rows are ent's entities. The
-	// read-back is the server's own, past the tenant confinement: the
-	// session was locked through it already, and Citus refuses its
-	// subquery on sessions next to the upsert's WITH.
-	q := tx.Ref.Query()
-	q.Modify(func(s *sql.Selector) {
-		s.Prefix(&refsUpserted{args: upsertArgs(changed, ids, sessionID, now)})
-		s.From(sql.Table(upsertedRefs).As(ref.Table))
-	})
-	rows, err := q.All(access.System(withoutValues{ctx}))
-	if err != nil {
+	// One statement of a fixed shape upserts them all, sent with the
+	// write's next statement (its error, a violated unique key, is that
+	// statement's answer). Nothing is read back: the session is locked, so
+	// each ref is stored exactly as sent, keeping of a stored row what the
+	// upsert keeps (see upsertRefs).
+	args, updated := upsertArgs(changed, ids, sessionID, now)
+	if _, err := tx.ExecContext(pipedb.Later(ctx), upsertRefs, args...); err != nil {
 		return nil, conflictError(err)
 	}
-	stored := make(Stored, len(rows))
-	for _, row := range rows {
-		stored[row.Ref] = row
+	stored := make(Stored, len(changed))
+	for i, en := range changed {
+		r := &ent.Ref{ID: ids[i], SessionID: sessionID, Ref: en.Ref, EntityType: en.EntityType, EntityID: en.EntityID,
+			Label: en.Label, Action: en.Action, FullTurn: en.FullTurn, TurnCreated: en.TurnCreated,
+			TurnLastReferenced: en.TurnLastReferenced, SourceStep: en.SourceStep, TurnPromoted: en.TurnPromoted,
+			ActiveReason: en.ActiveReason, EnrichTable: en.EnrichTable, EnrichNameColumn: en.EnrichNameColumn,
+			CreatedAt: now.Local(), UpdatedAt: updated[i].Local()}
+		if en.DetailLevel != "" {
+			d := ref.DetailLevel(en.DetailLevel)
+			r.DetailLevel = &d
+		}
+		if row := l.rows[en.Ref]; row != nil {
+			r.EntityType, r.TurnCreated, r.CreatedAt = row.EntityType, row.TurnCreated, row.CreatedAt
+		}
+		stored[en.Ref] = tx.Ref.Adopt(r)
 	}
 	var arts []*ent.ArtifactCreate
 	for i, en := range changed {
@@ -397,15 +426,11 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 	return stored, nil
 }
 
-// upsertedRefs names the rows refsUpserted wrote, which the query that
-// carries it reads as refs.
-const upsertedRefs = "upserted_refs"
-
-// refsUpserted is a statement prefix (a data-modifying WITH) that upserts a
-// write's changed refs from one array per column. ent's bulk builder wrote
-// a VALUES row of 18 arguments per ref: pgx planned and encoded each one,
-// and each count of refs was a new statement for PostgreSQL to plan. This
-// one has 18 arguments whatever the count, and is prepared once.
+// upsertRefs upserts a write's changed refs from one array per column.
+// ent's bulk builder wrote a VALUES row of 18 arguments per ref: pgx
+// planned and encoded each one, and each count of refs was a new statement
+// for PostgreSQL to plan. This one has 18 arguments whatever the count, and
+// is prepared once.
 //
 // Every mutable column is written, so that clearing a value (a released
 // reason, a dequeued enrichment) reaches the row; a ref already stored
@@ -415,46 +440,28 @@ const upsertedRefs = "upserted_refs"
 // on Citus an INSERT … SELECT whose SELECT reads the target's colocated
 // table by its distribution column runs on that one shard, where a SELECT
 // of the arrays alone is evaluated on the coordinator and its rows sent on.
-type refsUpserted struct {
-	args   []any
-	offset int
-}
+const upsertRefs = `INSERT INTO refs (id, session_id, ref, entity_type, entity_id, label, action, detail_level, full_turn,
+	turn_created, turn_last_referenced, source_step, turn_promoted, active_reason, enrich_table,
+	enrich_name_column, created_at, updated_at)
+SELECT r.id, s.id, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level, r.full_turn,
+	r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason, r.enrich_table,
+	r.enrich_name_column, $17, r.updated_at
+FROM sessions AS s, unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::text[],
+	$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::text[],
+	$18::timestamptz[]) AS r(id, ref, entity_type, entity_id, label, action, detail_level, full_turn, turn_created,
+	turn_last_referenced, source_step, turn_promoted, active_reason, enrich_table, enrich_name_column, updated_at)
+WHERE s.id = $16
+ON CONFLICT (session_id, ref) DO UPDATE SET entity_id = EXCLUDED.entity_id, label = EXCLUDED.label,
+	action = EXCLUDED.action, detail_level = EXCLUDED.detail_level, full_turn = EXCLUDED.full_turn,
+	turn_last_referenced = EXCLUDED.turn_last_referenced, source_step = EXCLUDED.source_step,
+	turn_promoted = EXCLUDED.turn_promoted, active_reason = EXCLUDED.active_reason,
+	enrich_table = EXCLUDED.enrich_table, enrich_name_column = EXCLUDED.enrich_name_column,
+	updated_at = EXCLUDED.updated_at`
 
-// SetDialect is ent's; the prefix is PostgreSQL's only.
-func (p *refsUpserted) SetDialect(string) {}
-
-// SetTotal tells the prefix how many arguments come before its own.
-func (p *refsUpserted) SetTotal(total int) { p.offset = total }
-
-// Query returns the prefix and its arguments.
-func (p *refsUpserted) Query() (string, []any) {
-	a := func(i int) string { return fmt.Sprintf("$%d", p.offset+i) }
-	return `WITH ` + upsertedRefs + ` AS (
-		INSERT INTO refs (id, session_id, ref, entity_type, entity_id, label, action, detail_level, full_turn,
-			turn_created, turn_last_referenced, source_step, turn_promoted, active_reason, enrich_table,
-			enrich_name_column, created_at, updated_at)
-		SELECT r.id, s.id, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level, r.full_turn,
-			r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason, r.enrich_table,
-			r.enrich_name_column, ` + a(17) + `, r.updated_at
-		FROM sessions AS s, unnest(` + a(1) + `::uuid[], ` + a(2) + `::text[], ` + a(3) + `::text[], ` + a(4) + `::uuid[], ` +
-		a(5) + `::text[], ` + a(6) + `::text[], ` + a(7) + `::text[], ` + a(8) + `::bigint[], ` + a(9) + `::bigint[], ` +
-		a(10) + `::bigint[], ` + a(11) + `::bigint[], ` + a(12) + `::bigint[], ` + a(13) + `::text[], ` +
-		a(14) + `::text[], ` + a(15) + `::text[], ` + a(18) + `::timestamptz[]) AS r(id, ref, entity_type, entity_id,
-			label, action, detail_level, full_turn, turn_created, turn_last_referenced, source_step, turn_promoted,
-			active_reason, enrich_table, enrich_name_column, updated_at)
-		WHERE s.id = ` + a(16) + `
-		ON CONFLICT (session_id, ref) DO UPDATE SET entity_id = EXCLUDED.entity_id, label = EXCLUDED.label,
-			action = EXCLUDED.action, detail_level = EXCLUDED.detail_level, full_turn = EXCLUDED.full_turn,
-			turn_last_referenced = EXCLUDED.turn_last_referenced, source_step = EXCLUDED.source_step,
-			turn_promoted = EXCLUDED.turn_promoted, active_reason = EXCLUDED.active_reason,
-			enrich_table = EXCLUDED.enrich_table, enrich_name_column = EXCLUDED.enrich_name_column,
-			updated_at = EXCLUDED.updated_at
-		RETURNING *)`, p.args
-}
-
-// upsertArgs are refsUpserted's arguments: an array per column, which pgx
+// upsertArgs are upsertRefs' arguments: an array per column, which pgx
 // sends as a binary array (invalid elements as NULL), then the session, the
-// commit's timestamp (created_at of new refs) and each ref's updated_at.
+// commit's timestamp (created_at of new refs) and each ref's updated_at,
+// which it returns too.
 // The arrays are pgtype's typed ones (or slices pgx encodes without
 // reflection): a slice of pointers or of uuid.UUID made pgx encode each
 // element by reflection, and each uuid through its text (driver.Valuer).
@@ -464,7 +471,7 @@ func (p *refsUpserted) Query() (string, []any) {
 // touched them: the last gets the commit's timestamp, each one before it a
 // microsecond less. A write touches far fewer refs than the microseconds it
 // takes, so this never reaches back past an earlier write.
-func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID, now time.Time) []any {
+func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID, now time.Time) ([]any, []time.Time) {
 	n := len(changed)
 	var (
 		refs, types, labels, actions                = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -489,7 +496,7 @@ func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID,
 		updated[i] = now.Add(-time.Duration(n-1-i) * time.Microsecond)
 	}
 	return []any{rowIDs, refs, types, entityIDs, labels, actions, details, fullTurns, created, lastReferenced,
-		sourceSteps, promoted, reasons, enrichTables, enrichNames, sessionID, now, updated}
+		sourceSteps, promoted, reasons, enrichTables, enrichNames, sessionID, now, updated}, updated
 }
 
 func int8Of(v *int) pgtype.Int8 {
@@ -534,10 +541,3 @@ func conflictError(err error) error {
 	}
 	return err
 }
-
-// withoutValues is a context with ctx's deadline and cancellation but none
-// of its values: no caller's key, so access.System applies.
-type withoutValues struct{ context.Context }
-
-// Value has no values.
-func (withoutValues) Value(any) any { return nil }

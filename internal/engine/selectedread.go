@@ -84,9 +84,32 @@ var selectedStatements = func() (out [32]string) {
 // readSelected reads the refs of session id that sel selects, with their
 // artifacts when sel asks, on tx; sel selects something (see load).
 func readSelected(ctx context.Context, tx *ent.Tx, id uuid.UUID, sel selection) ([]*ent.Ref, error) {
-	tenant, err := access.TenantScope(ctx)
+	query, args, err := selectedQuery(ctx, id, sel)
 	if err != nil {
 		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*ent.Ref{}
+	for rows.Next() {
+		row, err := selectedRow(rows, sel.artifacts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// selectedQuery is readSelected's statement and arguments, the same for
+// the same selection by the same caller (see readAhead).
+func selectedQuery(ctx context.Context, id uuid.UUID, sel selection) (string, []any, error) {
+	tenant, err := access.TenantScope(ctx)
+	if err != nil {
+		return "", nil, err
 	}
 	args, shape := []any{id}, 0
 	if len(sel.entityIDs) > 0 {
@@ -108,20 +131,7 @@ func readSelected(ctx context.Context, tx *ent.Tx, id uuid.UUID, sel selection) 
 	if tenant != "" {
 		args, shape = append(args, tenant), shape|16
 	}
-	rows, err := tx.QueryContext(ctx, selectedStatements[shape], args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []*ent.Ref{}
-	for rows.Next() {
-		row, err := selectedRow(rows, sel.artifacts)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, row)
-	}
-	return out, rows.Err()
+	return selectedStatements[shape], args, nil
 }
 
 // selectedRow scans a row of selectedColumns (and the joined artifact's

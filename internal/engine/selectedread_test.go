@@ -84,6 +84,12 @@ func TestSelectedRefsReadAsEnt(t *testing.T) {
 			half := func(all []string) []string { return all[:len(all)/2] }
 			type pendingRef struct{ of, label string }
 			var pend []pendingRef
+			// A pending artifact to select by label, whatever the writes
+			// left: generated in a turn (begun when none is open).
+			_, _ = s.Engine.BeginTurn(ctx, q.id, "more")
+			_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: q.id, EntityType: "recipe",
+				Content: map[string]any{"name": fmt.Sprintf("Pending tart %d", w), "servings": 2}})
+			require.NoError(t, err)
 			rows, err := s.DB.Query(`SELECT r.entity_type, r.label FROM refs r JOIN artifacts a ON a.session_id = r.session_id AND a.ref_id = r.id
 				WHERE r.session_id = $1 AND a.status = 'PENDING'`, q.id)
 			require.NoError(t, err)
