@@ -560,16 +560,24 @@ func (t *tx) Rollback() error {
 	return nil
 }
 
-// buffer reads r's rows whole, their bytes copied out of pgx's buffer.
+// buffer reads r's rows whole, their bytes copied out of pgx's buffer:
+// each row's values into one allocation, a NULL left nil.
 func buffer(m *pgtype.Map, r *pgconn.ResultReader) *bufferedRows {
 	out := &bufferedRows{m: m}
 	out.fields = append(out.fields, r.FieldDescriptions()...)
 	for r.NextRow() {
 		values := r.Values()
+		size := 0
+		for _, v := range values {
+			size += len(v)
+		}
+		data := make([]byte, 0, size)
 		row := make([][]byte, len(values))
 		for i, v := range values {
 			if v != nil {
-				row[i] = append([]byte{}, v...)
+				at := len(data)
+				data = append(data, v...)
+				row[i] = data[at:len(data):len(data)]
 			}
 		}
 		out.rows = append(out.rows, row)
