@@ -65,10 +65,22 @@ func BenchmarkWriteThenBuild(b *testing.B) { writeThenBuild(b, false) }
 // write sends it.
 func BenchmarkWriteWithBuild(b *testing.B) { writeThenBuild(b, true) }
 
+// BenchmarkWriteWithBuildGrown is BenchmarkWriteWithBuild on a clone of
+// the grown database (apitest.NewGrown: thousands of sessions, half a
+// million turns and refs, ANALYZEd): the loop's sessions are new ones
+// among them, as a deployment's agents' are.
+func BenchmarkWriteWithBuildGrown(b *testing.B) {
+	writeThenBuildOn(b, true, func(b *testing.B) *apitest.Server { return apitest.NewGrown(b).Server })
+}
+
 func writeThenBuild(b *testing.B, inAnswer bool) {
+	writeThenBuildOn(b, inAnswer, func(b *testing.B) *apitest.Server { return apitest.New(b) })
+}
+
+func writeThenBuildOn(b *testing.B, inAnswer bool, server func(*testing.B) *apitest.Server) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			s := apitest.New(b)
+			s := server(b)
 			h := handlerClient{s: s}
 			ids := make([]string, clients)
 			known := make([]string, clients)
