@@ -29,8 +29,25 @@ func section(name, title string, lines ...string) draft {
 	return draft{name: name, title: title, lines: lines}
 }
 
+// text is the section of its first n lines, made in one allocation.
 func (d draft) text(n int) string {
-	return "## " + d.title + "\n" + strings.Join(d.lines[:n], "\n") + separator
+	size := len("## ") + len(d.title) + len("\n") + len(separator) + max(n-1, 0)
+	for _, l := range d.lines[:n] {
+		size += len(l)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString("## ")
+	b.WriteString(d.title)
+	b.WriteString("\n")
+	for i, l := range d.lines[:n] {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(l)
+	}
+	b.WriteString(separator)
+	return b.String()
 }
 
 // fit lays out drafts in priority order within budget tokens: a section that

@@ -12,24 +12,29 @@ import (
 
 // entityLine is how a ref appears in a prompt: - `recipe_1`: Butter Chicken (recipe).
 func entityLine(e *registry.Entry) string {
-	label := e.Label
-	if label == "" {
-		label = "(no label yet)"
-	}
 	// Joined, not formatted: a build writes one per ref in its window.
-	return "- `" + e.Ref + "`: " + label + " (" + e.EntityType + ")"
+	return "- `" + e.Ref + "`: " + entityLabel(e) + " (" + e.EntityType + ")"
 }
 
-// thinkTag is the detail tag: [read:full] T3, [read:summary] T2, or
-// the action tag and the turn last referenced.
-func thinkTag(e *registry.Entry) string {
+func entityLabel(e *registry.Entry) string {
+	if e.Label == "" {
+		return "(no label yet)"
+	}
+	return e.Label
+}
+
+// thinkLine is entityLine followed by the detail tag: [read:full] T3,
+// [read:summary] T2, or the action tag and the turn last referenced. One
+// concatenation, one string: THINK writes one per active ref.
+func thinkLine(e *registry.Entry) string {
+	label := entityLabel(e)
 	switch {
 	case e.DetailLevel == registry.DetailFull && e.FullTurn != nil:
-		return "[read:full] T" + strconv.Itoa(*e.FullTurn)
+		return "- `" + e.Ref + "`: " + label + " (" + e.EntityType + ") [read:full] T" + strconv.Itoa(*e.FullTurn)
 	case e.DetailLevel == registry.DetailSummary:
-		return "[read:summary] T" + strconv.Itoa(e.TurnLastReferenced)
+		return "- `" + e.Ref + "`: " + label + " (" + e.EntityType + ") [read:summary] T" + strconv.Itoa(e.TurnLastReferenced)
 	}
-	return "[" + e.Action + "] T" + strconv.Itoa(e.TurnLastReferenced)
+	return "- `" + e.Ref + "`: " + label + " (" + e.EntityType + ") [" + e.Action + "] T" + strconv.Itoa(e.TurnLastReferenced)
 }
 
 // prettyJSON renders artifact content deterministically (sorted keys).

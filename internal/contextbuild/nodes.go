@@ -82,7 +82,7 @@ func buildThink(s *Snapshot, window int) ([]draft, Tiers) {
 		if et, err := s.Domain.Type(e.EntityType); err == nil && !et.Condensed {
 			continue // a condensed context shows only the relevant types
 		}
-		active = append(active, entityLine(e)+" "+thinkTag(e))
+		active = append(active, thinkLine(e))
 		types[e.EntityType] = true
 	}
 	if len(active) > 0 {
