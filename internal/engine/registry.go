@@ -309,7 +309,7 @@ func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store
 	}
 	added, err := addToStep(ctx, rw.Tx, items)
 	if err != nil {
-		return nil, err
+		return nil, conflictError(err) // the refs' upsert answers with this statement
 	}
 	if added {
 		ev.Payload["step"] = items.Step
@@ -420,7 +420,7 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 			UpdateNewValues().Update(func(u *ent.ArtifactUpsert) { u.UpdatePromotedTurn().UpdateSourceStep() }).
 			Exec(ctx)
 		if err != nil {
-			return nil, err
+			return nil, conflictError(err) // the refs' upsert answers with this statement
 		}
 	}
 	return stored, nil
