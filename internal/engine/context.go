@@ -150,6 +150,17 @@ func (e *Engine) make(ctx context.Context, s *ent.Session, node contextbuild.Nod
 // snapshot does not hold are looked up by id in one more statement, only
 // when there are any.
 func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) ([]*registry.Entry, error) {
+	// Most builds show no artifact naming a UUID: they cost a look at each
+	// artifact, not a set of the session's entities.
+	var named []uuid.UUID
+	for _, en := range entries {
+		if en.Artifact != nil {
+			named = append(named, registry.UUIDsIn(en.Artifact.Content)...)
+		}
+	}
+	if len(named) == 0 {
+		return entries, nil
+	}
 	known := map[uuid.UUID]bool{}
 	for _, en := range entries {
 		if en.EntityID != nil {
@@ -157,21 +168,11 @@ func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*
 		}
 	}
 	var missing []uuid.UUID
-	named := false
-	for _, en := range entries {
-		if en.Artifact == nil {
-			continue
+	for _, id := range named {
+		if !known[id] {
+			known[id] = true
+			missing = append(missing, id)
 		}
-		for _, id := range registry.UUIDsIn(en.Artifact.Content) {
-			named = true
-			if !known[id] {
-				known[id] = true
-				missing = append(missing, id)
-			}
-		}
-	}
-	if !named {
-		return entries, nil
 	}
 	all := slices.Clone(entries)
 	if len(missing) > 0 {
