@@ -127,8 +127,7 @@ type aheadRows struct {
 // answers reports whether the rows answer stmt: the same prepared
 // statement with the same arguments, encoded alike.
 func (a *aheadRows) answers(stmt bound) bool {
-	if a.stmt.sd != stmt.sd || len(a.stmt.params) != len(stmt.params) || !slices.Equal(a.stmt.formats, stmt.formats) ||
-		!slices.Equal(a.stmt.results, stmt.results) {
+	if a.stmt.prepared != stmt.prepared || len(a.stmt.params) != len(stmt.params) || !slices.Equal(a.stmt.formats, stmt.formats) {
 		return false
 	}
 	for i, p := range stmt.params {
@@ -197,10 +196,18 @@ type conn struct {
 
 // bound is a prepared statement with its arguments encoded.
 type bound struct {
-	sd      *pgconn.StatementDescription
+	*prepared
 	params  [][]byte
 	formats []int16
+}
+
+// prepared is a statement the connection prepared, with the result
+// formats pipedb asks for (resultFormats) and its rows' fields in them,
+// computed once.
+type prepared struct {
+	sd      *pgconn.StatementDescription
 	results []int16
+	fields  []pgconn.FieldDescription
 }
 
 type txState int
@@ -335,15 +342,15 @@ func (c *conn) bindValues(ctx context.Context, query string, args []any) (bound,
 	if pc.IsClosed() {
 		return bound{}, driver.ErrBadConn
 	}
-	sd, err := c.prepare(ctx, query)
+	ps, err := c.prepare(ctx, query)
 	if err != nil {
 		return bound{}, err
 	}
 	var eqb pgx.ExtendedQueryBuilder
-	if err := eqb.Build(pc.TypeMap(), sd, args); err != nil {
+	if err := eqb.Build(pc.TypeMap(), ps.sd, args); err != nil {
 		return bound{}, err
 	}
-	return bound{sd: sd, params: eqb.ParamValues, formats: eqb.ParamFormats, results: resultFormats(sd.Fields)}, nil
+	return bound{prepared: ps, params: eqb.ParamValues, formats: eqb.ParamFormats}, nil
 }
 
 // exchange sends, as one pipelined exchange of the transaction: its BEGIN
@@ -434,9 +441,9 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 			case *pgconn.ResultReader:
 				switch {
 				case step == stmtStep && rows:
-					out = buffer(pc.TypeMap(), r)
+					out = buffer(pc.TypeMap(), stmt.fields, r)
 				case step == aheadStep:
-					sentAhead.rows = buffer(pc.TypeMap(), r)
+					sentAhead.rows = buffer(pc.TypeMap(), sentAhead.stmt.fields, r)
 				}
 				ct, err := r.Close()
 				if step == aheadStep {
@@ -481,26 +488,29 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 	return tag, out, nil
 }
 
-// prepare returns the statement description of query, preparing it on the
-// connection the first time (a round trip of its own, outside the
-// exchange that runs it).
-func (c *conn) prepare(ctx context.Context, query string) (*pgconn.StatementDescription, error) {
+// prepare returns query as prepared on the connection, preparing it the
+// first time (a round trip of its own, outside the exchange that runs it).
+func (c *conn) prepare(ctx context.Context, query string) (*prepared, error) {
 	if e, ok := c.statements[query]; ok {
 		c.lru.MoveToFront(e)
-		return e.Value.(*pgconn.StatementDescription), nil
+		return e.Value.(*prepared), nil
 	}
 	c.serial++
 	sd, err := c.Conn.Conn().PgConn().Prepare(ctx, "pipedb_"+strconv.Itoa(c.serial), query, nil)
 	if err != nil {
 		return nil, err
 	}
-	c.statements[query] = c.lru.PushFront(sd)
-	if c.lru.Len() > statementCacheSize {
-		old := c.lru.Remove(c.lru.Back()).(*pgconn.StatementDescription)
-		delete(c.statements, old.SQL)
-		c.evicted = append(c.evicted, old.Name)
+	ps := &prepared{sd: sd, results: resultFormats(sd.Fields), fields: slices.Clone(sd.Fields)}
+	for i := range ps.fields {
+		ps.fields[i].Format = ps.results[i]
 	}
-	return sd, nil
+	c.statements[query] = c.lru.PushFront(ps)
+	if c.lru.Len() > statementCacheSize {
+		old := c.lru.Remove(c.lru.Back()).(*prepared)
+		delete(c.statements, old.sd.SQL)
+		c.evicted = append(c.evicted, old.sd.Name)
+	}
+	return ps, nil
 }
 
 // Commit commits the transaction unless a statement carried its COMMIT
@@ -561,10 +571,10 @@ func (t *tx) Rollback() error {
 }
 
 // buffer reads r's rows whole, their bytes copied out of pgx's buffer:
-// each row's values into one allocation, a NULL left nil.
-func buffer(m *pgtype.Map, r *pgconn.ResultReader) *bufferedRows {
-	out := &bufferedRows{m: m}
-	out.fields = append(out.fields, r.FieldDescriptions()...)
+// each row's values into one allocation, a NULL left nil. fields are the
+// statement's (prepared's, which pgx's reader copies for every result).
+func buffer(m *pgtype.Map, fields []pgconn.FieldDescription, r *pgconn.ResultReader) *bufferedRows {
+	out := &bufferedRows{m: m, fields: fields}
 	for r.NextRow() {
 		values := r.Values()
 		size := 0
