@@ -192,6 +192,11 @@ type conn struct {
 	// ahead is the read sent ahead of the transaction's next statement
 	// (ReadAhead), or nil.
 	ahead *aheadRows
+
+	// begin and commit are BEGIN and COMMIT prepared on the connection
+	// (outside the cache of statements: every exchange may need them), so
+	// that PostgreSQL does not parse them for every transaction.
+	begin, commit *pgconn.StatementDescription
 }
 
 // bound is a prepared statement with its arguments encoded.
@@ -358,7 +363,7 @@ func (c *conn) bindValues(ctx context.Context, query string, args []any) (bound,
 // a COMMIT when commit; and returns stmt's command tag and, when rows, its
 // rows. The first error of any of them is the answer; PostgreSQL runs
 // nothing after it.
-func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pgconn.CommandTag, *bufferedRows, error) {
+func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (_ pgconn.CommandTag, _ *bufferedRows, err error) {
 	pc := c.Conn.Conn()
 	t := c.tx
 	if pc.IsClosed() {
@@ -376,6 +381,17 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 		}
 	}
 
+	if begin && c.begin == nil {
+		if c.begin, err = pc.PgConn().Prepare(ctx, "pipedb_begin", "begin", nil); err != nil {
+			return pgconn.CommandTag{}, nil, err
+		}
+	}
+	if commit && c.commit == nil {
+		if c.commit, err = pc.PgConn().Prepare(ctx, "pipedb_commit", "commit", nil); err != nil {
+			return pgconn.CommandTag{}, nil, err
+		}
+	}
+
 	count(ctx)
 	p := pc.PgConn().StartPipeline(ctx)
 	step := 0 // the result readers the pipeline will answer, in order
@@ -384,7 +400,7 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 			p.SendDeallocate(name)
 		}
 		c.evicted = c.evicted[:0]
-		p.SendQueryParams("begin", nil, nil, nil, nil)
+		p.SendQueryStatement(c.begin, nil, nil, nil)
 		step++
 	}
 	for _, q := range c.queued {
@@ -404,7 +420,7 @@ func (c *conn) exchange(ctx context.Context, stmt *bound, rows, commit bool) (pg
 		step++
 	}
 	if commit {
-		p.SendQueryParams("commit", nil, nil, nil, nil)
+		p.SendQueryStatement(c.commit, nil, nil, nil)
 		commitStep = step
 	}
 
