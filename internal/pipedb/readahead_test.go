@@ -23,16 +23,24 @@ const (
 
 func pairs(t *testing.T, rows *sql.Rows) map[int]string {
 	t.Helper()
+	out, err := scanPairs(rows)
+	require.NoError(t, err)
+	return out
+}
+
+// scanPairs reads rows of (id, v) and closes them.
+func scanPairs(rows *sql.Rows) (map[int]string, error) {
 	defer rows.Close()
 	out := map[int]string{}
 	for rows.Next() {
 		var id int
 		var v string
-		require.NoError(t, rows.Scan(&id, &v))
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, err
+		}
 		out[id] = v
 	}
-	require.NoError(t, rows.Err())
-	return out
+	return out, rows.Err()
 }
 
 // TestAReadSentAheadAnswersTheNextQuery: the read rides on the exchange
@@ -145,15 +153,9 @@ func TestAReadSentAheadRunsAfterTheLockIsHeld(t *testing.T) {
 			got <- nil
 			return
 		}
-		defer rows.Close()
-		out := map[int]string{}
-		for rows.Next() {
-			var id int
-			var v string
-			if rows.Scan(&id, &v) != nil {
-				break
-			}
-			out[id] = v
+		out, err := scanPairs(rows)
+		if err != nil {
+			out = nil
 		}
 		got <- out
 	}()
