@@ -13,6 +13,7 @@ import (
 
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/app"
 	"sessiongraph/internal/engine"
 )
 
@@ -71,6 +72,18 @@ func BenchmarkWriteWithBuild(b *testing.B) { writeThenBuild(b, true) }
 // among them, as a deployment's agents' are.
 func BenchmarkWriteWithBuildGrown(b *testing.B) {
 	writeThenBuildOn(b, true, func(b *testing.B) *apitest.Server { return apitest.NewGrown(b).Server })
+}
+
+// BenchmarkWriteWithBuildWholePool is BenchmarkWriteWithBuild with the
+// loop's one API key holding the whole connection pool. By default a key
+// may hold half of it, so that another key always finds room
+// (docs/fairness.md): 8 clients of one key then have 4 connections, and
+// the cores wait on commits' flushes. This measures the path, as a server
+// without per-key shares runs it.
+func BenchmarkWriteWithBuildWholePool(b *testing.B) {
+	writeThenBuildOn(b, true, func(b *testing.B) *apitest.Server {
+		return apitest.New(b, func(c *app.Config) { c.Fairness.KeyPoolShare, c.Fairness.TenantPoolShare = 100, 100 })
+	})
 }
 
 func writeThenBuild(b *testing.B, inAnswer bool) {
