@@ -120,9 +120,14 @@ func readAhead(ctx context.Context, id uuid.UUID, sel selection) context.Context
 	return pipedb.ReadAhead(ctx, query, args...)
 }
 
+// selects reports whether s selects any ref: loadWith reads none when not.
+func (s selection) selects() bool {
+	return len(s.entityIDs) > 0 || len(s.refs) > 0 || s.pendingLabel != ""
+}
+
 // readsSelected reports whether loadOn reads sel by readSelected.
 func (s selection) readsSelected() bool {
-	return (len(s.entityIDs) > 0 || len(s.refs) > 0 || s.pendingLabel != "") && (s.pendingLabel == "" || s.pendingOf != "")
+	return s.selects() && (s.pendingLabel == "" || s.pendingOf != "")
 }
 
 // loadOn is load on a write's transaction, by readSelected's statement
@@ -140,7 +145,7 @@ func loadOn(ctx context.Context, tx *ent.Tx, s *ent.Session, sel selection) (*re
 func loadWith(ctx context.Context, s *ent.Session, sel selection, read func() ([]*ent.Ref, error)) (*registry.Registry, loaded, error) {
 	l := loaded{rows: map[string]*ent.Ref{}}
 	var entries []*registry.Entry
-	if len(sel.entityIDs) > 0 || len(sel.refs) > 0 || sel.pendingLabel != "" {
+	if sel.selects() {
 		rows, err := read()
 		if err != nil {
 			return nil, l, err
@@ -368,11 +373,12 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 	// rows returned hold what a read would; in its location too (pgx reads
 	// a timestamptz as local time).
 	tx, sessionID, now := w.Tx, w.Session.ID, w.Now.Truncate(time.Microsecond)
-	ids := make([]uuid.UUID, len(changed))
+	// Each changed ref's stored row (nil for a new ref) and its id.
+	rows, ids := make([]*ent.Ref, len(changed)), make([]uuid.UUID, len(changed))
 	for i, en := range changed {
 		ids[i] = uuid.Must(uuid.NewV7())
-		if row := l.rows[en.Ref]; row != nil {
-			ids[i] = row.ID
+		if rows[i] = l.rows[en.Ref]; rows[i] != nil {
+			ids[i] = rows[i].ID
 		}
 	}
 	// One statement of a fixed shape upserts them all, sent with the
@@ -395,7 +401,7 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 			d := ref.DetailLevel(en.DetailLevel)
 			r.DetailLevel = &d
 		}
-		if row := l.rows[en.Ref]; row != nil {
+		if row := rows[i]; row != nil {
 			r.EntityType, r.TurnCreated, r.CreatedAt = row.EntityType, row.TurnCreated, row.CreatedAt
 		}
 		stored[en.Ref] = tx.Ref.Adopt(r)
@@ -409,7 +415,7 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 		c := tx.Artifact.Create().SetSessionID(sessionID).SetRefID(ids[i]).SetCreatedAt(now).SetUpdatedAt(now).SetEntityType(a.EntityType).
 			SetLabel(a.Label).SetContent(a.Content).SetStatus(artifact.Status(a.Status)).SetRevision(a.Revision).
 			SetCreatedTurn(a.CreatedTurn).SetNillablePromotedTurn(a.PromotedTurn).SetNillableSourceStep(a.SourceStep)
-		if row := l.rows[en.Ref]; row != nil && row.Edges.Artifact != nil {
+		if row := rows[i]; row != nil && row.Edges.Artifact != nil {
 			c.SetID(row.Edges.Artifact.ID).SetCreatedAt(row.Edges.Artifact.CreatedAt)
 		}
 		arts = append(arts, c)
