@@ -22,7 +22,9 @@ func (r *queryResolver) Node(ctx context.Context, id uuid.UUID) (ent.Noder, erro
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error) {
-	return r.Engine.Nodes(ctx, ids)
+	nodes, missing, err := r.Engine.Nodes(ctx, ids)
+	addErrorsAtIndexes(ctx, missing)
+	return nodes, err
 }
 
 // Sessions is the resolver for the sessions field.

@@ -144,3 +144,13 @@ func setCode(e *gqlerror.Error, code string) {
 	}
 	e.Extensions["code"] = code
 }
+
+// addErrorsAtIndexes reports each non-nil error of a list field's items
+// at its item's index, beside the field's data (null at that index).
+func addErrorsAtIndexes(ctx context.Context, errs []error) {
+	for i, err := range errs {
+		if err != nil {
+			graphql.AddError(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i)), err)
+		}
+	}
+}

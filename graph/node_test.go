@@ -77,3 +77,37 @@ func TestNodeResolvesEveryType(t *testing.T) {
 	assert.Equal(t, "NOT_FOUND", s.ErrorCode(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": missing}))
 	assert.Equal(t, "INVALID_ID", s.ErrorCode(t, `{ node(id: "recipe_1") { id } }`, nil))
 }
+
+// A session's node is read by its id alone, which names its shard on
+// Citus: one statement. Any other node is located in one statement over
+// the tables (which answers its session) and then read by its id and its
+// session, so that on Citus only the first statement asks every shard.
+func TestNodeReadsASessionByIdAndOtherNodesByTheirSession(t *testing.T) {
+	rec := &apitest.Recorder{}
+	s := apitest.New(t, apitest.Recording(rec))
+	ctx := access.System(context.Background())
+	se := seedSessions(t, s, "acme", 1)[0]
+	addTurns(t, s, se.ID, 1)
+	turn := s.Client.Turn.Query().OnlyX(ctx)
+	s.MustDo(t, `{ viewer { role } }`, nil, nil) // the key's first request looks it up
+
+	stmts := rec.Record(func() {
+		s.MustDo(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": se.ID}, nil)
+	})
+	require.Len(t, stmts, 1, "a session's node is one statement")
+	assert.Contains(t, stmts[0].Query, `FROM "sessions"`)
+
+	stmts = rec.Record(func() {
+		s.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Turn { number } } }`, map[string]any{"id": turn.ID}, nil)
+	})
+	require.Len(t, stmts, 3, "sessions by id, the tables located, then the turn by its id and its session")
+	assert.Contains(t, stmts[1].Query, "UNION ALL")
+	assert.Contains(t, stmts[2].Query, `FROM "turns"`)
+	assert.Contains(t, stmts[2].Query, `"session_id" IN`, "the turn is read on its session's shard")
+
+	// Another tenant's key finds neither the session nor its turn.
+	other := s.WithKey(s.NewKey(t, "CLIENT", "other"))
+	for _, id := range []uuid.UUID{se.ID, turn.ID} {
+		assert.Equal(t, "NOT_FOUND", other.ErrorCode(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id}))
+	}
+}

@@ -46,6 +46,7 @@ func TestEachOperationAsksTheShardsTheScaleOutDocSays(t *testing.T) {
 	type operation struct {
 		name   string
 		router bool // every statement on one shard; else some statement asks every shard
+		fanout int  // when not 0, how many statements may ask every shard
 		as     *apitest.Server
 		run    func(s *apitest.Server)
 	}
@@ -87,6 +88,8 @@ func TestEachOperationAsksTheShardsTheScaleOutDocSays(t *testing.T) {
 			run: mustDo(`{ sessionByKey(tenant: "acme", externalKey: "shards") { id status } }`, nil)},
 		{name: "session(id)", router: true, as: client,
 			run: mustDo(`query($id: ID!) { session(id: $id) { id status currentTurn } }`, id)},
+		{name: "node(id) of a session", router: true, as: client,
+			run: mustDo(`query($id: ID!) { node(id: $id) { ... on Session { id status } } }`, id)},
 		{name: "beginTurn", router: true, as: client,
 			run: mustDo(`mutation($id: ID!) { beginTurn(input: {sessionID: $id, userMessage: "what can I cook?"}) { turn { number } } }`, id)},
 		{name: "recordRead with a step, its refs and their artifacts", router: true, as: client,
@@ -118,6 +121,8 @@ func TestEachOperationAsksTheShardsTheScaleOutDocSays(t *testing.T) {
 			run: mustDo(`query($r: ID!) { contextReceipt(id: $r) { id } }`, receiptVars(false))},
 		{name: "contextReceiptDiff(from, to)", router: false, as: client,
 			run: mustDo(`query($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) { textCompared } }`, receiptVars(false))},
+		{name: "node(id) of a receipt: located over every shard once, then read on its session's", fanout: 1, as: client,
+			run: mustDo(`query($r: ID!) { node(id: $r) { ... on ContextReceipt { id tokenCount } } }`, receiptVars(false))},
 		{name: "the sessions list", router: false, as: client,
 			run: mustDo(`{ sessions(first: 20) { edges { node { id } } } }`, nil)},
 		{name: "expireSessions(where)", router: false, as: s,
@@ -127,7 +132,7 @@ func TestEachOperationAsksTheShardsTheScaleOutDocSays(t *testing.T) {
 	for _, op := range ops {
 		stmts := rec.Record(func() { op.run(op.as) })
 		require.NotEmpty(t, stmts, "%s sent no statement", op.name)
-		widest, explained := 0, 0
+		widest, explained, fanouts := 0, 0, 0
 		for _, st := range stmts {
 			if !explainable(st.Query) {
 				continue
@@ -139,6 +144,12 @@ func TestEachOperationAsksTheShardsTheScaleOutDocSays(t *testing.T) {
 				assert.False(t, pulled, "%s: pulls rows through the coordinator: %s", op.name, shorten(st.Query))
 			}
 			widest = max(widest, tasks)
+			if tasks == shards {
+				fanouts++
+			}
+		}
+		if op.fanout > 0 {
+			assert.LessOrEqual(t, fanouts, op.fanout, "%s: %d statements ask every shard", op.name, fanouts)
 		}
 		if !op.router {
 			assert.Equal(t, shards, widest, "%s asks every shard", op.name)

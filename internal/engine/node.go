@@ -21,66 +21,166 @@ import (
 	"sessiongraph/internal/apperr"
 )
 
-// nodeTables are the tables whose rows are Relay nodes.
-var nodeTables = []string{
-	session.Table, turn.Table, ref.Table, artifact.Table, stepresult.Table, contextreceipt.Table, entitytype.Table, event.Table, apikey.Table,
+// Node ids are plain UUIDs, so a node's type is looked up rather than read
+// from its id. Sessions are looked up first, by id, which names their shard
+// on Citus (docs/scale-out.md): a session's node costs one statement on one
+// shard. Any other id is found in one statement over the other tables, which
+// answers its session too, so that its row is then read on its session's
+// shard.
+
+// sessionChildTables are the node tables whose rows belong to a session.
+var sessionChildTables = []string{
+	turn.Table, ref.Table, artifact.Table, stepresult.Table, contextreceipt.Table, event.Table,
 }
 
-// nodeTableQuery finds the table of each of a list of ids in one statement:
-// node ids are plain UUIDs, so the type is looked up rather than encoded.
-var nodeTableQuery = func() string {
-	parts := make([]string, len(nodeTables))
-	for i, t := range nodeTables {
-		parts[i] = fmt.Sprintf("SELECT id, '%s' FROM %s WHERE id = ANY($1::uuid[])", t, t)
+// locateNodes finds the table and the session of each of a list of ids in
+// one statement; the tables outside sessions (entity types, API keys)
+// answer a null session.
+var locateNodes = func() string {
+	var parts []string
+	for _, t := range sessionChildTables {
+		parts = append(parts, fmt.Sprintf("SELECT id, session_id, '%s' FROM %s WHERE id = ANY($1::uuid[])", t, t))
+	}
+	for _, t := range []string{entitytype.Table, apikey.Table} {
+		parts = append(parts, fmt.Sprintf("SELECT id, NULL::uuid, '%s' FROM %s WHERE id = ANY($1::uuid[])", t, t))
 	}
 	return strings.Join(parts, " UNION ALL ")
 }()
 
-// NodeTables returns the table holding each id that exists; unknown ids are
-// absent from the map.
-func (e *Engine) NodeTables(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]string, error) {
-	arr := make([]string, len(ids))
-	for i, id := range ids {
-		arr[i] = id.String()
-	}
-	rows, err := e.client.QueryContext(ctx, nodeTableQuery, pq.Array(arr))
+// nodeLoaders read a table's nodes by id (and, for a session's rows, by
+// session too), with the fields the query selects.
+var nodeLoaders = map[string]func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error{
+	turn.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.Turn.Query().Where(turn.IDIn(ids...), turn.SessionIDIn(sessions...)), "Turn", found, func(n *ent.Turn) uuid.UUID { return n.ID })
+	},
+	ref.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.Ref.Query().Where(ref.IDIn(ids...), ref.SessionIDIn(sessions...)), "Ref", found, func(n *ent.Ref) uuid.UUID { return n.ID })
+	},
+	artifact.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.Artifact.Query().Where(artifact.IDIn(ids...), artifact.SessionIDIn(sessions...)), "Artifact", found, func(n *ent.Artifact) uuid.UUID { return n.ID })
+	},
+	stepresult.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.StepResult.Query().Where(stepresult.IDIn(ids...), stepresult.SessionIDIn(sessions...)), "StepResult", found, func(n *ent.StepResult) uuid.UUID { return n.ID })
+	},
+	contextreceipt.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.ContextReceipt.Query().Where(contextreceipt.IDIn(ids...), contextreceipt.SessionIDIn(sessions...)), "ContextReceipt", found, func(n *ent.ContextReceipt) uuid.UUID { return n.ID })
+	},
+	event.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.Event.Query().Where(event.IDIn(ids...), event.SessionIDIn(sessions...)), "Event", found, func(n *ent.Event) uuid.UUID { return n.ID })
+	},
+	entitytype.Table: func(ctx context.Context, c *ent.Client, ids, _ []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.EntityType.Query().Where(entitytype.IDIn(ids...)), "EntityType", found, func(n *ent.EntityType) uuid.UUID { return n.ID })
+	},
+	apikey.Table: func(ctx context.Context, c *ent.Client, ids, _ []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.APIKey.Query().Where(apikey.IDIn(ids...)), "APIKey", found, func(n *ent.APIKey) uuid.UUID { return n.ID })
+	},
+}
+
+// nodeQuery is what collectNodes needs of an ent query.
+type nodeQuery[T ent.Noder, Q any] interface {
+	CollectFields(ctx context.Context, satisfies ...string) (Q, error)
+	All(ctx context.Context) ([]T, error)
+}
+
+// collectNodes runs q with the fields the GraphQL query selects of
+// typename (eager loads included), as ent's own node resolver does, and
+// adds each row to found under its id.
+func collectNodes[T ent.Noder, Q nodeQuery[T, Q]](ctx context.Context, q Q, typename string,
+	found map[uuid.UUID]ent.Noder, id func(T) uuid.UUID) error {
+	q, err := q.CollectFields(ctx, typename, "Node")
 	if err != nil {
-		return nil, fmt.Errorf("node tables: %w", err)
+		return err
 	}
-	defer rows.Close()
-	out := make(map[uuid.UUID]string, len(ids))
-	for rows.Next() {
-		var id uuid.UUID
-		var table string
-		if err := rows.Scan(&id, &table); err != nil {
-			return nil, err
-		}
-		out[id] = table
+	rows, err := q.All(ctx)
+	if err != nil {
+		return err
 	}
-	return out, rows.Err()
+	for _, r := range rows {
+		found[id(r)] = r
+	}
+	return nil
 }
 
 // Node returns the node with the id, or a NOT_FOUND error.
 func (e *Engine) Node(ctx context.Context, id uuid.UUID) (ent.Noder, error) {
-	nodes, err := e.Nodes(ctx, []uuid.UUID{id})
+	nodes, errs, err := e.Nodes(ctx, []uuid.UUID{id})
 	if err != nil {
 		return nil, err
 	}
-	return nodes[0], nil
+	return nodes[0], errs[0]
 }
 
-// Nodes returns the nodes with the ids, in order. It looks every id's table
-// up in one statement and then loads each table's rows in one more; an id
-// that resolves to nothing gets a NOT_FOUND error at its index.
-func (e *Engine) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error) {
-	tables, err := e.NodeTables(ctx, ids)
+// Nodes returns the nodes with the ids, in order, and at each index where an
+// id resolves to nothing visible to the caller, a NOT_FOUND error. err is
+// for a failure of the whole read.
+func (e *Engine) Nodes(ctx context.Context, ids []uuid.UUID) (nodes []ent.Noder, errs []error, err error) {
+	found := make(map[uuid.UUID]ent.Noder, len(ids))
+	sessions, err := e.client.Session.Query().Where(session.IDIn(ids...)).CollectFields(ctx, "Session", "Node")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e.client.Noders(ctx, ids, ent.WithNodeType(func(_ context.Context, id uuid.UUID) (string, error) {
-		if t, ok := tables[id]; ok {
-			return t, nil
+	loaded, err := sessions.All(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range loaded {
+		found[s.ID] = s
+	}
+	if err := e.loadOtherNodes(ctx, ids, found); err != nil {
+		return nil, nil, err
+	}
+	nodes, errs = make([]ent.Noder, len(ids)), make([]error, len(ids))
+	for i, id := range ids {
+		if nodes[i] = found[id]; nodes[i] == nil {
+			errs[i] = apperr.New(apperr.NotFound, "no node has the id %s", id)
 		}
-		return "", apperr.New(apperr.NotFound, "no node has the id %s", id)
-	}))
+	}
+	return nodes, errs, nil
+}
+
+// loadOtherNodes adds to found the nodes of the ids that are not sessions:
+// one statement locates them, then one reads each table's rows.
+func (e *Engine) loadOtherNodes(ctx context.Context, ids []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+	var rest []string
+	for _, id := range ids {
+		if _, ok := found[id]; !ok {
+			rest = append(rest, id.String())
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	rows, err := e.client.QueryContext(ctx, locateNodes, pq.Array(rest))
+	if err != nil {
+		return fmt.Errorf("locate nodes: %w", err)
+	}
+	defer rows.Close()
+	type located struct{ ids, sessions []uuid.UUID }
+	byTable := map[string]*located{}
+	for rows.Next() {
+		var id uuid.UUID
+		var sessionID uuid.NullUUID
+		var table string
+		if err := rows.Scan(&id, &sessionID, &table); err != nil {
+			return err
+		}
+		l := byTable[table]
+		if l == nil {
+			l = &located{}
+			byTable[table] = l
+		}
+		l.ids = append(l.ids, id)
+		if sessionID.Valid {
+			l.sessions = append(l.sessions, sessionID.UUID)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for table, l := range byTable {
+		if err := nodeLoaders[table](ctx, e.client, l.ids, l.sessions, found); err != nil {
+			return err
+		}
+	}
+	return nil
 }
