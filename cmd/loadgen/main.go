@@ -76,7 +76,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.grown, "grown", false, "load the grown database (internal/grown: 8,000 short sessions and 4 long ones, half a million rows) and ANALYZE it before seeding")
 	fs.StringVar(&o.chat, "chat", "", "chat pairs instead of agent turns, and no frontends: 'exchange' (recordExchange, one request) or 'two-calls' (beginTurn then endTurn)")
 	fs.BoolVar(&o.closing, "closing", true, "short turns send their read with endTurn, as the turn's closing write (one request and one commit fewer); -closing=false sends it alone, as before endTurn took closing writes")
-	fs.BoolVar(&o.wholeReplica, "whole-replica", false, "the load's one API key may use the whole replica: its rate, in-flight, operation and pool-share limits are the replica's, as before the server had limits per key (all agents share one key, which the defaults hold to one operation per core)")
+	fs.BoolVar(&o.wholeReplica, "whole-replica", false, "the load's one API key may use the whole replica: its rate, in-flight, operation and pool-share limits are the replica's, as before the server had limits per key (all clients share one key; without it each client has a key of its own at the default limits)")
 	showSQL := fs.String("show-sql", "", "operations (comma-separated, e.g. sessionsPage,recordRead-20) whose first request (seeding included) prints its SQL to stderr")
 	_ = fs.Parse(args)
 	for _, op := range strings.Split(*showSQL, ",") {

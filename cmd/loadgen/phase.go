@@ -24,7 +24,8 @@ type load struct {
 	stats *pgStats
 	side  *sql.DB // the floor's and the statistics' pool, apart from the server's
 	url   string
-	key   string
+	key   string   // the admin key: seeding, and every client under -whole-replica
+	keys  []string // the clients' own keys, made as phases need them
 	http  *http.Client
 	log   *slog.Logger
 }
@@ -72,15 +73,38 @@ func isRequest(op string) bool {
 	return op != opAgentTurn && op != opChatPair && op != opSelect1UnderLoad && op != opInsertUnderLoad
 }
 
-func (l *load) client(rec *recorder, errs *errorTally) *graphqlClient {
-	return &graphqlClient{url: l.url, key: l.key, http: l.http, rec: rec, errors: errs}
+func (l *load) client(rec *recorder, errs *errorTally, key string) *graphqlClient {
+	return &graphqlClient{url: l.url, key: key, http: l.http, rec: rec, errors: errs}
+}
+
+// clientKeys gives each of a phase's n clients an ADMIN key of its own, as
+// separate agent runtimes and frontends carry: a key's in-flight limit then
+// bounds one client and never refuses the load, so a row measures the
+// server and not its refusals. Under -whole-replica every client shares
+// the one key whose limits are the replica's.
+func (l *load) clientKeys(ctx context.Context, n int) ([]string, error) {
+	if l.opts.wholeReplica {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = l.key
+		}
+		return keys, nil
+	}
+	for len(l.keys) < n {
+		key, err := l.srv.App.CreateAPIKey(ctx, fmt.Sprintf("loadgen client %d", len(l.keys)), "ADMIN", "")
+		if err != nil {
+			return nil, fmt.Errorf("a client's key: %w", err)
+		}
+		l.keys = append(l.keys, key)
+	}
+	return l.keys[:n], nil
 }
 
 // seed opens sessions of five turns (begin, read, end) so that the
 // frontends have full pages from the first phase on.
 func (l *load) seed(ctx context.Context) error {
 	errs := newErrorTally()
-	c := l.client(newRecorder(), errs) // never started: nothing is recorded
+	c := l.client(newRecorder(), errs, l.key) // never started: nothing is recorded
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := range 8 {
@@ -117,8 +141,11 @@ func (l *load) phase(ctx context.Context, agents int) (phaseResult, error) {
 		return p, err
 	}
 
+	keys, err := l.clientKeys(ctx, agents+p.frontends)
+	if err != nil {
+		return p, err
+	}
 	rec, errs := newRecorder(), newErrorTally()
-	c := l.client(rec, errs)
 	loadCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
@@ -130,12 +157,12 @@ func (l *load) phase(ctx context.Context, agents int) (phaseResult, error) {
 		})
 	}
 	for i := range agents {
-		a := &agent{c: c, rng: rand.New(rand.NewPCG(uint64(agents), uint64(i))),
+		a := &agent{c: l.client(rec, errs, keys[i]), rng: rand.New(rand.NewPCG(uint64(agents), uint64(i))),
 			key: fmt.Sprintf("agent-%dc-%d", agents, i), turns: l.opts.turns, short: l.opts.shortTurns, chat: l.opts.chat, closing: l.opts.closing}
 		spawn(a.run)
 	}
-	for range p.frontends {
-		f := &frontend{c: c}
+	for j := range p.frontends {
+		f := &frontend{c: l.client(rec, errs, keys[agents+j])}
 		spawn(f.run)
 	}
 	spawn(func(ctx context.Context) { l.probe.sampleUnderLoad(ctx, rec, floorUnderLoadEvery) })

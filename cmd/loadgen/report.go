@@ -55,6 +55,8 @@ func (r report) print(w io.Writer) {
 		"turn, beginTurn + recordRead-20 + context-THINK + endTurn (the four latencies of the same turn added up).\n")
 	if r.opts.wholeReplica {
 		fmt.Fprintf(w, "-whole-replica: the load's one API key may use the whole replica (its rate, in-flight, operation and pool-share limits are the replica's).\n")
+	} else {
+		fmt.Fprintf(w, "Each agent and each frontend carries an API key of its own, at the default per-key limits: no row counts a key's refusals.\n")
 	}
 	if r.opts.grown {
 		fmt.Fprintf(w, "-grown: on the grown database (8,000 short sessions, 4 long ones, half a million rows, ANALYZEd) besides the run's own sessions.\n")
