@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/engine"
@@ -15,7 +14,9 @@ import (
 // refuse before an operation runs: a string over engine.MaxTextBytes or
 // with a NUL (PostgreSQL cannot store one), a list over
 // engine.MaxListItems, nesting deeper than engine.MaxNesting, and more than
-// engine.MaxInputBytes of text in all. Each refusal names the field.
+// engine.MaxInputBytes of text in all. Each refusal names the field. Text
+// that is not UTF-8 was refused before the SDK decoded it (checkMessages):
+// decoded, it is U+FFFD.
 func checkArguments(raw json.RawMessage) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
@@ -79,7 +80,5 @@ func (w *argWalk) text(s, path string) {
 		w.err = apperr.TooLarge(path, "the arguments of this call hold more than %d bytes of text: split it", engine.MaxInputBytes)
 	case strings.IndexByte(s, 0) >= 0:
 		w.err = apperr.Invalid(path, "%s contains a NUL character (\\u0000), which cannot be stored: remove it", path)
-	case !utf8.ValidString(s):
-		w.err = apperr.Invalid(path, "%s is not valid UTF-8", path)
 	}
 }

@@ -43,6 +43,9 @@ const principalKey = "sessiongraph.principal"
 // session outlives a request (the agent's session is the sessiongraph one,
 // named in each call).
 func Handler(cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	s := NewServer(cfg)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
@@ -64,7 +67,7 @@ func Handler(cfg Config) http.Handler {
 		}
 		return &auth.TokenInfo{UserID: p.KeyID.String(), Extra: map[string]any{principalKey: p}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	return carry(h)
+	return checkMessages(cfg.Logger, cfg.MaxBodyBytes, carry(h))
 }
 
 // NewServer is the MCP server with every tool and resource, before any
