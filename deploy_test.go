@@ -35,6 +35,7 @@ import (
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/testdb"
 	"sessiongraph/internal/testnpm"
+	"sessiongraph/internal/testpy"
 	"sessiongraph/migrations"
 )
 
@@ -285,9 +286,9 @@ var resumes = regexp.MustCompile(`(?m)^resume \d+: `)
 // with an error: none CANCELLED, none INTERNAL.
 func TestARollingDeployLosesNothing(t *testing.T) {
 	entry := buildTypeScriptClient(t)
-	python := "/usr/bin/python3"
-	_, err := os.Stat(python)
-	require.NoError(t, err, "the Python client needs Debian's python3 with httpx and websockets: apt-get install python3-httpx python3-websockets")
+	// The Python client from the checkout, installed with its dependencies
+	// in a venv of its own: the system Python has neither httpx nor websockets.
+	python := testpy.Venv(t, filepath.Join("clients", "python", "constraints.txt"), "./"+filepath.Join("clients", "python"))
 
 	dsn := testdb.New(t, migrations.Apply, migrations.Fingerprint())
 	db, err := sql.Open("pgx", dsn)
@@ -318,7 +319,7 @@ func TestARollingDeployLosesNothing(t *testing.T) {
 		return cmd
 	}
 	py := exec.Command(python, filepath.Join("testdata", "follow.py"))
-	py.Env = append(env, "PYTHONPATH="+filepath.Join("clients", "python"), "PYTHONDONTWRITEBYTECODE=1")
+	py.Env = append(env, "PYTHONDONTWRITEBYTECODE=1")
 	followers := []*follower{follow(t, "TypeScript over WebSocket", node("ws")), follow(t, "TypeScript over SSE", node("sse")), follow(t, "Python", py)}
 	caughtUp := func(n int) func() bool {
 		return func() bool {

@@ -18,11 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/testpy"
 )
-
-// pythonInterpreter is Debian's python3: it only makes the venv; everything
-// the client and its tests need comes from PyPI, pinned by constraints.txt.
-const pythonInterpreter = "/usr/bin/python3"
 
 // pythonVersion is clients/python's version, in the built files' names.
 const pythonVersion = "0.2.0"
@@ -33,24 +30,17 @@ const pythonVersion = "0.2.0"
 // and the folder holding the sdist and the wheel.
 func pythonPackage(t *testing.T) (python, dist string) {
 	t.Helper()
-	const hint = "apt-get install python3 python3-venv"
-	if _, err := os.Stat(pythonInterpreter); err != nil {
-		t.Fatalf("%s is missing; the Python client's tests make a venv with Debian's python3: %s", pythonInterpreter, hint)
-	}
 	src, err := filepath.Abs("python")
 	require.NoError(t, err)
 	constraints := filepath.Join(src, "constraints.txt")
-	tmp := t.TempDir()
-	venv, dist := filepath.Join(tmp, "venv"), filepath.Join(tmp, "dist")
-	env := []string{"PIP_CONSTRAINT=" + constraints, "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONDONTWRITEBYTECODE=1"}
-	typescriptRun(t, tmp, 2*time.Minute, nil, pythonInterpreter, "-m", "venv", venv)
-	python = filepath.Join(venv, "bin", "python")
-	typescriptRun(t, tmp, 5*time.Minute, env, python, "-m", "pip", "install", "-q", "build", "pytest")
+	python = testpy.Venv(t, constraints, "build", "pytest")
+	dist = filepath.Join(t.TempDir(), "dist")
+	env := []string{"PIP_CONSTRAINT=" + constraints}
 	// No flags: the sdist first, then the wheel built from the sdist, so a
 	// file the sdist forgets fails here.
-	typescriptRun(t, tmp, 5*time.Minute, env, python, "-m", "build", "--outdir", dist, src)
+	testpy.Run(t, "", 5*time.Minute, env, python, "-m", "build", "--outdir", dist, src)
 	wheel := filepath.Join(dist, "sessiongraph-"+pythonVersion+"-py3-none-any.whl")
-	typescriptRun(t, tmp, 5*time.Minute, env, python, "-m", "pip", "install", "-q", wheel+"[openai-agents,langchain]")
+	testpy.Run(t, "", 5*time.Minute, env, python, "-m", "pip", "install", "-q", wheel+"[openai-agents,langchain]")
 	return python, dist
 }
 
