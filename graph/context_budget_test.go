@@ -194,3 +194,36 @@ func TestBuildsReadAFixedNumberOfStatements(t *testing.T) {
 		"session, refs, turns; ACT and REPLY also the step results they show (their artifacts come joined to the refs); MESSAGES session and turns")
 	assert.Equal(t, events, s.Client.Event.Query().CountX(access.System(t.Context())), "builds write nothing")
 }
+
+// TestACutSectionLeavesNothingOfLowerPriority sweeps the budget of every
+// node over the kitchen session, from the least a request may ask to
+// enough for all: the sections kept are always the first ones of the
+// unbounded build, in its order, whole but for the last kept. Nothing of
+// a lower priority survives while a higher one is cut or dropped.
+func TestACutSectionLeavesNothingOfLowerPriority(t *testing.T) {
+	s := apitest.New(t)
+	a := kitchenSession(t, s)
+	for _, node := range []string{"UNDERSTAND", "THINK", "ACT", "REPLY"} {
+		full := a.context(node, map[string]any{"tokenBudget": 200000})
+		var order []string
+		for _, sec := range full.Sections {
+			order = append(order, sec.Name)
+		}
+		for budget := 50; budget <= full.TokenCount+10; budget += 7 {
+			b := a.context(node, map[string]any{"tokenBudget": budget})
+			assert.LessOrEqual(t, b.TokenCount, budget, "%s at %d", node, budget)
+			kept := []string{}
+			for i, sec := range b.Sections {
+				kept = append(kept, sec.Name)
+				if i < len(b.Sections)-1 {
+					assert.False(t, sec.Truncated, "%s at %d: %s was cut, yet a section below it stayed", node, budget, sec.Name)
+				}
+			}
+			require.LessOrEqual(t, len(kept), len(order), "%s at %d", node, budget)
+			assert.Equal(t, order[:len(kept)], kept, "%s at %d: the sections kept are the first ones", node, budget)
+			if len(kept) < len(order) {
+				assert.NotEmpty(t, b.Notes, "%s at %d says what it dropped", node, budget)
+			}
+		}
+	}
+}

@@ -52,12 +52,19 @@ func (d draft) text(n int) string {
 
 // fit lays out drafts in priority order within budget tokens: a section that
 // does not fit whole keeps as many of its first lines as fit, with a note of
-// what was cut; one whose title alone does not fit is dropped. It returns
-// the text, its exact token count, and the sections.
+// what was cut; one whose title alone does not fit is dropped. The order is
+// strict: once a section is cut or dropped, every section after it is
+// dropped, so that nothing of a lower priority stays while a higher one
+// lost lines. It returns the text, its exact token count, and the sections.
 func fit(drafts []draft, budget int, c Counter) (text string, total int, sections []Section, notes []string) {
 	var parts []string
+	cut := "" // the first section cut or dropped, once there is one
 	for _, d := range drafts {
 		if len(d.lines) == 0 {
+			continue
+		}
+		if cut != "" {
+			notes = append(notes, fmt.Sprintf("section %s dropped: section %s, of a higher priority, was cut to fit the budget of %d tokens", d.name, cut, budget))
 			continue
 		}
 		room := budget - total
@@ -73,10 +80,12 @@ func fit(drafts []draft, budget int, c Counter) (text string, total int, section
 		}
 		if n == 0 || cost > room {
 			notes = append(notes, fmt.Sprintf("section %s dropped: the budget of %d tokens was used up", d.name, budget))
+			cut = d.name
 			continue
 		}
 		if truncated {
 			notes = append(notes, fmt.Sprintf("section %s cut to %d of %d lines to fit the budget", d.name, n, len(d.lines)))
+			cut = d.name
 		}
 		parts = append(parts, body)
 		total += cost
@@ -88,10 +97,10 @@ func fit(drafts []draft, budget int, c Counter) (text string, total int, section
 		// A counter that does not add up may exceed by a token at a join.
 		for total > budget && len(sections) > 0 {
 			last := len(sections) - 1
+			notes = append(notes, fmt.Sprintf("section %s dropped to keep the joined text within the budget of %d tokens", sections[last].Name, budget))
 			sections, parts = sections[:last], parts[:last]
 			text = strings.Join(parts, "")
 			total = c.Count(text)
-			notes = append(notes, "last section dropped to keep the joined text within budget")
 		}
 	}
 	return text, total, sections, notes

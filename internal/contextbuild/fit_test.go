@@ -58,3 +58,39 @@ func TestFitStaysWithinBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestACutSectionLeavesNothingBelowIt sweeps the budget from nothing to
+// enough for all over sections in priority order, THINK's shape: whatever
+// the budget, the sections kept are the first ones, whole but for the last
+// kept; every section after a cut one is dropped, and a note says so.
+func TestACutSectionLeavesNothingBelowIt(t *testing.T) {
+	active := make([]string, 9)
+	for i := range active {
+		active[i] = "- `recipe_" + string(rune('1'+i)) + "`: Slow-cooked stew (recipe) [read:summary] T3"
+	}
+	drafts := []draft{
+		section("engagement_summary", "Session", "Weeknight cooking from the pantry."),
+		section("active_entities", "Active entities", active...),
+		section("data_legends", "Data legends", "- recipe: [read:full] the whole recipe", "- inv: quantities are in the unit given"),
+		section("conversation", "Conversation", "Turn 4 — User: show me the stew", "Turn 4 — Assistant: Here it is.", "Turn 5 — User (now): save it"),
+		section("history_summary", "History summary", "The user listed recipes and is planning dinners."),
+	}
+	for _, name := range []tokenizer.Name{tokenizer.CL100K, tokenizer.O200K, tokenizer.Chars4} {
+		c, err := tokenizer.Get(name)
+		require.NoError(t, err)
+		_, all, _, _ := fit(drafts, 1_000_000, c)
+		for budget := 0; budget <= all+5; budget++ {
+			_, total, sections, notes := fit(drafts, budget, c)
+			assert.LessOrEqual(t, total, budget)
+			for i, sec := range sections {
+				assert.Equal(t, drafts[i].name, sec.Name, "%s at %d: the sections kept are the first ones", name, budget)
+				if i < len(sections)-1 {
+					assert.False(t, sec.Truncated, "%s at %d: %s was cut, yet a section below it stayed", name, budget, sec.Name)
+				}
+			}
+			for _, d := range drafts[len(sections):] {
+				assert.Contains(t, strings.Join(notes, "\n"), "section "+d.name+" dropped", "%s at %d", name, budget)
+			}
+		}
+	}
+}
