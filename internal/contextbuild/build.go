@@ -83,7 +83,8 @@ type Snapshot struct {
 	// TurnCount is how many turns the session has had.
 	TurnCount int
 	// Entries are the refs in the window, retained or generated (with their
-	// artifacts), plus those referenced in the turns shown.
+	// artifacts); for Understand, every ref of the session, most recently
+	// referenced first, up to the engine's bound.
 	Entries []*registry.Entry
 	// OlderEntries counts refs left out of the snapshot.
 	OlderEntries int

@@ -9,8 +9,9 @@ import (
 )
 
 // Understand builds Understand's context: the current message, the
-// last five turns with the entities each touched, the decision history, the
-// entity registry table and any pending clarification.
+// last five turns with the entities each touched (created or last
+// referenced in it), the decision history, any pending clarification, and
+// the entity registry table of every ref.
 func buildUnderstand(s *Snapshot, window int) ([]draft, Tiers) {
 	_, names := tiers(s, window)
 	var drafts []draft
@@ -44,15 +45,18 @@ func buildUnderstand(s *Snapshot, window int) ([]draft, Tiers) {
 		drafts = append(drafts, section("decision_history", "Decision history", decisions...))
 	}
 
+	// The registry table lists every ref and grows with the session: it
+	// comes last, so that a tight budget cuts its oldest rows and nothing
+	// else, while the question Think asked stays.
+	if len(s.PendingClarification) > 0 {
+		drafts = append(drafts, section("pending_clarification", "Pending clarification", prettyJSON(s.PendingClarification)))
+	}
 	table := []string{"| Ref | Type | Label | Last Action | Created | Last Ref |", "| --- | --- | --- | --- | --- | --- |"}
 	for _, e := range byRecency(s.Entries) {
 		table = append(table, fmt.Sprintf("| %s | %s | %s | %s | T%d | T%d |", e.Ref, e.EntityType, e.Label, e.Action, e.TurnCreated, e.TurnLastReferenced))
 	}
 	if len(table) > 2 {
 		drafts = append(drafts, section("entity_registry", "Entity registry", table...))
-	}
-	if len(s.PendingClarification) > 0 {
-		drafts = append(drafts, section("pending_clarification", "Pending clarification", prettyJSON(s.PendingClarification)))
 	}
 	return drafts, names
 }

@@ -98,7 +98,7 @@ func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node context
 	}
 	complete := true
 	if node != contextbuild.Messages {
-		// The refs in the window (Understand's is its five turns), retained,
+		// The refs in the window (Understand's: every ref), retained,
 		// or generated and not saved (artifacts promoted in the current turn
 		// are inside the window). Only ACT and REPLY show artifact content;
 		// the others need the status alone, so that every build places a

@@ -44,14 +44,14 @@ func (e *Engine) EntriesBothWays(ctx context.Context, s *ent.Session, node conte
 // entEntries is how a build read the refs a build may show, through
 // ent's generic scan, before readEntries; kept to prove the two the same.
 // It reads the refs a build may show: referenced within the
-// window (Understand's is its five turns), retained, or generated and not
+// window (Understand's are all of them), retained, or generated and not
 // saved (artifacts promoted in the current turn are inside the window).
 func (e *Engine) entEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
-	window := o.TurnsWindow
+	where := liveRefs(s, o.TurnsWindow)
 	if node == contextbuild.Understand {
-		window = max(window, contextbuild.UnderstandTurns)
+		where = ref.SessionID(s.ID) // every ref: its registry table lists them all
 	}
-	q := e.client.Ref.Query().Where(liveRefs(s, window)).
+	q := e.client.Ref.Query().Where(where).
 		// Only stable fields order a build, so the same session builds the
 		// same text; the ref by its bytes, whatever the database's collation,
 		// so that a patched build orders them as the read does (entryOrder).

@@ -122,13 +122,15 @@ func (e *Engine) patch(ctx context.Context, s *ent.Session, node contextbuild.No
 }
 
 // entriesSince is the oldest turn whose refs a node's build reads
-// (readEntries' window).
+// (readEntries' window). Understand reads them all, from turn 0: its
+// registry table lists every registered ref, since it curates what stays
+// in context and cannot keep what it does not see; the most recently
+// referenced come first, so maxContextRefs and the budget cut the oldest.
 func entriesSince(s *ent.Session, node contextbuild.Node, o contextbuild.Options) int {
-	window := o.TurnsWindow
 	if node == contextbuild.Understand {
-		window = max(window, contextbuild.UnderstandTurns)
+		return 0
 	}
-	return registry.ActiveSince(s.CurrentTurn, window)
+	return registry.ActiveSince(s.CurrentTurn, o.TurnsWindow)
 }
 
 // inEntries says whether a ref is one readEntries reads (liveRefs).
