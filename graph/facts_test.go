@@ -107,3 +107,63 @@ func TestOneQueryAnswersWhenTheAgentLostAFact(t *testing.T) {
 	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, sessionsHoldingFact, map[string]any{"fact": map[string]any{"text": "peanut", "ref": "recipe_1"}}))
 	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, sessionsHoldingFact, map[string]any{"fact": map[string]any{}}))
 }
+
+// TestARefIsHeldWhereverABuildNamesIt: UNDERSTAND names a ref in its
+// registry table and under its turn, in plain words, not in backticks; each
+// of its builds from turn 1 to 7 holds recipe_1, long after the ref left
+// the active tier, and no build lost it. A build that names only recipe_10
+// and gen_recipe_1 does not hold recipe_1.
+func TestARefIsHeldWhereverABuildNamesIt(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "satay")
+	a.turn("show me the satay")
+	a.read("recipes", map[string]any{"id": newUUID(), "name": "Satay"})
+	a.recordContext("UNDERSTAND")
+	for n := 2; n <= 7; n++ {
+		a.turn("and now?")
+		a.recordContext("UNDERSTAND")
+	}
+	other := newAgent(t, s, "noodles")
+	other.turn("compare recipe_10 with gen_recipe_1")
+	other.recordContext("UNDERSTAND")
+
+	const understandTrace = `query($id: ID!, $fact: FactInput!) { node(id: $id) { ... on Session {
+	  factTrace(fact: $fact, nodes: [UNDERSTAND]) { more receipts { turn held } firstLoss { lostIn { turn } } } } } }`
+	type traceOut struct {
+		Node struct {
+			FactTrace struct {
+				Receipts []struct {
+					Turn int   `json:"turn"`
+					Held *bool `json:"held"`
+				} `json:"receipts"`
+				FirstLoss *struct{} `json:"firstLoss"`
+			} `json:"factTrace"`
+		} `json:"node"`
+	}
+	held := func(a *agent) []bool {
+		out := decode[traceOut](t, a.do(understandTrace, map[string]any{"fact": map[string]any{"ref": "recipe_1"}})).Node.FactTrace
+		var held []bool
+		for _, r := range out.Receipts {
+			require.NotNil(t, r.Held, "turn %d: the text was kept", r.Turn)
+			held = append(held, *r.Held)
+		}
+		assert.Nil(t, out.FirstLoss)
+		return held
+	}
+	assert.Equal(t, []bool{true, true, true, true, true, true, true}, held(a))
+	assert.Equal(t, []bool{false}, held(other), "recipe_10 and gen_recipe_1 are other refs")
+
+	var found struct {
+		SessionsHoldingFact struct {
+			Sessions []struct {
+				ExternalKey string `json:"externalKey"`
+			} `json:"sessions"`
+			Scanned int `json:"scanned"`
+		} `json:"sessionsHoldingFact"`
+	}
+	s.MustDo(t, `query($fact: FactInput!) { sessionsHoldingFact(fact: $fact, node: UNDERSTAND) { sessions { externalKey } scanned } }`,
+		map[string]any{"fact": map[string]any{"ref": "recipe_1"}}, &found)
+	require.Len(t, found.SessionsHoldingFact.Sessions, 1)
+	assert.Equal(t, "satay", found.SessionsHoldingFact.Sessions[0].ExternalKey)
+	assert.Equal(t, 8, found.SessionsHoldingFact.Scanned)
+}

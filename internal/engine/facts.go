@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"hash/fnv"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ const (
 )
 
 // Fact is what to follow: a text, matched ignoring case, or a ref, held by a
-// build that names it (`recipe_1`) or lists it in a tier.
+// build that names it as a whole word or lists it in a tier.
 type Fact struct {
 	Text string
 	Ref  string
@@ -71,8 +72,10 @@ type FactLoss struct {
 
 // held is the SQL that tells whether a receipt (columns of t) held a fact.
 // A ref is held by a build that lists it in a tier, whatever became of the
-// text, or that names it as a build does (`recipe_1`, so not recipe_10).
-// NULL when the text is needed and was not kept.
+// text, or that names it anywhere in its text, in whatever notation its
+// node uses (THINK's `recipe_1`, UNDERSTAND's table cell | recipe_1 |): as
+// a whole word, so neither recipe_10 nor gen_recipe_1 is recipe_1. NULL
+// when the text is needed and was not kept.
 func (f Fact) held(t *sql.Selector) *sql.Predicate {
 	text := t.C(contextreceipt.FieldText)
 	if f.Text != "" {
@@ -88,8 +91,18 @@ func (f Fact) held(t *sql.Selector) *sql.Predicate {
 			}
 			b.WriteString("(" + t.C(contextreceipt.FieldTiers) + " -> '" + tier + "') @> jsonb_build_array(").Arg(f.Ref).WriteString("::text)")
 		}
-		b.WriteString(" THEN true ELSE strpos(" + text + ", ").Arg("`" + f.Ref + "`").WriteString(") > 0 END")
+		// strpos first: the pattern is tried only on texts that contain the ref.
+		b.WriteString(" THEN true ELSE strpos(" + text + ", ").Arg(f.Ref).
+			WriteString(") > 0 AND " + text + " ~ ").Arg(refWord(f.Ref)).WriteString(" END")
 	})
+}
+
+// refWord is the PostgreSQL pattern of a ref as a whole word: not preceded
+// or followed by a letter, a digit or an underscore, which refs are made of.
+func refWord(ref string) string {
+	// QuoteMeta's escapes (a backslash before punctuation) mean the same in
+	// PostgreSQL's regular expressions.
+	return `(^|[^[:alnum:]_])` + regexp.QuoteMeta(ref) + `($|[^[:alnum:]_])`
 }
 
 func (f Fact) check() error {
