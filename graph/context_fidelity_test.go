@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
 )
@@ -76,4 +77,52 @@ func TestUnderstandShowsEveryRegisteredEntity(t *testing.T) {
 	b = a.context("UNDERSTAND", nil)
 	assert.Equal(t, conversation(2, 6, map[int]string{6: "recipe_2: Laksa (read)"}), sectionText(b.Text, "Recent conversation"))
 	assert.Equal(t, header+laksa+"\n"+satay, sectionText(b.Text, "Entity registry"))
+}
+
+// TestAGeneratedRefSavedThisTurnIsReadFromTheDatabase: once recordCreated
+// saved gen_recipe_1, its row is in the runtime's database, so a read of it
+// goes there (readRefs leaves it to the database), as the filter for it
+// does (translateFilters gives its UUID): the artifact answers reads only
+// while the ref is unsaved.
+func TestAGeneratedRefSavedThisTurnIsReadFromTheDatabase(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "saved-read")
+	a.turn("make me a cod recipe and save it")
+	require.Equal(t, "gen_recipe_1", a.generate("recipe", map[string]any{"name": "Simple Cod", "instructions": "Bake."}))
+
+	type readOut struct {
+		Session struct {
+			TranslateFilters struct {
+				Filters []struct {
+					Field, Op string
+					Value     any
+				} `json:"filters"`
+				PendingRefs []string `json:"pendingRefs"`
+			} `json:"translateFilters"`
+			ReadRefs struct {
+				Records      []map[string]any `json:"records"`
+				FromDatabase []string         `json:"fromDatabase"`
+			} `json:"readRefs"`
+		} `json:"session"`
+	}
+	read := func() readOut {
+		return decode[readOut](t, rawQuery(t, s, a.id, `query($id: ID!) { session(id: $id) {
+			translateFilters(table: "recipes", filters: [{field: "id", op: "eq", value: "gen_recipe_1"}]) { filters { field op value } pendingRefs }
+			readRefs(refs: ["gen_recipe_1"]) { records fromDatabase } } }`))
+	}
+	unsaved := read()
+	assert.Equal(t, []string{"gen_recipe_1"}, unsaved.Session.TranslateFilters.PendingRefs)
+	assert.Equal(t, []map[string]any{{"id": "gen_recipe_1", "name": "Simple Cod", "instructions": "Bake."}}, unsaved.Session.ReadRefs.Records)
+	assert.Empty(t, unsaved.Session.ReadRefs.FromDatabase)
+
+	saved := newUUID()
+	a.do(`mutation($id: ID!, $e: UUID!) { recordCreated(input: {sessionID: $id, entityType: "recipe", entityID: $e, label: "Simple Cod"}) { promoted } }`,
+		map[string]any{"e": saved})
+	got := read()
+	require.Len(t, got.Session.TranslateFilters.Filters, 1)
+	f := got.Session.TranslateFilters.Filters[0]
+	assert.Equal(t, []any{"id", "eq", saved}, []any{f.Field, f.Op, f.Value}, "the filter asks the database for the saved row")
+	assert.Empty(t, got.Session.TranslateFilters.PendingRefs)
+	assert.Empty(t, got.Session.ReadRefs.Records, "saved: the database row is the truth, not the artifact")
+	assert.Equal(t, []string{"gen_recipe_1"}, got.Session.ReadRefs.FromDatabase)
 }

@@ -214,17 +214,18 @@ func (r *Registry) payloadFK(v any, path, want string) (any, error) {
 // ReadRefs answers reads of generated refs from their artifacts, in the
 // shape a database read returns (read rerouting): the content
 // with the ref in the id field. Refs whose data lives in the database come
-// back in fromDatabase: database entities, and generated ones that were
-// saved and whose artifact is cleared (the row may have changed since). A
-// generated entity cleared without being saved exists only in the archive,
-// so it is answered from there.
+// back in fromDatabase: database entities, and generated ones once saved
+// (from the save on, the row is the truth, as TranslateFilters gives its
+// UUID; the artifact kept until the turn ends is for linked records, not
+// for reads). A generated entity cleared without being saved exists only
+// in the archive, so it is answered from there.
 func (r *Registry) ReadRefs(d *Domain, refs []string) (records []map[string]any, fromDatabase []string, err error) {
 	for i, ref := range refs {
 		e, err := r.lookup(ref, fmt.Sprintf("refs[%d]", i))
 		if err != nil {
 			return nil, nil, err
 		}
-		if e.Artifact == nil || e.Artifact.Status == ArtifactCleared && e.EntityID != nil {
+		if e.Artifact == nil || e.EntityID != nil {
 			fromDatabase = append(fromDatabase, ref)
 			continue
 		}
