@@ -126,3 +126,31 @@ func TestAGeneratedRefSavedThisTurnIsReadFromTheDatabase(t *testing.T) {
 	assert.Empty(t, got.Session.ReadRefs.Records, "saved: the database row is the truth, not the artifact")
 	assert.Equal(t, []string{"gen_recipe_1"}, got.Session.ReadRefs.FromDatabase)
 }
+
+// TestThinkLeavesOutWhatATurnDidNotSay: THINK's reasoning trace shows of a
+// turn only what its execution summary says: no dashes, no empty quotes
+// for what was never given, and a turn that said nothing is its number.
+func TestThinkLeavesOutWhatATurnDidNotSay(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "quiet")
+	updateTurn := func(summary map[string]any) {
+		a.do(`mutation($id: ID!, $s: ExecutionSummaryInput!) { updateTurn(input: {sessionID: $id, summary: $s}) { turn { number } } }`, map[string]any{"s": summary})
+	}
+	a.turn("hello") // turn 1 ends with no summary
+	a.turn("find me a soup")
+	updateTurn(map[string]any{"goal": "Find a soup", "steps": []any{map[string]any{"step": 1, "kind": "read"}}})
+	a.turn("and a bread?")
+	updateTurn(map[string]any{"decision": "plan_direct", "userExpressed": "likes rye",
+		"steps": []any{map[string]any{"step": 1, "description": "Read breads", "outcome": "2 items"}}})
+	a.turn("thanks")
+
+	b := a.context("THINK", nil)
+	assert.Equal(t, strings.Join([]string{
+		`Turn 2: goal "Find a soup"`,
+		`  Step 1 (read)`,
+		`Turn 3: decision plan_direct, user expressed "likes rye"`,
+		`  Step 1: Read breads → 2 items`,
+		`Earlier turns:`,
+		`  T1`,
+	}, "\n"), sectionText(b.Text, "Reasoning trace"))
+}

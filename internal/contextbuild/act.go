@@ -125,8 +125,7 @@ func olderStepLines(s *Snapshot, full, older []StepResult) []string {
 			if recorded[[2]int{t.Number, st.Step}] {
 				continue
 			}
-			lines = append(lines, line{t.Number, st.Step, fmt.Sprintf("T%d step %d (%s): %s → %s",
-				t.Number, st.Step, orDash(st.Kind), orDash(st.Description), orDash(st.Outcome))})
+			lines = append(lines, line{t.Number, st.Step, reportedStep(fmt.Sprintf("T%d step %d", t.Number, st.Step), st)})
 		}
 	}
 	slices.SortStableFunc(lines, func(a, b line) int {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/internal/registry"
 )
 
@@ -123,10 +124,9 @@ func reasoningLines(turns []Turn) []string {
 		if s == nil {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("Turn %d: decision %s, goal %q, phase %s, user expressed %q",
-			t.Number, orDash(s.Decision), s.Goal, orDash(s.Phase), s.UserExpressed))
+		lines = append(lines, reasoningHead(t.Number, s))
 		for _, st := range s.Steps {
-			lines = append(lines, fmt.Sprintf("  Step %d (%s): %s → %s", st.Step, orDash(st.Kind), orDash(st.Description), orDash(st.Outcome)))
+			lines = append(lines, reportedStep(fmt.Sprintf("  Step %d", st.Step), st))
 		}
 		if c := s.Curation; c != nil {
 			for _, r := range c.Retained {
@@ -141,4 +141,54 @@ func reasoningLines(turns []Turn) []string {
 		}
 	}
 	return lines
+}
+
+// reasoningHead is a turn's line of the reasoning trace with the fields its
+// execution summary gives, and only those: Think reads a placeholder as
+// something the turn said ("Turn 3: decision plan_direct, goal "Show a
+// recipe""; "Turn 3" when it gave none).
+func reasoningHead(turn int, s *schematype.ExecutionSummary) string {
+	var known knownParts
+	if s.Decision != "" {
+		known = append(known, "decision "+s.Decision)
+	}
+	if s.Goal != "" {
+		known = append(known, fmt.Sprintf("goal %q", s.Goal))
+	}
+	if s.Phase != "" {
+		known = append(known, "phase "+s.Phase)
+	}
+	if s.UserExpressed != "" {
+		known = append(known, fmt.Sprintf("user expressed %q", s.UserExpressed))
+	}
+	return known.after(fmt.Sprintf("Turn %d", turn), ", ")
+}
+
+// reportedStep is a step as an execution summary reports it, after prefix,
+// leaving out what it does not say: "Step 1 (read): Read recipes → 3
+// items", "Step 1 (read)", "Step 1: Read breads".
+func reportedStep(prefix string, st schematype.StepSummary) string {
+	line := prefix
+	if st.Kind != "" {
+		line += " (" + st.Kind + ")"
+	}
+	if st.Description != "" {
+		line += ": " + st.Description
+	}
+	if st.Outcome != "" {
+		line += " → " + st.Outcome
+	}
+	return line
+}
+
+// knownParts are the parts of a line that are known.
+type knownParts []string
+
+// after is head followed by ": " and the known parts joined by sep, or head
+// alone when none is known.
+func (k knownParts) after(head, sep string) string {
+	if len(k) == 0 {
+		return head
+	}
+	return head + ": " + strings.Join(k, sep)
 }

@@ -236,8 +236,8 @@ func turnOutcome(t Turn, steps []StepResult) string {
 			parts = append(parts, fmt.Sprintf("%s: %s", oneLine(rep.Description), stepOutcome(res)))
 		case hasResult:
 			parts = append(parts, fmt.Sprintf("%s: %s", describe(res), stepOutcome(res)))
-		case hasReport:
-			parts = append(parts, fmt.Sprintf("%s: %s", orDash(rep.Description), orDash(rep.Outcome)))
+		case hasReport && stepTold(rep.Description, rep.Outcome) != "":
+			parts = append(parts, stepTold(rep.Description, rep.Outcome))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -75,44 +75,58 @@ func listItems(msg string) []string {
 }
 
 // ReasoningLine compresses one turn's execution summary into the line the
-// session's reasoning summary keeps once the turn is older than the last two.
+// session's reasoning summary keeps once the turn is older than the last
+// two: "T3: propose — Suggest a rice recipe [narrowing]; Generate a recipe:
+// gen_recipe_1", with what the summary does not give left out ("T3" when
+// it gives nothing).
 func ReasoningLine(turn int, s *schematype.ExecutionSummary) string {
 	if s == nil {
-		return fmt.Sprintf("T%d: (no summary)", turn)
+		s = &schematype.ExecutionSummary{}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "T%d: %s", turn, orDash(s.Decision))
+	var known knownParts
+	var what []string // "propose — Suggest a rice recipe [narrowing]"
+	if s.Decision != "" {
+		what = append(what, s.Decision)
+	}
 	if s.Goal != "" {
-		fmt.Fprintf(&b, " — %s", s.Goal)
+		what = append(what, "— "+s.Goal)
 	}
 	if s.Phase != "" {
-		fmt.Fprintf(&b, " [%s]", s.Phase)
+		what = append(what, "["+s.Phase+"]")
+	}
+	if len(what) > 0 {
+		known = append(known, strings.TrimPrefix(strings.Join(what, " "), "— "))
 	}
 	if outcome := Outcome(s); outcome != "" {
-		fmt.Fprintf(&b, "; %s", outcome)
+		known = append(known, outcome)
 	}
 	if s.BlockedReason != nil {
-		fmt.Fprintf(&b, "; blocked: %s", *s.BlockedReason)
+		known = append(known, "blocked: "+*s.BlockedReason)
 	}
-	return b.String()
+	return known.after(fmt.Sprintf("T%d", turn), "; ")
 }
 
 // Outcome is the one-line execution outcome of a turn's steps: "Find Indian
-// recipes: 5 items; Generate weekly plan: completed".
+// recipes: 5 items; Generate weekly plan: completed". A step is told by
+// what its summary gives of its description and outcome, and left out when
+// it gives neither.
 func Outcome(s *schematype.ExecutionSummary) string {
 	if s == nil {
 		return ""
 	}
 	parts := make([]string, 0, len(s.Steps))
 	for _, st := range s.Steps {
-		parts = append(parts, fmt.Sprintf("%s: %s", orDash(st.Description), orDash(st.Outcome)))
+		if told := stepTold(st.Description, st.Outcome); told != "" {
+			parts = append(parts, told)
+		}
 	}
 	return strings.Join(parts, "; ")
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+// stepTold is "description: outcome" with what is not known left out.
+func stepTold(description, outcome string) string {
+	if description == "" || outcome == "" {
+		return description + outcome
 	}
-	return s
+	return description + ": " + outcome
 }
