@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -154,6 +155,35 @@ func TestUpdateSessionMergesMetadataAndStampsActivity(t *testing.T) {
 	assert.Equal(t, 120, u.TTLSeconds)
 	assert.Equal(t, 120*time.Second, u.ExpiresAt.Sub(u.LastActiveAt), "expiresAt follows the new TTL")
 	assert.Equal(t, []string{"session.opened", "session.updated"}, eventKinds(t, s))
+}
+
+// A focus without an id is about a type, no particular entity: its id is
+// null, through the mutation's payload, a session read and a compiled page
+// alike, never "" (a ref no LLM can resolve).
+func TestAFocusWithoutAnIdAnswersNull(t *testing.T) {
+	s := apitest.New(t)
+	id := open(t, s, map[string]any{"tenant": "acme", "externalKey": "k"}).OpenSession.Session.ID
+	s.MustDo(t, updateSession, map[string]any{"in": map[string]any{"id": id,
+		"focus": map[string]any{"type": "recipe", "id": "recipe_1"}}}, nil)
+	for _, focus := range []map[string]any{{"type": "recipe", "id": nil}, {"type": "meal_plan"}} {
+		res := s.Do(t, updateSession, map[string]any{"in": map[string]any{"id": id, "focus": focus}})
+		require.Empty(t, res.Errors)
+		var out struct {
+			UpdateSession struct {
+				Session struct{ Focus map[string]any } `json:"session"`
+			} `json:"updateSession"`
+		}
+		require.NoError(t, json.Unmarshal(res.Data, &out))
+		assert.Equal(t, map[string]any{"type": focus["type"], "id": nil, "context": nil}, out.UpdateSession.Session.Focus)
+		for read, vars := range map[string]map[string]any{
+			`query($id: ID!) { session(id: $id) { focus { type id } } }`:      {"id": id},
+			`{ sessions(first: 1) { edges { node { focus { type id } } } } }`: nil,
+		} {
+			res := s.Do(t, read, vars)
+			require.Empty(t, res.Errors)
+			assert.Contains(t, string(res.Data), `"focus":{"type":"`+focus["type"].(string)+`","id":null}`, read)
+		}
+	}
 }
 
 func TestConcurrentMetadataMergesKeepEveryKey(t *testing.T) {

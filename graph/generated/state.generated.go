@@ -385,8 +385,8 @@ func (ec *executionContext) _Focus_id(ctx context.Context, field graphql.Collect
 			return obj.ID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -657,7 +657,7 @@ func (ec *executionContext) unmarshalInputFocusInput(ctx context.Context, obj an
 			it.Type = data
 		case "id":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
-			data, err := ec.unmarshalOString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -867,7 +867,7 @@ func (ec *executionContext) _Focus(ctx context.Context, sel ast.SelectionSet, ob
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.ID)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

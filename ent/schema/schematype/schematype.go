@@ -7,7 +7,7 @@ package schematype
 // type, the ref or id the runtime uses for it, and free-form context.
 type Focus struct {
 	Type    string         `json:"type"`
-	ID      string         `json:"id,omitempty"`
+	ID      *string        `json:"id,omitempty"` // nil: no particular entity, null in the API
 	Context map[string]any `json:"context,omitempty"`
 }
 
