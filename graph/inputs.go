@@ -28,9 +28,14 @@ import (
 // value, a cursor this server did not hand out, and anything over the size
 // limits of engine/limits.go. So no oversize or unstorable input reaches a
 // transaction, and every refusal names the field by its path in
-// extensions.field, relative to a mutation's input.
+// extensions.field, relative to a mutation's input. The walk runs twice when
+// variables hold objects or lists: over them as sent, before gqlparser
+// coerces them (inputs_raw.go), and over the operation as coerced.
 type InputChecks struct {
-	schema *ast.Schema
+	// TokenLimit bounds the tokens read from a query parsed to check its
+	// variables, as gqlgen's own parse is bounded (0: no bound).
+	TokenLimit int
+	schema     *ast.Schema
 }
 
 var _ interface {
@@ -46,6 +51,14 @@ var _ interface {
 // second or more to parse and validate.
 const maxQueryNesting = 128
 
+// maxInputObjects bounds the input objects in the arguments of one
+// operation (a Map's contents are not input objects): room for a filter of
+// engine.MaxPredicates predicates each in a group of its own (about 1,000
+// objects) beside lists of steps and retained refs at their limit. The
+// other limits leave their number free (an or of 1,000 ors of 1,000 {}),
+// and gqlparser's coercion of a variable costs up to 80 µs an object.
+const maxInputObjects = 4000
+
 // ExtensionName implements graphql.HandlerExtension.
 func (*InputChecks) ExtensionName() string { return "InputChecks" }
 
@@ -57,14 +70,15 @@ func (c *InputChecks) Validate(es graphql.ExecutableSchema) error {
 }
 
 // MutateOperationParameters refuses a query whose brackets nest deeper
-// than maxQueryNesting before it is parsed.
-func (*InputChecks) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
+// than maxQueryNesting before it is parsed, and variables the walk refuses
+// before they are coerced.
+func (c *InputChecks) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
 	if depth := bracketDepth(params.Query, maxQueryNesting); depth > maxQueryNesting {
 		e := gqlerror.Errorf("the query nests brackets more than %d deep", maxQueryNesting)
 		e.Extensions = map[string]any{"code": string(apperr.QueryTooDeep)}
 		return e
 	}
-	return nil
+	return c.checkRawVariables(params)
 }
 
 // MutateOperationContext checks every argument of every field of the
@@ -88,6 +102,8 @@ type inputWalk struct {
 	at    []any
 	keys  []string
 	total int
+	// objects counts the input objects walked, against maxInputObjects.
+	objects int
 	// predicates counts the predicates of the filter being walked, over
 	// all its branches; filterDepth is how deep the walk is in filters.
 	predicates  int
@@ -200,6 +216,10 @@ func (w *inputWalk) value(t *ast.Type, v any, depth int) {
 	case ast.InputObject:
 		obj, ok := asObject(v)
 		if !ok || !w.nest(depth+1) {
+			return
+		}
+		if w.objects++; w.objects > maxInputObjects {
+			w.fail(apperr.InputTooLarge, "the arguments of this operation hold more than %d input objects (a variable used twice counts twice): split it", maxInputObjects)
 			return
 		}
 		filter := isFilter(def)

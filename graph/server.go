@@ -120,7 +120,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	srv.AroundResponses(addEndReason)
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
-	srv.Use(&InputChecks{})
+	srv.Use(&InputChecks{TokenLimit: cfg.TokenLimit})
 	if cfg.Metrics != nil {
 		srv.Use(cfg.Metrics)
 	}
