@@ -13,8 +13,8 @@ import (
 
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/app"
+	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/config"
-	"sessiongraph/internal/store"
 )
 
 const transferUsage = `usage:
@@ -64,16 +64,12 @@ func importSessionCommand(ctx context.Context, args []string, env config.Lookup,
 			defer f.Close()
 			in = f
 		}
-		var x store.Export
-		if err := json.NewDecoder(in).Decode(&x); err != nil {
-			return fmt.Errorf("the document is not an exported session: %w", err)
-		}
-		id, err := ops.Engine.ImportSession(access.System(ctx), &x, ops.SchemaVersion)
+		imported, err := ops.Engine.ImportSession(access.System(ctx), in, ops.SchemaVersion)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "imported session %s: %d turns, %d refs, %d artifacts, %d events\n",
-			id, len(x.Turns), len(x.Refs), len(x.Artifacts), len(x.Events))
+			imported.ID, imported.Rows["turns"], imported.Rows["refs"], imported.Rows["artifacts"], imported.Rows["events"])
 		return nil
 	})
 }
@@ -110,6 +106,12 @@ func withOperations(ctx context.Context, command string, args []string, env conf
 		fmt.Fprintln(stderr, transferUsage)
 		return 2
 	case err != nil:
+		// An error a person can act on leads with its code, as the API
+		// answers it.
+		if code := apperr.CodeOf(err); code != "" {
+			fmt.Fprintf(stderr, "sessiongraph %s: %s: %v\n", command, code, err)
+			return 1
+		}
 		fmt.Fprintf(stderr, "sessiongraph %s: %v\n", command, err)
 		return 1
 	}

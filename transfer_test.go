@@ -83,7 +83,7 @@ func TestAnExportedSessionImportsIntoAFreshDatabase(t *testing.T) {
 
 	_, stderr, code = runBinary(t, binaryEnv("DATABASE_URL="+to.DSN), "import-session", "-file", path)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "a row exists already")
+	assert.Equal(t, "sessiongraph import-session: CONFLICT: session "+id+" exists already in this database\n", stderr)
 }
 
 func sessionKeyOf(t *testing.T, s *apitest.Server, id string) string {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 
 	"github.com/google/uuid"
 
@@ -23,20 +24,44 @@ func (e *Engine) ExportSession(ctx context.Context, id uuid.UUID, schemaVersion 
 	return e.store.ExportSession(ctx, id, schemaVersion)
 }
 
-// ImportSession writes an exported session into this database, whose schema
-// is at schemaVersion: the document must come from the same version (import
-// it where it was made, or into a database at its version, then migrate).
-// ADMIN only.
-func (e *Engine) ImportSession(ctx context.Context, x *store.Export, schemaVersion uint) (uuid.UUID, error) {
+// importLimits are the API's checks of an operation's text, applied to
+// each row of an imported document: the command line is a door too.
+var importLimits = store.ImportLimits{TextBytes: MaxTextBytes, Nesting: MaxNesting, RowBytes: maxImportRowBytes}
+
+// maxImportRowBytes bounds one row of an imported document as JSON text,
+// and so the memory one row takes. The largest rows are the server's own:
+// a receipt of a build at the largest token budget (two million tokens,
+// some 8 MB of text), or a turn holding three texts of MaxTextBytes and an
+// execution summary; JSON's escapes can lengthen a text.
+const maxImportRowBytes = 8 * MaxInputBytes
+
+// ImportSession writes the exported session read from r into this
+// database, whose schema is at schemaVersion: the document must come from
+// the same version (import it where it was made, or into a database at its
+// version, then migrate). Its text passes the API's input checks, its
+// session's tenant is a name as an API key's is, and the store refuses
+// whatever is not the session's own (store.ImportSession). ADMIN only.
+func (e *Engine) ImportSession(ctx context.Context, r io.Reader, schemaVersion uint) (store.Imported, error) {
 	if err := access.RequireAdmin(ctx, "importing a session"); err != nil {
-		return uuid.Nil, err
+		return store.Imported{}, err
+	}
+	doc, err := store.ReadImport(r, importLimits)
+	if err != nil {
+		return store.Imported{}, err
 	}
 	switch {
-	case x.Format != store.ExportFormat:
-		return uuid.Nil, apperr.Invalid("format", "the document's format is %q, not %q", x.Format, store.ExportFormat)
-	case x.SchemaVersion != schemaVersion:
-		return uuid.Nil, apperr.Invalid("schemaVersion", "the session was exported at schema version %d and this database is at %d: "+
-			"import it into a database at version %d, then migrate it", x.SchemaVersion, schemaVersion, x.SchemaVersion)
+	case doc.Format != store.ExportFormat:
+		return store.Imported{}, apperr.Invalid("format", "the document's format is %q, not %q", doc.Format, store.ExportFormat)
+	case doc.SchemaVersion != schemaVersion:
+		return store.Imported{}, apperr.Invalid("schemaVersion", "the session was exported at schema version %d and this database is at %d: "+
+			"import it into a database at version %d, then migrate it", doc.SchemaVersion, schemaVersion, doc.SchemaVersion)
 	}
-	return e.store.ImportSession(ctx, x)
+	s, err := doc.Session()
+	if err != nil {
+		return store.Imported{}, err
+	}
+	if err := access.CheckName("session.tenant", s.Tenant); err != nil {
+		return store.Imported{}, err
+	}
+	return e.store.ImportSession(ctx, doc)
 }
