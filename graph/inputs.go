@@ -104,6 +104,9 @@ type inputWalk struct {
 	total int
 	// objects counts the input objects walked, against maxInputObjects.
 	objects int
+	// argsOf is the field whose arguments are walked: a cursor among them
+	// must fit its connection.
+	argsOf *ast.Field
 	// predicates counts the predicates of the filter being walked, over
 	// all its branches; filterDepth is how deep the walk is in filters.
 	predicates  int
@@ -149,6 +152,7 @@ func (w *inputWalk) field(f *ast.Field) {
 	if f.Definition == nil {
 		return
 	}
+	w.argsOf = f
 	for _, arg := range f.Arguments {
 		def := f.Definition.Arguments.ForName(arg.Name)
 		if def == nil {
@@ -269,7 +273,11 @@ func (w *inputWalk) scalar(name string, v any, depth int) {
 		w.json(v, depth)
 	case "Cursor":
 		if w.text(v) {
-			if err := scalar.CheckCursor(v); err != nil {
+			cursor, err := scalar.CheckCursor(v)
+			if err == nil {
+				err = cursorFits(w.argsOf, cursor, w.vars)
+			}
+			if err != nil {
 				w.fail(apperr.InvalidCursor, "%s: %v", w.path(), err)
 			}
 		}

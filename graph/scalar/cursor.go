@@ -251,14 +251,31 @@ func decodeCursorArg(v any) (wireCursor, error) {
 	return wc, nil
 }
 
-// CheckCursor reports whether s is spelled as a cursor of this API, without
-// regard to where it was handed out.
-func CheckCursor(v any) error {
+// CheckCursor reports whether v is spelled as a cursor of this API, without
+// regard to where it was handed out, and returns what it holds.
+func CheckCursor(v any) (SpelledCursor, error) {
 	s, _ := v.(string)
-	if _, err := decodeCursor(s); err != nil {
-		return errors.New(quoteHead(s) + " is not a cursor from this API: pass endCursor or startCursor back unchanged")
+	wc, err := decodeCursor(s)
+	if err != nil {
+		return SpelledCursor{}, errors.New(quoteHead(s) + " is not a cursor from this API: pass endCursor or startCursor back unchanged")
 	}
-	return nil
+	return SpelledCursor{Value: wc.Value, tag: wc.Scope}, nil
+}
+
+// SpelledCursor is a cursor read from its text, before anything checks
+// where it is passed.
+type SpelledCursor struct {
+	// Value is its order value: nil, a column's value, or a list of them
+	// (orderValue's forms).
+	Value any
+	tag   []byte
+}
+
+// From reports whether c was handed out by the connection field (as
+// Type.field) with orderBy (as the request spells it), of whatever parent.
+func (c SpelledCursor) From(field string, orderBy any) bool {
+	want := CursorScope{Field: field, Order: orderText(orderBy)}.tag()
+	return bytes.Equal(c.tag[0:4], want[0:4]) && bytes.Equal(c.tag[8:12], want[8:12])
 }
 
 // admits refuses a cursor whose tag names another scope, saying which part
