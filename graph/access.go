@@ -3,10 +3,8 @@ package graph
 import (
 	"context"
 	"errors"
-	"log/slog"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"sessiongraph/graph/wsproto"
@@ -26,43 +24,17 @@ func adminOnly(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
 	return next(ctx)
 }
 
-// authorizeOperation refuses an operation before any resolver runs when its
-// key may not run it: no key at all, a READER key and a mutation, or, on a
-// long-lived connection, a key revoked since the connection opened. Tenant
-// confinement happens below, in the ent interceptors.
-func authorizeOperation(keys *access.Keys, log *slog.Logger) graphql.OperationMiddleware {
-	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		p, ok := access.FromContext(ctx)
-		switch {
-		case !ok:
-			return refuse(access.ErrUnauthenticated)
-		case !p.CanWrite() && graphql.GetOperationContext(ctx).Operation.Operation == ast.Mutation:
-			return refuse(apperr.New(apperr.Forbidden, "this key is a READER key: it may query and subscribe, not run mutations"))
-		case access.Held(ctx):
-			// A connection's key was checked when it opened, and this
-			// replica may not have heard of a revocation yet: each of its
-			// operations asks the database (one statement), so none runs
-			// once the revocation has committed.
-			if err := keys.Recheck(ctx, p.KeyID); err != nil {
-				if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
-					return refuse(ae)
-				}
-				if ctx.Err() != nil { // the client went away meanwhile
-					return refuse(errCancelled)
-				}
-				log.ErrorContext(ctx, "checking a connection's API key", "error", err)
-				return refuse(apperr.New(apperr.Internal, "the API key could not be checked right now; try again"))
-			}
-		}
-		return next(ctx)
+// refuse answers an operation with err alone, before anything runs; a
+// refusal for a limit says when to send again (extensions.retryAfter, in
+// seconds, which POST and GET also answer as HTTP 429 with Retry-After).
+func refuse(err error) graphql.ResponseHandler {
+	ae := &apperr.Error{Code: apperr.Internal, Message: "internal error"}
+	errors.As(err, &ae)
+	extensions := map[string]any{"code": string(ae.Code)}
+	if r := (*access.Refusal)(nil); errors.As(err, &r) {
+		extensions["retryAfter"] = r.RetryAfterSeconds()
 	}
-}
-
-// refuse answers an operation with err alone, before anything runs.
-func refuse(err *apperr.Error) graphql.ResponseHandler {
-	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
-		Message: err.Message, Extensions: map[string]any{"code": string(err.Code)},
-	}}})
+	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{Message: ae.Message, Extensions: extensions}}})
 }
 
 // authenticateSocket is connection_init's check: the payload's

@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"sessiongraph/ent"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 )
 
@@ -65,7 +66,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 }
 
 // errCancelled answers an operation whose request was cancelled.
-var errCancelled = apperr.New(apperr.Cancelled, "the request was cancelled before it finished; send it again")
+var errCancelled = access.ErrCancelled
 
 // recoverPanic turns a resolver panic into an INTERNAL error; the panic value
 // and the stack that raised it go to the log (a panic is a bug of ours),

@@ -23,7 +23,7 @@ const viewerRole = `{ viewer { role } }`
 // A key over its request rate is answered 429 RATE_LIMITED with a
 // Retry-After, before any work; another key of the same tenant shares the
 // tenant's bucket, and a key of another tenant is not slowed at all. Over
-// a WebSocket, the same key is refused the same way.
+// a WebSocket, the same key is refused at the same door.
 func TestAKeyOverItsRateIsAnswered429WithRetryAfter(t *testing.T) {
 	s := apitest.New(t, func(c *app.Config) {
 		c.Fairness = config.Fairness{KeyRate: 1, KeyBurst: 3, KeyInFlight: 100, TenantRate: 1, TenantBurst: 5, TenantInFlight: 100,
@@ -43,12 +43,16 @@ func TestAKeyOverItsRateIsAnswered429WithRetryAfter(t *testing.T) {
 	require.NoError(t, err, "Retry-After: %q", res.Header.Get("Retry-After"))
 	assert.GreaterOrEqual(t, retry, 1)
 
+	// Over a WebSocket the operation is refused at the same door as over
+	// POST (graph/fairness.go), with a result that says it, then complete.
 	ws := flood.DialWS(t, nil)
 	id := ws.Subscribe(viewerRole, nil)
 	m := ws.Read(10 * time.Second)
-	assert.Equal(t, "error", m.Type)
+	assert.Equal(t, "next", m.Type)
 	assert.Equal(t, id, m.ID)
 	assert.Contains(t, string(m.Payload), `"code":"RATE_LIMITED"`)
+	assert.Contains(t, string(m.Payload), `"retryAfter":`)
+	assert.Equal(t, "complete", ws.Read(10*time.Second).Type)
 
 	sameTenant := s.WithKey(s.NewKey(t, "READER", "acme"))
 	// The tenant's burst of 5 has room for what the first key left.

@@ -182,7 +182,13 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 		resp = exec.DispatchError(ctx, gqlerror.List{{Message: "the request ended before it ran", Err: ctx.Err()}})
 	}
 	status := http.StatusOK
-	if r.Method == http.MethodPost && hasCode(resp.Errors, apperr.Unavailable) {
+	switch {
+	case len(resp.Errors) == 1 && resp.Errors[0].Extensions["code"] == string(apperr.RateLimited):
+		// Refused at admission (fairness.go), before anything ran: what
+		// HTTP says of a client to slow down, with when to send again.
+		w.Header().Set("Retry-After", fmt.Sprint(resp.Errors[0].Extensions["retryAfter"]))
+		status = http.StatusTooManyRequests
+	case r.Method == http.MethodPost && hasCode(resp.Errors, apperr.Unavailable):
 		// The database was down: retryable, and load balancers and clients
 		// should tell it from an error of ours.
 		w.Header().Set("Retry-After", strconv.Itoa(apperr.RetryAfterSeconds))
@@ -270,25 +276,6 @@ func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 		}
 		return errors.New("GET requests only allow query operations: send a mutation as POST")
 	})
-}
-
-// sseChecked is the SSE transport behind the same body checks as POST, so
-// that a malformed body is refused with a short message rather than echoed
-// back (gqlgen's own message quotes the whole body).
-type sseChecked struct{ sseTransport }
-
-// Do implements graphql.Transport.
-func (t sseChecked) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	body, err := readBody(r.Body)
-	if err == nil {
-		_, err = decodeBody(body)
-	}
-	if err != nil {
-		refuseRequest(w, mediaJSON, err)
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	t.sseTransport.Do(w, r, exec)
 }
 
 // unsupported answers every request no other transport took: a POST that

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"sessiongraph/graph/wsproto"
 	"sessiongraph/internal/apperr"
@@ -82,14 +81,6 @@ func reportEnd(ctx context.Context, err error) {
 		return
 	}
 	graphql.AddError(ctx, err)
-}
-
-// withEndReason gives each subscription a place for why it ended.
-func withEndReason(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
-		return next(ctx)
-	}
-	return next(context.WithValue(ctx, endReasonKey{}, &endReason{}))
 }
 
 // addEndReason adds why the subscription ended to the response that

@@ -40,21 +40,13 @@ type ServerConfig struct {
 	// Subscriptions caps live subscriptions (config.Defaults has the
 	// defaults).
 	Subscriptions config.SubscriptionLimits
-	// Fairness, when set, holds a WebSocket's operations to their key's
-	// request limits, as HTTP requests are held before they get here.
-	Fairness *access.Fairness
-	// PoolShares, when set, runs each key's queries and mutations within
-	// its share of the database pool.
-	PoolShares *access.PoolShares
-	// Slots, when set, bounds the queries and mutations a WebSocket's
-	// operations run at once with everyone else's (HTTP requests take
-	// theirs in internal/app).
-	Slots *access.Slots
-	// QueryTimeout and MutationTimeout bound an operation of their class.
-	// A mutation sent over a WebSocket runs to its end within
-	// MutationTimeout even when its socket closes first (0: it ends with
-	// its socket).
-	QueryTimeout, MutationTimeout time.Duration
+	// Admission admits every operation, over every transport (fairness.go);
+	// nil admits all within their key's role.
+	Admission *access.Admission
+	// MutationTimeout, when set, lets a mutation sent over a WebSocket run
+	// to its end even when its socket closes first (0: it ends with its
+	// socket), as a POST's does whatever its client does.
+	MutationTimeout time.Duration
 	// TracerProvider, when set, makes operations and root fields spans.
 	TracerProvider trace.TracerProvider
 	// GoingAway, when announced, ends every subscription so that its client
@@ -74,6 +66,10 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	}))
 	subscriptions := newSubscriptionCounts(cfg.Subscriptions)
 	authenticate := authenticateSocket(cfg.Resolver.Keys)
+	admission := cfg.Admission
+	if admission == nil {
+		admission = &access.Admission{}
+	}
 	goingAway := cfg.GoingAway
 	if goingAway == nil {
 		goingAway = NewGoingAway()
@@ -88,7 +84,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 			}
 			return onSocket(ctx), nil
 		},
-		Admit:           admitOnSocket(cfg.Fairness, cfg.Slots, cfg.QueryTimeout, cfg.MutationTimeout, subscriptions.admit),
+		Admit:           subscriptions.admit,
 		InitTimeout:     3 * time.Second,
 		PingInterval:    10 * time.Second,
 		AcceptOptions:   websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins},
@@ -97,7 +93,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		MutationTimeout: cfg.MutationTimeout,
 	})
 	// SSE before POST: both accept POST, and SSE claims only event streams.
-	srv.AddTransport(sseChecked{sseTransport{keys: cfg.Resolver.Keys, goingAway: goingAway}})
+	srv.AddTransport(sseTransport{keys: cfg.Resolver.Keys, goingAway: goingAway})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(getQuery{})
 	srv.AddTransport(postJSON{})
@@ -112,11 +108,9 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		srv.Use(introspectionOff{})
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
-	srv.AroundOperations(authorizeOperation(cfg.Resolver.Keys, cfg.Logger))
-	srv.AroundOperations(subscriptions.limitStreams)
-	srv.AroundOperations(claimPoolShare(cfg.PoolShares, cfg.QueryTimeout, cfg.MutationTimeout))
+	// One door for every transport's operations (fairness.go).
+	srv.AroundOperations(admit(admission, cfg.Resolver.Keys, subscriptions, cfg.Logger))
 	// Over SSE, a subscription that ends for a reason says it (live.go).
-	srv.AroundOperations(withEndReason)
 	srv.AroundResponses(addEndReason)
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)

@@ -1,10 +1,12 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -57,15 +59,26 @@ func boundSendBuffer(r *http.Request) {
 	}
 }
 
-// Do serves one stream.
+// Do serves one stream, behind the same body checks as POST, so that a
+// malformed body is refused with a short message rather than echoed back
+// (gqlgen's own message quotes the whole body).
 func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	body, err := readBody(r.Body)
+	if err == nil {
+		_, err = decodeBody(body)
+	}
+	if err != nil {
+		refuseRequest(w, mediaJSON, err)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	boundSendBuffer(r)
 	// The writes' deadline must not outlive the stream: the connection may
 	// serve another request.
 	defer func() { _ = http.NewResponseController(w).SetWriteDeadline(time.Time{}) }()
 	p, ok := access.FromContext(r.Context())
 	if !ok {
-		t.SSE.Do(w, r, exec) // authorizeOperation refuses it
+		t.SSE.Do(w, r, exec) // admit (fairness.go) refuses it
 		return
 	}
 	held, err := t.keys.Hold(r.Context(), p)

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -90,23 +89,4 @@ func (c *subscriptionCounts) admit(ctx context.Context) (release func(), err err
 			}
 		})
 	}, nil
-}
-
-// limitStreams admits the subscriptions of every transport but the
-// WebSocket (which admits its own, to answer a refusal with an error
-// message): over SSE a refusal is the stream's one event. A subscription
-// is uncounted when its request ends.
-func (c *subscriptionCounts) limitStreams(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if ctx.Value(socketKey{}) != nil {
-		return next(ctx)
-	}
-	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
-		return next(ctx) // not counted: nothing to give back when it ends
-	}
-	release, err := c.admit(ctx)
-	if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
-		return refuse(ae)
-	}
-	context.AfterFunc(ctx, release)
-	return next(ctx)
 }

@@ -43,6 +43,11 @@ type Refusal struct {
 	RetryAfter time.Duration
 }
 
+func (r *Refusal) Error() string { return r.Err.Message }
+
+// Unwrap is the refusal's coded error.
+func (r *Refusal) Unwrap() error { return r.Err }
+
 // RetryAfterSeconds is RetryAfter rounded up to whole seconds, at least 1,
 // for the Retry-After header.
 func (r *Refusal) RetryAfterSeconds() int {

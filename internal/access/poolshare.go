@@ -163,3 +163,10 @@ func (s *PoolShares) giveBack(c *shareClaim) {
 	}
 	s.grantLocked()
 }
+
+// Waiting returns how many claims wait for their shares.
+func (s *PoolShares) Waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiting)
+}

@@ -60,11 +60,10 @@ type App struct {
 	stopHub func()
 	cfg     Config
 	metrics *prometheus.Registry
-	// fairness holds each key and tenant to its request limits, and
-	// shares to its share of the database pool.
-	fairness *access.Fairness
-	slots    *access.Slots
-	shares   *access.PoolShares
+	// admission admits every operation, whatever its door; doors are the
+	// routes operations come in by.
+	admission *access.Admission
+	doors     map[string]http.Handler
 	// keyClient checks API keys on a pool of its own.
 	keyClient *ent.Client
 	// holds is the pool of the store's horizon holds on Citus, else nil.
@@ -119,9 +118,12 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{DB: db, Client: client, Engine: eng, Hub: hub, Keys: access.NewKeys(keyClient, st, hub.Subscribe, cfg.Logger), log: cfg.Logger, cfg: cfg, keyClient: keyClient, goingAway: graph.NewGoingAway(), outage: down, holds: holds,
-		fairness: access.NewFairness(cfg.Fairness),
-		shares:   access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare),
-		slots:    newSlots(cfg.Fairness, cfg.TenantLinger)}
+		admission: &access.Admission{
+			Fairness:     access.NewFairness(cfg.Fairness),
+			Slots:        newSlots(cfg.Fairness, cfg.TenantLinger),
+			Shares:       access.NewPoolShares(db.Stats().MaxOpenConnections, cfg.Fairness.KeyPoolShare, cfg.Fairness.TenantPoolShare),
+			QueryTimeout: cfg.QueryTimeout, MutationTimeout: cfg.MutationTimeout,
+		}}
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, bell)
 	gql := graph.NewServer(graph.ServerConfig{
@@ -135,17 +137,15 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Metrics:        graph.NewMetrics(a.metrics),
 		TokenLimit:     cfg.TokenLimit,
 		Subscriptions:  cfg.Subscriptions,
-		Fairness:       a.fairness,
-		PoolShares:     a.shares,
-		Slots:          a.slots,
+		Admission:      a.admission,
 		// Over a WebSocket as over HTTP, a mutation that arrived whole
 		// commits whatever its client does, within its class's deadline.
-		QueryTimeout: cfg.QueryTimeout, MutationTimeout: cfg.MutationTimeout,
-		TracerProvider: cfg.TracerProvider,
-		GoingAway:      a.goingAway,
+		MutationTimeout: cfg.MutationTimeout,
+		TracerProvider:  cfg.TracerProvider,
+		GoingAway:       a.goingAway,
 	})
 	mcp := mcpserver.Handler(mcpserver.Config{Engine: eng, Logger: cfg.Logger,
-		RequestTimeout: cfg.RequestTimeout, MaxBodyBytes: cfg.MaxBodyBytes})
+		Admission: a.admission, MaxBodyBytes: cfg.MaxBodyBytes})
 	a.handler = a.routes(gql, mcp)
 	return a, nil
 }

@@ -12,37 +12,35 @@ import (
 )
 
 // authenticate resolves the request's bearer key to the principal its
-// resolvers act for. A request without a valid key gets 401 before any
-// resolver runs, with two exceptions that carry no data: CORS preflights,
-// and WebSocket upgrades, which browsers cannot give headers and which
-// authenticate in connection_init instead.
-func (a *App) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, ok := access.BearerKey(r.Header.Get("Authorization"))
-		if !ok {
-			if r.Method == http.MethodOptions || isWebSocket(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			writeError(w, http.StatusUnauthorized, apperr.Unauthenticated, access.ErrUnauthenticated.Message)
-			return
+// operations act for, and reports whether the request goes on. A request
+// without a valid key gets 401 before anything runs, with two exceptions
+// that carry no data: CORS preflights, and WebSocket upgrades, which
+// browsers cannot give headers and which authenticate in connection_init
+// instead.
+func (a *App) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	key, ok := access.BearerKey(r.Header.Get("Authorization"))
+	if !ok {
+		if r.Method == http.MethodOptions || isWebSocket(r) {
+			return r, true
 		}
-		p, err := a.Keys.Authenticate(r.Context(), key)
-		if err != nil {
-			status, code := http.StatusUnauthorized, apperr.CodeOf(err)
-			if code == apperr.Unavailable {
-				w.Header().Set("Retry-After", strconv.Itoa(apperr.RetryAfterSeconds))
-				status = http.StatusServiceUnavailable
-			}
-			if code == "" {
-				a.log.ErrorContext(r.Context(), "authentication failed", "error", err)
-				status, code = http.StatusServiceUnavailable, apperr.Internal
-			}
-			writeError(w, status, code, messageOf(err))
-			return
+		writeError(w, http.StatusUnauthorized, apperr.Unauthenticated, access.ErrUnauthenticated.Message)
+		return r, false
+	}
+	p, err := a.Keys.Authenticate(r.Context(), key)
+	if err != nil {
+		status, code := http.StatusUnauthorized, apperr.CodeOf(err)
+		if code == apperr.Unavailable {
+			w.Header().Set("Retry-After", strconv.Itoa(apperr.RetryAfterSeconds))
+			status = http.StatusServiceUnavailable
 		}
-		next.ServeHTTP(w, r.WithContext(access.WithPrincipal(r.Context(), p)))
-	})
+		if code == "" {
+			a.log.ErrorContext(r.Context(), "authentication failed", "error", err)
+			status, code = http.StatusServiceUnavailable, apperr.Internal
+		}
+		writeError(w, status, code, messageOf(err))
+		return r, false
+	}
+	return r.WithContext(access.WithPrincipal(r.Context(), p)), true
 }
 
 func messageOf(err error) string {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"net/http"
 	"sync"
 )
 
@@ -35,18 +34,6 @@ func (a *App) RequestsInFlight() int {
 	a.requests.mu.Lock()
 	defer a.requests.mu.Unlock()
 	return a.requests.n
-}
-
-// countRequests counts the requests in flight that are not streams, for GoAway.
-func (a *App) countRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isStream(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		defer a.requests.add()()
-		next.ServeHTTP(w, r)
-	})
 }
 
 // inFlight counts work under way and lets one wait until there is none.

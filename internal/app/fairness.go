@@ -1,56 +1,12 @@
 package app
 
 import (
-	"net/http"
 	"runtime"
-	"strconv"
 	"time"
 
 	"sessiongraph/internal/access"
-	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/config"
 )
-
-// admit holds each authenticated request to its key's and tenant's limits
-// (access.Fairness): over them it answers 429 RATE_LIMITED with
-// Retry-After before any work. A query or mutation counts in flight until
-// it is answered; a little early for its tokens, it waits for them, and it
-// runs once it has its slot (access.Slots), waiting its key's turn for one; a subscription stream (SSE) counts against the rate
-// when it starts, and against the subscription caps while it lasts.
-// WebSocket operations are admitted by the socket's transport
-// (graph/server.go).
-func (a *App) admit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := access.FromContext(r.Context())
-		if !ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		operation := !isStream(r)
-		release, wait, refused := a.fairness.Admit(p, operation)
-		if refused != nil {
-			w.Header().Set("Retry-After", strconv.Itoa(refused.RetryAfterSeconds()))
-			writeError(w, http.StatusTooManyRequests, apperr.RateLimited, refused.Err.Message)
-			return
-		}
-		defer release()
-		if operation {
-			err := access.Delay(r.Context(), wait)
-			giveBack := func() {}
-			if err == nil {
-				giveBack, err = a.slots.Take(r.Context(), p)
-			}
-			if err != nil {
-				w.Header().Set("Retry-After", "1")
-				writeError(w, http.StatusServiceUnavailable, apperr.Timeout,
-					"the request waited past its deadline for its turn to run, which this replica's other requests held: retry after the time Retry-After gives")
-				return
-			}
-			defer giveBack()
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 // operationsPerCore is how many queries and mutations run at once per core
 // when -operations is 0, keyOperationsPerCore how many of them one key's
@@ -88,6 +44,10 @@ func slotSizes(size, keyMost, cores int) (int, int) {
 	return size, min(keyMost, size)
 }
 
+// Admission returns the replica's admission, for tests that watch who
+// waits in it.
+func (a *App) Admission() *access.Admission { return a.admission }
+
 // Slots returns the replica's operation slots, for tests that watch who
 // waits for one.
-func (a *App) Slots() *access.Slots { return a.slots }
+func (a *App) Slots() *access.Slots { return a.admission.Slots }

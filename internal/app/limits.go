@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,47 +14,36 @@ import (
 	"sessiongraph/internal/apperr"
 )
 
-// limitRequests bounds each GraphQL request before gqlgen sees it: a body
-// over MaxBodyBytes is refused with 413, an array of operations (batching)
-// with 400, and a query or mutation is cancelled, its database work with it,
-// after RequestTimeout, and not before, even when its client goes away. Subscriptions (WebSocket and SSE) are long-lived and
-// are not timed.
-func (a *App) limitRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, err := a.readBody(w, r)
-			var tooLarge *http.MaxBytesError
-			switch {
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				writeError(w, http.StatusRequestTimeout, apperr.Timeout,
-					fmt.Sprintf("the request body did not arrive within %s", a.cfg.ReadTimeout))
-				return
-			case errors.As(err, &tooLarge):
-				writeError(w, http.StatusRequestEntityTooLarge, apperr.RequestTooLarge,
-					fmt.Sprintf("the request body is over %d bytes; send less at once", a.cfg.MaxBodyBytes))
-				return
-			case err != nil:
-				writeError(w, http.StatusBadRequest, apperr.BadUserInput, "the request body could not be read")
-				return
-			case bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")):
-				writeError(w, http.StatusBadRequest, apperr.BatchingDisabled,
-					"batched operations (a JSON array) are not accepted: send one operation per request")
-				return
-			}
-			whole := &wholeBody{whole: body}
-			whole.Reset(body)
-			r.Body = whole
-		}
-		if !isStream(r) {
-			// Received whole, the request runs to its end whatever its client
-			// does (half-closes, disconnects): not the connection's
-			// cancellation, only the request's deadline.
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.cfg.RequestTimeout)
-			defer cancel()
-			r = r.WithContext(ctx)
-		}
-		next.ServeHTTP(w, r)
-	})
+// limitBody bounds a request before anything reads it: a POST's body over
+// MaxBodyBytes is refused with 413, an array of operations (batching) with
+// 400; it reports whether the request goes on, its body then read whole.
+func (a *App) limitBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return true
+	}
+	body, err := a.readBody(w, r)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeError(w, http.StatusRequestTimeout, apperr.Timeout,
+			fmt.Sprintf("the request body did not arrive within %s", a.cfg.ReadTimeout))
+		return false
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, apperr.RequestTooLarge,
+			fmt.Sprintf("the request body is over %d bytes; send less at once", a.cfg.MaxBodyBytes))
+		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, apperr.BadUserInput, "the request body could not be read")
+		return false
+	case bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")):
+		writeError(w, http.StatusBadRequest, apperr.BatchingDisabled,
+			"batched operations (a JSON array) are not accepted: send one operation per request")
+		return false
+	}
+	whole := &wholeBody{whole: body}
+	whole.Reset(body)
+	r.Body = whole
+	return true
 }
 
 // readBody reads a POST's body, up to MaxBodyBytes, within ReadTimeout:

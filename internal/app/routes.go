@@ -23,6 +23,7 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	// Every operation passes one admission behind the door, whatever its
 	// transport (access.Admission); doors_test.go lists them.
+	a.doors = map[string]http.Handler{"/graphql": gql, "/mcp": mcp}
 	mux.Handle("/graphql", a.door(gql, true))
 	mux.Handle("/mcp", a.door(mcp, false))
 	mux.Handle("GET /graphiql", graphiql.Handler())
@@ -44,6 +45,11 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	}
 	return h
 }
+
+// Doors are the routes operations come in by, each with the handler behind
+// its door: the test of the doors (doors_test.go) has a row for each way
+// in, and fails on one it does not know.
+func (a *App) Doors() map[string]http.Handler { return a.doors }
 
 // MetricsHandler serves the server's metrics to anyone who reaches it:
 // server.go serves it alone on -metrics-listen, an address an operator

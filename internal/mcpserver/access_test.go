@@ -141,7 +141,7 @@ func TestMCPReaderKeyReadsButDoesNotWrite(t *testing.T) {
 		"retain_ref":       {"sessionID": id, "ref": "recipe_1", "reason": "r"},
 	} {
 		e := refused(t, reader, name, args)
-		assert.Equal(t, mcpserver.Error{Code: "FORBIDDEN", Message: "this key is a READER key: it may read, not call " + name + ", which writes"}, e, name)
+		assert.Equal(t, mcpserver.Error{Code: "FORBIDDEN", Message: "this key is a READER key: it may read, not run " + name + ", which writes"}, e, name)
 	}
 	row, err := s.Engine.Session(access.System(context.Background()), uuid.MustParse(id))
 	require.NoError(t, err)

@@ -17,9 +17,15 @@ import (
 
 // confine runs every tool call and resource read as the request's
 // principal (so the engine confines it to the key's tenant, as it does a
-// GraphQL operation), within the request timeout, after the same argument
-// checks as GraphQL's, and gives each error its stable code.
-func confine(cfg Config) mcp.Middleware {
+// GraphQL operation), after the same argument checks as GraphQL's, once
+// the server's one admission (access.Admission) has admitted it: a tool
+// that writes as a mutation, a read as a query, each within its class's
+// deadline. It gives each error its stable code.
+func confine(cfg Config, writes map[string]bool) mcp.Middleware {
+	admission := cfg.Admission
+	if admission == nil {
+		admission = &access.Admission{}
+	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" && method != "resources/read" {
@@ -30,16 +36,20 @@ func confine(cfg Config) mcp.Middleware {
 				return refuse(cfg.Logger, ctx, method, access.ErrUnauthenticated)
 			}
 			ctx = access.WithPrincipal(ctx, p)
-			if cfg.RequestTimeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, cfg.RequestTimeout)
-				defer cancel()
-			}
+			class, what := access.Query, "this read"
 			if call, ok := req.(*mcp.CallToolRequest); ok {
 				if err := checkArguments(call.Params.Arguments); err != nil {
 					return refuse(cfg.Logger, ctx, method, err)
 				}
+				if what = call.Params.Name; writes[what] {
+					class = access.Mutation
+				}
 			}
+			ctx, release, err := admission.Admit(ctx, p, class, what)
+			if err != nil {
+				return refuse(cfg.Logger, ctx, method, err)
+			}
+			defer release()
 			res, err := next(ctx, method, req)
 			if err != nil {
 				return refuse(cfg.Logger, ctx, method, err)
@@ -94,6 +104,9 @@ type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
+	// RetryAfter, for a refusal over a limit (RATE_LIMITED), is how many
+	// seconds to wait before sending again.
+	RetryAfter int `json:"retryAfter,omitempty"`
 }
 
 // ErrorMeta is the key of a tool error's _meta that holds its Error.
@@ -118,9 +131,12 @@ func toolError(log *slog.Logger, ctx context.Context, err error) *mcp.CallToolRe
 // reported as INTERNAL without details, which may name tables or SQL.
 func present(log *slog.Logger, ctx context.Context, err error) Error {
 	var ae *apperr.Error
+	var refused *access.Refusal
 	switch {
 	case err == nil:
 		return Error{Code: string(apperr.Internal), Message: "internal error"}
+	case errors.As(err, &refused):
+		return Error{Code: string(refused.Err.Code), Message: refused.Err.Message, RetryAfter: refused.RetryAfterSeconds()}
 	case errors.As(err, &ae):
 		return Error{Code: string(ae.Code), Message: ae.Message, Field: ae.Field}
 	case ent.IsValidationError(err):
@@ -147,17 +163,4 @@ func isArgumentsError(err error) bool {
 	var typ *json.UnmarshalTypeError
 	return strings.HasPrefix(err.Error(), `validating "arguments"`) ||
 		errors.As(err, &syntax) || errors.As(err, &typ) || strings.HasPrefix(err.Error(), "json: ")
-}
-
-// forbidWrites refuses a tool that writes to a READER key, as GraphQL
-// refuses its mutations.
-func forbidWrites(ctx context.Context, tool string) error {
-	p, ok := access.FromContext(ctx)
-	if !ok {
-		return access.ErrUnauthenticated
-	}
-	if !p.CanWrite() {
-		return apperr.New(apperr.Forbidden, "this key is a READER key: it may read, not call %s, which writes", tool)
-	}
-	return nil
 }

@@ -80,12 +80,13 @@ func TestMCPExpiredSessionRefusesWrites(t *testing.T) {
 	assert.Equal(t, id, again["replacedSessionID"])
 }
 
-// A tool call runs under the server's request timeout, its database work
-// with it: past the deadline it is TIMEOUT and commits nothing.
-func TestMCPCallPastTheRequestTimeoutIsTimeout(t *testing.T) {
+// A tool that writes runs within the mutations' deadline, as a GraphQL
+// mutation does, its database work with it: past the deadline it is
+// TIMEOUT and commits nothing.
+func TestMCPCallPastItsClassDeadlineIsTimeout(t *testing.T) {
 	s := apitest.New(t)
 	id := openKitchen(t, connect(t, s, s.AdminKey))
-	slow := apitest.Replica(t, s.DSN, func(c *app.Config) { c.RequestTimeout = 1 }) // 1ns: every call is past it
+	slow := apitest.Replica(t, s.DSN, func(c *app.Config) { c.MutationTimeout = 1 }) // 1ns: every write is past it
 	cs := connect(t, slow, s.AdminKey)
 
 	e := refused(t, cs, "begin_turn", map[string]any{"sessionID": id, "userMessage": "hi"})

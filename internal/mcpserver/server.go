@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,9 +20,9 @@ import (
 type Config struct {
 	Engine *engine.Engine
 	Logger *slog.Logger
-	// RequestTimeout cancels a tool call or resource read, its database
-	// work with it, as the GraphQL endpoint cancels an operation.
-	RequestTimeout time.Duration
+	// Admission admits each tool call and resource read, as it admits
+	// every GraphQL operation (nil: each within its key's role only).
+	Admission *access.Admission
 	// MaxBodyBytes bounds a request body, as for GraphQL.
 	MaxBodyBytes int64
 	// Version is what the server reports itself as in initialize.
@@ -88,7 +87,7 @@ func NewServer(cfg Config) *mcp.Server {
 	t := &tools{engine: cfg.Engine}
 	t.add(s)
 	addResources(s, cfg.Engine)
-	s.AddReceivingMiddleware(confine(cfg))
+	s.AddReceivingMiddleware(confine(cfg, t.writes))
 	return s
 }
 

@@ -19,27 +19,31 @@ import (
 // tools are the agent loop's tools, each one engine call.
 type tools struct {
 	engine *engine.Engine
+	// writes names the tools that write: admitted as mutations (a READER
+	// key may not call them), the others as queries.
+	writes map[string]bool
 }
 
 // add registers every tool on s.
 func (t *tools) add(s *mcp.Server) {
-	addTool(s, "open_session", "Open the conversation of your own externalKey in tenant, or get back its live session (created says which). Call once per conversation; keep the session's id.", write, t.openSession)
-	addTool(s, "begin_turn", "Open the session's next turn with the user's message. One turn is open at a time (TURN_IN_PROGRESS).", write, t.beginTurn)
-	addTool(s, "end_turn", "Complete the open turn with the assistant's reply and, optionally, its execution summary.", write, t.endTurn)
-	addTool(s, "fail_turn", "Close the open turn as failed, with the reason.", write, t.failTurn)
-	addTool(s, "record_read", "Record the rows your database layer read (by entityType or table): each gets a ref (recipe_1, ...); the records come back with refs in place of ids, as the LLM should see them.", write, t.recordRead)
-	addTool(s, "record_updated", "Record rows your database layer updated, as record_read records reads.", write, t.recordUpdated)
-	addTool(s, "record_generated", "Record content the LLM generated: it waits, unsaved, as gen_{type}_{n} with a pending artifact.", write, t.recordGenerated)
-	addTool(s, "record_created", "Record an entity your database layer saved; name the gen ref it saves (genRef) to promote it.", write, t.recordCreated)
-	addTool(s, "record_deleted", "Record entities your database layer deleted.", write, t.recordDeleted)
-	addTool(s, "retain_ref", "Keep a ref in context past the active window, with the reason the LLM will see.", write, t.retainRef)
-	addTool(s, "release_ref", "Let a retained ref leave context again.", write, t.releaseRef)
-	addTool(s, "resolve_refs", "Translate refs back to entity ids for your code (a pending gen ref has none yet).", read, t.resolveRefs)
-	addTool(s, "translate_payload", "Replace refs by ids in a record you are about to save; saves names the gen ref it saves.", read, t.translatePayload)
-	addTool(s, "translate_filters", "Replace refs by ids in query filters; pendingRefs are gen refs to read with read_refs instead.", read, t.translateFilters)
-	addTool(s, "read_refs", "Read generated refs from their pending artifacts, in the shape of a database read; fromDatabase lists the refs to read from your database.", read, t.readRefs)
-	addTool(s, "build_context", "Build a pipeline node's context (UNDERSTAND, THINK, ACT, REPLY or MESSAGES) within its token budget: the text for the prompt, its sections with token counts, the tiers of refs, what was cut.", read, t.buildContext)
-	addTool(s, "working_memory", "The session's compact state: turn count, focus, the 20 most recently referenced entities, the history summary.", read, t.workingMemory)
+	t.writes = map[string]bool{}
+	addTool(s, t.writes, "open_session", "Open the conversation of your own externalKey in tenant, or get back its live session (created says which). Call once per conversation; keep the session's id.", write, t.openSession)
+	addTool(s, t.writes, "begin_turn", "Open the session's next turn with the user's message. One turn is open at a time (TURN_IN_PROGRESS).", write, t.beginTurn)
+	addTool(s, t.writes, "end_turn", "Complete the open turn with the assistant's reply and, optionally, its execution summary.", write, t.endTurn)
+	addTool(s, t.writes, "fail_turn", "Close the open turn as failed, with the reason.", write, t.failTurn)
+	addTool(s, t.writes, "record_read", "Record the rows your database layer read (by entityType or table): each gets a ref (recipe_1, ...); the records come back with refs in place of ids, as the LLM should see them.", write, t.recordRead)
+	addTool(s, t.writes, "record_updated", "Record rows your database layer updated, as record_read records reads.", write, t.recordUpdated)
+	addTool(s, t.writes, "record_generated", "Record content the LLM generated: it waits, unsaved, as gen_{type}_{n} with a pending artifact.", write, t.recordGenerated)
+	addTool(s, t.writes, "record_created", "Record an entity your database layer saved; name the gen ref it saves (genRef) to promote it.", write, t.recordCreated)
+	addTool(s, t.writes, "record_deleted", "Record entities your database layer deleted.", write, t.recordDeleted)
+	addTool(s, t.writes, "retain_ref", "Keep a ref in context past the active window, with the reason the LLM will see.", write, t.retainRef)
+	addTool(s, t.writes, "release_ref", "Let a retained ref leave context again.", write, t.releaseRef)
+	addTool(s, t.writes, "resolve_refs", "Translate refs back to entity ids for your code (a pending gen ref has none yet).", read, t.resolveRefs)
+	addTool(s, t.writes, "translate_payload", "Replace refs by ids in a record you are about to save; saves names the gen ref it saves.", read, t.translatePayload)
+	addTool(s, t.writes, "translate_filters", "Replace refs by ids in query filters; pendingRefs are gen refs to read with read_refs instead.", read, t.translateFilters)
+	addTool(s, t.writes, "read_refs", "Read generated refs from their pending artifacts, in the shape of a database read; fromDatabase lists the refs to read from your database.", read, t.readRefs)
+	addTool(s, t.writes, "build_context", "Build a pipeline node's context (UNDERSTAND, THINK, ACT, REPLY or MESSAGES) within its token budget: the text for the prompt, its sections with token counts, the tiers of refs, what was cut.", read, t.buildContext)
+	addTool(s, t.writes, "working_memory", "The session's compact state: turn count, focus, the 20 most recently referenced entities, the history summary.", read, t.workingMemory)
 }
 
 // write and read say whether a tool changes the session: a READER key may
@@ -49,8 +53,9 @@ const (
 	read  = false
 )
 
-// addTool registers a typed tool; one that writes refuses a READER key.
-func addTool[In, Out any](s *mcp.Server, name, description string, writes bool, h func(context.Context, In) (Out, error)) {
+// addTool registers a typed tool, and in writers whether it writes.
+func addTool[In, Out any](s *mcp.Server, writers map[string]bool, name, description string, writes bool, h func(context.Context, In) (Out, error)) {
+	writers[name] = writes
 	closed := false
 	mcp.AddTool(s, &mcp.Tool{
 		Name: name, Description: description,
@@ -58,12 +63,6 @@ func addTool[In, Out any](s *mcp.Server, name, description string, writes bool, 
 		InputSchema:  schemaOf[In](),
 		OutputSchema: schemaOf[Out](),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		if writes {
-			if err := forbidWrites(ctx, name); err != nil {
-				var zero Out
-				return nil, zero, err
-			}
-		}
 		out, err := h(ctx, in)
 		return nil, out, err
 	})

@@ -1,0 +1,37 @@
+package app
+
+import (
+	"context"
+	"net/http"
+)
+
+// door is the HTTP door of /graphql, /mcp and /metrics, one frame: it
+// answers CORS (for browsers, on /graphql), bounds the body (limits.go),
+// and authenticates the key (auth.go). What it lets through, next admits
+// operation by operation once it knows what each is (access.Admission):
+// GraphQL's transports in one operation middleware, MCP in its receiving
+// middleware.
+func (a *App) door(next http.Handler, browsers bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if browsers && a.cors(w, r) {
+			return
+		}
+		if !a.limitBody(w, r) {
+			return
+		}
+		if !isStream(r) {
+			// Received whole, the request runs to its end whatever its client
+			// does (half-closes, disconnects): not the connection's
+			// cancellation, only the request's deadline. A stream ends with
+			// its client.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.cfg.RequestTimeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		r, ok := a.authenticate(w, r)
+		if !ok {
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
