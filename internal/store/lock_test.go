@@ -74,7 +74,7 @@ func TestTypedLockReadsAsEnt(t *testing.T) {
 	full, err := st.Open(ctx, "acme", "full", func(c *ent.SessionCreate) {
 		c.SetDomain("kitchen").SetTTLSeconds(86400).SetUserID("user-7").SetSystemPrompt("You are terse.\nÜnïcode ✓").
 			SetTokenizer("o200k_base").SetMetadata(map[string]string{"channel": "web", "": "empty key", "quote": `"`}).
-			SetFocus(&schematype.Focus{Type: "Order", ID: "ord_3", Context: map[string]any{"n": 3.5, "tags": []any{"a", nil, true}}}).
+			SetFocus(&schematype.Focus{Type: "Order", ID: new("ord_3"), Context: map[string]any{"n": 3.5, "tags": []any{"a", nil, true}}}).
 			SetPendingClarification(map[string]any{"question": "Which order?", "options": []any{"ord_1", float64(2)},
 				"nested": map[string]any{"deep": map[string]any{}}, "none": nil})
 	})
