@@ -176,17 +176,19 @@ func TestEventsReachSubscribersOnAnotherReplica(t *testing.T) {
 	assert.Equal(t, mutations+1, total)
 }
 
-// Faults during a 10,000-event run: the listener's backend is terminated,
+// Faults during a 4,000-event run: the listener's backend is terminated,
 // then every backend of the database (what the server sees of a PostgreSQL
 // restart), and the subscriber drops its connection twice and resumes with
-// its last cursor. It ends with all 10,000 events, none twice.
+// its last cursor. It ends with all 4,000 events, none twice. (10,000 took
+// 73 s of a loaded make test and proved nothing 4,000 do not: each fault
+// still comes with a writer running on both sides of it.)
 func TestSubscriberResumesAcrossFaultsWithoutLosingAnEvent(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
 	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "faults"})
 	require.NoError(t, err)
 	id := opened.Session.ID
-	const total = 10000
+	const total = 4000
 
 	writes := make(chan error, 1)
 	go func() {
@@ -224,13 +226,13 @@ func TestSubscriberResumesAcrossFaultsWithoutLosingAnEvent(t *testing.T) {
 	ws := resume()
 	for len(seen) < total {
 		switch len(seen) {
-		case 2000:
+		case 800:
 			_, err := s.DB.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
 			require.NoError(t, err)
-		case 4000, 7000:
+		case 1600, 2800:
 			ws.Close() // the client's connection drops; it resumes from its cursor
 			ws = resume()
-		case 5500:
+		case 2200:
 			_, err := s.DB.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 			require.NoError(t, err)
 		}
