@@ -178,7 +178,7 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 	if resp == nil {
 		// gqlgen answers nothing for an operation whose context ended
 		// before it ran: past the request's deadline (internal/app's
-		// limitRequests keeps a client's leaving from ending it).
+		// door keeps a client's leaving from ending it).
 		resp = exec.DispatchError(ctx, gqlerror.List{{Message: "the request ended before it ran", Err: ctx.Err()}})
 	}
 	status := http.StatusOK
