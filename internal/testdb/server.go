@@ -54,6 +54,7 @@ var shared = sync.OnceValues(func() (*server, error) {
 			return nil, err
 		}
 	}
+	srv.dropLeftovers(context.Background())
 	return srv, nil
 })
 

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +33,7 @@ func New(t testing.TB, migrate Migrator, fingerprint string) string {
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
-	name := "sg_test_" + strings.ToLower(rand.Text()[:16])
+	name := testDatabaseName(rand.Text()[:16])
 	if err := srv.everyNode(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE "+pq.QuoteIdentifier(tmpl)); err != nil {
 		t.Fatalf("testdb: clone %s: %v", tmpl, err)
 	}
@@ -42,7 +41,9 @@ func New(t testing.TB, migrate Migrator, fingerprint string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		if err := srv.dropDatabase(ctx, name); err != nil {
-			t.Errorf("testdb: %v", err)
+			// Not the test's failure: the next test binary on this host
+			// drops it (leftovers.go).
+			t.Logf("testdb: %v; left for the next run to drop", err)
 		}
 	})
 	return withDatabase(srv.adminDSN, name)

@@ -4,11 +4,16 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/lib/pq"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -189,5 +194,32 @@ func TestProxyReachesTheSameDatabaseOverEitherTransport(t *testing.T) {
 			p.Mend()
 			require.NoError(t, db.Ping())
 		})
+	}
+}
+
+// A test database whose process is gone (its drop failed, or the process
+// was killed) is dropped by the next test binary on the host; one whose
+// process lives, another host's, and any other database are left alone.
+func TestLeftoverTestDatabasesAreDroppedByTheNextRun(t *testing.T) {
+	srv, err := shared()
+	require.NoError(t, err)
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run()) // its pid is now no process's
+	names := map[string]bool{
+		fmt.Sprintf("sg_test_%s_%d_leftover", hostTag, gone.Process.Pid): true,
+		fmt.Sprintf("sg_test_%s_%d_alive", hostTag, os.Getpid()):         false,
+		fmt.Sprintf("sg_test_00000000_%d_otherhost", gone.Process.Pid):   false,
+	}
+	for name := range names {
+		_, err := srv.admin.Exec("CREATE DATABASE " + pq.QuoteIdentifier(name))
+		require.NoError(t, err)
+		t.Cleanup(func() { _, _ = srv.admin.Exec("DROP DATABASE IF EXISTS " + pq.QuoteIdentifier(name) + " WITH (FORCE)") })
+	}
+	dropped := srv.dropLeftovers(context.Background())
+	for name, leftover := range names {
+		var exists bool
+		require.NoError(t, srv.admin.QueryRow("SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&exists))
+		assert.Equal(t, !leftover, exists, name)
+		assert.Equal(t, leftover, slices.Contains(dropped, name), name)
 	}
 }
