@@ -2,10 +2,12 @@ package testdb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,20 +51,29 @@ func leftoverOf(name string) bool {
 }
 
 // dropLeftovers drops this host's test databases whose processes are gone,
-// on every node; a drop that fails is left for a later sweep.
+// on every node (on Citus a worker may hold one the coordinator no longer
+// has); a drop that fails is left for a later sweep.
 func (s *server) dropLeftovers(ctx context.Context) (dropped []string) {
-	rows, err := s.admin.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'sg\_test\_%'`)
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for rows.Next() {
-		var name string
-		if rows.Scan(&name) == nil && leftoverOf(name) {
-			names = append(names, name)
+	nodes := []*sql.DB{s.admin}
+	if s.citus != nil {
+		for _, w := range s.citus.workers {
+			nodes = append(nodes, w.db)
 		}
 	}
-	rows.Close()
+	var names []string
+	for _, db := range nodes {
+		rows, err := db.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'sg\_test\_%'`)
+		if err != nil {
+			continue
+		}
+		for rows.Next() {
+			var name string
+			if rows.Scan(&name) == nil && leftoverOf(name) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		rows.Close()
+	}
 	for _, name := range names {
 		if s.everyNode(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)") == nil {
 			dropped = append(dropped, name)
