@@ -482,8 +482,10 @@ func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first in
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -660,8 +662,10 @@ func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first 
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -838,8 +842,10 @@ func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, 
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -1016,8 +1022,10 @@ func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, firs
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -1194,8 +1202,10 @@ func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -1372,8 +1382,10 @@ func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, 
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -1550,8 +1562,10 @@ func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first i
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -1728,8 +1742,10 @@ func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, firs
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
@@ -1906,8 +1922,10 @@ func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int,
 		return "", info, true, err
 	}
 	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a) AS page", first, page)
+	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
+	// planner from pulling the derived table up into the two expressions
+	// that use a, which would run the page's subquery once for each.
+	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
 		return "", info, true, err
