@@ -14,12 +14,15 @@ import (
 	"os/exec"
 	"runtime/metrics"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"github.com/stretchr/testify/require"
 
 	"entgo.io/ent/dialect"
@@ -31,35 +34,51 @@ import (
 )
 
 // BenchmarkVictimUnderFlood measures what a flood from one key does to
-// another tenant: a victim CLIENT key of tenant globex alternates a write
-// (updateSession) and a read of its session, one at a time, b.N
-// operations idle and b.N while 16 clients of one READER key of tenant
-// acme send dashboard searches (ContainsFold over sessions and their
-// turns) as fast as they are answered, 429s included: nothing in the
-// benchmark slows them. Idle and flood alternate in ten rounds, so that
-// the rest of a shared machine weighs on both alike. The server runs with
-// the default fairness settings (config.Defaults).
+// another tenant, for each door the flood comes in by: a victim CLIENT
+// key of tenant globex alternates a write (updateSession) and a read of
+// its session over JSON POST, one at a time, b.N operations idle and b.N
+// while 16 clients of one READER key of another tenant send reads as fast
+// as they are answered, refusals included: nothing in the benchmark slows
+// them. Idle and flood alternate in ten rounds, so that the rest of a
+// shared machine weighs on both alike. One server, with the default
+// fairness settings (config.Defaults), serves every sub-benchmark; each
+// gets a fresh flood key.
 //
-// "other-process" runs the flood's clients in a child process (this test
-// binary again, see runFloodProcess), as another tenant's clients are: on
-// other hosts, never in the server's process, so neither their goroutines
-// nor their garbage weigh on the server's scheduler and collector. It
-// still shares this machine's cores, as the server's PostgreSQL does.
-// "same-process" runs them as goroutines beside the server and the victim,
-// as the benchmark first did.
+// Each of JSON, SSE, WebSocket and MCP (floodDoors) runs the flood's
+// clients by that door in a child process (this test binary again, see
+// runFloodProcess), as another tenant's clients are: on other hosts,
+// never in the server's process, so neither their goroutines nor their
+// garbage weigh on the server's scheduler and collector. It still shares
+// this machine's cores, as the server's PostgreSQL does. Over JSON POST,
+// SSE (the POST a graphql-sse client sends, Accept: text/event-stream)
+// and WebSocket (graphql-transport-ws, one socket per client, its searches
+// one after the other on it) the flood is a dashboard search as tenant
+// acme (floodSearch: ContainsFold over 200 sessions and their turns);
+// over MCP, which has no search, a THINK context build (tools/call
+// build_context over streamable HTTP) of a session with 200 turns and
+// 1,000 refs, as tenant bench: alone, about 1.1 ms against the search's
+// 1.7 ms (medians, one at a time). "JSON-same-process" runs the JSON
+// flood's clients as goroutines beside the server and the victim, as the
+// benchmark first did.
 //
 // It reports the victim's median and p99 in both phases, the p99 ratio
 // (target: within 2x), the victim's failed operations (target: none), the
-// flood's searches answered and refused a second, and, to say where the
-// victim's tail comes from: the server process's garbage collections a
-// second in each phase, the share of the victim's slowest 1% of
-// operations under the flood during which a collection ran, and the 99th
-// percentile of the server's goroutines' wait for a thread
-// (/sched/latencies) in each phase.
+// flood's operations answered, refused (RATE_LIMITED, at any door) and
+// failed (any other error) a second, and, to say where the victim's tail
+// comes from: the server process's garbage collections a second in each
+// phase, the share of the victim's slowest 1% of operations under the
+// flood during which a collection ran, and the 99th percentile of the
+// server's goroutines' wait for a thread (/sched/latencies) in each phase.
 func BenchmarkVictimUnderFlood(b *testing.B) {
-	b.Run("other-process", func(b *testing.B) { victimUnderFlood(b, true) })
-	b.Run("same-process", func(b *testing.B) { victimUnderFlood(b, false) })
+	w := newFloodWorld(b)
+	for _, door := range floodDoors {
+		b.Run(door, func(b *testing.B) { victimUnderFlood(b, w, door, true) })
+	}
+	b.Run("JSON-same-process", func(b *testing.B) { victimUnderFlood(b, w, "JSON", false) })
 }
+
+// floodDoors are the doors a flood comes in by (floodSender).
+var floodDoors = []string{"JSON", "SSE", "WebSocket", "MCP"}
 
 // floodSearch is the flood's dashboard search.
 const floodSearch = `{ sessions(first: 20, where: {or: [{externalKeyContainsFold: "conversation-1"}, {userIDContainsFold: "some"},
@@ -69,7 +88,8 @@ const floodSearch = `{ sessions(first: 20, where: {or: [{externalKeyContainsFold
 const floodClients = 16
 
 // floodProcessEnv carries the URL a flood process sends to; SG_FLOOD_KEY
-// its key.
+// its key, SG_FLOOD_DOOR its door, SG_FLOOD_SESSION the session MCP's
+// context builds read.
 const floodProcessEnv = "SG_FLOOD_URL"
 
 // phases holds, by request id, the time each of the victim's requests
@@ -77,7 +97,15 @@ const floodProcessEnv = "SG_FLOOD_URL"
 // its statements, [2] COMMIT.
 var phases sync.Map
 
-func victimUnderFlood(b *testing.B, otherProcess bool) {
+// floodWorld is what the doors' sub-benchmarks share: the server, the
+// victim's key and session, and the session MCP's flood builds contexts
+// of.
+type floodWorld struct {
+	s, victim           *apitest.Server
+	session, mcpSession string
+}
+
+func newFloodWorld(b *testing.B) *floodWorld {
 	s := apitest.New(b, func(c *app.Config) {
 		c.Fairness = config.Defaults().Fairness
 		wrap := c.WrapDriver
@@ -104,11 +132,16 @@ func victimUnderFlood(b *testing.B, otherProcess bool) {
 		OpenSession struct{ Session struct{ ID string } }
 	}
 	victim.MustDo(b, `mutation { openSession(input: {tenant: "globex", externalKey: "victim"}) { session { id } } }`, nil, &opened)
-	id := opened.OpenSession.Session.ID
 	for i := range 200 {
 		s.MustDo(b, `mutation($k: String!) { openSession(input: {tenant: "acme", externalKey: $k, userID: "someone"}) { session { id } } }`,
 			map[string]any{"k": fmt.Sprintf("acme-conversation-%d", i)}, nil)
 	}
+	built := apitest.ContextSession(b, s, 1000, 200) // tenant bench
+	return &floodWorld{s: s, victim: victim, session: opened.OpenSession.Session.ID, mcpSession: built.ID.String()}
+}
+
+func victimUnderFlood(b *testing.B, w *floodWorld, door string, otherProcess bool) {
+	s, victim, id := w.s, w.victim, w.session
 	write := `mutation($id: ID!, $h: String!) { updateSession(input: {id: $id, historySummary: $h}) { session { id } } }`
 	read := `query($id: ID!) { session(id: $id) { id historySummary turns(first: 5) { totalCount } } }`
 	type op struct {
@@ -136,34 +169,27 @@ func victimUnderFlood(b *testing.B, otherProcess bool) {
 		return ops, failed
 	}
 
-	floodKey := s.NewKey(b, "READER", "acme")
-	flood := s.WithKey(floodKey)
-	var sent, limited atomic.Int64
+	// A fresh key each run: no rest or spent tokens carried over.
+	tenant, session := "acme", ""
+	if door == "MCP" {
+		tenant, session = "bench", w.mcpSession
+	}
+	floodKey := s.NewKey(b, "READER", tenant)
+	var counts floodCounts
 	var floodTime time.Duration
-	// startFlood sends searches from the flood's clients until the
-	// returned function is called.
+	// startFlood floods by door until the returned function is called.
 	startFlood := func() func() {
 		if otherProcess {
-			return startFloodProcess(b, s.URL, floodKey, &sent, &limited, &floodTime)
+			return startFloodProcess(b, door, s.URL, floodKey, session, &counts, &floodTime)
 		}
 		ctx, stop := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		for range floodClients {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					res := flood.Do(b, floodSearch, nil)
-					sent.Add(1)
-					if res.Status == 429 {
-						limited.Add(1)
-					}
-				}
-			})
-		}
+		done := make(chan error, 1)
+		go func() { done <- flood(ctx, door, s.URL, floodKey, session, floodClients, 0, &counts) }()
 		start := time.Now()
 		return func() {
-			floodTime += time.Since(start)
 			stop()
-			wg.Wait()
+			require.NoError(b, <-done)
+			floodTime += time.Since(start)
 		}
 	}
 
@@ -176,7 +202,7 @@ func victimUnderFlood(b *testing.B, otherProcess bool) {
 	var idleGC, floodGC uint64
 	idleSched, floodSched := schedLatencies(), schedLatencies()
 	// The WAL written in each phase: what the victim's commits flush, and
-	// whether the flood's searches (which write no rows) add to it.
+	// whether the flood's reads (which write no rows) add to it.
 	pg, err := sql.Open("pgx", s.DSN)
 	require.NoError(b, err)
 	defer pg.Close()
@@ -223,8 +249,10 @@ func victimUnderFlood(b *testing.B, otherProcess bool) {
 	b.ReportMetric(p(underTs, 0.99), "flood-p99-ms")
 	b.ReportMetric(p(underTs, 0.99)/p(idleTs, 0.99), "x-idle-p99")
 	b.ReportMetric(float64(failed), "victim-failed")
-	b.ReportMetric(float64(sent.Load()-limited.Load())/floodTime.Seconds(), "flood-admitted/s")
-	b.ReportMetric(float64(limited.Load())/floodTime.Seconds(), "flood-429/s")
+	sent, refused, floodFailed := counts.sent.Load(), counts.refused.Load(), counts.failed.Load()
+	b.ReportMetric(float64(sent-refused-floodFailed)/floodTime.Seconds(), "flood-answered/s")
+	b.ReportMetric(float64(refused)/floodTime.Seconds(), "flood-refused/s")
+	b.ReportMetric(float64(floodFailed)/floodTime.Seconds(), "flood-failed/s")
 	b.ReportMetric(float64(idleWAL)/float64(len(idle)), "idle-wal-B/op")
 	b.ReportMetric(float64(floodWAL)/float64(len(under)), "flood-wal-B/op")
 	b.ReportMetric(float64(idleGC)/idleTime.Seconds(), "idle-gc/s")
@@ -288,12 +316,16 @@ func victimUnderFlood(b *testing.B, otherProcess bool) {
 	b.ReportMetric(floodSched.quantile(0.99)*1000, "flood-sched-p99-ms")
 }
 
-// startFloodProcess starts the flood in a child process and returns the
-// function that stops it, adding what it sent to sent and limited and the
-// time it flooded to floodTime.
-func startFloodProcess(b *testing.B, url, key string, sent, limited *atomic.Int64, floodTime *time.Duration) func() {
+// floodCounts counts a flood's operations: sent, refused (RATE_LIMITED,
+// whatever the door says it by) and failed (any other error).
+type floodCounts struct{ sent, refused, failed atomic.Int64 }
+
+// startFloodProcess starts the flood by door in a child process and
+// returns the function that stops it, adding what it sent to counts and
+// the time it flooded to floodTime.
+func startFloodProcess(b *testing.B, door, url, key, session string, counts *floodCounts, floodTime *time.Duration) func() {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), floodProcessEnv+"="+url, "SG_FLOOD_KEY="+key)
+	cmd.Env = append(os.Environ(), floodProcessEnv+"="+url, "SG_FLOOD_KEY="+key, "SG_FLOOD_DOOR="+door, "SG_FLOOD_SESSION="+session)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	require.NoError(b, err)
@@ -305,32 +337,26 @@ func startFloodProcess(b *testing.B, url, key string, sent, limited *atomic.Int6
 	require.Equal(b, "flooding", lines.Text())
 	start := time.Now()
 	return func() {
-		*floodTime += time.Since(start)
 		stdin.Close() // the child stops when its stdin closes
 		require.True(b, lines.Scan(), "the flood process did not report")
-		var n, refused int64
-		_, err := fmt.Sscan(lines.Text(), &n, &refused)
+		*floodTime += time.Since(start) // its last answers included
+		var sent, refused, failed int64
+		_, err := fmt.Sscan(lines.Text(), &sent, &refused, &failed)
 		require.NoError(b, err)
-		sent.Add(n)
-		limited.Add(refused)
+		counts.sent.Add(sent)
+		counts.refused.Add(refused)
+		counts.failed.Add(failed)
 		require.NoError(b, cmd.Wait())
 	}
 }
 
-// runFloodProcess is the flood's child process: floodClients clients send
-// floodSearch to SG_FLOOD_URL with SG_FLOOD_KEY, each again as soon as it
-// is answered, from when it prints "flooding" until its stdin closes; then
-// it prints how many it sent and how many were refused 429. Each client
-// keeps its connection, as an HTTP client's pool does. SG_FLOOD_CLIENTS
-// and SG_FLOOD_GAP (a pause before each request) change the flood, to see
+// runFloodProcess is the flood's child process: it floods SG_FLOOD_URL by
+// SG_FLOOD_DOOR as SG_FLOOD_KEY from when it prints "flooding" until its
+// stdin closes; then it prints how many operations it sent, and of them
+// how many were refused and how many failed. SG_FLOOD_CLIENTS and
+// SG_FLOOD_GAP (a pause before each operation) change the flood, to see
 // how the victim's tail follows the flood's pace.
 func runFloodProcess() int {
-	body, _ := json.Marshal(map[string]any{"query": floodSearch})
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: floodClients}}
-	url, key := os.Getenv(floodProcessEnv)+"/graphql", os.Getenv("SG_FLOOD_KEY")
-	ctx, stop := context.WithCancel(context.Background())
-	var sent, limited atomic.Int64
-	var wg sync.WaitGroup
 	clients, gap := floodClients, time.Duration(0)
 	if c := os.Getenv("SG_FLOOD_CLIENTS"); c != "" {
 		fmt.Sscan(c, &clients)
@@ -338,38 +364,203 @@ func runFloodProcess() int {
 	if g := os.Getenv("SG_FLOOD_GAP"); g != "" {
 		gap, _ = time.ParseDuration(g)
 	}
-	for range clients {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				if gap > 0 {
-					time.Sleep(gap)
-				}
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer "+key)
-				res, err := client.Do(req)
-				if err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					fmt.Fprintln(os.Stderr, "flood:", err)
-					os.Exit(1)
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				sent.Add(1)
-				if res.StatusCode == http.StatusTooManyRequests {
-					limited.Add(1)
-				}
-			}
-		})
-	}
+	ctx, stop := context.WithCancel(context.Background())
+	var counts floodCounts
+	done := make(chan error, 1)
+	go func() {
+		done <- flood(ctx, os.Getenv("SG_FLOOD_DOOR"), os.Getenv(floodProcessEnv), os.Getenv("SG_FLOOD_KEY"),
+			os.Getenv("SG_FLOOD_SESSION"), clients, gap, &counts)
+	}()
 	fmt.Println("flooding")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	stop()
-	wg.Wait()
-	fmt.Println(sent.Load(), limited.Load())
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "flood:", err)
+		return 1
+	}
+	fmt.Println(counts.sent.Load(), counts.refused.Load(), counts.failed.Load())
 	return 0
+}
+
+// flood runs clients clients that send by door, each again as soon as it
+// is answered (after gap), until ctx ends, counting into counts; the
+// first error that is not a refusal is logged. A client keeps its
+// connection, as an HTTP client's pool does, or its socket. When ctx ends
+// the clients send no more, but wait for the answers to what they sent:
+// the server runs a request received whole to its end whatever its client
+// does, and a flood's last requests still running would weigh on the
+// next idle phase.
+func flood(ctx context.Context, door, url, key, session string, clients int, gap time.Duration, counts *floodCounts) error {
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			send, closeIt, err := floodSender(door, url, key, session)
+			for err == nil && ctx.Err() == nil {
+				if gap > 0 {
+					time.Sleep(gap)
+				}
+				var code string
+				if code, err = send(); err != nil {
+					break
+				}
+				counts.sent.Add(1)
+				if code == "RATE_LIMITED" {
+					counts.refused.Add(1)
+				} else if code != "" && counts.failed.Add(1) == 1 {
+					fmt.Fprintf(os.Stderr, "flood by %s: an operation failed: %s\n", door, code)
+				}
+			}
+			if err != nil {
+				errs <- fmt.Errorf("by %s: %w", door, err)
+			} else {
+				closeIt()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// floodClient is the HTTP flood's client.
+var floodClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+// floodSender returns a function that sends one of the flood's operations
+// by door as key and answers its first error's code ("" for none): over
+// MCP, a build_context of session; by the other doors, floodSearch. Then
+// closeIt closes what the sender holds.
+func floodSender(door, url, key, session string) (send func() (string, error), closeIt func(), err error) {
+	post := func(path string, body []byte, header ...string) func() (string, error) {
+		return func() (string, error) {
+			req, err := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(body))
+			if err != nil {
+				return "", err
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+key)
+			for i := 0; i+1 < len(header); i += 2 {
+				req.Header.Set(header[i], header[i+1])
+			}
+			res, err := floodClient.Do(req)
+			if err != nil {
+				return "", err
+			}
+			defer res.Body.Close()
+			raw, err := io.ReadAll(res.Body)
+			if err != nil {
+				return "", err
+			}
+			if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+				// The stream's first event is the operation's answer.
+				for line := range strings.SplitSeq(string(raw), "\n") {
+					if data, ok := strings.CutPrefix(line, "data: "); ok {
+						raw = []byte(data)
+						break
+					}
+				}
+			}
+			return errorCode(raw, res.StatusCode), nil
+		}
+	}
+	search, _ := json.Marshal(map[string]any{"query": floodSearch})
+	switch door {
+	case "JSON":
+		return post("/graphql", search), func() {}, nil
+	case "SSE":
+		return post("/graphql", search, "Accept", "text/event-stream"), func() {}, nil
+	case "WebSocket":
+		return socketSender(url, key, search)
+	case "MCP":
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build_context","arguments":{"sessionID":%q,"node":"THINK"}}}`, session)
+		return post("/mcp", []byte(call), "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18"), func() {}, nil
+	}
+	return nil, nil, fmt.Errorf("no door %q", door)
+}
+
+// socketSender opens a graphql-transport-ws socket as key and returns a
+// function that runs operation on it, waiting for its end.
+func socketSender(url, key string, operation json.RawMessage) (send func() (string, error), closeIt func(), err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	conn.SetReadLimit(1 << 20)
+	read := func(ctx context.Context) (apitest.Message, error) {
+		for {
+			var m apitest.Message
+			if err := wsjson.Read(ctx, conn, &m); err != nil || m.Type != "ping" {
+				return m, err
+			}
+			if err := wsjson.Write(ctx, conn, apitest.Message{Type: "pong"}); err != nil {
+				return apitest.Message{}, err
+			}
+		}
+	}
+	init, _ := json.Marshal(map[string]string{"Authorization": "Bearer " + key})
+	if err := wsjson.Write(ctx, conn, apitest.Message{Type: "connection_init", Payload: init}); err != nil {
+		return nil, nil, err
+	}
+	if m, err := read(ctx); err != nil || m.Type != "connection_ack" {
+		return nil, nil, fmt.Errorf("connection_init answered %q: %v", m.Type, err)
+	}
+	n := 0
+	send = func() (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n++
+		id, code := fmt.Sprint(n), ""
+		if err := wsjson.Write(ctx, conn, apitest.Message{ID: id, Type: "subscribe", Payload: operation}); err != nil {
+			return "", err
+		}
+		for {
+			m, err := read(ctx)
+			switch {
+			case err != nil:
+				return "", err
+			case m.ID != id:
+			case m.Type == "next" && code == "":
+				code = errorCode(m.Payload, 0)
+			case m.Type == "error":
+				return errorCode(append(append([]byte(`{"errors":`), m.Payload...), '}'), 0), nil
+			case m.Type == "complete":
+				return code, nil
+			}
+		}
+	}
+	return send, func() { conn.Close(websocket.StatusNormalClosure, "") }, nil
+}
+
+// errorCode is the code of the first error of an answer: of a GraphQL
+// response (also how the HTTP door refuses an MCP call), of a JSON-RPC
+// error, or of an MCP tool's result; "" for none.
+func errorCode(raw []byte, status int) string {
+	var a struct {
+		Errors []struct{ Extensions struct{ Code string } }
+		Error  *struct{ Data struct{ Code string } }
+		Result *struct {
+			IsError bool
+			Meta    map[string]struct{ Code string } `json:"_meta"`
+		}
+	}
+	switch err := json.Unmarshal(raw, &a); {
+	case err != nil:
+		return fmt.Sprintf("HTTP %d, %.80q", status, raw)
+	case len(a.Errors) > 0:
+		return cmp.Or(a.Errors[0].Extensions.Code, "NO_CODE")
+	case a.Error != nil:
+		return cmp.Or(a.Error.Data.Code, "JSON-RPC error")
+	case a.Result != nil && a.Result.IsError:
+		return cmp.Or(a.Result.Meta["sessiongraph/error"].Code, "tool error")
+	case status == http.StatusTooManyRequests:
+		return "RATE_LIMITED"
+	case status != 0 && status != http.StatusOK:
+		return fmt.Sprint("HTTP ", status)
+	}
+	return ""
 }
 
 // gcCycles is how many collections this process has completed.
