@@ -71,9 +71,17 @@ func TenantScope(ctx context.Context) (string, error) {
 	return "", ErrUnauthenticated
 }
 
-// ErrUnauthenticated is the answer to a request without a valid key.
+// keyHeader is how a request over HTTP sends its key.
+const keyHeader = "this request needs an API key: send the header 'Authorization: Bearer <key>'"
+
+// ErrUnauthenticated is the answer to a request without a valid key, on
+// the API that also takes WebSockets (GraphQL's).
 var ErrUnauthenticated = apperr.New(apperr.Unauthenticated,
-	"this request needs an API key: send the header 'Authorization: Bearer <key>' (or, on a WebSocket, the connection_init payload {\"Authorization\": \"Bearer <key>\"})")
+	keyHeader+" (or, on a WebSocket, the connection_init payload {\"Authorization\": \"Bearer <key>\"})")
+
+// ErrNoKeyHeader is the answer to a request without a valid key where
+// only the header carries one (MCP, metrics).
+var ErrNoKeyHeader = apperr.New(apperr.Unauthenticated, keyHeader)
 
 // RequireAdmin refuses anyone but an admin key (or the system).
 func RequireAdmin(ctx context.Context, what string) error {

@@ -11,9 +11,9 @@ import (
 // operation by operation once it knows what each is (access.Admission):
 // GraphQL's transports in one operation middleware, MCP in its receiving
 // middleware.
-func (a *App) door(next http.Handler, browsers bool) http.Handler {
+func (a *App) door(next http.Handler, way entrance) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if browsers && a.cors(w, r) {
+		if way.browsers && a.cors(w, r) {
 			return
 		}
 		if !a.limitBody(w, r) {
@@ -28,10 +28,26 @@ func (a *App) door(next http.Handler, browsers bool) http.Handler {
 			defer cancel()
 			r = r.WithContext(ctx)
 		}
-		r, ok := a.authenticate(w, r)
+		r, ok := a.authenticate(w, r, way.sockets)
 		if !ok {
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// entrance is what differs between the routes behind a door.
+type entrance struct {
+	// browsers: CORS is answered (GraphQL's).
+	browsers bool
+	// sockets: a WebSocket comes in without a key and sends it in
+	// connection_init (GraphQL's); elsewhere only the header carries one,
+	// and a 401 speaks only of it.
+	sockets bool
+}
+
+var (
+	graphqlEntrance = entrance{browsers: true, sockets: true}
+	// headerEntrance is MCP's and the metrics'.
+	headerEntrance = entrance{}
+)

@@ -24,8 +24,8 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	// Every operation passes one admission behind the door, whatever its
 	// transport (access.Admission); doors_test.go lists them.
 	a.doors = map[string]http.Handler{"/graphql": gql, "/mcp": mcp}
-	mux.Handle("/graphql", a.door(gql, true))
-	mux.Handle("/mcp", a.door(mcp, false))
+	mux.Handle("/graphql", a.door(gql, graphqlEntrance))
+	mux.Handle("/mcp", a.door(mcp, headerEntrance))
 	mux.Handle("GET /graphiql", graphiql.Handler())
 	mux.Handle("GET /graphiql/", graphiql.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -34,7 +34,7 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	mux.HandleFunc("GET /readyz", a.ready)
 	// On the API port, metrics are for an ADMIN key only; a scraper without
 	// one reads them on -metrics-listen (MetricsHandler).
-	mux.Handle("GET /metrics", a.door(requireAdmin(a.MetricsHandler()), false))
+	mux.Handle("GET /metrics", a.door(requireAdmin(a.MetricsHandler()), headerEntrance))
 	mux.Handle("/", dashboard.Handler())
 	h := a.logRequests(mux)
 	if tp := a.cfg.TracerProvider; tp != nil {
