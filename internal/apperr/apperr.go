@@ -5,6 +5,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -92,6 +93,10 @@ type Error struct {
 	Field string
 	// Cause is the error behind this one, for the log; never shown.
 	Cause error
+	// format and args made Message; kept so that a door can name the
+	// Operations in it its own way (MessageNaming).
+	format string
+	args   []any
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -101,12 +106,12 @@ func (e *Error) Unwrap() error { return e.Cause }
 
 // New returns an error with the code and a formatted message.
 func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: message(format, args)}
+	return &Error{Code: code, Message: message(format, args), format: format, args: args}
 }
 
 // Invalid returns a BAD_USER_INPUT error about one input field.
 func Invalid(field, format string, args ...any) *Error {
-	return &Error{Code: BadUserInput, Field: field, Message: message(format, args)}
+	return &Error{Code: BadUserInput, Field: field, Message: message(format, args), format: format, args: args}
 }
 
 // UnknownRef returns REF_NOT_FOUND for a ref this session lacks, naming the
@@ -117,7 +122,27 @@ func UnknownRef(field, ref string) *Error {
 
 // TooLarge returns an INPUT_TOO_LARGE error about one input field.
 func TooLarge(field, format string, args ...any) *Error {
-	return &Error{Code: InputTooLarge, Field: field, Message: message(format, args)}
+	return &Error{Code: InputTooLarge, Field: field, Message: message(format, args), format: format, args: args}
+}
+
+// MessageNaming is the message with each Operation among its arguments
+// given by name: the name a door has for the operation (MCP its tool's).
+// Message names each as GraphQL does, as does a nil name.
+func (e *Error) MessageNaming(name func(Operation) string) string {
+	if name == nil {
+		return e.Message
+	}
+	args := slices.Clone(e.args)
+	named := false
+	for i, a := range args {
+		if op, ok := a.(Operation); ok {
+			args[i], named = name(op), true
+		}
+	}
+	if !named {
+		return e.Message
+	}
+	return message(e.format, args)
 }
 
 // quotedMax bounds each string a message quotes (%q): messages quote the

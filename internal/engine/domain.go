@@ -73,8 +73,8 @@ func (e *Engine) requireDomain(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	ae := apperr.New(apperr.UnknownDomain, "domain %q has no entity types: load its domain file (-domain-file) or define them (upsertEntityType) first; the domains are %s",
-		name, strings.Join(known, ", "))
+	ae := apperr.New(apperr.UnknownDomain, "domain %q has no entity types: load its domain file (-domain-file) or define them (%s) first; the domains are %s",
+		name, apperr.OpUpsertEntityType, strings.Join(known, ", "))
 	ae.Field = "domain"
 	return ae
 }

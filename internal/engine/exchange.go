@@ -49,7 +49,7 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 		return nil, err
 	}
 	if open != nil {
-		return nil, apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before recording an exchange", open.Number)
+		return nil, apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (%s) or fail it (%s) before recording an exchange", open.Number, apperr.OpEndTurn, apperr.OpFailTurn)
 	}
 	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, in.UserMessage)
 	if err != nil {

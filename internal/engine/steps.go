@@ -118,7 +118,7 @@ func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in R
 			return nil, err
 		}
 		if open == nil {
-			return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: a step belongs to the turn that runs it (beginTurn)", in.SessionID)
+			return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: a step belongs to the turn that runs it (%s)", in.SessionID, apperr.OpBeginTurn)
 		}
 	}
 	r, _, err := load(ctx, w.Tx.Ref, w.Session, sel)

@@ -50,7 +50,7 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	// answer.
 	inProgress := func(err error) error {
 		if isOpenTurnConflict(err) {
-			return apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (endTurn) or fail it (failTurn) before beginning another", w.Session.CurrentTurn)
+			return apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (%s) or fail it (%s) before beginning another", w.Session.CurrentTurn, apperr.OpEndTurn, apperr.OpFailTurn)
 		}
 		return err
 	}
@@ -329,7 +329,7 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEn
 		return nil, err
 	}
 	if open == nil {
-		return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (beginTurn)", sessionID)
+		return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (%s)", sessionID, apperr.OpBeginTurn)
 	}
 	done := *open
 	m, err := change(ctx, w, &done, cleared)

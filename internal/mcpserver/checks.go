@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/engine"
 )
@@ -17,19 +19,41 @@ import (
 // engine.MaxInputBytes of text in all. Each refusal names the field. Text
 // that is not UTF-8 was refused before the SDK decoded it (checkMessages):
 // decoded, it is U+FFFD.
-func checkArguments(raw json.RawMessage) error {
+//
+// Then it fits the arguments to the tool's input schema (fit), as
+// GraphQL fits variables to their types: what it answers is the arguments
+// the tool runs with, without the optional ones given as null.
+func checkArguments(raw json.RawMessage, schema *jsonschema.Schema) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil
+		return raw, nil
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return apperr.New(apperr.BadUserInput, "the arguments are not JSON: %v", err)
+		return nil, apperr.New(apperr.BadUserInput, "the arguments are not JSON: %v", err)
 	}
 	w := argWalk{}
 	w.value(v, "", 0)
-	return w.err
+	if w.err != nil {
+		return nil, w.err
+	}
+	if schema == nil {
+		return raw, nil // not a tool: the SDK answers that
+	}
+	f := fit{}
+	f.value(v, schema, "")
+	switch {
+	case f.err != nil:
+		return nil, f.err
+	case !f.dropped:
+		return raw, nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode the arguments again: %w", err)
+	}
+	return out, nil
 }
 
 type argWalk struct {

@@ -93,8 +93,8 @@ func TestTypeScriptSDKRunsTheAgentLoopOverMCP(t *testing.T) {
 			"summary":"","shouldSummarize":false}`,
 		"unknownRef": `{"text":"REF_NOT_FOUND: this session has no ref \"recipe_9\"",
 			"error":{"code":"REF_NOT_FOUND","field":"refs[0]","message":"this session has no ref \"recipe_9\""}}`,
-		"turnInProgress": `{"text":"TURN_IN_PROGRESS: turn 3 is still open: end it (endTurn) or fail it (failTurn) before beginning another",
-			"error":{"code":"TURN_IN_PROGRESS","message":"turn 3 is still open: end it (endTurn) or fail it (failTurn) before beginning another"}}`,
+		"turnInProgress": `{"text":"TURN_IN_PROGRESS: turn 3 is still open: end it (end_turn) or fail it (fail_turn) before beginning another",
+			"error":{"code":"TURN_IN_PROGRESS","message":"turn 3 is still open: end it (end_turn) or fail it (fail_turn) before beginning another"}}`,
 		"missingSession": `{"code":-32602,"message":"MCP error -32602: NOT_FOUND: session 00000000-0000-4000-8000-000000000000 not found"}`,
 	} {
 		assert.JSONEq(t, want, string(got[step]), step)

@@ -20,8 +20,9 @@ import (
 // GraphQL operation), after the same argument checks as GraphQL's, once
 // the server's one admission (access.Admission) has admitted it: a tool
 // that writes as a mutation, a read as a query, each within its class's
-// deadline. It gives each error its stable code.
-func confine(cfg Config, writes map[string]bool) mcp.Middleware {
+// deadline. It gives each error its stable code, and names operations in
+// its hints by their tools.
+func confine(cfg Config, t *tools) mcp.Middleware {
 	admission := cfg.Admission
 	if admission == nil {
 		admission = &access.Admission{}
@@ -33,29 +34,31 @@ func confine(cfg Config, writes map[string]bool) mcp.Middleware {
 			}
 			p := principalOf(req)
 			if p == nil {
-				return refuse(cfg.Logger, ctx, method, access.ErrUnauthenticated)
+				return refuse(cfg.Logger, ctx, method, access.ErrNoKeyHeader, t.name)
 			}
 			ctx = access.WithPrincipal(ctx, p)
 			class, what := access.Query, "this read"
 			if call, ok := req.(*mcp.CallToolRequest); ok {
-				if err := checkArguments(call.Params.Arguments); err != nil {
-					return refuse(cfg.Logger, ctx, method, err)
+				args, err := checkArguments(call.Params.Arguments, t.inputs[call.Params.Name])
+				if err != nil {
+					return refuse(cfg.Logger, ctx, method, err, t.name)
 				}
-				if what = call.Params.Name; writes[what] {
+				call.Params.Arguments = args
+				if what = call.Params.Name; t.writes[what] {
 					class = access.Mutation
 				}
 			}
 			ctx, release, err := admission.Admit(ctx, p, class, what)
 			if err != nil {
-				return refuse(cfg.Logger, ctx, method, err)
+				return refuse(cfg.Logger, ctx, method, err, t.name)
 			}
 			defer release()
 			res, err := next(ctx, method, req)
 			if err != nil {
-				return refuse(cfg.Logger, ctx, method, err)
+				return refuse(cfg.Logger, ctx, method, err, t.name)
 			}
 			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
-				return toolError(cfg.Logger, ctx, r.GetError()), nil
+				return toolError(cfg.Logger, ctx, r.GetError(), t.name), nil
 			}
 			return res, nil
 		}
@@ -74,15 +77,16 @@ func principalOf(req mcp.Request) *access.Principal {
 
 // refuse answers a failed call: a tool call as a tool error (the model
 // reads it), a resource read as a JSON-RPC error with the code in its data.
-func refuse(log *slog.Logger, ctx context.Context, method string, err error) (mcp.Result, error) {
+// Its message names each operation it hints at by name.
+func refuse(log *slog.Logger, ctx context.Context, method string, err error, name func(apperr.Operation) string) (mcp.Result, error) {
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) {
 		return nil, err // the SDK's own: unknown tool, resource not found
 	}
 	if method == "tools/call" {
-		return toolError(log, ctx, err), nil
+		return toolError(log, ctx, err, name), nil
 	}
-	e := present(log, ctx, err)
+	e := present(log, ctx, err, name)
 	data, _ := json.Marshal(e)
 	return nil, &jsonrpc.Error{Code: jsonrpcCode(e.Code), Message: e.Code + ": " + e.Message, Data: data}
 }
@@ -116,8 +120,8 @@ const ErrorMeta = "sessiongraph/error"
 // and its _meta holds {code, message, field} under ErrorMeta. Not in
 // structuredContent: clients (the TypeScript SDK's among them) check that
 // against the tool's output schema, error or not.
-func toolError(log *slog.Logger, ctx context.Context, err error) *mcp.CallToolResult {
-	e := present(log, ctx, err)
+func toolError(log *slog.Logger, ctx context.Context, err error, name func(apperr.Operation) string) *mcp.CallToolResult {
+	e := present(log, ctx, err, name)
 	return &mcp.CallToolResult{
 		Meta:    mcp.Meta{ErrorMeta: e},
 		IsError: true,
@@ -126,10 +130,11 @@ func toolError(log *slog.Logger, ctx context.Context, err error) *mcp.CallToolRe
 }
 
 // present gives an error its code, as the GraphQL endpoint does: our own
-// errors keep their code and message; the SDK's refusals of arguments that
-// do not fit a tool's schema are BAD_USER_INPUT; anything else is logged and
-// reported as INTERNAL without details, which may name tables or SQL.
-func present(log *slog.Logger, ctx context.Context, err error) Error {
+// errors keep their code and message, each operation it names given by
+// name (a tool's); the SDK's refusals of arguments that do not fit a tool's
+// schema are BAD_USER_INPUT; anything else is logged and reported as
+// INTERNAL without details, which may name tables or SQL.
+func present(log *slog.Logger, ctx context.Context, err error, name func(apperr.Operation) string) Error {
 	var ae *apperr.Error
 	var refused *access.Refusal
 	switch {
@@ -138,7 +143,7 @@ func present(log *slog.Logger, ctx context.Context, err error) Error {
 	case errors.As(err, &refused):
 		return Error{Code: string(refused.Err.Code), Message: refused.Err.Message, RetryAfter: refused.RetryAfterSeconds()}
 	case errors.As(err, &ae):
-		return Error{Code: string(ae.Code), Message: ae.Message, Field: ae.Field}
+		return Error{Code: string(ae.Code), Message: ae.MessageNaming(name), Field: ae.Field}
 	case ent.IsValidationError(err):
 		var ve *ent.ValidationError
 		errors.As(err, &ve)

@@ -13,6 +13,7 @@ import (
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
+	"sessiongraph/internal/tokenizer"
 )
 
 // nodes are the pipeline nodes a context is built for.
@@ -29,14 +30,14 @@ func parseNode(s string) (contextbuild.Node, error) {
 
 // BuildContextIn asks for a node's context.
 type BuildContextIn struct {
-	SessionID   string  `json:"sessionID"`
-	Node        string  `json:"node" jsonschema:"UNDERSTAND, THINK, ACT, REPLY or MESSAGES"`
-	TurnsWindow *int    `json:"turnsWindow,omitempty" jsonschema:"turns a ref stays active after it was last referenced (default 2)"`
-	TokenBudget *int    `json:"tokenBudget,omitempty" jsonschema:"defaults: 8,000 for UNDERSTAND and THINK, 25,000 for ACT and REPLY; MESSAGES uses 80% of modelLimit"`
-	Tokenizer   *string `json:"tokenizer,omitempty" jsonschema:"cl100k_base, o200k_base or chars4; defaults to the session's"`
-	Strategy    *string `json:"strategy,omitempty" jsonschema:"MESSAGES only: SLIDING_WINDOW (default) or SUMMARY"`
-	ModelLimit  *int    `json:"modelLimit,omitempty" jsonschema:"MESSAGES only: the model's context window in tokens (default 128,000)"`
-	KeepRecent  *int    `json:"keepRecent,omitempty" jsonschema:"MESSAGES only: at most this many recent messages survive a cut (default 10)"`
+	SessionID   string                 `json:"sessionID"`
+	Node        contextbuild.Node      `json:"node" jsonschema:"the pipeline node whose context to build"`
+	TurnsWindow *int                   `json:"turnsWindow,omitempty" jsonschema:"turns a ref stays active after it was last referenced (default 2)"`
+	TokenBudget *int                   `json:"tokenBudget,omitempty" jsonschema:"defaults: 8,000 for UNDERSTAND and THINK, 25,000 for ACT and REPLY; MESSAGES uses 80% of modelLimit"`
+	Tokenizer   *tokenizer.Name        `json:"tokenizer,omitempty" jsonschema:"defaults to the session's"`
+	Strategy    *contextbuild.Strategy `json:"strategy,omitempty" jsonschema:"MESSAGES only: SLIDING_WINDOW (default) or SUMMARY"`
+	ModelLimit  *int                   `json:"modelLimit,omitempty" jsonschema:"MESSAGES only: the model's context window in tokens (default 128,000)"`
+	KeepRecent  *int                   `json:"keepRecent,omitempty" jsonschema:"MESSAGES only: at most this many recent messages survive a cut (default 10)"`
 }
 
 // Section is one section of a build.
@@ -72,20 +73,12 @@ func (t *tools) buildContext(ctx context.Context, in BuildContextIn) (*ContextOu
 	if err != nil {
 		return nil, err
 	}
-	node, err := parseNode(in.Node)
-	if err != nil {
-		return nil, err
-	}
-	opts := &engine.ContextOptions{TurnsWindow: in.TurnsWindow, TokenBudget: in.TokenBudget, Tokenizer: in.Tokenizer,
-		ModelLimit: in.ModelLimit, KeepRecent: in.KeepRecent}
-	if in.Strategy != nil {
-		st := contextbuild.Strategy(strings.ToUpper(*in.Strategy))
-		if st != contextbuild.SlidingWindow && st != contextbuild.Summary {
-			return nil, apperr.Invalid("strategy", "strategy %q is not SLIDING_WINDOW or SUMMARY", *in.Strategy)
-		}
-		opts.Strategy = &st
-	}
-	b, err := t.engine.Context(ctx, s, node, opts)
+	// The node, strategy and tokenizer are one of their schema's enum,
+	// which checkArguments held them to; a resource's node is read from
+	// its URI (parseNode).
+	opts := &engine.ContextOptions{TurnsWindow: in.TurnsWindow, TokenBudget: in.TokenBudget, Tokenizer: (*string)(in.Tokenizer),
+		Strategy: in.Strategy, ModelLimit: in.ModelLimit, KeepRecent: in.KeepRecent}
+	b, err := t.engine.Context(ctx, s, in.Node, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +174,11 @@ func addResources(s *mcp.Server, e *engine.Engine) {
 		if m == nil {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
-		b, err := t.buildContext(ctx, BuildContextIn{SessionID: m[1], Node: m[2]})
+		node, err := parseNode(m[2])
+		if err != nil {
+			return nil, err
+		}
+		b, err := t.buildContext(ctx, BuildContextIn{SessionID: m[1], Node: node})
 		if err != nil {
 			return nil, err
 		}

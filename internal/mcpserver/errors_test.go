@@ -35,8 +35,8 @@ func TestMCPBadInputGetsTheAPIsCodes(t *testing.T) {
 		field string
 	}{
 		"malformed session id":     {"begin_turn", map[string]any{"sessionID": "nope", "userMessage": "hi"}, "INVALID_ID", "sessionID"},
-		"missing argument":         {"begin_turn", map[string]any{"sessionID": id}, "BAD_USER_INPUT", ""},
-		"argument of a wrong type": {"begin_turn", map[string]any{"sessionID": id, "userMessage": 5}, "BAD_USER_INPUT", ""},
+		"missing argument":         {"begin_turn", map[string]any{"sessionID": id}, "BAD_USER_INPUT", "userMessage"},
+		"argument of a wrong type": {"begin_turn", map[string]any{"sessionID": id, "userMessage": 5}, "BAD_USER_INPUT", "userMessage"},
 		"unknown entity type": {"record_generated", map[string]any{"sessionID": id, "entityType": "spaceship",
 			"content": map[string]any{"name": "x"}}, "UNKNOWN_ENTITY_TYPE", ""},
 		"unknown node":    {"build_context", map[string]any{"sessionID": id, "node": "PLAN"}, "BAD_USER_INPUT", "node"},

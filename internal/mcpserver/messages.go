@@ -56,7 +56,7 @@ func checkMessages(log *slog.Logger, maxBody int64, next http.Handler) http.Hand
 		case msg.invalidText != nil:
 			// A valid message with bad text in its params: refused as its
 			// method refuses any bad input, a tool call as a tool error.
-			res, err := refuse(log, r.Context(), msg.method, msg.invalidText)
+			res, err := refuse(log, r.Context(), msg.method, msg.invalidText, nil)
 			var wire *jsonrpc.Error
 			if errors.As(err, &wire) {
 				writeResponse(w, http.StatusOK, response{ID: msg.id, Error: wire})

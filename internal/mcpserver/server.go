@@ -82,12 +82,14 @@ func NewServer(cfg Config) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "sessiongraph", Title: "sessiongraph", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       cfg.Logger,
-		Capabilities: &mcp.ServerCapabilities{},
+		// Every replica serves the same tools and resources, and a stateless
+		// server has no session to tell of a change: no listChanged.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 	})
 	t := &tools{engine: cfg.Engine}
 	t.add(s)
 	addResources(s, cfg.Engine)
-	s.AddReceivingMiddleware(confine(cfg, t.writes))
+	s.AddReceivingMiddleware(confine(cfg, t))
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -13,7 +14,9 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/engine"
+	"sessiongraph/internal/tokenizer"
 )
 
 // tools are the agent loop's tools, each one engine call.
@@ -22,28 +25,34 @@ type tools struct {
 	// writes names the tools that write: admitted as mutations (a READER
 	// key may not call them), the others as queries.
 	writes map[string]bool
+	// inputs is each tool's input schema, which checkArguments fits its
+	// arguments to.
+	inputs map[string]*jsonschema.Schema
+	// names is the tool that runs each operation, as an error's hint names
+	// it (name).
+	names map[apperr.Operation]string
 }
 
 // add registers every tool on s.
 func (t *tools) add(s *mcp.Server) {
-	t.writes = map[string]bool{}
-	addTool(s, t.writes, "open_session", "Open the conversation of your own externalKey in tenant, or get back its live session (created says which). Call once per conversation; keep the session's id.", write, t.openSession)
-	addTool(s, t.writes, "begin_turn", "Open the session's next turn with the user's message. One turn is open at a time (TURN_IN_PROGRESS).", write, t.beginTurn)
-	addTool(s, t.writes, "end_turn", "Complete the open turn with the assistant's reply and, optionally, its execution summary.", write, t.endTurn)
-	addTool(s, t.writes, "fail_turn", "Close the open turn as failed, with the reason.", write, t.failTurn)
-	addTool(s, t.writes, "record_read", "Record the rows your database layer read (by entityType or table): each gets a ref (recipe_1, ...); the records come back with refs in place of ids, as the LLM should see them.", write, t.recordRead)
-	addTool(s, t.writes, "record_updated", "Record rows your database layer updated, as record_read records reads.", write, t.recordUpdated)
-	addTool(s, t.writes, "record_generated", "Record content the LLM generated: it waits, unsaved, as gen_{type}_{n} with a pending artifact.", write, t.recordGenerated)
-	addTool(s, t.writes, "record_created", "Record an entity your database layer saved; name the gen ref it saves (genRef) to promote it.", write, t.recordCreated)
-	addTool(s, t.writes, "record_deleted", "Record entities your database layer deleted.", write, t.recordDeleted)
-	addTool(s, t.writes, "retain_ref", "Keep a ref in context past the active window, with the reason the LLM will see.", write, t.retainRef)
-	addTool(s, t.writes, "release_ref", "Let a retained ref leave context again.", write, t.releaseRef)
-	addTool(s, t.writes, "resolve_refs", "Translate refs back to entity ids for your code (a pending gen ref has none yet).", read, t.resolveRefs)
-	addTool(s, t.writes, "translate_payload", "Replace refs by ids in a record you are about to save; saves names the gen ref it saves.", read, t.translatePayload)
-	addTool(s, t.writes, "translate_filters", "Replace refs by ids in query filters; pendingRefs are gen refs to read with read_refs instead.", read, t.translateFilters)
-	addTool(s, t.writes, "read_refs", "Read generated refs from their pending artifacts, in the shape of a database read; fromDatabase lists the refs to read from your database.", read, t.readRefs)
-	addTool(s, t.writes, "build_context", "Build a pipeline node's context (UNDERSTAND, THINK, ACT, REPLY or MESSAGES) within its token budget: the text for the prompt, its sections with token counts, the tiers of refs, what was cut.", read, t.buildContext)
-	addTool(s, t.writes, "working_memory", "The session's compact state: turn count, focus, the 20 most recently referenced entities, the history summary.", read, t.workingMemory)
+	t.writes, t.inputs, t.names = map[string]bool{}, map[string]*jsonschema.Schema{}, map[apperr.Operation]string{}
+	addTool(s, t, "open_session", apperr.OpOpenSession, "Open the conversation of your own externalKey in tenant, or get back its live session (created says which). Call once per conversation; keep the session's id.", write, t.openSession)
+	addTool(s, t, "begin_turn", apperr.OpBeginTurn, "Open the session's next turn with the user's message. One turn is open at a time (TURN_IN_PROGRESS).", write, t.beginTurn)
+	addTool(s, t, "end_turn", apperr.OpEndTurn, "Complete the open turn with the assistant's reply and, optionally, its execution summary.", write, t.endTurn)
+	addTool(s, t, "fail_turn", apperr.OpFailTurn, "Close the open turn as failed, with the reason.", write, t.failTurn)
+	addTool(s, t, "record_read", apperr.OpRecordRead, "Record the rows your database layer read (by entityType or table): each gets a ref (recipe_1, ...); the records come back with refs in place of ids, as the LLM should see them.", write, t.recordRead)
+	addTool(s, t, "record_updated", apperr.OpRecordUpdated, "Record rows your database layer updated, as record_read records reads.", write, t.recordUpdated)
+	addTool(s, t, "record_generated", apperr.OpRecordGenerated, "Record content the LLM generated: it waits, unsaved, as gen_{type}_{n} with a pending artifact.", write, t.recordGenerated)
+	addTool(s, t, "record_created", apperr.OpRecordCreated, "Record an entity your database layer saved; name the gen ref it saves (genRef) to promote it.", write, t.recordCreated)
+	addTool(s, t, "record_deleted", apperr.OpRecordDeleted, "Record entities your database layer deleted.", write, t.recordDeleted)
+	addTool(s, t, "retain_ref", apperr.OpRetainRef, "Keep a ref in context past the active window, with the reason the LLM will see.", write, t.retainRef)
+	addTool(s, t, "release_ref", apperr.OpReleaseRef, "Let a retained ref leave context again.", write, t.releaseRef)
+	addTool(s, t, "resolve_refs", apperr.OpResolveRefs, "Translate refs back to entity ids for your code (a pending gen ref has none yet).", read, t.resolveRefs)
+	addTool(s, t, "translate_payload", apperr.OpTranslatePayload, "Replace refs by ids in a record you are about to save; saves names the gen ref it saves.", read, t.translatePayload)
+	addTool(s, t, "translate_filters", apperr.OpTranslateFilters, "Replace refs by ids in query filters; pendingRefs are gen refs to read with read_refs instead.", read, t.translateFilters)
+	addTool(s, t, "read_refs", apperr.OpReadRefs, "Read generated refs from their pending artifacts, in the shape of a database read; fromDatabase lists the refs to read from your database.", read, t.readRefs)
+	addTool(s, t, "build_context", apperr.OpContext, "Build a pipeline node's context (UNDERSTAND, THINK, ACT, REPLY or MESSAGES) within its token budget: the text for the prompt, its sections with token counts, the tiers of refs, what was cut.", read, t.buildContext)
+	addTool(s, t, "working_memory", apperr.OpWorkingMemory, "The session's compact state: turn count, focus, the 20 most recently referenced entities, the history summary.", read, t.workingMemory)
 }
 
 // write and read say whether a tool changes the session: a READER key may
@@ -53,19 +62,30 @@ const (
 	read  = false
 )
 
-// addTool registers a typed tool, and in writers whether it writes.
-func addTool[In, Out any](s *mcp.Server, writers map[string]bool, name, description string, writes bool, h func(context.Context, In) (Out, error)) {
-	writers[name] = writes
+// addTool registers a typed tool that runs op, and in t whether it writes
+// and its input schema.
+func addTool[In, Out any](s *mcp.Server, t *tools, name string, op apperr.Operation, description string, writes bool, h func(context.Context, In) (Out, error)) {
+	t.writes[name], t.names[op] = writes, name
+	t.inputs[name] = inputSchemaOf[In]()
 	closed := false
 	mcp.AddTool(s, &mcp.Tool{
 		Name: name, Description: description,
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: !writes, OpenWorldHint: &closed, DestructiveHint: &closed},
-		InputSchema:  schemaOf[In](),
+		InputSchema:  t.inputs[name],
 		OutputSchema: schemaOf[Out](),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		out, err := h(ctx, in)
 		return nil, out, err
 	})
+}
+
+// name is how an error's hint names op over MCP: the tool that runs it, or,
+// for an operation no tool runs (defining entity types), GraphQL's.
+func (t *tools) name(op apperr.Operation) string {
+	if name, ok := t.names[op]; ok {
+		return name
+	}
+	return "GraphQL's " + string(op)
 }
 
 // parseID reads an id argument; a malformed one is INVALID_ID on field.
@@ -88,7 +108,7 @@ type OpenSessionIn struct {
 	SystemPrompt *string           `json:"systemPrompt,omitempty"`
 	TTLSeconds   *int              `json:"ttlSeconds,omitempty" jsonschema:"inactivity after which the session expires"`
 	Metadata     map[string]string `json:"metadata,omitempty"`
-	Tokenizer    *string           `json:"tokenizer,omitempty" jsonschema:"cl100k_base (default), o200k_base or chars4"`
+	Tokenizer    *tokenizer.Name   `json:"tokenizer,omitempty" jsonschema:"cl100k_base (default), o200k_base or chars4"`
 }
 
 // Session is a session as the tools answer it.
@@ -112,7 +132,7 @@ type OpenSessionOut struct {
 func (t *tools) openSession(ctx context.Context, in OpenSessionIn) (*OpenSessionOut, error) {
 	r, err := t.engine.OpenSession(ctx, engine.OpenSessionInput{
 		Tenant: in.Tenant, ExternalKey: in.ExternalKey, Domain: in.Domain, UserID: in.UserID,
-		SystemPrompt: in.SystemPrompt, TTLSeconds: in.TTLSeconds, Metadata: in.Metadata, Tokenizer: in.Tokenizer,
+		SystemPrompt: in.SystemPrompt, TTLSeconds: in.TTLSeconds, Metadata: in.Metadata, Tokenizer: (*string)(in.Tokenizer),
 	})
 	if err != nil {
 		return nil, err
@@ -193,12 +213,26 @@ func turnOf(tn *ent.Turn, err error) (*TurnOut, error) {
 	return &TurnOut{Turn: Turn{Number: tn.Number, Status: string(tn.Status), UserMessage: tn.UserMessage, AssistantMessage: tn.AssistantMessage}}, nil
 }
 
-// anyValue is the schema of a field that holds any JSON value: {} rather
-// than the inferred `true`, which clients (the TypeScript SDK's) refuse in a
-// tool's schema.
-var anyValue = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[any](): {Description: "any JSON value"},
+// closedSets are the schemas of the arguments that take one of a few
+// values, each listed from the type that defines them: an enum in the
+// tool's schema, so a model picks among them.
+var closedSets = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	// any JSON value: {} rather than the inferred `true`, which clients (the
+	// TypeScript SDK's) refuse in a tool's schema.
+	reflect.TypeFor[any]():                   {Description: "any JSON value"},
+	reflect.TypeFor[contextbuild.Node]():     enum(nodes...),
+	reflect.TypeFor[contextbuild.Strategy](): enum(contextbuild.SlidingWindow, contextbuild.Summary),
+	reflect.TypeFor[tokenizer.Name]():        enum(tokenizer.Known()...),
 }}
+
+// enum is the schema of a string that is one of values.
+func enum[T ~string](values ...T) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "string"}
+	for _, v := range values {
+		s.Enum = append(s.Enum, string(v))
+	}
+	return s
+}
 
 // schemaOf is the JSON Schema of a tool's input or output type (of what a
 // pointer points to).
@@ -207,9 +241,37 @@ func schemaOf[T any]() *jsonschema.Schema {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	s, err := jsonschema.ForType(t, anyValue)
+	s, err := jsonschema.ForType(t, closedSets)
 	if err != nil {
 		panic(fmt.Sprintf("the schema of %s: %v", t, err))
 	}
 	return s
+}
+
+// inputSchemaOf is the schema of a tool's arguments, where null is no
+// value of any type: an optional argument may be null, which means absent,
+// and a required one may not (checkArguments).
+func inputSchemaOf[T any]() *jsonschema.Schema {
+	s := schemaOf[T]()
+	withoutNull(s)
+	return s
+}
+
+// withoutNull takes "null" out of the types of s and of every schema in it.
+func withoutNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if types := slices.DeleteFunc(slices.Clone(s.Types), func(t string) bool { return t == "null" }); len(s.Types) > 0 {
+		if len(types) == 1 {
+			s.Type, s.Types = types[0], nil
+		} else {
+			s.Types = types
+		}
+	}
+	for _, p := range s.Properties {
+		withoutNull(p)
+	}
+	withoutNull(s.Items)
+	withoutNull(s.AdditionalProperties)
 }

@@ -105,7 +105,7 @@ func (r *Registry) entityID(v, path, want string) (id string, pending bool, err 
 }
 
 func pendingError(path, ref string) error {
-	return apperr.New(apperr.RefPending, "%s is %s, which is generated but not saved yet: save it (recordCreated) before records that point at it", path, ref)
+	return apperr.New(apperr.RefPending, "%s is %s, which is generated but not saved yet: save it (%s) before records that point at it", path, ref, apperr.OpRecordCreated)
 }
 
 // TranslatedPayload is a record ready to write to the database.
