@@ -49,6 +49,7 @@ var commands = map[string]func(ctx context.Context, args []string, env config.Lo
 	"export-session": exportSessionCommand,
 	"import-session": importSessionCommand,
 	"healthcheck":    healthcheckCommand,
+	"mcp":            mcpCommand,
 }
 
 // sessiongraph runs the command line args and returns the exit code: 2 for
@@ -64,12 +65,13 @@ func sessiongraph(ctx context.Context, args []string, env config.Lookup, stdout,
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(stderr, "\nsessiongraph keys create|list|revoke manages API keys: sessiongraph keys -h")
 		fmt.Fprintln(stderr, "sessiongraph migrate [status], delete-user, export-session, import-session, healthcheck: operations (docs/operations-data.md, docs/image.md)")
+		fmt.Fprintln(stderr, "sessiongraph mcp --stdio: MCP on stdin and stdout, for a host that speaks only stdio (docs/mcp.md)")
 		return 0
 	case err != nil:
 		fmt.Fprintln(stderr, "sessiongraph:", err)
 		return 2
 	case len(rest) > 0:
-		fmt.Fprintf(stderr, "sessiongraph: unknown command %q: the commands are keys, migrate, delete-user, export-session, import-session, healthcheck, or none to serve\n", rest[0])
+		fmt.Fprintf(stderr, "sessiongraph: unknown command %q: the commands are keys, migrate, delete-user, export-session, import-session, healthcheck, mcp, or none to serve\n", rest[0])
 		return 2
 	case s.DatabaseURL == "" && !s.Dev:
 		fmt.Fprintln(stderr, "sessiongraph:", errNoDatabase)
