@@ -17,9 +17,13 @@ run:
 ## us in, else the private cluster under .data/postgres). A test binary that runs past TEST_TIMEOUT
 ## is stopped with every goroutine's stack, well inside CI's budget. The outage, slow-subscriber
 ## and PostgreSQL-restart tests run over TCP and over a Unix socket whichever DATABASE_URL names.
+## Four package binaries run at once (go's default is one per core): the slow ones wait on npm, PyPI,
+## Chromium and PostgreSQL's flushes much of the time, and overlapped they took the suite from 15:31
+## to 10:37 on 2 cores at load 9-15 (docs/testing.md).
 TEST_TIMEOUT ?= 15m
+TEST_PARALLEL ?= 4
 test:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) ./...
 
 ## test-transports: TRANSPORT_PACKAGES (default every package) twice against a PostgreSQL this
 ## target starts itself (.data/transports): over TCP on 127.0.0.1 with a password, then over a
