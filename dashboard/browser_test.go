@@ -304,7 +304,7 @@ func TestDashboardActions(t *testing.T) {
 	b.run("filter by tenant", chromedp.SendKeys("#filter-tenant", "globex", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
 	b.waitFor("globex only", textOf("#list-summary")+` === "1–2 of 2 sessions"`)
 	b.click("bulk expire", "#bulk-expire")
-	b.waitFor("the confirmation with the count", textOf("#dialog-body")+` === "Expire 2 active sessions matching the current filters? They stay readable until purged; their keys open fresh sessions."`)
+	b.waitFor("the confirmation with the count", textOf("#dialog-body")+` === "Expire 2 active sessions of all tenants where the tenant's name contains “globex”? They stay readable until purged; their keys open fresh sessions."`)
 	b.click("confirm", "#dialog-confirm")
 	b.waitFor("the outcome", lastNotice()+` === "Expired 2 sessions."`)
 	b.waitFor("both rows expired", `[...document.querySelectorAll("#sessions tbody tr .badge")].map(e => e.textContent).join() === "EXPIRED,EXPIRED"`)

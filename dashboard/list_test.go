@@ -119,7 +119,7 @@ func TestListExpiresWhatTheListShowsNotWhatIsTyped(t *testing.T) {
 	b.waitFor("globex only", textOf("#list-summary")+` === "1–2 of 2 sessions"`)
 	b.run("clear the tenant box without searching", chromedp.Evaluate(`document.querySelector("#filter-tenant").value = ""`, nil))
 	b.click("bulk expire", "#bulk-expire")
-	b.waitFor("the confirmation counts the listed sessions", textOf("#dialog-body")+` === "Expire 2 active sessions matching the current filters? They stay readable until purged; their keys open fresh sessions."`)
+	b.waitFor("the confirmation counts the listed sessions", textOf("#dialog-body")+` === "Expire 2 active sessions of all tenants where the tenant's name contains “globex”? They stay readable until purged; their keys open fresh sessions."`)
 	b.click("confirm", "#dialog-confirm")
 	b.waitFor("the outcome", lastNotice()+` === "Expired 2 sessions."`)
 	var active struct{ Sessions struct{ TotalCount int } }
@@ -149,6 +149,76 @@ func TestListExpiringEverythingAsksForTheCount(t *testing.T) {
 	var active struct{ Sessions struct{ TotalCount int } }
 	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
 	require.Zero(t, active.Sessions.TotalCount)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// A filter does not spare the typed count: "e" is in most tenants' names,
+// and 105 sessions of seven tenants ask for the count typed back, with the
+// filter named. The filter reaches the expiry: a tenant without an "e"
+// keeps its sessions.
+func TestListExpiringManyWithAFilterAsksForTheCount(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	fillSessions(t, s, 105) // tenant-0 … tenant-6
+	for i := range 2 {
+		openSession(t, s, map[string]any{"tenant": "zz", "externalKey": fmt.Sprint("spared-", i)})
+	}
+	b := openList(t, s, s.AdminKey, 20)
+	b.run("filter by tenant e", chromedp.SendKeys("#filter-tenant", "e", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("the filtered list", textOf("#list-summary")+` === "1–20 of 105 sessions"`)
+	b.click("bulk expire", "#bulk-expire")
+	b.waitFor("the confirmation names the filter and asks for the count", textOf("#dialog-body")+` === "Expire 105 active sessions of all tenants where the tenant's name contains “e”? They stay readable until purged; their keys open fresh sessions." && `+
+		textOf(`label[for="dialog-reason"]`)+` === "Type 105 to confirm"`)
+	b.click("confirm without the count", "#dialog-confirm")
+	var open bool
+	b.run("the dialog stays", chromedp.Evaluate(`document.querySelector("dialog[open]") !== null`, &open))
+	require.True(t, open, "no count, no expiry")
+	b.run("type the count", chromedp.SendKeys("#dialog-reason", "105", chromedp.ByQuery))
+	b.click("confirm", "#dialog-confirm")
+	b.waitFor("the outcome", lastNotice()+` === "Expired 105 sessions."`)
+	var active struct{ Sessions struct{ TotalCount int } }
+	s.MustDo(t, `{ sessions(where: {status: ACTIVE}) { totalCount } }`, nil, &active)
+	require.Equal(t, 2, active.Sessions.TotalCount, "tenant zz's sessions stay active")
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// Bulk expiry acts on the sessions it counted: sessions opened while the
+// dialog is open stay active, a counted one written to meanwhile still
+// expires, and one expired elsewhere meanwhile is said to be missing.
+func TestListBulkExpiryActsOnWhatItCounted(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	var counted []string
+	for i := range 4 {
+		counted = append(counted, openSession(t, s, map[string]any{"tenant": "acme", "externalKey": fmt.Sprint("counted-", i)}))
+	}
+	openSession(t, s, map[string]any{"tenant": "globex", "externalKey": "other"})
+	b := openList(t, s, s.AdminKey, 5)
+	b.run("filter by tenant", chromedp.SendKeys("#filter-tenant", "acme", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("acme only", textOf("#list-summary")+` === "1–4 of 4 sessions"`)
+	b.click("bulk expire", "#bulk-expire")
+	b.waitFor("the confirmation counts 4", textOf("#dialog-body")+`.startsWith("Expire 4 active sessions ")`)
+
+	// Writes while the admin reads the dialog.
+	for i := range 2 {
+		openSession(t, s, map[string]any{"tenant": "acme", "externalKey": fmt.Sprint("opened-meanwhile-", i)})
+	}
+	(&agent{t: t, s: s, id: counted[0]}).begin("still here")
+	s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": counted[1]}, nil)
+
+	b.click("confirm", "#dialog-confirm")
+	b.waitFor("the outcome", lastNotice()+` === "Expired 3 sessions. 1 of the 4 counted had expired or stopped matching meanwhile."`)
+	var out struct {
+		Sessions struct {
+			Edges []struct{ Node struct{ ExternalKey string } }
+		}
+	}
+	s.MustDo(t, `{ sessions(where: {status: ACTIVE}, orderBy: [{field: CREATED_AT, direction: ASC}]) { edges { node { externalKey } } } }`, nil, &out)
+	var keys []string
+	for _, e := range out.Sessions.Edges {
+		keys = append(keys, e.Node.ExternalKey)
+	}
+	require.Equal(t, []string{"other", "opened-meanwhile-0", "opened-meanwhile-1"}, keys, "the sessions opened meanwhile stay active")
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 

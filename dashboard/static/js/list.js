@@ -10,7 +10,7 @@ import { factSearchPanel } from './facts.js';
 import { mayAdminister, viewer } from './viewer.js';
 
 const pageSize = 20;
-// Expiring more than this many sessions with no filter asks for the count typed back.
+// Expiring more than this many sessions asks for the count typed back.
 const typeCountAbove = 100;
 // The live feed is said to be behind when its newest change is older than this (ms).
 const lagShown = 5000;
@@ -35,7 +35,10 @@ const pageQuery = `query SessionsBefore($last: Int, $before: Cursor, $where: Ses
   }
 }`;
 
-const countQuery = `query LiveCount($where: SessionWhereInput) { sessions(first: 1, where: $where) { totalCount } }`;
+// How many match, and the newest of them: bulk expiry acts on no session created after it.
+const newestQuery = `query Newest($where: SessionWhereInput) {
+  sessions(first: 1, where: $where, orderBy: [{field: CREATED_AT, direction: DESC}]) { totalCount edges { node { createdAt } } }
+}`;
 const expireMany = `mutation ExpireSessions($where: SessionWhereInput!) { expireSessions(input: {where: $where}) { count } }`;
 const feed = `subscription SessionsChanged($after: String, $kinds: [String!]) { sessionsChanged(after: $after, kinds: $kinds) { cursor kind sessionID createdAt } }`;
 // Where the feed stands now: read before the list, so the feed starts there.
@@ -111,6 +114,17 @@ function sessionConditions(f) {
   if (f.domain.trim()) and.push({ domain: f.domain.trim() });
   if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
   return and;
+}
+
+/** filterWords names the applied filters in words, as the expiry dialog states them. */
+export function filterWords(f) {
+  const words = [];
+  if (f.q.trim()) words.push(`the search is “${f.q.trim()}”`);
+  if (f.tenant.trim()) words.push(`the tenant's name contains “${f.tenant.trim()}”`);
+  if (f.status) words.push(`the status is ${f.status.toLowerCase()}`);
+  if (f.domain.trim()) words.push(`the domain is “${f.domain.trim()}”`);
+  if (f.idle) words.push(`idle ${idleChoices.find(([v]) => v === f.idle)[1]}`);
+  return words;
 }
 
 /** looksLikeKey: one word with a digit and a separator, as chat-42 or user_7. */
@@ -339,27 +353,37 @@ export function sessionsList(root) {
     // The filters applied to the list, as it shows them: never what is
     // typed in the form but not searched yet. Only active sessions can
     // expire; with no filter this is every active session the key sees.
+    // The conditions are read once, so an idle bound is the one counted.
     const applied = sessionConditions(f);
-    const where = { and: [...applied, { status: 'ACTIVE' }] };
+    const matching = { and: [...applied, { status: 'ACTIVE' }] };
     bulk.disabled = true;
     try {
-      const n = (await gql(countQuery, { where })).sessions.totalCount;
+      // The count also fixes a bound: the newest matching session's
+      // creation. Sessions opened while the dialog is open are not among
+      // those counted, and the expiry leaves them alone.
+      const counted = (await gql(newestQuery, { where: matching })).sessions;
+      const n = counted.totalCount;
       if (n === 0) { notice('No active session matches the list\'s filters: nothing to expire.'); return; }
+      const where = { and: [...matching.and, { createdAtLTE: counted.edges[0].node.createdAt }] };
       const s = n === 1 ? '' : 's';
       const scope = viewer()?.tenant ? `of tenant ${viewer().tenant}` : 'of all tenants';
       const everything = applied.length === 0;
-      const big = everything && n > typeCountAbove;
+      // Above the threshold the count is typed back, filter or not: a
+      // filter can match more than it seems (tenant “e” is in most names).
+      const big = n > typeCountAbove;
       const ok = await confirmDialog({
         title: everything ? 'Expire every active session' : 'Expire sessions',
         body: everything
           ? `Expire all ${num(n)} active session${s} ${scope}? No filter is applied. They stay readable until purged; their keys open fresh sessions.`
-          : `Expire ${num(n)} active session${s} matching the current filters? They stay readable until purged; their keys open fresh sessions.`,
+          : `Expire ${num(n)} active session${s} ${scope} where ${filterWords(f).join(' and ')}? They stay readable until purged; their keys open fresh sessions.`,
         confirmLabel: `Expire ${num(n)}`, danger: true,
         reasonLabel: big ? `Type ${n} to confirm` : '', expect: big ? String(n) : '',
       });
       if (!ok) return;
       const done = (await gql(expireMany, { where })).expireSessions.count;
-      notice(`Expired ${num(done)} session${done === 1 ? '' : 's'}.`, 'success');
+      const short = n - done;
+      notice(`Expired ${num(done)} session${done === 1 ? '' : 's'}.` + (short > 0
+        ? ` ${num(short)} of the ${num(n)} counted had expired or stopped matching meanwhile.` : ''), 'success');
       load();
     } catch (err) {
       notice(`Bulk expiry failed: ${describe(err)}`, 'error');
