@@ -111,6 +111,45 @@ func TestDashboardFollowsAFactToTheBuildThatLostIt(t *testing.T) {
 	}
 }
 
+// Compare at any depth: in a session of 80 turns with two builds each, the
+// view loads the newest 100 (turns 31 to 80); the allergy was said at
+// turn 10 and left THINK's prompt at turn 13, and Follow then Compare
+// shows that diff without loading older builds.
+func TestDashboardComparesALossOlderThanTheLoadedBuilds(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "eighty"})}
+	for turn := 1; turn <= 80; turn++ {
+		m := fmt.Sprintf("question %d", turn)
+		if turn == 10 {
+			m = "I have a peanut allergy"
+		}
+		r.begin(m)
+		r.recordContext("THINK")
+		r.recordContext("REPLY")
+		r.end("ok", nil)
+	}
+
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.run("open the session", chromedp.Navigate(fmt.Sprintf("%s/#/sessions/%s", s.URL, r.id)))
+	b.waitFor("the newest 100 builds", `/Builds of turns 31–80: 100 of 160 recorded/.test(document.querySelector("#receipt-range")?.textContent)`)
+	b.run("type the fact", chromedp.SetValue("#fact-text", "peanut allergy", chromedp.ByQuery))
+	b.click("follow it", "#fact-trace")
+	b.waitFor("the loss named", `/Held at turn 12, missing from turn 13/.test(document.querySelector("#fact-loss")?.textContent)`)
+	b.click("compare the two builds", "#fact-diff")
+	b.waitFor("the diff removed the allergy's line",
+		`[...document.querySelectorAll("#receipt-diff-lines .diff-del")].some(e => /peanut allergy/.test(e.textContent))`)
+	var text string
+	b.run("read the diff", chromedp.Evaluate(`document.querySelector("#receipt-diff").textContent`, &text))
+	if strings.Contains(text, "INVALID_ID") || strings.Contains(text, "Could not") {
+		t.Fatalf("the compare failed: %s", text)
+	}
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Fatalf("the page logged errors: %v", errs)
+	}
+}
+
 // A long session's early builds are a click away: the view says which
 // turns' builds it shows and how many there are, and loads older ones.
 func TestDashboardPagesBackThroughRecordedBuilds(t *testing.T) {

@@ -16,8 +16,8 @@ export const receiptConnection = `totalCount pageInfo { hasPreviousPage startCur
 const olderQuery = `query OlderReceipts($id: ID!, $before: Cursor) { node(id: $id) { ... on Session {
   contextReceipts(last: ${receiptPage}, before: $before, orderBy: [{field: TURN}, {field: CREATED_AT}]) { ${receiptConnection} } } } }`;
 
-const diffQuery = `query ReceiptDiff($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) {
-  textCompared tiers { tier entered left } sections { name before after delta } lines { change text } } }`;
+const diffFields = `textCompared tiers { tier entered left } sections { name before after delta } lines { change text }`;
+const diffQuery = `query ReceiptDiff($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) { ${diffFields} } }`;
 
 // Sections keep one colour each across every bar of the chart.
 const palette = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
@@ -98,7 +98,7 @@ function lineChanges(d) {
 
 const factQuery = `query FactTrace($id: ID!, $fact: FactInput!, $nodes: [ContextNode!]) { node(id: $id) { ... on Session {
   factTrace(fact: $fact, nodes: $nodes) { more receipts { receiptID turn held }
-    firstLoss { heldIn { receiptID turn } lostIn { receiptID turn } } } } } }`;
+    firstLoss { heldIn { receiptID turn } lostIn { receiptID turn } diff { ${diffFields} } } } } } }`;
 
 // A fact is a ref when it is spelled like one (recipe_1, gen_recipe_2).
 const refShape = /^[a-z][a-z0-9_]*_[0-9]+$/;
@@ -213,11 +213,13 @@ export function receiptsPanel(sessionID) {
     }
   }
 
-  /** showLoss compares the build that held a fact with the one that lost it. */
+  /** showLoss shows the diff the trace brought of the build that held a
+   * fact and the one that lost it: at any depth, loaded or not. */
   function showLoss(loss) {
-    fromSelect.value = loss.heldIn.receiptID;
-    toSelect.value = loss.lostIn.receiptID;
-    compare().then(() => diff.scrollIntoView({ block: 'start' }));
+    generation++;
+    linkDiff(loss.heldIn.receiptID, loss.lostIn.receiptID);
+    showDiff(loss.diff);
+    diff.scrollIntoView({ block: 'start' });
   }
 
   /** linkDiff names the compared builds in the address (?diff=FROM,TO),
@@ -252,14 +254,18 @@ export function receiptsPanel(sessionID) {
     try {
       const d = (await gql(diffQuery, { from: fromSelect.value, to: toSelect.value })).contextReceiptDiff;
       if (mine !== generation) return;
-      replace(diff,
-        h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
-        h('h3', {}, 'Sections'), sectionChanges(d.sections),
-        h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
+      showDiff(d);
     } catch (err) {
       if (mine !== generation) return;
       replace(diff, errorBox(`Could not compare the builds: ${describe(err)}`, compare));
     }
+  }
+
+  function showDiff(d) {
+    replace(diff,
+      h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
+      h('h3', {}, 'Sections'), sectionChanges(d.sections),
+      h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
   }
 
   return {
