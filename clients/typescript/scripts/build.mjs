@@ -1,7 +1,10 @@
-// npm's prepare script: builds dist/ with the pinned tsc. Installed from a folder
-// (`npm install ./clients/typescript`), npm links the package and runs prepare
-// without installing its devDependencies, so this installs them first, from the
-// committed lock file (npm ci, scripts off so it does not come back here).
+// npm's prepack script (npm pack, npm publish) and the tests' build: builds dist/
+// with the pinned tsc. On first use it installs the build tools from the committed
+// lock file into this folder (npm ci, scripts off so it does not come back here).
+// Some of them declare Node 22 (the code generator's fetch layer, the openai
+// package @openai/agents-core brings) yet run on Node 20, which the tests use: that
+// install prints errors only, so npm pack on Node 20 warns of nothing the packed
+// client needs (its own dependencies admit Node 20).
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +20,7 @@ function run(cmd, args) {
 
 if (!existsSync(tsc)) {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  run(npm, ['ci', '--include=dev', '--ignore-scripts', '--no-audit', '--no-fund']);
+  run(npm, ['ci', '--include=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error']);
 }
 // A clean build: no compiled test of a deleted source lingers in dist/.
 rmSync(fileURLToPath(new URL('../dist', import.meta.url)), { recursive: true, force: true });

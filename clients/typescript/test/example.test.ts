@@ -34,7 +34,7 @@ test('the README opens with the example, as it is', async () => {
   const block = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
   assert.equal(block, example);
   assert.ok(readme.indexOf('## The agent loop') < readme.indexOf('## What it has'));
-  assert.match(readme.split('\n').slice(0, 5).join('\n'), /npm install \S+\/clients\/typescript/);
+  assert.match(readme.split('\n').slice(0, 6).join('\n'), /npm pack \S+\/clients\/typescript\s.*\nnpm install \.\/sessiongraph-client-0\.2\.0\.tgz /);
 });
 
 test("the repository README's quick start runs as written", async () => {
