@@ -16,8 +16,9 @@ func visible(sel string) string {
 
 // The session view starts with the newest 50 turns and events, and pages
 // back from there with Relay cursors (before: and last:) until the first,
-// adding the older rows to what is shown; the buttons go when there is
-// nothing older, and live events still land on top.
+// adding the older rows below what is shown, newest first as
+// docs/dashboard.md says; the buttons go when there is nothing older, and
+// live turns and events still land on top.
 func TestDashboardPagesBackThroughTurnsAndEvents(t *testing.T) {
 	t.Parallel()
 	s := apitest.New(t)
@@ -33,10 +34,10 @@ func TestDashboardPagesBackThroughTurnsAndEvents(t *testing.T) {
 	b.signInToSession(s.URL, s.AdminKey, id)
 
 	turns := `[...document.querySelectorAll("#turns .turn")].map(li => Number(li.dataset.turn))`
-	b.waitFor("the newest 50 turns", textOf("#session-turn")+` === "60" && `+turns+`.join() === Array.from({length: 50}, (_, i) => i + 11).join()`)
+	b.waitFor("the newest 50 turns", textOf("#session-turn")+` === "60" && `+turns+`.join() === Array.from({length: 50}, (_, i) => 60 - i).join()`)
 	b.waitFor("a way to older turns", visible("#older-turns"))
 	b.click("show older turns", "#older-turns")
-	b.waitFor("all 60 turns, oldest first", turns+`.join() === Array.from({length: 60}, (_, i) => i + 1).join()`)
+	b.waitFor("all 60 turns, newest first", turns+`.join() === Array.from({length: 60}, (_, i) => 60 - i).join()`)
 	b.waitFor("no older turns", `!`+visible("#older-turns"))
 
 	events := `[...document.querySelectorAll("#events tbody tr")].map(tr => Number(tr.dataset.sequence))`
@@ -53,7 +54,7 @@ func TestDashboardPagesBackThroughTurnsAndEvents(t *testing.T) {
 	// Live events still go on top, and the older rows stay.
 	r.begin("one more")
 	b.waitFor("the live event on top", newestFirst(newest+1, 1))
-	b.waitFor("turn 61 after the older ones", turns+`.join() === Array.from({length: 61}, (_, i) => i + 1).join()`)
+	b.waitFor("turn 61 on top of the older ones", turns+`.join() === Array.from({length: 61}, (_, i) => 61 - i).join()`)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 

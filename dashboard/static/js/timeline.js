@@ -109,9 +109,9 @@ function durationText(t) {
 }
 
 /**
- * timelinePanel shows the session's turns, oldest first: the newest page
- * from each load, and the older pages the admin asked for with "Show older
- * turns"; say shows its notices.
+ * timelinePanel shows the session's turns, newest first: the newest page
+ * from each load, and below it the older pages the admin asked for with
+ * "Show older turns"; say shows its notices.
  */
 export function timelinePanel(sessionID, say) {
   let turns = new Map(); // number → turn
@@ -121,11 +121,11 @@ export function timelinePanel(sessionID, say) {
   let scrolledTo = 0;
   const body = h('div', { id: 'turns' });
   const olderButton = h('button', { type: 'button', class: 'secondary more', id: 'older-turns', hidden: true, onclick: loadOlder }, 'Show older turns');
-  const el = section('turns', 'Turns', olderButton, body);
+  const el = section('turns', 'Turns', body, olderButton);
 
   function draw() {
     olderButton.hidden = !older.has;
-    const list = [...turns.values()].sort((a, b) => a.number - b.number);
+    const list = [...turns.values()].sort((a, b) => b.number - a.number);
     if (list.length === 0) { replace(body, empty('No turns yet.')); return; }
     keepOpen(body,
       total > list.length ? h('p', { class: 'hint', id: 'turns-count' }, `The last ${num(list.length)} of ${num(total)} turns.`) : null,
