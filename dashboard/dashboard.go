@@ -25,5 +25,13 @@ func Handler() http.Handler {
 	if err != nil {
 		panic(err) // the folder is embedded at build time
 	}
-	return webpage.Headers(csp, http.FileServerFS(webpage.NoListing(sub)))
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServerFS(webpage.NoListing(sub)))
+	// Browsers and tools ask for /favicon.ico whatever the page links:
+	// it answers with the same small SVG.
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		http.ServeFileFS(w, r, sub, "favicon.svg")
+	})
+	return webpage.Headers(csp, mux)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -106,4 +107,26 @@ func TestThemesFollowTheSystem(t *testing.T) {
 			require.Empty(t, b.pageErrors(), "the page logged no error")
 		})
 	}
+}
+
+// The page has an icon: the one it links and /favicon.ico, which browsers
+// and tools ask for whatever the page links, answer with the same SVG.
+func TestDashboardHasAnIcon(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	b := newBrowser(t)
+	b.signIn(s.URL, s.AdminKey)
+	b.waitFor("the sessions list", `document.querySelector("#sessions") !== null`)
+	var got string
+	b.run("fetch the icons", chromedp.Evaluate(`(async () => {
+		const link = document.querySelector('link[rel="icon"]');
+		if (!link) return "no icon linked";
+		const answers = await Promise.all([link.href, "/favicon.ico"].map(async (u) => {
+			const r = await fetch(u);
+			return r.status + " " + r.headers.get("content-type") + " " + (await r.text()).startsWith("<svg");
+		}));
+		return answers.join(" | ");
+	})()`, &got, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	require.Equal(t, "200 image/svg+xml true | 200 image/svg+xml true", got)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
