@@ -4,7 +4,10 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -19,8 +22,9 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,28 +34,89 @@ import (
 	"sessiongraph/migrations"
 )
 
-// The image make image builds, read back from its tarball: a config with a
-// non-root user, the entrypoint, the port and a healthcheck that needs no
-// shell; one layer with the static binary and no shell; and that binary,
-// taken out of the layer, serves a database until /readyz answers, and the
-// healthcheck as the config gives it says so.
+// The image make image builds, read back from its tarred OCI layout: an
+// index (index.json) naming the tag, whose manifest names the config and the
+// layer, every blob under its verified digest; a stripped binary under
+// image.MaxBinarySize; a config with a non-root user, the entrypoint, the port
+// and a healthcheck that needs no shell; one layer with the static binary and
+// no shell; and that binary, taken out of the layer, serves a database until
+// /readyz answers, and the healthcheck as the config gives it says so.
 func TestTheImageRunsItsBinaryUntilReady(t *testing.T) {
+	stripped := filepath.Join(t.TempDir(), "sessiongraph")
+	require.NoError(t, image.BuildBinary(stripped, runtime.GOARCH))
+	st, err := os.Stat(stripped)
+	require.NoError(t, err)
+	require.Less(t, st.Size(), int64(image.MaxBinarySize), "the stripped binary")
+	sym, err := elf.Open(stripped)
+	require.NoError(t, err)
+	_, err = sym.Symbols()
+	require.ErrorIs(t, err, elf.ErrNoSymbols, "-ldflags -s strips the symbol table")
+	require.Nil(t, sym.Section(".debug_info"), "-ldflags -w drops DWARF")
+	sym.Close()
+
 	tarPath := filepath.Join(t.TempDir(), "sessiongraph.tar")
-	built, err := image.Build(image.Options{Binary: binaryPath, Arch: runtime.GOARCH, Version: "test"})
+	built, err := image.Build(image.Options{Binary: stripped, Arch: runtime.GOARCH, Version: "test"})
 	require.NoError(t, err)
 	require.NoError(t, image.Write(tarPath, "sessiongraph:test", built))
 
-	// The image is OCI; the tarball is in the format docker save writes and
-	// docker load reads (its manifest.json names the config and layers).
-	mt, err := built.MediaType()
+	// The tar holds an OCI image layout and nothing else.
+	files := map[string][]byte{}
+	f, err := os.Open(tarPath)
 	require.NoError(t, err)
-	assert.Equal(t, types.OCIManifestSchema1, mt)
-	img, err := tarball.ImageFromPath(tarPath, nil)
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if h.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(tr)
+			require.NoError(t, err)
+			files[h.Name] = b
+		}
+	}
+	f.Close()
+	require.JSONEq(t, `{"imageLayoutVersion": "1.0.0"}`, string(files["oci-layout"]))
+	blob := func(d v1.Descriptor) []byte {
+		t.Helper()
+		b, ok := files["blobs/sha256/"+d.Digest.Hex]
+		require.True(t, ok, "no blob %s", d.Digest)
+		require.Equal(t, "sha256", d.Digest.Algorithm)
+		require.Equal(t, d.Digest.Hex, fmt.Sprintf("%x", sha256.Sum256(b)), "blob %s", d.Digest)
+		require.Equal(t, d.Size, int64(len(b)), "blob %s", d.Digest)
+		return b
+	}
+	var index v1.IndexManifest
+	require.NoError(t, json.Unmarshal(files["index.json"], &index))
+	assert.Equal(t, int64(2), index.SchemaVersion)
+	require.Len(t, index.Manifests, 1)
+	desc := index.Manifests[0]
+	assert.Equal(t, types.OCIManifestSchema1, desc.MediaType)
+	assert.Equal(t, map[string]string{"io.containerd.image.name": "docker.io/library/sessiongraph:test",
+		"org.opencontainers.image.ref.name": "test"}, desc.Annotations, "docker load and podman load tag it")
+	digest, err := built.Digest()
 	require.NoError(t, err)
-	manifest, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(tarPath) })
+	assert.Equal(t, digest, desc.Digest)
+	var manifest v1.Manifest
+	require.NoError(t, json.Unmarshal(blob(desc), &manifest))
+	assert.Equal(t, types.OCIManifestSchema1, manifest.MediaType)
+	assert.Equal(t, types.OCIConfigJSON, manifest.Config.MediaType)
+	blob(manifest.Config)
+	require.Len(t, manifest.Layers, 1)
+	assert.Equal(t, types.OCILayer, manifest.Layers[0].MediaType)
+	blob(manifest.Layers[0])
+	assert.Len(t, files, 5, "oci-layout, index.json, the manifest, the config and the layer: %v", files)
+
+	dir := t.TempDir()
+	for name, b := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	lp, err := layout.FromPath(dir)
 	require.NoError(t, err)
-	require.Len(t, manifest, 1)
-	assert.Equal(t, []string{"sessiongraph:test"}, manifest[0].RepoTags, "docker load tags it")
+	img, err := lp.Image(desc.Digest)
+	require.NoError(t, err)
 	cf, err := img.ConfigFile()
 	require.NoError(t, err)
 	assert.Equal(t, "linux", cf.OS)
@@ -71,7 +136,7 @@ func TestTheImageRunsItsBinaryUntilReady(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "sessiongraph")
 	fs := mutate.Extract(img)
 	defer fs.Close()
-	tr := tar.NewReader(fs)
+	tr = tar.NewReader(fs)
 	var names []string
 	for {
 		h, err := tr.Next()
@@ -95,7 +160,7 @@ func TestTheImageRunsItsBinaryUntilReady(t *testing.T) {
 	assert.Equal(t, want, names)
 	got, err := os.ReadFile(bin)
 	require.NoError(t, err)
-	orig, err := os.ReadFile(binaryPath)
+	orig, err := os.ReadFile(stripped)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(orig, got), "the layer holds the binary byte for byte")
 	exe, err := elf.Open(bin)

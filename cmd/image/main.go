@@ -1,5 +1,6 @@
-// Command image builds sessiongraph's container image into a tarball that
-// `docker load` takes, without a Docker daemon (internal/image; make image).
+// Command image builds sessiongraph's container image into a tarred OCI image
+// layout that `docker load` (Docker 25+) and `podman load` take, without a
+// Docker daemon (internal/image; make image). The binary is stripped.
 //
 //	go run ./cmd/image -o sessiongraph-image.tar -tag sessiongraph:dev
 package main
@@ -8,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 
@@ -16,9 +16,9 @@ import (
 )
 
 func main() {
-	out := flag.String("o", "sessiongraph-image.tar", "the tarball to write")
+	out := flag.String("o", "sessiongraph-image.tar", "the tarred OCI image layout to write")
 	tag := flag.String("tag", "sessiongraph:dev", "the image's name and tag")
-	binary := flag.String("binary", "", "a static linux sessiongraph binary; built from this checkout (CGO_ENABLED=0) when empty")
+	binary := flag.String("binary", "", "a static linux sessiongraph binary; built from this checkout (CGO_ENABLED=0, -trimpath, -ldflags '-s -w') when empty")
 	arch := flag.String("arch", runtime.GOARCH, "the image's architecture (GOARCH)")
 	version := flag.String("version", "dev", "the version label")
 	ca := flag.String("ca", "/etc/ssl/certs/ca-certificates.crt", "a CA bundle to ship for TLS to PostgreSQL; empty ships none")
@@ -37,11 +37,8 @@ func run(out, tag, binary, arch, version, ca string) error {
 		}
 		defer os.RemoveAll(dir)
 		binary = filepath.Join(dir, "sessiongraph")
-		build := exec.Command("go", "build", "-trimpath", "-o", binary, ".")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("go build: %w", err)
+		if err := image.BuildBinary(binary, arch); err != nil {
+			return err
 		}
 	}
 	if _, err := os.Stat(ca); ca != "" && err != nil {
