@@ -1,12 +1,14 @@
 package dashboard_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
@@ -128,5 +130,56 @@ func TestDashboardHasAnIcon(t *testing.T) {
 		return answers.join(" | ");
 	})()`, &got, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	require.Equal(t, "200 image/svg+xml true | 200 image/svg+xml true", got)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
+
+// On a phone the sessions list shows each row's status and turn count
+// without scrolling the table sideways, and the diff of two builds fits the
+// screen: its sections table (a name such as pending_clarification does not
+// wrap) scrolls inside its own box.
+func TestPhoneShowsStatusTurnsAndTheDiff(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	seedKitchen(t, s)
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "clarify"})}
+	r.begin("Plan dinner for the whole week, with a shopping list")
+	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Dal Tadka"})
+	r.do(`mutation($id: ID!) { updateSession(input: {id: $id, engagementSummary: "Weeknight cooking from the pantry for a family of four.",
+		pendingClarification: {question: "Which nights do you cook, and for how many people?"}}) { session { id } } }`, nil)
+	r.recordContext("UNDERSTAND")
+	r.end("Which nights do you cook?", nil)
+	r.begin("Monday to Friday, for four")
+	r.do(`mutation($id: ID!) { updateSession(input: {id: $id, clearPendingClarification: true}) { session { id } } }`, nil)
+	r.recordContext("UNDERSTAND")
+
+	b := newBrowser(t)
+	b.run("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.signIn(s.URL, s.AdminKey)
+	b.waitFor("the sessions list", `document.querySelectorAll("#sessions tbody tr").length === 8`)
+	onScreen := func(sel string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll(%q)].every(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= 390; })`, sel)
+	}
+	var shown map[string]bool
+	b.run("measure the list", chromedp.Evaluate(`({
+		status: `+onScreen(`#sessions tbody td:nth-child(5), #sessions thead th:nth-child(5)`)+`,
+		turns: `+onScreen(`#sessions tbody td:nth-child(6), #sessions thead th:nth-child(6)`)+`,
+		page: document.documentElement.scrollWidth <= 390,
+	})`, &shown))
+	require.Equal(t, map[string]bool{"status": true, "turns": true, "page": true}, shown, "Status and Turns on screen, the page not scrolling sideways")
+
+	b.click("open the session", `#sessions tr[data-key="clarify"] a`)
+	b.waitFor("two UNDERSTAND builds", `document.querySelectorAll("#receipt-chart .receipt").length === 2`)
+	b.click("compare", "#receipt-compare")
+	b.waitFor("the diff's sections", `document.querySelector('#receipt-diff-sections tr[data-section="pending_clarification"]') !== null`)
+	var wide []string
+	b.run("measure the diff", chromedp.Evaluate(`(() => {
+		const edge = document.querySelector("#receipt-diff").getBoundingClientRect().right + 0.5;
+		return [...document.querySelectorAll("#receipt-diff *")]
+		.filter(e => e.getBoundingClientRect().right > edge && !e.parentElement.closest(".scroll-box"))
+		.map(e => e.tagName + "#" + e.id + "." + e.className); })()`, &wide))
+	require.Empty(t, wide, "nothing of the diff reaches past its card but inside a scroll box")
+	var pageWidth int
+	b.run("the page's width", chromedp.Evaluate(`document.documentElement.scrollWidth`, &pageWidth))
+	require.LessOrEqual(t, pageWidth, 390, "the page does not scroll sideways")
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }

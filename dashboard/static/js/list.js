@@ -51,6 +51,9 @@ const sortChoices = [
   ['LAST_ACTIVE_AT', 'Last active'], ['CREATED_AT', 'Created'], ['CURRENT_TURN', 'Turn count'], ['TOKEN_COUNT', 'Token count'],
 ];
 const dirChoices = [['DESC', 'Descending'], ['ASC', 'Ascending']];
+// Columns a phone leaves out, so that status and turns fit beside the key
+// (the session's page shows them all).
+const wideOnly = ['User', 'Domain', 'Created', 'Expires'];
 const statusChoices = [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']];
 
 // The list's state as the hash's query says it; a value left out is its default.
@@ -328,7 +331,7 @@ export function sessionsList(root) {
     replace(table, h('table', { class: 'sessions' },
       h('caption', { class: 'sr-only' }, 'Sessions'),
       h('thead', {}, h('tr', {}, ['External key', 'Tenant', 'User', 'Domain', 'Status', 'Turns', 'Tokens', 'Last active', 'Created', 'Expires']
-        .map((c) => h('th', { scope: 'col', class: ['Turns', 'Tokens'].includes(c) ? 'num' : null }, c)))),
+        .map((c) => h('th', { scope: 'col', class: ['Turns', 'Tokens'].includes(c) ? 'num' : wideOnly.includes(c) ? 'wide-only' : null }, c)))),
       h('tbody', {}, rows.map(row))));
     if (focused) table.querySelector(`tr[data-id="${CSS.escape(focused)}"] a`)?.focus();
   }
@@ -339,14 +342,14 @@ export function sessionsList(root) {
       h('td', {}, h('a', { href: `#/sessions/${s.id}`, title: `Session ${s.id}` }, s.externalKey),
         kind ? h('span', { class: 'change-tag' }, ` ${kindWords[kind] || kind}`) : null),
       h('td', {}, s.tenant),
-      h('td', {}, s.userID || '—'),
-      h('td', {}, s.domain),
+      h('td', { class: 'wide-only' }, s.userID || '—'),
+      h('td', { class: 'wide-only' }, s.domain),
       h('td', {}, badge(s.status)),
       h('td', { class: 'num' }, num(s.currentTurn)),
       h('td', { class: 'num' }, num(s.tokenCount)),
       h('td', {}, when(s.lastActiveAt)),
-      h('td', {}, when(s.createdAt)),
-      h('td', {}, s.status === 'ACTIVE' ? when(s.expiresAt) : '—'));
+      h('td', { class: 'wide-only' }, when(s.createdAt)),
+      h('td', { class: 'wide-only' }, s.status === 'ACTIVE' ? when(s.expiresAt) : '—'));
   }
 
   async function bulkExpire() {

@@ -264,7 +264,8 @@ export function receiptsPanel(sessionID) {
   function showDiff(d) {
     replace(diff,
       h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
-      h('h3', {}, 'Sections'), sectionChanges(d.sections),
+      // Its own scroll box: a section's name does not wrap on a phone.
+      h('h3', {}, 'Sections'), h('div', { class: 'scroll-box' }, sectionChanges(d.sections)),
       h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
   }
 
