@@ -105,9 +105,40 @@ func runningAt(ctx context.Context, dataDir string) (address, bool) {
 	if addr.socketDir == "" && strings.TrimSpace(lines[5]) != "127.0.0.1" {
 		return address{}, false
 	}
-	served, err := queryString(ctx, adminDSN(addr), "SELECT current_setting('data_directory')")
-	return addr, err == nil && samePath(served, dataDir)
+	// A live postmaster may be slow to answer on a loaded machine (a burst
+	// of CREATE DATABASE checkpoints under parallel test binaries took a
+	// probe past its 2 s): while its process lives, ask again for up to
+	// liveProbe rather than start a second server that cannot start.
+	pidOf, _ := strconv.Atoi(strings.TrimSpace(lines[0]))
+	deadline := time.Now().Add(liveProbe)
+	for {
+		served, err := queryString(ctx, adminDSN(addr), "SELECT current_setting('data_directory')")
+		if err == nil {
+			return addr, samePath(served, dataDir)
+		}
+		if !alive(pidOf) || time.Now().After(deadline) {
+			return address{}, false
+		}
+		select {
+		case <-ctx.Done():
+			return address{}, false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
+
+// alive reports whether a process with the pid exists (another user's
+// included).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// liveProbe is how long runningAt keeps asking a live postmaster.
+const liveProbe = 30 * time.Second
 
 func samePath(a, b string) bool {
 	ra, errA := filepath.EvalSymlinks(a)
