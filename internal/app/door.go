@@ -16,7 +16,7 @@ func (a *App) door(next http.Handler, way entrance) http.Handler {
 		if way.browsers && a.cors(w, r) {
 			return
 		}
-		if !a.limitBody(w, r) {
+		if !a.limitBody(w, r, way.oneOperation) {
 			return
 		}
 		if !isStream(r) {
@@ -44,10 +44,13 @@ type entrance struct {
 	// connection_init (GraphQL's); elsewhere only the header carries one,
 	// and a 401 speaks only of it.
 	sockets bool
+	// oneOperation: a JSON array of operations (batching) is refused here
+	// (GraphQL's); MCP refuses a batch itself, as a JSON-RPC error.
+	oneOperation bool
 }
 
 var (
-	graphqlEntrance = entrance{browsers: true, sockets: true}
+	graphqlEntrance = entrance{browsers: true, sockets: true, oneOperation: true}
 	// headerEntrance is MCP's and the metrics'.
 	headerEntrance = entrance{}
 )

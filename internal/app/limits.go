@@ -15,9 +15,10 @@ import (
 )
 
 // limitBody bounds a request before anything reads it: a POST's body over
-// MaxBodyBytes is refused with 413, an array of operations (batching) with
-// 400; it reports whether the request goes on, its body then read whole.
-func (a *App) limitBody(w http.ResponseWriter, r *http.Request) bool {
+// MaxBodyBytes is refused with 413, and where oneOperation an array of
+// operations (batching) with 400; it reports whether the request goes on,
+// its body then read whole.
+func (a *App) limitBody(w http.ResponseWriter, r *http.Request, oneOperation bool) bool {
 	if r.Method != http.MethodPost {
 		return true
 	}
@@ -35,7 +36,7 @@ func (a *App) limitBody(w http.ResponseWriter, r *http.Request) bool {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, apperr.BadUserInput, "the request body could not be read")
 		return false
-	case bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")):
+	case oneOperation && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")):
 		writeError(w, http.StatusBadRequest, apperr.BatchingDisabled,
 			"batched operations (a JSON array) are not accepted: send one operation per request")
 		return false

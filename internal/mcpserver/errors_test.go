@@ -121,8 +121,10 @@ func TestMCPBodyOverTheLimitIsRequestTooLarge(t *testing.T) {
 	assert.Equal(t, "REQUEST_TOO_LARGE", out.Errors[0].Extensions.Code)
 }
 
-// A JSON-RPC batch is refused as a GraphQL batch is, and GET (a stream for
-// server-sent messages) has nothing to serve on a stateless endpoint.
+// A JSON-RPC batch is refused, as a GraphQL batch is, in JSON-RPC: -32600
+// with the id null (a batch has none) and BATCHING_DISABLED in its data;
+// and GET (a stream for server-sent messages) has nothing to serve on a
+// stateless endpoint.
 func TestMCPRefusesBatchesAndStreams(t *testing.T) {
 	s := apitest.New(t)
 	post := func(method, body string) *http.Response {
@@ -139,13 +141,18 @@ func TestMCPRefusesBatchesAndStreams(t *testing.T) {
 	batch := post(http.MethodPost, `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`)
 	assert.Equal(t, http.StatusBadRequest, batch.StatusCode)
 	var out struct {
-		Errors []struct {
-			Extensions struct{ Code string } `json:"extensions"`
-		} `json:"errors"`
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code int64
+			Data struct{ Code string }
+		}
 	}
 	require.NoError(t, json.NewDecoder(batch.Body).Decode(&out))
-	require.Len(t, out.Errors, 1)
-	assert.Equal(t, "BATCHING_DISABLED", out.Errors[0].Extensions.Code)
+	assert.Equal(t, "2.0", out.JSONRPC)
+	assert.Equal(t, "null", string(out.ID))
+	assert.Equal(t, int64(-32600), out.Error.Code)
+	assert.Equal(t, "BATCHING_DISABLED", out.Error.Data.Code)
 
 	assert.Equal(t, http.StatusMethodNotAllowed, post(http.MethodGet, "").StatusCode)
 }
