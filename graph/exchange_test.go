@@ -86,9 +86,9 @@ func TestAnExchangeRecordsWhatBeginTurnThenEndTurnRecord(t *testing.T) {
 	}
 	assert.Equal(t, want, got, "the same turns, counts, summaries, events and builds")
 	assert.NotEmpty(t, got["reasoningSummary"], "the third exchange compressed the first's reasoning")
-	// A round trip is one exchange with PostgreSQL (internal/pipedb): BEGIN
-	// goes with the lock; the turn's insert or update, the session's update
-	// and COMMIT go together.
+	// A round trip is one exchange with PostgreSQL: a write's first pgx
+	// batch is BEGIN with the lock; its last the turn's insert or update,
+	// the session's update and COMMIT (internal/store).
 	assert.Equal(t, int64(5), separate, "beginTurn 2 round trips (BEGIN and lock; insert, update and event and COMMIT), endTurn 3 (BEGIN and lock; read the turns clearing; turn, session and events and COMMIT)")
 	assert.Equal(t, int64(3), together, "BEGIN and lock; read the turns clearing promoted artifacts; insert, update and events and COMMIT")
 }

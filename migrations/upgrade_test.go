@@ -66,7 +66,7 @@ func TestAnUpgradedDatabaseKeepsItsEventsAndCursors(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hub := events.NewHub(db, dsn, 0, log)
 	bell := events.NewDoorbell(db, hub, log)
-	st := store.New(client, store.RingOnCommit(bell.Ring))
+	st := store.New(client, db, store.RingOnCommit(bell.Ring))
 	hubCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() { _ = hub.Run(hubCtx); done <- struct{}{} }()

@@ -138,7 +138,7 @@ func (r report) printPhase(w io.Writer, p phaseResult) {
 			counted += u.statements
 		}
 	}
-	fmt.Fprintf(w, "\nStatements: the pool made %d round trips for ent (internal/pipedb: BEGIN goes with the first statement, COMMIT with the last) for %d requests (%.1f each), %d outside requests; "+
+	fmt.Fprintf(w, "\nStatements: the pool made %d round trips for ent (a write's batches count one each: BEGIN with the lock and its reads, the writes with COMMIT) for %d requests (%.1f each), %d outside requests; "+
 		"PostgreSQL counted %d transactions in the database (pg_stat_database; the event hub's reads and the floor probe included)",
 		counted, requests, float64(counted)/float64(max(requests, 1)), p.background, p.pg.transactions)
 	if p.pg.statements >= 0 {

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/lib/pq"
 
 	"sessiongraph/internal/app"
@@ -119,10 +118,8 @@ func (s *loadServer) start(ctx context.Context, dsn string, wholeReplica bool) e
 		Settings: config.Defaults(),
 		// Logged as in production (JSON, info), but not shown.
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		WrapDriver: func(d dialect.Driver) dialect.Driver {
-			return countStatements(d, &s.background)
-		},
 	}
+	countStatements(&cfg, &s.background)
 	cfg.DatabaseURL = dsn
 	if wholeReplica {
 		// One key, the replica's limits: what the key may not take from

@@ -75,7 +75,7 @@ func newKeysFixture(t *testing.T) *keysFixture {
 		}()
 		return &events.Stream{C: out}
 	}
-	f.Keys = NewKeys(f.client, store.New(f.client), subscribe, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.Keys = NewKeys(f.client, store.New(f.client, db), subscribe, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/graph"
@@ -69,10 +68,8 @@ func Replica(t testing.TB, dsn string, configure ...func(*app.Config)) *Server {
 	cfg := app.Config{
 		Settings: config.Defaults(),
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		WrapDriver: func(d dialect.Driver) dialect.Driver {
-			return countRoundTrips(d, s.statements)
-		},
 	}
+	countRoundTrips(&cfg, s.statements)
 	cfg.DatabaseURL = s.DSN
 	// Tests of everything else send as fast as they can with one key; the
 	// fairness tests set the limits they are about.

@@ -4,19 +4,23 @@ import (
 	"context"
 	"sync/atomic"
 
-	"entgo.io/ent/dialect"
-
+	"sessiongraph/internal/app"
 	"sessiongraph/internal/dbhook"
-	"sessiongraph/internal/pipedb"
 )
 
-// countRoundTrips wraps d so that n counts the round trips the pool makes
-// for ent (internal/pipedb counts them, without formatting anything): a
-// statement is one; a BEGIN costs none of its own, since it goes with the
-// transaction's first statement, and a COMMIT none when the write's last
-// statement carries it; a COMMIT or ROLLBACK sent alone is one.
-func countRoundTrips(d dialect.Driver, n *atomic.Int64) dialect.Driver {
-	return dbhook.Wrap(d, func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
-		return run(pipedb.CountRoundTrips(ctx, n))
-	})
+type countedKey struct{}
+
+// countRoundTrips makes n count the round trips the server's pool makes
+// for ent's statements and the store's exchanges (a pgx tracer counts
+// them: a statement, BEGIN, COMMIT and ROLLBACK are one each, and so is a
+// batch sent together); the event hub's own reads are not counted.
+func countRoundTrips(c *app.Config, n *atomic.Int64) {
+	c.RoundTripHook = func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
+		return run(context.WithValue(ctx, countedKey{}, n))
+	}
+	c.RoundTrips = func(ctx context.Context, _ dbhook.RoundTrip) {
+		if n, ok := ctx.Value(countedKey{}).(*atomic.Int64); ok {
+			n.Add(1)
+		}
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/config"
 	"sessiongraph/internal/contextbuild"
+	"sessiongraph/internal/dbhook"
 	"sessiongraph/internal/engine"
 	"sessiongraph/internal/events"
 	"sessiongraph/internal/mcpserver"
@@ -35,9 +36,16 @@ type Config struct {
 	// NoReaper leaves expiry to another replica or to the test.
 	NoReaper bool
 	Logger   *slog.Logger
-	// WrapDriver, when set, wraps the ent driver; tests use it to count the
-	// statements an operation issues.
+	// WrapDriver, when set, wraps the ent driver; tests use it to record
+	// the statements ent sends.
 	WrapDriver func(dialect.Driver) dialect.Driver
+	// RoundTripHook, when set, runs around every statement ent sends and
+	// every exchange of a store's write; with RoundTrips, which hears of
+	// every round trip the pool's connections make (a pgx tracer), tests
+	// and the load generator count the round trips made for what the hook
+	// marked in its context.
+	RoundTripHook dbhook.Hook
+	RoundTrips    dbhook.RoundTrips
 	// TracerProvider, when set, traces requests, operations and statements
 	// (server.go sets it when an OTLP endpoint is configured).
 	TracerProvider trace.TracerProvider
@@ -82,7 +90,7 @@ type App struct {
 func New(ctx context.Context, cfg Config) (*App, error) {
 	cfg.Logger = withRequestIDs(cfg.Logger)
 	down := &outage{log: cfg.Logger}
-	db, client, err := openDatabase(ctx, cfg, down)
+	db, client, onPool, err := openDatabase(ctx, cfg, down)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +105,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	// and the key cache hears of revocations from the hub.
 	hub := events.NewHub(db, cfg.DatabaseURL, cfg.EventPollInterval, cfg.Logger)
 	bell := events.NewDoorbell(db, hub, cfg.Logger)
-	st := store.New(client, append(hold, store.RingOnCommit(bell.Ring), store.ConfinedBy(access.TenantScope))...)
+	st := store.New(client, db, append(append(onPool, hold...), store.RingOnCommit(bell.Ring), store.ConfinedBy(access.TenantScope))...)
 	eng := engine.New(client, st, hub, engine.Config{
 		DefaultTTL:           cfg.DefaultTTL,
 		DefaultDomain:        cfg.DefaultDomain,

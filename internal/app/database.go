@@ -13,53 +13,74 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/internal/access"
-	"sessiongraph/internal/pipedb"
+	"sessiongraph/internal/dbhook"
+	"sessiongraph/internal/store"
 	"sessiongraph/internal/tracing"
 	"sessiongraph/migrations"
 )
 
 // openDatabase migrates the database at cfg.DatabaseURL and opens the pool
-// and the ent client on it, every query confined to its caller's tenant;
-// o hears of outages.
-func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Client, error) {
+// and the ent client on it, every query confined to its caller's tenant,
+// with the options that give a store's writes the same (ent on their
+// connection, their exchanges reported and traced); o hears of outages.
+func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Client, []store.Option, error) {
 	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// pgx, not lib/pq, for the pool: lib/pq prepares every statement with
 	// arguments in a round trip of its own before running it, pgx caches
 	// the prepared statements per connection, so a statement is one round
 	// trip. (The event hub keeps lib/pq's Listener.)
+	// The URL's default_query_exec_mode is pgx's, and nothing of ours
+	// overrides it: behind PgBouncer's transaction pooling, set it to
+	// describe_exec or simple_protocol (docs/operations.md).
 	conn, err := pgx.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open database: %w", err)
+		return nil, nil, nil, fmt.Errorf("open database: %w", err)
 	}
 	watchDetachedReads(conn)
+	if cfg.RoundTrips != nil {
+		conn.Tracer = cfg.RoundTrips
+	}
 	db := openPool(conn)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, nil, fmt.Errorf("database unreachable: %w", err)
+		return nil, nil, nil, fmt.Errorf("database unreachable: %w", err)
 	}
 	if _, err := sizePool(ctx, db, cfg.MaxOpenConns); err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	drv := reportUnavailable(entsql.OpenDB(dialect.Postgres, db), o)
-	if cfg.WrapDriver != nil {
-		drv = cfg.WrapDriver(drv)
+	hook := unavailable(o)
+	if cfg.RoundTripHook != nil {
+		hook = dbhook.Chain(cfg.RoundTripHook, hook)
 	}
 	if cfg.TracerProvider != nil {
-		drv = tracing.Driver(drv, cfg.TracerProvider)
+		hook = dbhook.Chain(tracing.Hook(cfg.TracerProvider), hook)
 	}
-	client := ent.NewClient(ent.Driver(drv))
-	access.Confine(client)
-	return db, client, nil
+	// ent on the pool, or on one connection of it (a store's write).
+	open := func(d dialect.Driver) *ent.Client {
+		d = reportUnavailable(d, o)
+		if cfg.RoundTripHook != nil {
+			d = dbhook.Wrap(d, cfg.RoundTripHook)
+		}
+		if cfg.WrapDriver != nil {
+			d = cfg.WrapDriver(d)
+		}
+		if cfg.TracerProvider != nil {
+			d = tracing.Driver(d, cfg.TracerProvider)
+		}
+		client := ent.NewClient(ent.Driver(d))
+		access.Confine(client)
+		return client
+	}
+	return db, open(entsql.OpenDB(dialect.Postgres, db)), []store.Option{store.OnConnection(open), store.Exchanges(hook)}, nil
 }
 
-// openPool opens a pgx pool on conn, which sends UUIDs as ent expects. Its
-// transactions send BEGIN with their first statement and may send COMMIT
-// with their last (internal/pipedb).
+// openPool opens a pool of pgx's stdlib driver on conn, which sends UUIDs
+// as ent expects.
 func openPool(conn *pgx.ConnConfig) *sql.DB {
-	db := pipedb.OpenDB(*conn, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+	db := stdlib.OpenDB(*conn, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
 		encodeUUIDs(c.TypeMap())
 		return nil
 	}))

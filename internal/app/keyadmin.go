@@ -28,13 +28,13 @@ type KeyAdmin struct {
 
 // OpenKeyAdmin migrates the database at cfg.DatabaseURL and opens it.
 func OpenKeyAdmin(ctx context.Context, cfg Config) (*KeyAdmin, error) {
-	db, client, err := openDatabase(ctx, cfg, &outage{log: cfg.Logger})
+	db, client, onPool, err := openDatabase(ctx, cfg, &outage{log: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
 	k := &KeyAdmin{db: db, client: client}
-	k.store = store.New(client, store.ConfinedBy(access.TenantScope),
-		store.RingOnCommit(func(sessions []uuid.UUID) { k.rung = append(k.rung, sessions...) }))
+	k.store = store.New(client, db, append(onPool, store.ConfinedBy(access.TenantScope),
+		store.RingOnCommit(func(sessions []uuid.UUID) { k.rung = append(k.rung, sessions...) }))...)
 	return k, nil
 }
 

@@ -23,11 +23,11 @@ type Operations struct {
 
 // OpenOperations migrates the database at cfg.DatabaseURL and opens it.
 func OpenOperations(ctx context.Context, cfg Config) (*Operations, error) {
-	_, client, err := openDatabase(ctx, cfg, &outage{log: cfg.Logger})
+	db, client, onPool, err := openDatabase(ctx, cfg, &outage{log: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	eng := engine.New(client, store.New(client, store.ConfinedBy(access.TenantScope)), nil, engine.Config{DefaultTTL: cfg.DefaultTTL, DefaultDomain: cfg.DefaultDomain,
+	eng := engine.New(client, store.New(client, db, append(onPool, store.ConfinedBy(access.TenantScope))...), nil, engine.Config{DefaultTTL: cfg.DefaultTTL, DefaultDomain: cfg.DefaultDomain,
 		DomainCacheTTL: cfg.DomainCacheTTL, Retention: cfg.Retention})
 	version, err := migrations.Latest()
 	if err != nil {

@@ -92,7 +92,12 @@ func (o *outage) isDown() bool { return o.down.Load() }
 // driver's error as its cause, for the log), and notes in o when an outage
 // starts and ends.
 func reportUnavailable(d dialect.Driver, o *outage) dialect.Driver {
-	return dbhook.Wrap(d, func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
+	return dbhook.Wrap(d, unavailable(o))
+}
+
+// unavailable is reportUnavailable's hook, for a round trip of any kind.
+func unavailable(o *outage) dbhook.Hook {
+	return func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
 		started := o.now()
 		err := run(ctx)
 		if err == nil {
@@ -111,7 +116,7 @@ func reportUnavailable(d dialect.Driver, o *outage) dialect.Driver {
 		o.failed(started, err)
 		return &apperr.Error{Code: apperr.Unavailable, Cause: err,
 			Message: "the database is unavailable right now; retry the request shortly"}
-	})
+	}
 }
 
 // statementTimedOut reports a statement PostgreSQL cancelled (57014):

@@ -21,6 +21,8 @@ const (
 	Begin    Kind = "begin"
 	Commit   Kind = "commit"
 	Rollback Kind = "rollback"
+	// Batch is a write's exchange of several statements (internal/store).
+	Batch Kind = "batch"
 )
 
 // Hook runs one round trip by calling run, and may do what it likes around
@@ -28,6 +30,13 @@ const (
 // arguments are never passed. For Commit and Rollback, which take no
 // context, ctx is the one that began the transaction.
 type Hook func(ctx context.Context, kind Kind, sql string, run func(context.Context) error) error
+
+// Chain is outer around inner: outer runs inner, which runs the round trip.
+func Chain(outer, inner Hook) Hook {
+	return func(ctx context.Context, kind Kind, sql string, run func(context.Context) error) error {
+		return outer(ctx, kind, sql, func(ctx context.Context) error { return inner(ctx, kind, sql, run) })
+	}
+}
 
 // Wrap returns d with every round trip going through hook.
 func Wrap(d dialect.Driver, hook Hook) dialect.Driver {

@@ -9,7 +9,6 @@ import (
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
-	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/store"
 )
 
@@ -67,11 +66,11 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	if err != nil {
 		return nil, err
 	}
-	out, err := w.Tx.Turn.Create().SetSessionID(in.SessionID).SetNumber(number).
+	out, err := w.WithCommit.Turn.Create().SetSessionID(in.SessionID).SetNumber(number).
 		SetUserMessage(in.UserMessage).SetUserTokens(tokens).SetStartedAt(w.Now).
 		SetStatus(done.Status).SetAssistantMessage(done.AssistantMessage).SetAssistantTokens(done.AssistantTokens).
 		SetAssistantSummary(done.AssistantSummary).SetNillableCompletedAt(done.CompletedAt).
-		SetExecutionSummary(summary).Save(pipedb.Later(ctx)) // with the commit's statement
+		SetExecutionSummary(summary).Save(ctx) // sent with the commit
 	if err != nil {
 		return nil, err
 	}
@@ -80,5 +79,5 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began, ended}}); err != nil {
 		return nil, err
 	}
-	return out.Unwrap(), nil // committed: later edge reads go through the client
+	return e.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
 }

@@ -95,7 +95,7 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 		if unlessSame {
 			return nil, nil
 		}
-		return last.Unwrap(), nil
+		return e.client.ContextReceipt.Adopt(last), nil // its write ended: read through the client
 	}
 	n, err := w.Tx.ContextReceipt.Query().Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn)).Count(ctx)
 	if err != nil {
@@ -124,7 +124,7 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 	if _, err := w.Commit(ctx, store.Record(recorded)); err != nil {
 		return nil, err
 	}
-	return receipt.Unwrap(), nil
+	return e.client.ContextReceipt.Adopt(receipt), nil // committed: later edge reads go through the client
 }
 
 // recordsBuildsOf reports whether a context read in ctx of node is also

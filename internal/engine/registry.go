@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"sessiongraph/ent"
@@ -16,7 +18,6 @@ import (
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/internal/apperr"
-	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/registry"
 	"sessiongraph/internal/store"
 )
@@ -104,20 +105,24 @@ func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selectio
 	})
 }
 
-// readAhead marks ctx so that the session lock that begins a write of
-// session id sends the read of the refs sel selects with it, in one round
-// trip (pipedb.ReadAhead): PostgreSQL runs the read after the lock is
-// held, as it would run it after the lock's answer. ctx is unmarked when
-// loadOn reads sel by ent's query, or reads nothing.
-func readAhead(ctx context.Context, id uuid.UUID, sel selection) context.Context {
+// readAhead is the read of the refs sel selects in session id, for Begin
+// to send with the session's lock (store.Read), and the rows it read once
+// Begin has returned; none when loadOn reads sel by ent's query, or reads
+// nothing.
+func readAhead(ctx context.Context, id uuid.UUID, sel selection) ([]store.Read, func() ([]*ent.Ref, error)) {
 	if !sel.readsSelected() {
-		return ctx
+		return nil, nil
 	}
 	query, args, err := selectedQuery(ctx, id, sel)
 	if err != nil {
-		return ctx // the read meets its error when it runs
+		return nil, nil // loadOn meets the error
 	}
-	return pipedb.ReadAhead(ctx, query, args...)
+	var rows []*ent.Ref
+	read := store.Read{SQL: query, Args: args, Rows: func(r pgx.Rows) (err error) {
+		rows, err = scanSelected(r, sel.artifacts)
+		return err
+	}}
+	return []store.Read{read}, func() ([]*ent.Ref, error) { return rows, nil }
 }
 
 // selects reports whether s selects any ref: loadWith reads none when not.
@@ -271,10 +276,13 @@ type sharedWrite struct {
 // commitRegistry, or Rollback.
 func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
 	rw := &registryWrite{within: within}
+	var read func() ([]*ent.Ref, error)
 	if within != nil {
 		rw.Tx = within.Tx
 	} else {
-		w, err := e.store.Begin(readAhead(ctx, sessionID, sel), sessionID)
+		var reads []store.Read
+		reads, read = readAhead(ctx, sessionID, sel)
+		w, err := e.store.Begin(ctx, sessionID, reads...)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +290,11 @@ func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, session
 	}
 	var err error
 	if rw.domain, err = e.domain(ctx, rw.Tx.Tx.EntityType, rw.Session.Domain); err == nil {
-		rw.reg, rw.loaded, err = loadOn(ctx, rw.Tx.Tx, rw.Session, sel)
+		if read != nil {
+			rw.reg, rw.loaded, err = loadWith(ctx, rw.Session, sel, read)
+		} else {
+			rw.reg, rw.loaded, err = loadOn(ctx, rw.Tx.Tx, rw.Session, sel)
+		}
 	}
 	if err != nil {
 		rw.Rollback()
@@ -308,13 +320,25 @@ func (rw *registryWrite) Rollback() {
 // owner's commit, and leaves the new counters on the session for the
 // next operation to number from.
 func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store.Event, items *stepItems) (Stored, error) {
-	stored, err := persist(ctx, rw.Tx, rw.reg.Changed(), rw.loaded)
+	// On a write of its own, the writes go with the commit; within a
+	// shared one they run now, for the next operation to read.
+	send := func(query string, args ...any) error {
+		rw.ExecWithCommit(query, args...)
+		return nil
+	}
+	if rw.within != nil {
+		send = func(query string, args ...any) error {
+			_, err := rw.Tx.Tx.ExecContext(ctx, query, args...)
+			return conflictError(err)
+		}
+	}
+	stored, err := persist(rw.Tx, send, rw.reg.Changed(), rw.loaded)
 	if err != nil {
 		return nil, err
 	}
-	added, err := addToStep(ctx, rw.Tx, items)
+	added, err := addToStep(rw.Tx, send, items)
 	if err != nil {
-		return nil, conflictError(err) // the refs' upsert answers with this statement
+		return nil, err
 	}
 	if added {
 		ev.Payload["step"] = items.Step
@@ -329,14 +353,14 @@ func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store
 	// patched only from a write known to have changed these refs alone.
 	w := refsWriteOf(rw.reg.Changed(), stored, rw.loaded, added)
 	if _, err := rw.Commit(ctx, store.Record(ev)); err != nil {
-		return nil, conflictError(err) // the refs' upsert answers with the commit
+		return nil, conflictError(err) // the refs' upsert goes with the commit
 	}
 	rw.after = sessionAfter(rw.Tx, 1)
 	if w != nil {
 		e.builds.wrote(rw.Session.ID, rw.Session.EventSequence, w)
 	}
 	for _, row := range stored {
-		row.Unwrap() // committed: later edge reads go through the client
+		e.client.Ref.Adopt(row) // committed: later edge reads go through the client
 	}
 	return stored, nil
 }
@@ -363,9 +387,10 @@ func sessionAfter(w *store.Tx, events int) *ent.Session {
 	return &after
 }
 
-// persist upserts the changed refs, then their changed artifacts, and
-// returns the refs as stored. New rows carry the commit's single timestamp.
-func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l loaded) (Stored, error) {
+// persist upserts the changed refs, then their changed artifacts, by
+// send, and returns the refs as stored. New rows carry the commit's single
+// timestamp.
+func persist(w *store.Tx, send func(query string, args ...any) error, changed []*registry.Entry, l loaded) (Stored, error) {
 	if len(changed) == 0 {
 		return nil, nil
 	}
@@ -381,14 +406,12 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 			ids[i] = rows[i].ID
 		}
 	}
-	// One statement of a fixed shape upserts them all, sent with the
-	// write's next statement (its error, a violated unique key, is that
-	// statement's answer). Nothing is read back: the session is locked, so
-	// each ref is stored exactly as sent, keeping of a stored row what the
-	// upsert keeps (see upsertRefs).
+	// One statement of a fixed shape upserts them all. Nothing is read
+	// back: the session is locked, so each ref is stored exactly as sent,
+	// keeping of a stored row what the upsert keeps (see upsertRefs).
 	args, updated := upsertArgs(changed, ids, sessionID, now)
-	if _, err := tx.ExecContext(pipedb.Later(ctx), upsertRefs, args...); err != nil {
-		return nil, conflictError(err)
+	if err := send(upsertRefs, args...); err != nil {
+		return nil, err
 	}
 	stored := make(Stored, len(changed))
 	for i, en := range changed {
@@ -406,27 +429,40 @@ func persist(ctx context.Context, w *store.Tx, changed []*registry.Entry, l load
 		}
 		stored[en.Ref] = tx.Ref.Adopt(r)
 	}
-	var arts []*ent.ArtifactCreate
+	// The artifacts, by their key (session and ref): a stored one keeps its
+	// id, session, ref, type, turn created and created_at.
+	ins := sql.Dialect(dialect.Postgres).Insert(artifact.Table).Columns(artifact.FieldID, artifact.FieldSessionID,
+		artifact.FieldRefID, artifact.FieldEntityType, artifact.FieldLabel, artifact.FieldContent, artifact.FieldStatus,
+		artifact.FieldRevision, artifact.FieldCreatedTurn, artifact.FieldPromotedTurn, artifact.FieldSourceStep,
+		artifact.FieldCreatedAt, artifact.FieldUpdatedAt)
+	arts := 0
 	for i, en := range changed {
 		a := en.Artifact
 		if a == nil {
 			continue
 		}
-		c := tx.Artifact.Create().SetSessionID(sessionID).SetRefID(ids[i]).SetCreatedAt(now).SetUpdatedAt(now).SetEntityType(a.EntityType).
-			SetLabel(a.Label).SetContent(a.Content).SetStatus(artifact.Status(a.Status)).SetRevision(a.Revision).
-			SetCreatedTurn(a.CreatedTurn).SetNillablePromotedTurn(a.PromotedTurn).SetNillableSourceStep(a.SourceStep)
-		if row := rows[i]; row != nil && row.Edges.Artifact != nil {
-			c.SetID(row.Edges.Artifact.ID).SetCreatedAt(row.Edges.Artifact.CreatedAt)
-		}
-		arts = append(arts, c)
-	}
-	if len(arts) > 0 {
-		err := tx.Artifact.CreateBulk(arts...).
-			OnConflict(sql.ConflictColumns(artifact.FieldSessionID, artifact.FieldRefID)).
-			UpdateNewValues().Update(func(u *ent.ArtifactUpsert) { u.UpdatePromotedTurn().UpdateSourceStep() }).
-			Exec(ctx)
+		content, err := json.Marshal(a.Content)
 		if err != nil {
-			return nil, conflictError(err) // the refs' upsert answers with this statement
+			return nil, err
+		}
+		id, created := uuid.Must(uuid.NewV7()), now
+		if row := rows[i]; row != nil && row.Edges.Artifact != nil {
+			id, created = row.Edges.Artifact.ID, row.Edges.Artifact.CreatedAt
+		}
+		ins.Values(id, sessionID, ids[i], a.EntityType, a.Label, content, a.Status, a.Revision, a.CreatedTurn,
+			a.PromotedTurn, a.SourceStep, created, now)
+		arts++
+	}
+	if arts > 0 {
+		query, args := ins.OnConflict(sql.ConflictColumns(artifact.FieldSessionID, artifact.FieldRefID),
+			sql.ResolveWith(func(u *sql.UpdateSet) {
+				for _, c := range []string{artifact.FieldLabel, artifact.FieldContent, artifact.FieldStatus, artifact.FieldRevision,
+					artifact.FieldPromotedTurn, artifact.FieldSourceStep, artifact.FieldUpdatedAt} {
+					u.SetExcluded(c)
+				}
+			})).Query()
+		if err := send(query, args...); err != nil {
+			return nil, err
 		}
 	}
 	return stored, nil

@@ -93,9 +93,19 @@ func readSelected(ctx context.Context, tx *ent.Tx, id uuid.UUID, sel selection) 
 		return nil, err
 	}
 	defer rows.Close()
+	return scanSelected(rows, sel.artifacts)
+}
+
+// scanSelected scans rows of selectedColumns (pgx's or database/sql's),
+// with the joined artifact's JSON when joined.
+func scanSelected(rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}, joined bool) ([]*ent.Ref, error) {
 	out := []*ent.Ref{}
 	for rows.Next() {
-		row, err := selectedRow(rows, sel.artifacts)
+		row, err := selectedRow(rows, joined)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +146,7 @@ func selectedQuery(ctx context.Context, id uuid.UUID, sel selection) (string, []
 
 // selectedRow scans a row of selectedColumns (and the joined artifact's
 // JSON) as ent's assignValues does: a NULL column leaves its field nil.
-func selectedRow(rows *sql.Rows, joined bool) (*ent.Ref, error) {
+func selectedRow(rows interface{ Scan(dest ...any) error }, joined bool) (*ent.Ref, error) {
 	var (
 		r                                      ent.Ref
 		entityID                               uuid.NullUUID

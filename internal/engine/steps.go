@@ -158,7 +158,7 @@ func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in R
 	if _, err := w.Commit(ctx, store.Record(ev)); err != nil {
 		return nil, err
 	}
-	return out.Unwrap(), nil // committed: later edge reads go through the client
+	return e.client.StepResult.Adopt(out), nil // committed: later edge reads go through the client
 }
 
 // addToStep adds a record call's items to its step of the current turn, in
@@ -167,7 +167,7 @@ func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in R
 // kind and description, appends the items if the data stays within the
 // limit (else keeps its data as it was), adds the refs it lacks, and counts
 // every item. A session that has not begun a turn has no step to add to.
-func addToStep(ctx context.Context, w *store.Tx, add *stepItems) (added bool, err error) {
+func addToStep(w *store.Tx, send func(query string, args ...any) error, add *stepItems) (added bool, err error) {
 	if add == nil || w.Session.CurrentTurn < 1 {
 		return false, nil
 	}
@@ -186,30 +186,40 @@ func addToStep(ctx context.Context, w *store.Tx, add *stepItems) (added bool, er
 		}
 	}
 	now := w.Now.Truncate(time.Microsecond)
-	c := w.Tx.StepResult.Create().SetSessionID(w.Session.ID).SetTurn(w.Session.CurrentTurn).SetStep(add.Step).
-		SetKind(add.Kind).SetData(nonNil(kept)).SetRefs(union(nil, add.Refs)).SetItemCount(len(add.Items)).
-		SetCreatedAt(now).SetUpdatedAt(now)
-	err = c.OnConflict(
-		sql.ConflictColumns(stepresult.FieldSessionID, stepresult.FieldTurn, stepresult.FieldStep),
-		sql.ResolveWith(func(u *sql.UpdateSet) {
-			old, excluded := u.Table(), sql.Dialect(dialect.Postgres).Table("excluded")
-			data, newData := old.C(stepresult.FieldData), excluded.C(stepresult.FieldData)
-			u.Set(stepresult.FieldData, sql.ExprFunc(func(b *sql.Builder) {
-				b.WriteString("CASE WHEN octet_length(" + data + "::text) + octet_length(" + newData + "::text) <= ").
-					Arg(maxStepDataBytes).WriteString(" THEN " + data + " || " + newData + " ELSE " + data + " END")
-			}))
-			// The refs of both, each once, in the order first seen: the
-			// old ones, then the call's that are not among them (each
-			// list holds a ref once). Functions, not a subquery: Citus
-			// refuses subqueries in an INSERT, and takes only immutable
-			// functions in its DO UPDATE.
-			refs, newRefs := old.C(stepresult.FieldRefs), excluded.C(stepresult.FieldRefs)
-			u.Set(stepresult.FieldRefs, sql.Expr(refs+" || jsonb_path_query_array("+newRefs+
-				", '$[*] ? (!(@ == $old[*]))', jsonb_set('{}'::jsonb, '{old}', "+refs+"))"))
-			u.Set(stepresult.FieldItemCount, sql.Expr(old.C(stepresult.FieldItemCount)+" + "+excluded.C(stepresult.FieldItemCount)))
-			u.SetExcluded(stepresult.FieldUpdatedAt)
-		}),
-	).Exec(ctx)
+	data, err := json.Marshal(nonNil(kept))
+	if err != nil {
+		return false, err
+	}
+	refs, err := json.Marshal(union(nil, add.Refs))
+	if err != nil {
+		return false, err
+	}
+	query, args := sql.Dialect(dialect.Postgres).Insert(stepresult.Table).
+		Columns(stepresult.FieldID, stepresult.FieldSessionID, stepresult.FieldTurn, stepresult.FieldStep, stepresult.FieldKind,
+			stepresult.FieldData, stepresult.FieldRefs, stepresult.FieldItemCount, stepresult.FieldCreatedAt, stepresult.FieldUpdatedAt).
+		Values(stepresult.DefaultID(), w.Session.ID, w.Session.CurrentTurn, add.Step, add.Kind, data, refs, len(add.Items), now, now).
+		OnConflict(
+			sql.ConflictColumns(stepresult.FieldSessionID, stepresult.FieldTurn, stepresult.FieldStep),
+			sql.ResolveWith(func(u *sql.UpdateSet) {
+				old, excluded := u.Table(), sql.Dialect(dialect.Postgres).Table("excluded")
+				data, newData := old.C(stepresult.FieldData), excluded.C(stepresult.FieldData)
+				u.Set(stepresult.FieldData, sql.ExprFunc(func(b *sql.Builder) {
+					b.WriteString("CASE WHEN octet_length(" + data + "::text) + octet_length(" + newData + "::text) <= ").
+						Arg(maxStepDataBytes).WriteString(" THEN " + data + " || " + newData + " ELSE " + data + " END")
+				}))
+				// The refs of both, each once, in the order first seen: the
+				// old ones, then the call's that are not among them (each
+				// list holds a ref once). Functions, not a subquery: Citus
+				// refuses subqueries in an INSERT, and takes only immutable
+				// functions in its DO UPDATE.
+				refs, newRefs := old.C(stepresult.FieldRefs), excluded.C(stepresult.FieldRefs)
+				u.Set(stepresult.FieldRefs, sql.Expr(refs+" || jsonb_path_query_array("+newRefs+
+					", '$[*] ? (!(@ == $old[*]))', jsonb_set('{}'::jsonb, '{old}', "+refs+"))"))
+				u.Set(stepresult.FieldItemCount, sql.Expr(old.C(stepresult.FieldItemCount)+" + "+excluded.C(stepresult.FieldItemCount)))
+				u.SetExcluded(stepresult.FieldUpdatedAt)
+			}),
+		).Query()
+	err = send(query, args...)
 	return err == nil, err
 }
 

@@ -22,7 +22,6 @@ import (
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
-	"sessiongraph/internal/pipedb"
 	"sessiongraph/internal/store"
 )
 
@@ -46,16 +45,15 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	number := w.Session.CurrentTurn + 1
 	// No read first: the index of one open turn per session refuses the
 	// insert while the current turn is open. The insert goes with the
-	// commit's statement (pipedb.Later), so its refusal is the commit's
-	// answer.
+	// commit (WithCommit), so its refusal is the commit's answer.
 	inProgress := func(err error) error {
 		if isOpenTurnConflict(err) {
 			return apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (%s) or fail it (%s) before beginning another", w.Session.CurrentTurn, apperr.OpEndTurn, apperr.OpFailTurn)
 		}
 		return err
 	}
-	out, err := w.Tx.Turn.Create().SetSessionID(sessionID).SetNumber(number).
-		SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(pipedb.Later(ctx))
+	out, err := w.WithCommit.Turn.Create().SetSessionID(sessionID).SetNumber(number).
+		SetUserMessage(userMessage).SetUserTokens(tokens).SetStartedAt(w.Now).Save(ctx)
 	if err != nil {
 		return nil, inProgress(err)
 	}
@@ -65,7 +63,7 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began}, Activity: store.Started}); err != nil {
 		return nil, inProgress(err)
 	}
-	return out.Unwrap(), nil // committed: later edge reads go through the client
+	return e.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
 }
 
 // openTurnIndex is the index that allows one open turn per session (the
@@ -336,7 +334,7 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEn
 	if err != nil {
 		return nil, err
 	}
-	out, err := saveTurn(ctx, w, &done)
+	out, err := saveTurn(w, &done)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +344,7 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEn
 	if _, err := w.Commit(ctx, m); err != nil {
 		return nil, err
 	}
-	return out.Unwrap(), nil // committed: later edge reads go through the client
+	return e.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
 }
 
 // clearTurnState ends what lives only for a turn, as the turn ends well:
@@ -377,12 +375,11 @@ const dropQueue = `UPDATE refs SET enrich_table = NULL, enrich_name_column = NUL
 // saveTurn writes the columns a turn change may set from done, by an update
 // on its id (UpdateOne would read the row back), and returns done as the row
 // now reads: timestamps in microseconds and the summary as its JSON. The
-// update goes with the commit's statement (pipedb.Later): nothing after it
-// needs its answer, and its error is the commit's. It is built with ent's
-// statement builder and sent as is, since ent's update asks the driver for
-// the rows it changed, which a statement sent later cannot answer yet; the
-// values are the engine's own (a status of the enum, counted tokens).
-func saveTurn(ctx context.Context, w *store.Tx, done *ent.Turn) (*ent.Turn, error) {
+// update goes with the commit (ExecWithCommit): nothing after it needs its
+// answer, and its error is the commit's. It is built with ent's statement
+// builder; the values are the engine's own (a status of the enum, counted
+// tokens).
+func saveTurn(w *store.Tx, done *ent.Turn) (*ent.Turn, error) {
 	if done.CompletedAt != nil {
 		at := done.CompletedAt.Truncate(time.Microsecond)
 		done.CompletedAt = &at
@@ -406,9 +403,7 @@ func saveTurn(ctx context.Context, w *store.Tx, done *ent.Turn) (*ent.Turn, erro
 		u.Set(turn.FieldCompletedAt, *done.CompletedAt)
 	}
 	query, args := u.Where(sql.And(sql.EQ(turn.FieldID, done.ID), sql.EQ(turn.FieldSessionID, done.SessionID))).Query()
-	if _, err := w.Tx.ExecContext(pipedb.Later(ctx), query, args...); err != nil {
-		return nil, err
-	}
+	w.ExecWithCommit(query, args...)
 	return done, nil
 }
 

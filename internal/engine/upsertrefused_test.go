@@ -15,7 +15,7 @@ import (
 )
 
 // TestARefusedRefsUpsertIsAConflictAndCommitsNothing: the refs' upsert is
-// sent with the write's next statement (pipedb.Later), so PostgreSQL's
+// sent with the write's commit (store.Tx.ExecWithCommit), so PostgreSQL's
 // refusal of it reaches the write there. Made to refuse here by a trigger
 // that raises the unique violation a concurrent change would: the write
 // answers CONFLICT, in a write of its own, after a step, and among a

@@ -203,7 +203,7 @@ func TestASubscriberWhoReadsAheadDoesNotStrandTheOthers(t *testing.T) {
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
-	silent := store.New(client) // rings no doorbell
+	silent := store.New(client, db) // rings no doorbell
 
 	early := gather(t, hub.Subscribe(t.Context(), events.Filter{SessionID: &s.ID}, events.AfterSequence(0)), 6)
 	deadline, stop := context.WithTimeout(t.Context(), time.Minute)

@@ -45,7 +45,7 @@ func hubOn(t *testing.T, dsn string, opts ...store.Option) (*events.Hub, *store.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hub := events.NewHub(db, dsn, 0, log)
 	bell := events.NewDoorbell(db, hub, log)
-	st := store.New(client, append(opts, store.RingOnCommit(bell.Ring))...)
+	st := store.New(client, db, append(opts, store.RingOnCommit(bell.Ring))...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { defer func() { done <- struct{}{} }(); _ = hub.Run(ctx) }()

@@ -46,7 +46,7 @@ func benchWriters(b *testing.B, writers int) {
 	s := apitest.New(b)
 	ctx := access.System(context.Background())
 	bell := events.NewDoorbell(s.DB, s.Hub, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	st := store.New(s.Client, store.RingOnCommit(bell.Ring)) // as the server's own store does
+	st := store.New(s.Client, s.DB, store.RingOnCommit(bell.Ring)) // as the server's own store does
 	bellCtx, stop := context.WithCancel(ctx)
 	rang := make(chan struct{})
 	go func() { defer close(rang); bell.Run(bellCtx) }()

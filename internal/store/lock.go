@@ -52,47 +52,45 @@ func (s *Store) typedLock() bool {
 	return s.scope != nil || len(s.client.Session.Interceptors()) == 0
 }
 
-// lock locks session id on tx, as its first statement, and reads it; a
-// missing (or, for a confined caller, another tenant's) session is ent's
-// not-found error.
-func (s *Store) lock(ctx context.Context, tx *ent.Tx, id uuid.UUID) (*ent.Session, error) {
-	if !s.typedLock() {
-		return tx.Session.Query().Where(session.ID(id)).ForUpdate().Only(ctx)
-	}
+// readStatement reads a session's row as lockStatements do, without the
+// lock: a commit's read back, in its own exchange.
+const readStatement = `SELECT ` + lockColumns + ` FROM sessions WHERE id = $1`
+
+// lockStatement is the statement that locks session id and reads it, with
+// its arguments: confined to the caller's tenant when the store's scope
+// names one.
+func (s *Store) lockStatement(ctx context.Context, id uuid.UUID) (string, []any, error) {
 	args, confined := []any{id}, 0
 	if s.scope != nil {
 		tenant, err := s.scope(ctx)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if tenant != "" {
 			args, confined = append(args, tenant), 1
 		}
 	}
-	rows, err := tx.QueryContext(ctx, lockStatements[confined], args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+	return lockStatements[confined], args, nil
+}
+
+// rows are pgx's rows or database/sql's.
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// lockedRow scans the row of lockColumns rows has, as ent's assignValues
+// does: JSON columns decoded when not empty, a NULL expired_at left nil. No
+// row (a missing, or for a confined caller another tenant's, session) is
+// ent's not-found error.
+func lockedRow(rows rows) (*ent.Session, error) {
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 		return nil, &ent.NotFoundError{}
 	}
-	out, err := lockedRow(rows)
-	if err != nil {
-		return nil, err
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// lockedRow scans a row of lockColumns as ent's assignValues does: JSON
-// columns decoded when not empty, a NULL expired_at left nil.
-func lockedRow(rows *sql.Rows) (*ent.Session, error) {
 	var (
 		s                                                  ent.Session
 		status                                             string

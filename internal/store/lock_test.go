@@ -187,8 +187,14 @@ func TestTypedLockKeepsToTheCallersTenant(t *testing.T) {
 	confined := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { confined.Close() })
 	access.Confine(confined)
-	typed := store.New(confined, store.ConfinedBy(access.TenantScope))
-	viaEnt := store.New(confined)
+	// On a write's connection, ent is confined as the client is.
+	onConn := store.OnConnection(func(d dialect.Driver) *ent.Client {
+		c := ent.NewClient(ent.Driver(d))
+		access.Confine(c)
+		return c
+	})
+	typed := store.New(confined, db, onConn, store.ConfinedBy(access.TenantScope))
+	viaEnt := store.New(confined, db, onConn)
 
 	acme := access.WithPrincipal(ctx, &access.Principal{KeyID: uuid.New(), Role: apikey.RoleClient, Tenant: "acme"})
 	admin := access.WithPrincipal(ctx, &access.Principal{KeyID: uuid.New(), Role: apikey.RoleAdmin})

@@ -21,11 +21,10 @@ import (
 // session takes the key, and every opener gets that one.
 func TestConcurrentOpensAfterTheTTLRanOutMakeOneSuccessor(t *testing.T) {
 	ctx := context.Background()
-	_, client, _ := newStore(t)
 	var mu sync.Mutex
 	clock := time.Now()
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	st := store.New(client, store.Clock(now))
+	st, client, _ := newStore(t, store.Clock(now))
 	fill := func(c *ent.SessionCreate) { c.SetDomain("kitchen").SetTTLSeconds(60) }
 
 	first, err := st.Open(ctx, "acme", "conv", fill)

@@ -32,7 +32,7 @@ func TestEventXidNeverDecreasesWithinASession(t *testing.T) {
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
-	st := New(client)
+	st := New(client, db)
 	ctx := context.Background()
 	open := func(key string) *ent.Session {
 		o, err := st.Open(ctx, "acme", key, func(c *ent.SessionCreate) { c.SetDomain("kitchen").SetTTLSeconds(3600) })

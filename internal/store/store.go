@@ -11,13 +11,16 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/session"
+	"sessiongraph/internal/dbhook"
 )
 
 // Event is what a change records about itself: its kind and a small payload.
@@ -29,7 +32,13 @@ type Event struct {
 // Store writes sessions.
 type Store struct {
 	client *ent.Client
-	now    func() time.Time
+	// db is the pool a write (Begin) takes its connection from, and open
+	// puts ent on that connection (OnConnection).
+	db   *sql.DB
+	open func(dialect.Driver) *ent.Client
+	// hook runs each exchange of a write (Exchanges).
+	hook dbhook.Hook
+	now  func() time.Time
 	// committed rings the doorbell after a commit that appended events; it
 	// must not block (see RingOnCommit).
 	committed func(sessions []uuid.UUID)
@@ -59,14 +68,37 @@ func RingOnCommit(ring func(sessions []uuid.UUID)) Option {
 // a key's revocation) take h first; see Hold.
 func HoldHorizon(h Hold) Option { return func(s *Store) { s.hold = h } }
 
-// New returns a Store over client, with the dependencies opts give: by
-// default it reads time.Now, rings nothing and holds no horizon.
-func New(client *ent.Client, opts ...Option) *Store {
-	s := &Store{client: client, now: time.Now, committed: func([]uuid.UUID) {}}
+// OnConnection makes the store put ent on a write's connection with open
+// (its interceptors and driver wrappers, as the client's); by default a
+// plain client.
+func OnConnection(open func(dialect.Driver) *ent.Client) Option {
+	return func(s *Store) { s.open = open }
+}
+
+// Exchanges makes every exchange of a write (Begin's and Commit's batches,
+// taking the connection) run through hook, as ent's statements run
+// through the client's driver wrappers.
+func Exchanges(hook dbhook.Hook) Option { return func(s *Store) { s.hook = hook } }
+
+// New returns a Store over client, whose writes (Begin) take their
+// connection from db, a pool of pgx's stdlib driver (the client's own), with
+// the dependencies opts give: by default it reads time.Now, rings nothing
+// and holds no horizon.
+func New(client *ent.Client, db *sql.DB, opts ...Option) *Store {
+	s := &Store{client: client, db: db, now: time.Now, committed: func([]uuid.UUID) {},
+		open: func(d dialect.Driver) *ent.Client { return ent.NewClient(ent.Driver(d)) }}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
+}
+
+// exchange runs one exchange of a write through the store's hook.
+func (s *Store) exchange(ctx context.Context, run func(context.Context) error) error {
+	if s.hook == nil {
+		return run(ctx)
+	}
+	return s.hook(ctx, dbhook.Batch, "", run)
 }
 
 func expired(s *ent.Session, now time.Time) bool {
@@ -121,6 +153,12 @@ func (s *Store) finish(ctx context.Context, tx *ent.Tx, events []sessionEvent, n
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.rang(events)
+	return nil
+}
+
+// rang rings the doorbell for a commit's events.
+func (s *Store) rang(events []sessionEvent) {
 	if len(events) > 0 {
 		sessions := make([]uuid.UUID, len(events))
 		for i, ev := range events {
@@ -128,5 +166,4 @@ func (s *Store) finish(ctx context.Context, tx *ent.Tx, events []sessionEvent, n
 		}
 		s.committed(sessions)
 	}
-	return nil
 }

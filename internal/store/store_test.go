@@ -32,7 +32,7 @@ func newStore(t *testing.T, opts ...store.Option) (*store.Store, *ent.Client, st
 	require.NoError(t, err)
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 	t.Cleanup(func() { client.Close() })
-	return store.New(client, opts...), client, dsn
+	return store.New(client, db, opts...), client, dsn
 }
 
 func openOne(t *testing.T, st *store.Store, key string) *ent.Session {

@@ -2,17 +2,20 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/apperr"
-	"sessiongraph/internal/pipedb"
 )
 
 // Activity says how a write counts toward the session's expiry. Only
@@ -36,23 +39,51 @@ const (
 )
 
 // Tx is one write to a live session in progress, from Begin to Commit or
-// Rollback: a transaction that holds the session's row lock. The caller
-// reads and writes rows through Tx, changes the session row through
-// Update, and ends with Commit, which adds the activity stamps and the
-// events. A write reads and writes only through its Tx: waiting for a
-// second pool connection while holding the transaction's can deadlock the
-// pool when every connection is held by a write doing the same.
+// Rollback: a transaction that holds the session's row lock, on one
+// connection taken from the pool for the write. Its round trips are the
+// exchanges you see in this file: Begin sends BEGIN, the lock and the reads
+// the caller knows before the lock (Read) as one pgx batch; Commit sends the
+// statements built for it (WithCommit, ExecWithCommit), the session's update
+// with the events and COMMIT as another. Between them, ent's statements
+// through Tx run one round trip each, on the same connection and in the
+// same transaction. A write reads and writes only through its Tx: waiting
+// for a second pool connection while holding the transaction's can
+// deadlock the pool when every connection is held by a write doing the
+// same.
 type Tx struct {
-	// Tx is the write's transaction.
+	// Tx is ent on the write's connection, in its transaction: a statement
+	// through it runs when it is called. Its Commit and Rollback do
+	// nothing; the write's do.
 	Tx *ent.Tx
+	// WithCommit is ent building statements for Commit's exchange: a create
+	// or update saved through it sends nothing then, and goes with the
+	// COMMIT, after the statements run through Tx and before the session's
+	// update; a query through it fails. For a write whose answer the write
+	// does not read (a row it knows whole).
+	WithCommit *ent.Client
 	// Session is the session row as locked by Begin.
 	Session *ent.Session
 	// Now is the single timestamp of this commit.
 	Now time.Time
 
 	store  *Store
+	ctx    context.Context
+	conn   *sql.Conn
+	pg     *pgx.Conn
 	update *ent.SessionUpdate
-	ended  bool
+	// commits are the statements Commit sends before the session's update.
+	commits *[]statement
+	ended   bool
+}
+
+// Read is a read a write makes right after its lock, whose statement and
+// arguments it knows before the lock: Begin sends it in the lock's
+// exchange, where PostgreSQL runs it once the lock is held, and passes its
+// rows to Rows.
+type Read struct {
+	SQL  string
+	Args []any
+	Rows func(pgx.Rows) error
 }
 
 // Mutation is what a write decided beyond the rows it wrote through its
@@ -71,17 +102,46 @@ type Mutation struct {
 // Record is the Mutation of a successful write that records ev.
 func Record(ev Event) Mutation { return Mutation{Events: []Event{ev}} }
 
-// Begin starts a write to a live session: it begins a transaction, locks
-// the session's row and refuses a session that is missing (NOT_FOUND) or
-// expired (SESSION_EXPIRED). The caller must end the write with Commit or
-// Rollback; deferring Rollback is safe after Commit.
-func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID) (*Tx, error) {
-	tx, err := s.client.Tx(ctx)
+// Begin starts a write to a live session: on a connection of its own it
+// begins a transaction, locks the session's row and runs reads, in one
+// exchange, and refuses a session that is missing (NOT_FOUND) or expired
+// (SESSION_EXPIRED). The caller must end the write with Commit or Rollback;
+// deferring Rollback is safe after Commit.
+func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID, reads ...Read) (*Tx, error) {
+	t, err := s.connect(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
+		return nil, err
+	}
+	b := &pgx.Batch{}
+	b.Queue("begin")
+	var locked *ent.Session
+	if s.typedLock() {
+		query, args, err := s.lockStatement(ctx, sessionID)
+		if err != nil {
+			t.Rollback()
+			return nil, err
+		}
+		b.Queue(query, args...).Query(func(rows pgx.Rows) (err error) {
+			locked, err = lockedRow(rows)
+			return err
+		})
+		for _, r := range reads {
+			b.Queue(r.SQL, r.Args...).Query(r.Rows)
+		}
+	}
+	err = t.send(ctx, b)
+	if err == nil && locked == nil {
+		// Interceptors the store was not told of: the lock goes through
+		// ent's query, which applies them, and the reads after it.
+		if locked, err = t.Tx.Session.Query().Where(session.ID(sessionID)).ForUpdate().Only(ctx); err == nil && len(reads) > 0 {
+			b = &pgx.Batch{}
+			for _, r := range reads {
+				b.Queue(r.SQL, r.Args...).Query(r.Rows)
+			}
+			err = t.send(ctx, b)
+		}
 	}
 	now := s.now().UTC()
-	locked, err := s.lock(ctx, tx, sessionID)
 	switch {
 	case ent.IsNotFound(err):
 		err = apperr.New(apperr.NotFound, "session %s not found", sessionID)
@@ -91,11 +151,52 @@ func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID) (*Tx, error) {
 			sessionID, locked.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	if err != nil {
-		_ = tx.Rollback()
+		t.Rollback()
 		return nil, err
 	}
-	return &Tx{Tx: tx, Session: locked, Now: now, store: s,
-		update: tx.Session.Update().Where(session.ID(locked.ID))}, nil
+	t.Session, t.Now = locked, now
+	t.update = t.WithCommit.Session.Update().Where(session.ID(locked.ID))
+	return t, nil
+}
+
+// connect takes a connection from the pool for a write, with ent on it.
+func (s *Store) connect(ctx context.Context) (*Tx, error) {
+	var conn *sql.Conn
+	if err := s.exchange(ctx, func(ctx context.Context) (err error) {
+		conn, err = s.db.Conn(ctx)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	var pg *pgx.Conn
+	if err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: the pool's driver is %T, not pgx's stdlib", dc)
+		}
+		pg = c.Conn()
+		return nil
+	}); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	// The connection is the write's until Commit or Rollback returns it:
+	// ent's statements and the batches go to it one after the other, never
+	// at once.
+	tx, err := s.open(onConn{entsql.Conn{ExecQuerier: conn}}).Tx(ctx)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	commits := new([]statement)
+	return &Tx{Tx: tx, WithCommit: ent.NewClient(ent.Driver(builder{commits})), store: s, ctx: ctx, conn: conn, pg: pg,
+		commits: commits}, nil
+}
+
+// send sends b as one exchange and reads its answers, the first error
+// being the exchange's: PostgreSQL skips what follows it.
+func (t *Tx) send(ctx context.Context, b *pgx.Batch) error {
+	return t.store.exchange(ctx, func(ctx context.Context) error { return t.pg.SendBatch(ctx, b).Close() })
 }
 
 // Update returns the pending update of the session row, saved once by
@@ -104,27 +205,41 @@ func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID) (*Tx, error) {
 // builder: UpdateOne would read the row back.)
 func (t *Tx) Update() *ent.SessionUpdate { return t.update }
 
+// ExecWithCommit queues a statement for Commit's exchange, as WithCommit
+// does for ent's.
+func (t *Tx) ExecWithCommit(query string, args ...any) {
+	*t.commits = append(*t.commits, statement{query: query, args: args})
+}
+
 // Rollback ends the write without a change; after Commit it does nothing.
 func (t *Tx) Rollback() {
-	if !t.ended {
-		t.ended = true
-		_ = t.Tx.Rollback()
+	if t.ended {
+		return
 	}
+	t.ended = true
+	if !t.pg.IsClosed() && t.pg.PgConn().TxStatus() != 'I' {
+		if err := t.store.exchange(context.WithoutCancel(t.ctx), func(ctx context.Context) error {
+			_, err := t.pg.Exec(ctx, "rollback")
+			return err
+		}); err != nil {
+			// Never back to the pool in a transaction: the pool drops a
+			// closed connection.
+			_ = t.pg.Close(context.Background())
+		}
+	}
+	_ = t.conn.Close()
 }
 
 // Commit ends the write: it saves the session's update with the activity
-// stamps, appends m's events in the same statement, commits and rings the
-// doorbell. It returns the session as committed when m asks for it (else
-// nil). On an error nothing of the write remains.
+// stamps and m's events in one statement, after the statements built for
+// the commit, and COMMIT, in one exchange; then it rings the doorbell. It
+// returns the session as committed when m asks for it (else nil). On an
+// error nothing of the write remains, and nothing can run in it after.
 func (t *Tx) Commit(ctx context.Context, m Mutation) (out *ent.Session, err error) {
 	if t.ended {
 		return nil, errors.New("store: the write has ended already")
 	}
-	defer func() {
-		if err != nil {
-			t.Rollback()
-		}
-	}()
+	defer t.Rollback() // after a commit, only returns the connection
 	if len(m.Events) == 0 {
 		return nil, errors.New("store: a change must name its event")
 	}
@@ -141,29 +256,31 @@ func (t *Tx) Commit(ctx context.Context, m Mutation) (out *ent.Session, err erro
 		u.Prefix(prefix)
 	})
 	t.stamp(m.Activity)
-	// Without a read back the update is the write's last statement: on the
-	// server's pool it carries the COMMIT in its own exchange, and the
-	// commit in finish has nothing left to do.
-	last := ctx
-	if !m.ReadBack {
-		last = pipedb.CommitWith(ctx)
-	}
-	if err := t.update.Exec(last); err != nil {
+	if err := t.update.Exec(ctx); err != nil { // built, not sent
 		return nil, err
+	}
+	b := &pgx.Batch{}
+	for _, st := range *t.commits {
+		b.Queue(st.query, st.args...)
 	}
 	if m.ReadBack {
-		if out, err = t.Tx.Session.Get(ctx, t.Session.ID); err != nil {
-			return nil, err
+		b.Queue(readStatement, t.Session.ID).Query(func(rows pgx.Rows) (err error) {
+			out, err = lockedRow(rows)
+			return err
+		})
+	}
+	b.Queue("commit").Exec(func(tag pgconn.CommandTag) error {
+		if tag.String() != "COMMIT" {
+			return pgx.ErrTxCommitRollback
 		}
-	}
-	for i := range events {
-		events[i].appended = true
-	}
-	t.ended = true
-	if err := t.store.finish(ctx, t.Tx, events, t.Now); err != nil {
-		_ = t.Tx.Rollback()
+		return nil
+	})
+	if err := t.send(ctx, b); err != nil {
 		return nil, err
 	}
+	t.ended = true
+	_ = t.conn.Close()
+	t.store.rang(events)
 	return out, nil
 }
 

@@ -20,9 +20,8 @@ import (
 // TTL after the last activity. Its events are numbered in the order given.
 func TestCommitStampsTheSessionAsItsMutationCounts(t *testing.T) {
 	ctx := context.Background()
-	_, client, _ := newStore(t)
 	clock := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	st := store.New(client, store.Clock(func() time.Time { return clock }))
+	st, client, _ := newStore(t, store.Clock(func() time.Time { return clock }))
 	s := openOne(t, st, "k") // a TTL of an hour, opened at 12:00
 	commit := func(at time.Time, m store.Mutation) *ent.Session {
 		t.Helper()

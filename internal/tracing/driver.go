@@ -16,8 +16,14 @@ import (
 // a span ("db.query", "db.exec", "db.begin", ...) with the SQL text.
 // Statement arguments are never recorded: they hold the sessions' content.
 func Driver(d dialect.Driver, tp trace.TracerProvider) dialect.Driver {
+	return dbhook.Wrap(d, Hook(tp))
+}
+
+// Hook makes a span of every round trip it runs, as Driver does; a write's
+// batch ("db.batch") is one.
+func Hook(tp trace.TracerProvider) dbhook.Hook {
 	tracer := tp.Tracer(Name)
-	return dbhook.Wrap(d, func(ctx context.Context, kind dbhook.Kind, query string, run func(context.Context) error) error {
+	return func(ctx context.Context, kind dbhook.Kind, query string, run func(context.Context) error) error {
 		attrs := []attribute.KeyValue{attribute.String("db.system", "postgresql")}
 		if query != "" {
 			attrs = append(attrs, attribute.String("db.statement", query))
@@ -31,5 +37,5 @@ func Driver(d dialect.Driver, tp trace.TracerProvider) dialect.Driver {
 			sp.SetStatus(codes.Error, "statement failed")
 		}
 		return err
-	})
+	}
 }
