@@ -103,7 +103,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	// the events, the doorbell wakes it after each commit of the store,
 	// the engine writes through the store and serves the hub's streams,
 	// and the key cache hears of revocations from the hub.
-	hub := events.NewHub(db, cfg.DatabaseURL, cfg.EventPollInterval, cfg.Logger)
+	hub := events.NewHub(db, forLibPQ(cfg.DatabaseURL), cfg.EventPollInterval, cfg.Logger)
 	bell := events.NewDoorbell(db, hub, cfg.Logger)
 	st := store.New(client, db, append(append(onPool, hold...), store.RingOnCommit(bell.Ring), store.ConfinedBy(access.TenantScope))...)
 	eng := engine.New(client, st, hub, engine.Config{

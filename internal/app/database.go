@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -24,7 +25,7 @@ import (
 // with the options that give a store's writes the same (ent on their
 // connection, their exchanges reported and traced); o hears of outages.
 func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Client, []store.Option, error) {
-	if err := migrations.Apply(ctx, cfg.DatabaseURL); err != nil {
+	if err := migrations.Apply(ctx, forLibPQ(cfg.DatabaseURL)); err != nil {
 		return nil, nil, nil, err
 	}
 	// pgx, not lib/pq, for the pool: lib/pq prepares every statement with
@@ -108,4 +109,23 @@ func openKeyClient(cfg Config, down *outage) (*sql.DB, *ent.Client, error) {
 	client := ent.NewClient(ent.Driver(reportUnavailable(entsql.OpenDB(dialect.Postgres, db), down)))
 	access.Confine(client)
 	return db, client, nil
+}
+
+// pgxOnly are the URL parameters pgx reads and removes before it connects.
+var pgxOnly = []string{"default_query_exec_mode", "statement_cache_capacity", "description_cache_capacity"}
+
+// forLibPQ is dsn without pgx's own parameters, for the migrations and
+// the event hub's listener (lib/pq), which would send them to PostgreSQL
+// as settings it does not know.
+func forLibPQ(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return dsn
+	}
+	q := u.Query()
+	for _, k := range pgxOnly {
+		q.Del(k)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }

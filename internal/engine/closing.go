@@ -80,6 +80,9 @@ func (e *Engine) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, e
 			}
 			out.Closing = append(out.Closing, r)
 		}
+		if err := w.Flush(ctx); err != nil { // what they wrote, before the end reads
+			return store.Mutation{}, err
+		}
 		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
 		return store.Mutation{Events: append(within.Events, ended)}, err
 	})

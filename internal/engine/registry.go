@@ -276,12 +276,14 @@ type sharedWrite struct {
 // commitRegistry, or Rollback.
 func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
 	rw := &registryWrite{within: within}
-	var read func() ([]*ent.Ref, error)
+	reads, read := readAhead(ctx, sessionID, sel)
 	if within != nil {
+		// What the operations before wrote, then this one's reads.
 		rw.Tx = within.Tx
+		if err := within.Flush(ctx, reads...); err != nil {
+			return nil, conflictError(err)
+		}
 	} else {
-		var reads []store.Read
-		reads, read = readAhead(ctx, sessionID, sel)
 		w, err := e.store.Begin(ctx, sessionID, reads...)
 		if err != nil {
 			return nil, err
@@ -320,17 +322,11 @@ func (rw *registryWrite) Rollback() {
 // owner's commit, and leaves the new counters on the session for the
 // next operation to number from.
 func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store.Event, items *stepItems) (Stored, error) {
-	// On a write of its own, the writes go with the commit; within a
-	// shared one they run now, for the next operation to read.
+	// The writes go with the commit (within a shared write, with the next
+	// operation's reads: Flush).
 	send := func(query string, args ...any) error {
 		rw.ExecWithCommit(query, args...)
 		return nil
-	}
-	if rw.within != nil {
-		send = func(query string, args ...any) error {
-			_, err := rw.Tx.Tx.ExecContext(ctx, query, args...)
-			return conflictError(err)
-		}
 	}
 	stored, err := persist(rw.Tx, send, rw.reg.Changed(), rw.loaded)
 	if err != nil {

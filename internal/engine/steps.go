@@ -107,6 +107,9 @@ func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in R
 	var w *store.Tx
 	if within != nil {
 		w = within.Tx
+		if err := w.Flush(ctx); err != nil { // what the operations before wrote
+			return nil, conflictError(err)
+		}
 	} else {
 		var err error
 		if w, err = e.store.Begin(ctx, in.SessionID); err != nil {

@@ -211,6 +211,24 @@ func (t *Tx) ExecWithCommit(query string, args ...any) {
 	*t.commits = append(*t.commits, statement{query: query, args: args})
 }
 
+// Flush sends the statements queued for the commit now, and reads after
+// them, in one exchange: for a write that carries several operations
+// (a turn's closing writes), each reading what the ones before it wrote.
+func (t *Tx) Flush(ctx context.Context, reads ...Read) error {
+	b := &pgx.Batch{}
+	for _, st := range *t.commits {
+		b.Queue(st.query, st.args...)
+	}
+	*t.commits = (*t.commits)[:0]
+	for _, r := range reads {
+		b.Queue(r.SQL, r.Args...).Query(r.Rows)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return t.send(ctx, b)
+}
+
 // Rollback ends the write without a change; after Commit it does nothing.
 func (t *Tx) Rollback() {
 	if t.ended {
