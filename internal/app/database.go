@@ -39,10 +39,10 @@ func openDatabase(ctx context.Context, cfg Config, o *outage) (*sql.DB, *ent.Cli
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	watchDetachedReads(conn)
 	if cfg.RoundTrips != nil {
 		conn.Tracer = cfg.RoundTrips
 	}
+	watchDetachedReads(conn) // its tracer wraps RoundTrips
 	db := openPool(conn)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()

@@ -140,3 +140,24 @@ func (t Tracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.Trac
 		t.Inner.TraceQueryEnd(ctx, conn, data)
 	}
 }
+
+// TraceBatchStart, TraceBatchQuery and TraceBatchEnd are Inner's, when it
+// traces batches (a write's, internal/store): no read is detached in one.
+func (t Tracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	if b, ok := t.Inner.(pgx.BatchTracer); ok {
+		return b.TraceBatchStart(ctx, conn, data)
+	}
+	return ctx
+}
+
+func (t Tracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
+	if b, ok := t.Inner.(pgx.BatchTracer); ok {
+		b.TraceBatchQuery(ctx, conn, data)
+	}
+}
+
+func (t Tracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
+	if b, ok := t.Inner.(pgx.BatchTracer); ok {
+		b.TraceBatchEnd(ctx, conn, data)
+	}
+}
