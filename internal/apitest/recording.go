@@ -2,23 +2,24 @@ package apitest
 
 import (
 	"context"
-	"database/sql"
+	"strings"
 	"sync"
 
-	"entgo.io/ent/dialect"
-
 	"sessiongraph/internal/app"
+	"sessiongraph/internal/dbhook"
 )
 
-// Statement is one statement ent sent, with the arguments it was sent with.
+// Statement is one statement sent for ent or a store's write, with the
+// arguments it was sent with.
 type Statement struct {
 	Query string
 	Args  []any
 }
 
-// Recorder keeps the statements a server sends through ent while it is on,
-// with their arguments, so that a test can EXPLAIN exactly what a request
-// ran (graph/plans_test.go).
+// Recorder keeps the statements a server sends for ent and for the store's
+// writes while it is on, with their arguments, so that a test can EXPLAIN
+// exactly what a request ran (graph/plans_test.go). BEGIN, COMMIT and
+// ROLLBACK are left out.
 type Recorder struct {
 	mu    sync.Mutex
 	on    bool
@@ -26,15 +27,24 @@ type Recorder struct {
 }
 
 // Recording returns a configure function for New, Replica or NewGrown that
-// records through r, beside the statement count.
+// records through r, beside the round-trip count (whose mark it reads).
 func Recording(r *Recorder) func(*app.Config) {
 	return func(c *app.Config) {
-		inner := c.WrapDriver
-		c.WrapDriver = func(d dialect.Driver) dialect.Driver {
+		inner := c.RoundTrips
+		c.RoundTrips = func(ctx context.Context, rt dbhook.RoundTrip) {
 			if inner != nil {
-				d = inner(d)
+				inner(ctx, rt)
 			}
-			return recordingDriver{Driver: d, r: r}
+			if ctx.Value(countedKey{}) == nil {
+				return // not for ent nor a write: the event hub's
+			}
+			for i, q := range rt.Statements {
+				switch strings.ToLower(strings.TrimSpace(q)) {
+				case "begin", "commit", "rollback":
+					continue
+				}
+				r.add(q, rt.Args[i])
+			}
 		}
 	}
 }
@@ -51,80 +61,11 @@ func (r *Recorder) Record(do func()) []Statement {
 	return r.taken
 }
 
-func (r *Recorder) add(query string, args any) {
+func (r *Recorder) add(query string, args []any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.on {
 		return
 	}
-	list, _ := args.([]any)
-	r.taken = append(r.taken, Statement{Query: query, Args: append([]any(nil), list...)})
-}
-
-// rawSQL is what ent's generated ExecContext and QueryContext look for.
-type rawSQL interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-type recordingDriver struct {
-	dialect.Driver
-	r *Recorder
-}
-
-func (d recordingDriver) Exec(ctx context.Context, query string, args, v any) error {
-	d.r.add(query, args)
-	return d.Driver.Exec(ctx, query, args, v)
-}
-
-func (d recordingDriver) Query(ctx context.Context, query string, args, v any) error {
-	d.r.add(query, args)
-	return d.Driver.Query(ctx, query, args, v)
-}
-
-func (d recordingDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	d.r.add(query, args)
-	return d.Driver.(rawSQL).ExecContext(ctx, query, args...)
-}
-
-func (d recordingDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	d.r.add(query, args)
-	return d.Driver.(rawSQL).QueryContext(ctx, query, args...)
-}
-
-func (d recordingDriver) Tx(ctx context.Context) (dialect.Tx, error) { return d.BeginTx(ctx, nil) }
-
-func (d recordingDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
-	tx, err := d.Driver.(interface {
-		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
-	}).BeginTx(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return recordingTx{Tx: tx, r: d.r}, nil
-}
-
-type recordingTx struct {
-	dialect.Tx
-	r *Recorder
-}
-
-func (t recordingTx) Exec(ctx context.Context, query string, args, v any) error {
-	t.r.add(query, args)
-	return t.Tx.Exec(ctx, query, args, v)
-}
-
-func (t recordingTx) Query(ctx context.Context, query string, args, v any) error {
-	t.r.add(query, args)
-	return t.Tx.Query(ctx, query, args, v)
-}
-
-func (t recordingTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	t.r.add(query, args)
-	return t.Tx.(rawSQL).ExecContext(ctx, query, args...)
-}
-
-func (t recordingTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	t.r.add(query, args)
-	return t.Tx.(rawSQL).QueryContext(ctx, query, args...)
+	r.taken = append(r.taken, Statement{Query: query, Args: append([]any(nil), args...)})
 }

@@ -11,8 +11,10 @@ import (
 // saw it: a statement (BEGIN, COMMIT and ROLLBACK included), or a batch of
 // them sent together.
 type RoundTrip struct {
-	// Statements are the texts sent, in order: one, or a batch's.
+	// Statements are the texts sent, in order: one, or a batch's; Args
+	// are their arguments, as given to pgx.
 	Statements []string
+	Args       [][]any
 	// Took is from the send to the last answer read.
 	Took time.Duration
 }
@@ -27,11 +29,12 @@ type startedKey struct{}
 
 type started struct {
 	statements []string
+	args       [][]any
 	at         time.Time
 }
 
 func (f RoundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	return context.WithValue(ctx, startedKey{}, started{statements: []string{data.SQL}, at: time.Now()})
+	return context.WithValue(ctx, startedKey{}, started{statements: []string{data.SQL}, args: [][]any{data.Args}, at: time.Now()})
 }
 
 func (f RoundTrips) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
@@ -41,7 +44,7 @@ func (f RoundTrips) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 func (f RoundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	s := started{at: time.Now()}
 	for _, q := range data.Batch.QueuedQueries {
-		s.statements = append(s.statements, q.SQL)
+		s.statements, s.args = append(s.statements, q.SQL), append(s.args, q.Arguments)
 	}
 	return context.WithValue(ctx, startedKey{}, s)
 }
@@ -54,6 +57,6 @@ func (f RoundTrips) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceB
 
 func (f RoundTrips) end(ctx context.Context) {
 	if s, ok := ctx.Value(startedKey{}).(started); ok {
-		f(ctx, RoundTrip{Statements: s.statements, Took: time.Since(s.at)})
+		f(ctx, RoundTrip{Statements: s.statements, Args: s.args, Took: time.Since(s.at)})
 	}
 }
