@@ -110,8 +110,8 @@ func (r report) printPhase(w io.Writer, p phaseResult) {
 		fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %s | %s | %s | %s |\n", op, s.count, float64(s.count)/p.window.Seconds(),
 			ms(s.median), ms(s.p99), cost.cpuText(), cost.waitText(), cost.statementsText(), errs)
 	}
-	fmt.Fprintf(w, "\nDB wait/op is the time a request spent inside ent's driver calls: a connection from the pool, the round trip, "+
-		"PostgreSQL's work, the WAL flush at COMMIT. The server's pool (%d connections) made %d requests wait %.1f s in all for a connection.\n",
+	fmt.Fprintf(w, "\nDB wait/op is the time a request's round trips took (pgx's tracer, from send to last answer): the network, "+
+		"PostgreSQL's work, the WAL flush at COMMIT; waiting for a pool connection is not in it. The server's pool (%d connections) made %d requests wait %.1f s in all for a connection.\n",
 		p.pool.MaxOpenConnections, p.pool.WaitCount, p.pool.WaitDuration.Seconds())
 	c := p.cpu
 	handlers := time.Duration(0)
