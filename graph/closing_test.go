@@ -148,6 +148,11 @@ func TestClosingWritesRecordWhatTheSeparateCallsRecord(t *testing.T) {
 	assert.Equal(t, []string{"session.opened", "turn.began", "artifact.generated", "turn.ended", "turn.began",
 		"ref.promoted", "refs.read", "refs.deleted", "artifact.generated", "step.recorded", "turn.ended"}, kinds)
 	assert.Less(t, togetherTrips, separateTrips, "one transaction: one BEGIN, one lock, one COMMIT")
+	// Each write's batches (internal/store); together, each closing write's
+	// statements go with the next one's reads (store.Tx.Flush). They were
+	// 22 and 15 with internal/pipedb.
+	assert.Equal(t, int64(16), separateTrips, "round trips of the separate calls")
+	assert.Equal(t, int64(11), togetherTrips, "round trips of the closing writes with endTurn")
 	t.Logf("round trips: separate %d, together %d", separateTrips, togetherTrips)
 }
 
