@@ -131,7 +131,7 @@ func encodeResponse(resp *graphql.Response) ([]byte, error) {
 type invalidText struct{ path string }
 
 func (e invalidText) Error() string {
-	return fmt.Sprintf("%s is not valid UTF-8 (an invalid byte, an overlong form or half a surrogate pair): send UTF-8 text", e.path)
+	return jsontext.Refusal(e.path)
 }
 
 // refuseRequest answers a request whose body or query string could not be

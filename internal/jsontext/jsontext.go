@@ -216,3 +216,9 @@ func name(k string) bool {
 	}
 	return true
 }
+
+// Refusal is the message every door answers for text at path that is not
+// UTF-8, so that GraphQL and MCP say the same words.
+func Refusal(path string) string {
+	return path + " is not valid UTF-8 (an invalid byte, an overlong form or half a surrogate pair): send UTF-8 text"
+}

@@ -172,7 +172,7 @@ func withID(id json.RawMessage, r *refusal) *refusal {
 // invalidText refuses text that is not UTF-8, which a decoder would have
 // turned into U+FFFD.
 func invalidText(field string) *apperr.Error {
-	return apperr.Invalid(field, "%s is not valid UTF-8 (an invalid byte, an overlong form or half a surrogate pair): send UTF-8 text", field)
+	return apperr.Invalid(field, "%s", jsontext.Refusal(field))
 }
 
 // response is a JSON-RPC response; unlike the SDK's encoder, it keeps
