@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/lib/pq"
@@ -19,6 +18,7 @@ import (
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/store"
 )
 
 // Node ids are plain UUIDs, so a node's type is looked up rather than read
@@ -28,24 +28,9 @@ import (
 // answers its session too, so that its row is then read on its session's
 // shard.
 
-// sessionChildTables are the node tables whose rows belong to a session.
-var sessionChildTables = []string{
-	turn.Table, ref.Table, artifact.Table, stepresult.Table, contextreceipt.Table, event.Table,
-}
-
-// locateNodes finds the table and the session of each of a list of ids in
-// one statement; the tables outside sessions (entity types, API keys)
-// answer a null session.
-var locateNodes = func() string {
-	var parts []string
-	for _, t := range sessionChildTables {
-		parts = append(parts, fmt.Sprintf("SELECT id, session_id, '%s' FROM %s WHERE id = ANY($1::uuid[])", t, t))
-	}
-	for _, t := range []string{entitytype.Table, apikey.Table} {
-		parts = append(parts, fmt.Sprintf("SELECT id, NULL::uuid, '%s' FROM %s WHERE id = ANY($1::uuid[])", t, t))
-	}
-	return strings.Join(parts, " UNION ALL ")
-}()
+// locateNodes finds the table and the session of each of a list of ids
+// that are not sessions, in one statement.
+var locateNodes = store.LocateNodes(store.NodeTables[1:])
 
 // nodeLoaders read a table's nodes by id (and, for a session's rows, by
 // session too), with the fields the query selects.
@@ -183,7 +168,7 @@ func (e *Engine) loadOtherNodes(ctx context.Context, ids []uuid.UUID, found map[
 		var id uuid.UUID
 		var sessionID uuid.NullUUID
 		var table string
-		if err := rows.Scan(&id, &sessionID, &table); err != nil {
+		if err := rows.Scan(&id, &table, &sessionID); err != nil {
 			return err
 		}
 		l := byTable[table]

@@ -305,23 +305,31 @@ func (im *importer) twice(l *transferList, at string, k *rowKeys) error {
 	return l.twice(im, at, k)
 }
 
-// nodeTables are the tables whose rows are Relay nodes, each found by its
-// id alone (engine.NodeTables), with the session of each row.
-var nodeTables = []struct{ table, session string }{
+// NodeTable is a table whose rows are Relay nodes, found by their id alone
+// (GraphQL's node(id), engine/node.go), and the column that names each
+// row's session (NULL::uuid for the tables outside sessions).
+type NodeTable struct{ Table, Session string }
+
+// NodeTables are the tables of Relay nodes, sessions first.
+var NodeTables = []NodeTable{
 	{session.Table, "id"}, {turn.Table, "session_id"}, {ref.Table, "session_id"}, {artifact.Table, "session_id"},
 	{stepresult.Table, "session_id"}, {contextreceipt.Table, "session_id"}, {event.Table, "session_id"},
 	{entitytype.Table, "NULL::uuid"}, {apikey.Table, "NULL::uuid"},
 }
 
-// nodeIDs finds which of a list of ids are ids of nodes here, in which
-// table and of which session.
-var nodeIDs = func() string {
-	parts := make([]string, len(nodeTables))
-	for i, t := range nodeTables {
-		parts[i] = fmt.Sprintf(`SELECT id, '%s', %s FROM %s WHERE id = ANY($1)`, t.table, t.session, t.table)
+// LocateNodes is the statement that finds, of the ids in $1 (a uuid[]),
+// each one's table and session, over tables.
+func LocateNodes(tables []NodeTable) string {
+	parts := make([]string, len(tables))
+	for i, t := range tables {
+		parts[i] = fmt.Sprintf(`SELECT id, '%s', %s FROM %s WHERE id = ANY($1::uuid[])`, t.Table, t.Session, t.Table)
 	}
 	return strings.Join(parts, " UNION ALL ")
-}()
+}
+
+// nodeIDs finds which of a list of ids are ids of nodes here, in which
+// table and of which session.
+var nodeIDs = LocateNodes(NodeTables)
 
 // newIDs refuses a row whose id is a node's id here: an imported row keeps
 // its id, and a node is found by its id alone, so the id must be new. A
