@@ -1,8 +1,6 @@
 package graph_test
 
 import (
-	"context"
-	"database/sql"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/config"
+	"sessiongraph/internal/testdb"
 )
 
 const viewerRole = `{ viewer { role } }`
@@ -95,29 +94,6 @@ func TestAKeyJustOverItsRateWaitsForItsTokenInsteadOfA429(t *testing.T) {
 	}
 }
 
-// lockTable takes an exclusive lock on table from a connection of its own,
-// so that every statement reading it waits, holding its pool connection,
-// as a slow search does; unlock lets them go.
-func lockTable(t *testing.T, dsn, table string) (waiting func() int, unlock func()) {
-	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	tx, err := db.BeginTx(context.Background(), nil)
-	require.NoError(t, err)
-	_, err = tx.Exec(`LOCK TABLE ` + table + ` IN ACCESS EXCLUSIVE MODE`)
-	require.NoError(t, err)
-	var once sync.Once
-	unlock = func() { once.Do(func() { require.NoError(t, tx.Rollback()) }) }
-	t.Cleanup(unlock)
-	waiting = func() int {
-		var n int
-		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = $1::regclass`, table).Scan(&n))
-		return n
-	}
-	return waiting, unlock
-}
-
 // A key with its most requests in flight is answered 429 RATE_LIMITED for
 // the next one, until one of them is answered; another key is admitted.
 func TestAKeyWithItsMostRequestsInFlightIsAnswered429(t *testing.T) {
@@ -127,7 +103,7 @@ func TestAKeyWithItsMostRequestsInFlightIsAnswered429(t *testing.T) {
 		c.MaxOpenConns = 8 // both searches reach the database
 	})
 	reader := s.WithKey(s.NewKey(t, "READER", "acme"))
-	waiting, unlock := lockTable(t, s.DSN, "sessions")
+	waiting, unlock := testdb.LockTable(t, s.DSN, "sessions")
 	search := `{ sessions(first: 1, where: {externalKeyContainsFold: "x"}) { totalCount } }`
 	var wg sync.WaitGroup
 	held := make([]*apitest.Response, 2)
@@ -170,7 +146,7 @@ func TestAFloodingKeyLeavesOtherTenantsWritesAConnection(t *testing.T) {
 	}
 	victim.MustDo(t, `mutation { openSession(input: {tenant: "globex", externalKey: "victim"}) { session { id } } }`, nil, &opened)
 	flood := s.WithKey(s.NewKey(t, "READER", "acme"))
-	waiting, unlock := lockTable(t, s.DSN, "refs")
+	waiting, unlock := testdb.LockTable(t, s.DSN, "refs")
 
 	search := `{ sessions(first: 5, where: {hasRefsWith: [{labelContainsFold: "butter"}]}) { totalCount } }`
 	var wg sync.WaitGroup
@@ -211,7 +187,7 @@ func TestAnOperationPastItsClassTimeoutAnswersTimeout(t *testing.T) {
 		OpenSession struct{ Session struct{ ID string } }
 	}
 	s.MustDo(t, `mutation { openSession(input: {tenant: "acme", externalKey: "slow"}) { session { id } } }`, nil, &opened)
-	_, unlock := lockTable(t, s.DSN, "sessions")
+	_, unlock := testdb.LockTable(t, s.DSN, "sessions")
 	search := `{ sessions(first: 1, where: {externalKeyContainsFold: "slow"}) { totalCount } }`
 	write := `mutation($id: ID!) { updateSession(input: {id: $id, historySummary: "late"}) { session { id } } }`
 	assert.Equal(t, "TIMEOUT", s.ErrorCode(t, search, nil))
@@ -223,7 +199,7 @@ func TestAnOperationPastItsClassTimeoutAnswersTimeout(t *testing.T) {
 		sep = "&"
 	}
 	limited := apitest.Replica(t, s.DSN+sep+"statement_timeout=200")
-	_, unlock = lockTable(t, s.DSN, "sessions")
+	_, unlock = testdb.LockTable(t, s.DSN, "sessions")
 	defer unlock()
 	assert.Equal(t, "TIMEOUT", limited.ErrorCode(t, search, nil))
 }

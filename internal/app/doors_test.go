@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,13 +20,13 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 	"github.com/google/uuid"
-	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/config"
+	"sessiongraph/internal/testdb"
 )
 
 // The doors an operation comes in by, and the protections each must keep
@@ -281,7 +280,7 @@ var cells = map[string]cell{
 	// refused at once; the two run once the lock is gone.
 	"in-flight": func(t *testing.T, w *world, d door, _ string) {
 		s := apitest.Replica(t, w.s.DSN, limits(config.Fairness{KeyInFlight: 2}))
-		waiting, unlock := lockTable(t, w.s.DSN, "sessions")
+		waiting, unlock := testdb.LockTable(t, w.s.DSN, "sessions")
 		answers := make(chan answer, 12)
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -303,7 +302,7 @@ var cells = map[string]cell{
 	"slot": func(t *testing.T, w *world, d door, _ string) {
 		s := apitest.Replica(t, w.s.DSN, limits(config.Fairness{KeyOperations: 1}))
 		key := keyID(t, s, w.client)
-		waiting, unlock := lockTable(t, w.s.DSN, "sessions")
+		waiting, unlock := testdb.LockTable(t, w.s.DSN, "sessions")
 		answers := make(chan answer, 2)
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -323,7 +322,7 @@ var cells = map[string]cell{
 	// its share without a connection.
 	"pool share": func(t *testing.T, w *world, d door, _ string) {
 		s := apitest.Replica(t, w.s.DSN, limits(config.Fairness{KeyPoolShare: 25}), func(c *app.Config) { c.MaxOpenConns = 4 })
-		waiting, unlock := lockTable(t, w.s.DSN, "sessions")
+		waiting, unlock := testdb.LockTable(t, w.s.DSN, "sessions")
 		answers := make(chan answer, 2)
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -341,7 +340,7 @@ var cells = map[string]cell{
 	// A read past the queries' deadline (it waits on a lock) is TIMEOUT.
 	"deadline": func(t *testing.T, w *world, d door, _ string) {
 		s := apitest.Replica(t, w.s.DSN, func(c *app.Config) { c.QueryTimeout = 300 * time.Millisecond })
-		_, unlock := lockTable(t, w.s.DSN, "sessions")
+		_, unlock := testdb.LockTable(t, w.s.DSN, "sessions")
 		defer unlock()
 		assert.Equal(t, "TIMEOUT", d.read(t, s, w.client, w.session).code)
 	},
@@ -416,29 +415,6 @@ func keyID(t *testing.T, s *apitest.Server, key string) uuid.UUID {
 	p, err := s.Keys.Authenticate(context.Background(), key)
 	require.NoError(t, err)
 	return p.KeyID
-}
-
-// lockTable takes an exclusive lock on table from a connection of its own,
-// so that every statement reading it waits, holding its connection;
-// waiting counts them, unlock lets them go.
-func lockTable(t *testing.T, dsn, table string) (waiting func() int, unlock func()) {
-	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	tx, err := db.BeginTx(context.Background(), nil)
-	require.NoError(t, err)
-	_, err = tx.Exec(`LOCK TABLE ` + table + ` IN ACCESS EXCLUSIVE MODE`)
-	require.NoError(t, err)
-	var once sync.Once
-	unlock = func() { once.Do(func() { require.NoError(t, tx.Rollback()) }) }
-	t.Cleanup(unlock)
-	waiting = func() int {
-		var n int
-		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = $1::regclass`, table).Scan(&n))
-		return n
-	}
-	return waiting, unlock
 }
 
 var client = &http.Client{Timeout: 30 * time.Second}
