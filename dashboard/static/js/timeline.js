@@ -169,6 +169,12 @@ export function timelinePanel(sessionID, say) {
       for (const t of page) turns.set(t.number, t);
       draw();
     },
+    /** patch applies the turns live events named, and the session's turn count. */
+    patch(nodes, count) {
+      for (const t of nodes) turns.set(t.number, t);
+      total = count;
+      draw();
+    },
   };
 }
 
@@ -298,11 +304,13 @@ export function eventsPanel(sessionID, say) {
       trim();
       tell();
     },
+    /** add shows a live event and says whether it was new. */
     add(ev) {
-      if (!insert(ev)) return;
+      if (!insert(ev)) return false;
       total++;
       trim();
       tell();
+      return true;
     },
   };
 }

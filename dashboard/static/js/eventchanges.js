@@ -1,0 +1,123 @@
+// What a session's event changed on its page, from the event's kind and
+// payload: the session view applies each live event by fetching only what
+// the event names (the turn, the refs, the receipt), never the whole session.
+
+import { artifactFields, refFields } from './refs.js';
+import { turnFields } from './timeline.js';
+import { receiptHeadFields } from './receipts.js';
+
+/** headFields is what the session's header shows that events change. */
+export const headFields = 'status currentTurn tokenCount lastActiveAt expiresAt expiredAt focus { type id }';
+
+// rules says, for each kind of internal/eventkind/kinds.txt (except the
+// system's, which no session has), what its event changed, reading the
+// payload keys that file lists for it; dashboard/eventchanges_test.go holds
+// this table to that file, one line a kind. Every event changes the header
+// (last active, expiry, tokens), so that is not said here.
+const rules = {
+  'session.opened': () => {},
+  'session.updated': () => {},
+  'session.expired': () => {},
+  'session.deleted': (p, c) => { c.gone = true; },
+  'turn.began': (p, c) => { c.turn(p.turn); c.tiers = true; },
+  'turn.updated': (p, c) => { c.turn(p.turn); },
+  'turn.ended': (p, c) => { c.turn(p.turn); c.tiers = true; if (p.clearedArtifacts) c.allArtifacts = true; },
+  'turn.failed': (p, c) => { c.turn(p.turn); c.tiers = true; },
+  'conversation.reset': (p, c) => { c.all = true; },
+  'refs.read': (p, c) => { c.refChanges(p.changes); },
+  'refs.updated': (p, c) => { c.refChanges(p.changes); },
+  'refs.deleted': (p, c) => { c.refChanges(p.changes); },
+  'refs.mentioned': (p, c) => { c.refChanges(p.changes); },
+  'refs.enriched': (p, c) => { c.refChanges(p.changes); },
+  'ref.user_action': (p, c) => { c.refChanges(p.changes); },
+  'ref.created': (p, c) => { c.refChanges(p.changes); },
+  'ref.promoted': (p, c) => { c.refChanges(p.changes); c.allArtifacts = true; },
+  'ref.retained': (p, c) => { c.ref(p.ref); },
+  'ref.released': (p, c) => { c.ref(p.ref); },
+  'artifact.generated': (p, c) => { c.refChanges(p.changes); c.artifactsOf(p.changes); },
+  'artifact.revised': (p, c) => { c.ref(p.ref); c.refChanges(p.changes); c.artifact(p.ref); },
+  'artifact.cleared': (p, c) => { c.ref(p.ref); c.refChanges(p.changes); c.artifact(p.ref); },
+  'step.recorded': (p, c) => { c.turn(p.turn); c.refNames(p.refs); },
+  'context.recorded': (p, c) => { c.receipt(p.receipt); },
+  'receipts.texts_cleared': (p, c) => { c.textsCleared = true; },
+  'session.imported': (p, c) => { c.all = true; },
+};
+
+/**
+ * Changes gathers what a run of events changed, until the view fetches it:
+ * events that come while a fetch is out add to the next one.
+ */
+export class Changes {
+  constructor() { this.clear(); }
+
+  clear() {
+    this.any = false;
+    this.all = false; // only a load of the whole session shows it
+    this.gone = false;
+    this.turns = new Set();
+    this.refs = new Set();
+    this.tiers = false;
+    this.receipts = new Set();
+    this.artifacts = new Set(); // by ref
+    this.allArtifacts = false;
+    this.textsCleared = false;
+  }
+
+  /** add takes an event in; a kind the table does not know reloads the session. */
+  add(ev) {
+    this.any = true;
+    const rule = rules[ev.kind];
+    if (rule) rule(ev.payload || {}, this);
+    else this.all = true;
+  }
+
+  turn(n) { if (Number.isInteger(n)) this.turns.add(n); }
+  /** refChanged notes a ref the view itself changed, with no event yet. */
+  refChanged(name) { this.any = true; this.ref(name); }
+  ref(name) { if (typeof name === 'string' && name) { this.refs.add(name); this.tiers = true; } }
+  refNames(names) { for (const r of names || []) this.ref(r); }
+  refChanges(changes) { for (const ch of changes || []) this.ref(ch.ref); }
+  artifact(ref) { if (typeof ref === 'string' && ref) this.artifacts.add(ref); }
+  artifactsOf(changes) { for (const ch of changes || []) this.artifact(ch.ref); }
+  receipt(id) { if (typeof id === 'string' && id) this.receipts.add(id); }
+
+  /** take returns what was gathered and starts afresh. */
+  take() {
+    const taken = Object.assign(new Changes(), this);
+    this.clear();
+    return taken;
+  }
+
+  /** variables are the patch query's, asking for exactly what changed. */
+  variables(id) {
+    return {
+      id,
+      turns: [...this.turns], withTurns: this.turns.size > 0,
+      refs: [...this.refs], withRefs: this.refs.size > 0,
+      tiers: this.tiers,
+      receipts: [...this.receipts], withReceipts: this.receipts.size > 0,
+      artifacts: [...this.artifacts], withArtifacts: this.artifacts.size > 0 || this.allArtifacts, allArtifacts: this.allArtifacts,
+    };
+  }
+}
+
+/**
+ * patchQuery reads, in one request, the header and what the events named:
+ * each part is left out (@include) unless an event changed it.
+ */
+export const patchQuery = `query SessionPatch($id: ID!, $turns: [Int!], $withTurns: Boolean!, $refs: [String!], $withRefs: Boolean!,
+  $tiers: Boolean!, $receipts: [ID!], $withReceipts: Boolean!, $artifacts: [String!], $withArtifacts: Boolean!, $allArtifacts: Boolean!) {
+  session(id: $id) {
+    id ${headFields}
+    turns(first: 100, where: {numberIn: $turns}, orderBy: [{field: NUMBER}]) @include(if: $withTurns) { edges { node { ${turnFields} } } }
+    turnCount: turns(first: 0) @include(if: $withTurns) { totalCount }
+    refs(first: 100, where: {refIn: $refs}, orderBy: [{field: CREATED_AT}]) @include(if: $withRefs) { edges { node { ${refFields} } } }
+    refCount: refs(first: 0) @include(if: $withRefs) { totalCount }
+    activeEntities(turnsWindow: 2) @include(if: $tiers) { active { ref } generated { ref } retained { ref } }
+    contextReceipts(first: 100, where: {idIn: $receipts}, orderBy: [{field: TURN}, {field: CREATED_AT}]) @include(if: $withReceipts) { edges { node { ${receiptHeadFields} } } }
+    receiptCount: contextReceipts(first: 0) @include(if: $withReceipts) { totalCount }
+    namedArtifacts: artifacts(first: 100, where: {hasRefWith: [{refIn: $artifacts}]}, orderBy: [{field: CREATED_AT}]) @skip(if: $allArtifacts) @include(if: $withArtifacts) { edges { node { ${artifactFields} } } }
+    artifactCount: artifacts(first: 0) @skip(if: $allArtifacts) @include(if: $withArtifacts) { totalCount }
+    artifacts(first: 100, orderBy: [{field: CREATED_AT}]) @include(if: $allArtifacts) { totalCount edges { node { ${artifactFields} } } }
+  }
+}`;
