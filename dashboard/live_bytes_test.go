@@ -145,7 +145,8 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 		shown string
 	}{
 		{"a turn begun", func() { r.begin("Question 51: and a dessert with the milk?") },
-			textOf("#session-turn") + ` === "51" && ` + textOf(`#turns .turn[data-turn="51"] .badge`) + ` === "OPEN"`},
+			textOf("#session-turn") + ` === "51" && ` + textOf(`#turns .turn[data-turn="51"] .badge`) + ` === "OPEN" && ` +
+				`document.querySelectorAll("#turns .turn").length === 50`},
 		{"a record read", func() { r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Kheer"}) },
 			textOf(`#refs tr[data-ref="recipe_51"] td:nth-child(3)`) + ` === "Kheer"`},
 		{"a ref retained", func() { r.retain("recipe_3", "the user's favourite") },
@@ -179,6 +180,21 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 		costs = append(costs, cost{w.what, bytes, n})
 	}
 	t.Logf("live events: %d bytes for %d events, %d bytes an event", total, events, total/events)
+
+	// The timeline holds the newest page, as a load shows it: turn 1 gave
+	// way to turn 51, and is a click away.
+	b.waitFor("the newest 50 turns", `document.querySelectorAll("#turns .turn").length === 50 && `+
+		`document.querySelector('#turns .turn[data-turn="1"]') === null && !document.querySelector("#older-turns").hidden`)
+	b.click("show older turns", "#older-turns")
+	b.waitFor("turn 1 back", `document.querySelectorAll("#turns .turn").length === 51 && document.querySelector('#turns .turn[data-turn="1"]') !== null`)
+
+	// A prompt's text is read when it is opened: a recorded build's, and
+	// the context tab's.
+	b.run("open turn 51's THINK prompt", chromedp.Evaluate(`document.querySelector('#receipt-chart .receipt[data-turn="51"] details').open = true`, nil))
+	b.waitFor("its text", `/Kheer/.test(document.querySelector('#receipt-chart .receipt[data-turn="51"] pre').textContent)`)
+	b.run("open the UNDERSTAND prompt", chromedp.Evaluate(`document.querySelector('#context-panel details[data-key="prompt"]').open = true`, nil))
+	b.waitFor("its text", `/Kheer/.test(document.querySelector('#context-panel pre[data-text="prompt"]').textContent)`)
+	b.waitFor("the page idle", `window.fetchesInFlight === 0`)
 	for _, c := range costs {
 		require.Positive(t, c.events, "%s wrote an event", c.what)
 		require.Less(t, c.bytes, c.events*liveEventBudget, "%s: %d bytes for %d events", c.what, c.bytes, c.events)

@@ -109,7 +109,7 @@ export const patchQuery = `query SessionPatch($id: ID!, $turns: [Int!], $withTur
   $tiers: Boolean!, $receipts: [ID!], $withReceipts: Boolean!, $artifacts: [String!], $withArtifacts: Boolean!, $allArtifacts: Boolean!) {
   session(id: $id) {
     id ${headFields}
-    turns(first: 100, where: {numberIn: $turns}, orderBy: [{field: NUMBER}]) @include(if: $withTurns) { edges { node { ${turnFields} } } }
+    turns(first: 100, where: {numberIn: $turns}, orderBy: [{field: NUMBER}]) @include(if: $withTurns) { edges { cursor node { ${turnFields} } } }
     turnCount: turns(first: 0) @include(if: $withTurns) { totalCount }
     refs(first: 100, where: {refIn: $refs}, orderBy: [{field: CREATED_AT}]) @include(if: $withRefs) { edges { node { ${refFields} } } }
     refCount: refs(first: 0) @include(if: $withRefs) { totalCount }

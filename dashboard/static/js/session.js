@@ -9,14 +9,14 @@ import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope
 import { Changes, headFields, patchQuery } from './eventchanges.js';
 import { receiptConnection, receiptPage, receiptsPanel } from './receipts.js';
 import { artifactFields, artifactsPanel, refFields, refsPanel } from './refs.js';
-import { eventFields, eventsPanel, timelinePanel, turnFields } from './timeline.js';
+import { eventFields, eventsPanel, timelinePanel, turnFields, turnPage } from './timeline.js';
 import { listHref } from './list.js';
 import { mayAdminister } from './viewer.js';
 
 const sessionQuery = `query Session($id: ID!) {
   session(id: $id) {
     id tenant externalKey userID domain tokenizer ttlSeconds createdAt ${headFields}
-    turns(last: 50, orderBy: [{field: NUMBER}]) { totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${turnFields} } } }
+    turns(last: ${turnPage}, orderBy: [{field: NUMBER}]) { totalCount pageInfo { hasPreviousPage startCursor } edges { cursor node { ${turnFields} } } }
     refs(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } }
     activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }
     artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { ${artifactFields} } } }
@@ -150,7 +150,7 @@ export function sessionView(root, id) {
     renderHead();
     if (s.turns) {
       session.turns.totalCount = s.turnCount.totalCount;
-      timeline.patch(s.turns.edges.map((e) => e.node), s.turnCount.totalCount);
+      timeline.patch(s.turns.edges, s.turnCount.totalCount);
     }
     if (s.refs || s.activeEntities || statusChanged) {
       if (s.refCount) session.refs.totalCount = s.refCount.totalCount;
