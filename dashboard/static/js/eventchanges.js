@@ -88,36 +88,41 @@ export class Changes {
     return taken;
   }
 
-  /** variables are the patch query's, asking for exactly what changed. */
-  variables(id) {
-    return {
-      id,
-      turns: [...this.turns], withTurns: this.turns.size > 0,
-      refs: [...this.refs], withRefs: this.refs.size > 0,
-      tiers: this.tiers,
-      receipts: [...this.receipts], withReceipts: this.receipts.size > 0,
-      artifacts: [...this.artifacts], withArtifacts: this.artifacts.size > 0 || this.allArtifacts, allArtifacts: this.allArtifacts,
-    };
+  /**
+   * request is the one query that reads the header and what the events
+   * named, with its variables: only the parts they changed are asked for.
+   */
+  request(id) {
+    const vars = ['$id: ID!'];
+    const parts = [`id ${headFields}`];
+    const variables = { id };
+    if (this.turns.size) {
+      vars.push('$turns: [Int!]');
+      variables.turns = [...this.turns];
+      parts.push(`turns(first: 100, where: {numberIn: $turns}, orderBy: [{field: NUMBER}]) { edges { cursor node { ${turnFields} } } }`,
+        'turnCount: turns(first: 0) { totalCount }');
+    }
+    if (this.refs.size) {
+      vars.push('$refs: [String!]');
+      variables.refs = [...this.refs];
+      parts.push(`refs(first: 100, where: {refIn: $refs}, orderBy: [{field: CREATED_AT}]) { edges { node { ${refFields} } } }`,
+        'refCount: refs(first: 0) { totalCount }');
+    }
+    if (this.tiers) parts.push('activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }');
+    if (this.receipts.size) {
+      vars.push('$receipts: [ID!]');
+      variables.receipts = [...this.receipts];
+      parts.push(`contextReceipts(first: 100, where: {idIn: $receipts}, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptHeadFields} } } }`,
+        'receiptCount: contextReceipts(first: 0) { totalCount }');
+    }
+    if (this.allArtifacts) {
+      parts.push(`artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { ${artifactFields} } } }`);
+    } else if (this.artifacts.size) {
+      vars.push('$artifacts: [String!]');
+      variables.artifacts = [...this.artifacts];
+      parts.push(`namedArtifacts: artifacts(first: 100, where: {hasRefWith: [{refIn: $artifacts}]}, orderBy: [{field: CREATED_AT}]) { edges { node { ${artifactFields} } } }`,
+        'artifactCount: artifacts(first: 0) { totalCount }');
+    }
+    return { query: `query SessionPatch(${vars.join(', ')}) { session(id: $id) { ${parts.join(' ')} } }`, variables };
   }
 }
-
-/**
- * patchQuery reads, in one request, the header and what the events named:
- * each part is left out (@include) unless an event changed it.
- */
-export const patchQuery = `query SessionPatch($id: ID!, $turns: [Int!], $withTurns: Boolean!, $refs: [String!], $withRefs: Boolean!,
-  $tiers: Boolean!, $receipts: [ID!], $withReceipts: Boolean!, $artifacts: [String!], $withArtifacts: Boolean!, $allArtifacts: Boolean!) {
-  session(id: $id) {
-    id ${headFields}
-    turns(first: 100, where: {numberIn: $turns}, orderBy: [{field: NUMBER}]) @include(if: $withTurns) { edges { cursor node { ${turnFields} } } }
-    turnCount: turns(first: 0) @include(if: $withTurns) { totalCount }
-    refs(first: 100, where: {refIn: $refs}, orderBy: [{field: CREATED_AT}]) @include(if: $withRefs) { edges { node { ${refFields} } } }
-    refCount: refs(first: 0) @include(if: $withRefs) { totalCount }
-    activeEntities(turnsWindow: 2) @include(if: $tiers) { active { ref } generated { ref } retained { ref } }
-    contextReceipts(first: 100, where: {idIn: $receipts}, orderBy: [{field: TURN}, {field: CREATED_AT}]) @include(if: $withReceipts) { edges { node { ${receiptHeadFields} } } }
-    receiptCount: contextReceipts(first: 0) @include(if: $withReceipts) { totalCount }
-    namedArtifacts: artifacts(first: 100, where: {hasRefWith: [{refIn: $artifacts}]}, orderBy: [{field: CREATED_AT}]) @skip(if: $allArtifacts) @include(if: $withArtifacts) { edges { node { ${artifactFields} } } }
-    artifactCount: artifacts(first: 0) @skip(if: $allArtifacts) @include(if: $withArtifacts) { totalCount }
-    artifacts(first: 100, orderBy: [{field: CREATED_AT}]) @include(if: $allArtifacts) { totalCount edges { node { ${artifactFields} } } }
-  }
-}`;

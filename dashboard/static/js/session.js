@@ -6,7 +6,7 @@
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
 import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope, num, plural, replace, span, time, when } from './dom.js';
-import { Changes, headFields, patchQuery } from './eventchanges.js';
+import { Changes, headFields } from './eventchanges.js';
 import { receiptConnection, receiptPage, receiptsPanel } from './receipts.js';
 import { artifactFields, artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventFields, eventsPanel, timelinePanel, turnFields, turnPage } from './timeline.js';
@@ -102,7 +102,7 @@ export function sessionView(root, id) {
   }
 
   // sync shows what changed since it last ran: the whole session the first
-  // time, else only what the events named, read in one request (patchQuery).
+  // time, else only what the events named, read in one request (Changes.request).
   // Call refresh instead: a burst of events then costs one request in
   // flight and one after it, however many events it brings.
   async function sync() {
@@ -116,7 +116,8 @@ export function sessionView(root, id) {
     if (c.textsCleared) receipts.textsCleared();
     head.setAttribute('aria-busy', 'true');
     try {
-      const data = await gql(patchQuery, c.variables(id));
+      const { query, variables } = c.request(id);
+      const data = await gql(query, variables);
       if (stopped) return;
       if (!data.session) {
         gone('No session has this id: it was deleted, purged, or belongs to another tenant.');
@@ -143,7 +144,7 @@ export function sessionView(root, id) {
     refresh();
   }
 
-  /** apply shows what a patchQuery read: the header always, the rest when asked. */
+  /** apply shows what Changes.request read: the header always, the rest when asked. */
   function apply(s) {
     const statusChanged = s.status !== session.status;
     for (const f of ['status', 'currentTurn', 'tokenCount', 'lastActiveAt', 'expiresAt', 'expiredAt', 'focus']) session[f] = s[f];
