@@ -6,8 +6,10 @@ import { artifactFields, refFields } from './refs.js';
 import { turnFields } from './timeline.js';
 import { receiptHeadFields } from './receipts.js';
 
-/** headFields is what the session's header shows that events change. */
-export const headFields = 'status currentTurn tokenCount lastActiveAt expiresAt expiredAt focus { type id }';
+/** headKeys are the fields of the session's header that events change. */
+export const headKeys = ['status', 'currentTurn', 'tokenCount', 'lastActiveAt', 'expiresAt', 'expiredAt', 'focus'];
+/** headFields asks for headKeys. */
+export const headFields = headKeys.map((k) => (k === 'focus' ? 'focus { type id }' : k)).join(' ');
 
 // rules says, for each kind of internal/eventkind/kinds.txt (except the
 // system's, which no session has), what its event changed, reading the

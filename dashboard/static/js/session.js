@@ -6,7 +6,7 @@
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
 import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope, num, plural, replace, span, time, when } from './dom.js';
-import { Changes, headFields } from './eventchanges.js';
+import { Changes, headFields, headKeys } from './eventchanges.js';
 import { receiptConnection, receiptPage, receiptsPanel } from './receipts.js';
 import { artifactFields, artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventFields, eventsPanel, timelinePanel, turnFields, turnPage } from './timeline.js';
@@ -130,7 +130,9 @@ export function sessionView(root, id) {
         gone(`No session has this id: it was deleted, purged, or belongs to another tenant. (${err.code})`);
         return;
       }
-      // What this request was to bring is lost with it: try again with the whole session.
+      // What this request was to bring is lost with it: the next event, or
+      // the admin's retry, reads the whole session.
+      changes.all = true;
       replace(banner, errorBox(`Could not follow the session's changes: ${describe(err)}`, reloadAll));
     } finally {
       head.removeAttribute('aria-busy');
@@ -147,7 +149,7 @@ export function sessionView(root, id) {
   /** apply shows what Changes.request read: the header always, the rest when asked. */
   function apply(s) {
     const statusChanged = s.status !== session.status;
-    for (const f of ['status', 'currentTurn', 'tokenCount', 'lastActiveAt', 'expiresAt', 'expiredAt', 'focus']) session[f] = s[f];
+    for (const f of headKeys) session[f] = s[f];
     renderHead();
     if (s.turns) {
       session.turns.totalCount = s.turnCount.totalCount;
