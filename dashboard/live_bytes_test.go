@@ -81,6 +81,13 @@ func (tr *traffic) settled() bool {
 	return len(tr.inFlight) == 0 && tr.pushes > 0
 }
 
+// idle says whether every request the page made has finished.
+func (tr *traffic) idle() bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.inFlight) == 0
+}
+
 // countFetches makes the page count its requests in flight, bodies read:
 // a condition on the page can then say that it is done with an event.
 const countFetches = `window.fetchesInFlight = 0;
@@ -113,10 +120,11 @@ func seedFiftyTurns(t *testing.T, s *apitest.Server) *agent {
 }
 
 // An open session page follows its session by applying each event to what
-// it shows: a 50-turn session with 100 recorded builds is open, and six
+// it shows: a 50-turn session with 100 recorded builds is open, and seven
 // writes of different kinds (a turn begun, a record read, a ref retained, a
-// build recorded, an artifact generated, the turn ended) each show without
-// a reload, for under liveEventBudget of traffic per event.
+// build recorded, an artifact generated, the turn ended, the session
+// expired) each show without a reload, for under liveEventBudget of
+// traffic per event; a prompt's text comes when it is opened.
 func TestDashboardLiveEventsCostLittle(t *testing.T) {
 	t.Parallel()
 	s := apitest.New(t)
@@ -138,48 +146,43 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 	opened, _ := tr.reset()
 	t.Logf("opening the session page: %d bytes", opened)
 
-	before := newestEvent(t, s, r.id)
-	writes := []struct {
-		what  string
-		write func()
-		shown string
-	}{
-		{"a turn begun", func() { r.begin("Question 51: and a dessert with the milk?") },
-			textOf("#session-turn") + ` === "51" && ` + textOf(`#turns .turn[data-turn="51"] .badge`) + ` === "OPEN" && ` +
-				`document.querySelectorAll("#turns .turn").length === 50`},
-		{"a record read", func() { r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Kheer"}) },
-			textOf(`#refs tr[data-ref="recipe_51"] td:nth-child(3)`) + ` === "Kheer"`},
-		{"a ref retained", func() { r.retain("recipe_3", "the user's favourite") },
-			textOf(`#refs tr[data-ref="recipe_3"] .tier`) + `.endsWith("kept: the user's favourite")`},
-		{"a build recorded", func() { r.recordContext("THINK") },
-			`document.querySelector('#receipt-chart .receipt[data-turn="51"]') !== null`},
-		{"an artifact generated", func() { r.generate("task", map[string]any{"title": "Buy cardamom"}) },
-			textOf(`#artifacts [data-ref="gen_task_1"] h3`) + ` === "gen_task_1 Buy cardamom PENDING"`},
-		{"the turn ended", func() { r.end("Kheer: rice simmered in milk with cardamom.", nil) },
-			textOf(`#turns .turn[data-turn="51"] .badge`) + ` === "COMPLETED"`},
-	}
 	type cost struct {
 		what          string
 		bytes, events int
 	}
 	var costs []cost
-	total, events := 0, 0
-	for _, w := range writes {
-		w.write()
+	before := newestEvent(t, s, r.id)
+	// measure writes, waits until the page shows what was written and is
+	// done with it (its requests finished, and the context tab rebuilt),
+	// and counts what that cost.
+	measure := func(what string, write func(), shown string) {
+		t.Helper()
+		write()
 		newest := newestEvent(t, s, r.id)
 		n := newest - before
 		before = newest
-		b.waitFor(w.what+", shown", w.shown)
+		b.waitFor(what+", shown", shown)
 		b.waitFor("the event in the log", fmt.Sprintf(`document.querySelector("#events tbody tr")?.dataset.sequence === "%d"`, newest))
 		b.waitFor("the page done with it", `window.fetchesInFlight === 0`)
-		require.Eventually(t, tr.settled, waitDeadline, 50*time.Millisecond, "%s: the requests finished and the context was rebuilt", w.what)
+		require.Eventually(t, tr.settled, waitDeadline, 50*time.Millisecond, "%s: the requests finished and the context was rebuilt", what)
 		bytes, pushes := tr.reset()
-		t.Logf("%s: %d events, %d bytes (%d context rebuilds)", w.what, n, bytes, pushes)
-		total += bytes
-		events += n
-		costs = append(costs, cost{w.what, bytes, n})
+		t.Logf("%s: %d events, %d bytes (%d context rebuilds)", what, n, bytes, pushes)
+		costs = append(costs, cost{what, bytes, n})
 	}
-	t.Logf("live events: %d bytes for %d events, %d bytes an event", total, events, total/events)
+
+	measure("a turn begun", func() { r.begin("Question 51: and a dessert with the milk?") },
+		textOf("#session-turn")+` === "51" && `+textOf(`#turns .turn[data-turn="51"] .badge`)+` === "OPEN" && `+
+			`document.querySelectorAll("#turns .turn").length === 50`)
+	measure("a record read", func() { r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Kheer"}) },
+		textOf(`#refs tr[data-ref="recipe_51"] td:nth-child(3)`)+` === "Kheer"`)
+	measure("a ref retained", func() { r.retain("recipe_3", "the user's favourite") },
+		textOf(`#refs tr[data-ref="recipe_3"] .tier`)+`.endsWith("kept: the user's favourite")`)
+	measure("a build recorded", func() { r.recordContext("THINK") },
+		`document.querySelector('#receipt-chart .receipt[data-turn="51"]') !== null`)
+	measure("an artifact generated", func() { r.generate("task", map[string]any{"title": "Buy cardamom"}) },
+		textOf(`#artifacts [data-ref="gen_task_1"] h3`)+` === "gen_task_1 Buy cardamom PENDING"`)
+	measure("the turn ended", func() { r.end("Kheer: rice simmered in milk with cardamom.", nil) },
+		textOf(`#turns .turn[data-turn="51"] .badge`)+` === "COMPLETED"`)
 
 	// The timeline holds the newest page, as a load shows it: turn 1 gave
 	// way to turn 51, and is a click away.
@@ -195,6 +198,24 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 	b.run("open the UNDERSTAND prompt", chromedp.Evaluate(`document.querySelector('#context-panel details[data-key="prompt"]').open = true`, nil))
 	b.waitFor("its text", `/Kheer/.test(document.querySelector('#context-panel pre[data-text="prompt"]').textContent)`)
 	b.waitFor("the page idle", `window.fetchesInFlight === 0`)
+	require.Eventually(t, tr.idle, waitDeadline, 50*time.Millisecond, "the prompts' requests finished")
+	prompts, _ := tr.reset()
+	t.Logf("opening two prompts: %d bytes", prompts)
+
+	// Another client expires the session: the header says so, and no
+	// action that writes is offered any more. The context tab's prompt is
+	// still open, so its rebuild reads that text again, within the budget.
+	measure("the session expired elsewhere", func() {
+		s.MustDo(t, `mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, map[string]any{"id": r.id}, nil)
+	}, textOf("#session-status")+` === "EXPIRED" && document.querySelector("#expire-session").disabled && `+
+		`[...document.querySelectorAll("#refs button.act")].every(b => b.disabled)`)
+
+	total, events := 0, 0
+	for _, c := range costs {
+		total += c.bytes
+		events += c.events
+	}
+	t.Logf("live events: %d bytes for %d events, %d bytes an event", total, events, total/events)
 	for _, c := range costs {
 		require.Positive(t, c.events, "%s wrote an event", c.what)
 		require.Less(t, c.bytes, c.events*liveEventBudget, "%s: %d bytes for %d events", c.what, c.bytes, c.events)

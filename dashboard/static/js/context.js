@@ -14,7 +14,17 @@ const buildFields = `node tokenCount budget tokenizer truncatedTurns notes
   messages { role tokenCount }
   tiers { active generated retained }`;
 const contextQuery = `query Context($id: ID!, $node: ContextNode!) { session(id: $id) { id context(node: $node) { ${buildFields} } } }`;
-const textsQuery = `query ContextTexts($id: ID!, $node: ContextNode!) { session(id: $id) { id context(node: $node) { text sections { name text } messages { content } } } }`;
+// A build's texts come in three parts, each read when a <details> that
+// shows it is opened: the whole prompt, the sections' and the messages'.
+const textFields = { prompt: 'text', section: 'sections { name text }', message: 'messages { content }' };
+const textsQuery = (fields) => `query ContextTexts($id: ID!, $node: ContextNode!) { session(id: $id) { id context(node: $node) { ${fields} } } }`;
+
+/** textsByKey names a part's texts as the boxes do (textBox): prompt, section:NAME, message:I. */
+function textsByKey(part, c) {
+  if (part === 'prompt') return { prompt: c.text };
+  if (part === 'section') return Object.fromEntries(c.sections.map((x) => [`section:${x.name}`, x.text]));
+  return Object.fromEntries(c.messages.map((x, i) => [`message:${i}`, x.content]));
+}
 const contextSub = `subscription ContextUpdated($id: ID!, $node: ContextNode!) { contextUpdated(sessionID: $id, node: $node) { ${buildFields} } }`;
 
 function percent(part, whole) {
@@ -87,7 +97,7 @@ export function contextPanel(sessionID) {
   let stopSub = () => {};
   let started = false;
   let generation = 0;
-  let texts = null; // the promise of the shown build's texts, once one was opened
+  let texts = new Map(); // part → the promise of the shown build's texts of that part, once one was opened
   const status = h('p', { class: 'hint', id: 'context-status', 'aria-live': 'polite' });
   const panel = h('div', { role: 'tabpanel', id: 'context-panel', tabindex: '0' });
   const tabs = nodes.map((node) => h('button', {
@@ -113,24 +123,26 @@ export function contextPanel(sessionID) {
     tabs[j].focus();
   }
 
-  // openText fills the opened <details>' texts from the build shown, read
-  // once per build; a rebuild reads them again only if one is open.
+  // openText fills the opened <details>' texts from the build shown, each
+  // part read once per build; a rebuild reads again only the parts open.
   async function openText(ev) {
     const details = ev.target;
     if (!details.open) return;
     const mine = generation;
-    if (!texts) texts = gql(textsQuery, { id: sessionID, node: selected }).then((d) => d.session.context);
-    const boxes = details.querySelectorAll('[data-text]');
+    const boxes = [...details.querySelectorAll('[data-text]')];
+    const parts = [...new Set(boxes.map((box) => box.dataset.text.split(':')[0]))];
+    const missing = parts.filter((part) => !texts.has(part));
+    if (missing.length) {
+      const read = gql(textsQuery(missing.map((part) => textFields[part]).join(' ')), { id: sessionID, node: selected }).then((d) => d.session.context);
+      for (const part of missing) texts.set(part, read.then((c) => textsByKey(part, c)));
+    }
     for (const box of boxes) if (!box.firstChild) box.textContent = 'Loading…';
     try {
-      const t = await texts;
+      const found = Object.assign({}, ...await Promise.all(parts.map((part) => texts.get(part))));
       if (mine !== generation) return;
-      const byKey = { prompt: t.text };
-      t.sections.forEach((x) => { byKey[`section:${x.name}`] = x.text; });
-      t.messages.forEach((x, i) => { byKey[`message:${i}`] = x.content; });
-      for (const box of boxes) box.textContent = byKey[box.dataset.text] || '(empty)';
+      for (const box of boxes) box.textContent = found[box.dataset.text] || '(empty)';
     } catch (err) {
-      texts = null;
+      for (const part of parts) texts.delete(part);
       for (const box of boxes) box.textContent = `Could not read the text: ${describe(err)} Close it and open it again to retry.`;
     }
   }
@@ -162,7 +174,7 @@ export function contextPanel(sessionID) {
       const data = await gql(contextQuery, { id: sessionID, node });
       if (mine !== generation) return;
       if (!data.session) { replace(panel, errorBox('The session is gone.')); return; }
-      texts = null;
+      texts = new Map();
       replace(panel, renderBuild(data.session.context, openText));
     } catch (err) {
       if (mine !== generation) return;
@@ -172,7 +184,7 @@ export function contextPanel(sessionID) {
     stopSub = subscribe(contextSub, { id: sessionID, node }, {
       next: (d) => {
         if (mine !== generation || !d.contextUpdated) return;
-        texts = null;
+        texts = new Map();
         keepOpen(panel, renderBuild(d.contextUpdated, openText));
         status.textContent = `Live · rebuilt ${new Date().toLocaleTimeString('en-GB')}`;
       },
