@@ -223,3 +223,34 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 	requireOneLoad(t, b)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
+
+// Kinds the page applies otherwise: a ref released and a turn failed are
+// read in place, and a conversation reset, which deletes the turns, reads
+// the whole session again; all without a reload.
+func TestDashboardAppliesReleasesFailuresAndResets(t *testing.T) {
+	t.Parallel()
+	s := apitest.New(t)
+	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "reset-chat"})}
+	r.begin("What can I cook?")
+	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Dal Tadka"})
+	r.retain("recipe_1", "user loves it")
+	r.end("Dal Tadka (recipe_1).", nil)
+
+	b := newBrowser(t)
+	b.signInToSession(s.URL, s.AdminKey, r.id)
+	b.waitFor("recipe_1 retained", textOf(`#refs tr[data-ref="recipe_1"] .tier`)+` === "active kept: user loves it"`)
+	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
+
+	r.do(`mutation($id: ID!) { releaseRef(input: {sessionID: $id, ref: "recipe_1"}) { ref { ref } } }`, nil)
+	b.waitFor("recipe_1 released", textOf(`#refs tr[data-ref="recipe_1"] .tier`)+` === "active"`)
+
+	r.begin("And for dessert?")
+	r.do(`mutation($id: ID!) { failTurn(input: {sessionID: $id, reason: "the model timed out"}) { turn { number } } }`, nil)
+	b.waitFor("turn 2 failed", textOf(`#turns .turn[data-turn="2"] .badge`)+` === "FAILED"`)
+
+	r.do(`mutation($id: ID!) { resetConversation(input: {sessionID: $id}) { session { id } } }`, nil)
+	b.waitFor("no turns after the reset", textOf("#turns")+` === "No turns yet."`)
+	b.waitFor("the refs kept", `document.querySelector('#refs tr[data-ref="recipe_1"]') !== null`)
+	requireOneLoad(t, b)
+	require.Empty(t, b.pageErrors(), "the page logged no error")
+}
