@@ -1,10 +1,14 @@
 // What a session's event changed on its page, from the event's kind and
 // payload: the session view applies each live event by fetching only what
-// the event names (the turn, the refs, the receipt), never the whole session.
+// the event names (the turn, the refs, the receipt), not the whole session.
 
 import { artifactFields, refFields } from './refs.js';
 import { turnFields } from './timeline.js';
 import { receiptHeadFields } from './receipts.js';
+
+// patchPage bounds each list the patch query reads; events that name more
+// (a long replay after the page was away) read the whole session instead.
+const patchPage = 100;
 
 /** headKeys are the fields of the session's header that events change. */
 export const headKeys = ['status', 'currentTurn', 'tokenCount', 'lastActiveAt', 'expiresAt', 'expiredAt', 'focus'];
@@ -71,6 +75,7 @@ export class Changes {
     const rule = rules[ev.kind];
     if (rule) rule(ev.payload || {}, this);
     else this.all = true;
+    if (Math.max(this.turns.size, this.refs.size, this.receipts.size, this.artifacts.size) > patchPage) this.all = true;
   }
 
   turn(n) { if (Number.isInteger(n)) this.turns.add(n); }
@@ -101,28 +106,28 @@ export class Changes {
     if (this.turns.size) {
       vars.push('$turns: [Int!]');
       variables.turns = [...this.turns];
-      parts.push(`turns(first: 100, where: {numberIn: $turns}, orderBy: [{field: NUMBER}]) { edges { cursor node { ${turnFields} } } }`,
+      parts.push(`turns(first: ${patchPage}, where: {numberIn: $turns}, orderBy: [{field: NUMBER}]) { edges { cursor node { ${turnFields} } } }`,
         'turnCount: turns(first: 0) { totalCount }');
     }
     if (this.refs.size) {
       vars.push('$refs: [String!]');
       variables.refs = [...this.refs];
-      parts.push(`refs(first: 100, where: {refIn: $refs}, orderBy: [{field: CREATED_AT}]) { edges { node { ${refFields} } } }`,
+      parts.push(`refs(first: ${patchPage}, where: {refIn: $refs}, orderBy: [{field: CREATED_AT}]) { edges { node { ${refFields} } } }`,
         'refCount: refs(first: 0) { totalCount }');
     }
     if (this.tiers) parts.push('activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }');
     if (this.receipts.size) {
       vars.push('$receipts: [ID!]');
       variables.receipts = [...this.receipts];
-      parts.push(`contextReceipts(first: 100, where: {idIn: $receipts}, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptHeadFields} } } }`,
+      parts.push(`contextReceipts(first: ${patchPage}, where: {idIn: $receipts}, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptHeadFields} } } }`,
         'receiptCount: contextReceipts(first: 0) { totalCount }');
     }
     if (this.allArtifacts) {
-      parts.push(`artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { ${artifactFields} } } }`);
+      parts.push(`artifacts(first: ${patchPage}, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { ${artifactFields} } } }`);
     } else if (this.artifacts.size) {
       vars.push('$artifacts: [String!]');
       variables.artifacts = [...this.artifacts];
-      parts.push(`namedArtifacts: artifacts(first: 100, where: {hasRefWith: [{refIn: $artifacts}]}, orderBy: [{field: CREATED_AT}]) { edges { node { ${artifactFields} } } }`,
+      parts.push(`namedArtifacts: artifacts(first: ${patchPage}, where: {hasRefWith: [{refIn: $artifacts}]}, orderBy: [{field: CREATED_AT}]) { edges { node { ${artifactFields} } } }`,
         'artifactCount: artifacts(first: 0) { totalCount }');
     }
     return { query: `query SessionPatch(${vars.join(', ')}) { session(id: $id) { ${parts.join(' ')} } }`, variables };
