@@ -6,12 +6,15 @@
 import { describe, gql } from './api.js';
 import { empty, errorBox, h, keepOpen, loading, num, replace, when } from './dom.js';
 
-const receiptFields = `id turn node tokenCount budget tokenizer truncatedTurns notes text textSha256 createdAt
+/** receiptHeadFields is what the chart shows of a build: all but its text,
+ * which is read when its prompt is opened (textQuery). */
+export const receiptHeadFields = `id turn node tokenCount budget tokenizer truncatedTurns notes textSha256 createdAt
   sections { name tokenCount truncated } tiers { active generated retained }`;
+const textQuery = `query ReceiptText($id: ID!, $session: ID) { contextReceipt(id: $id, sessionID: $session) { id text } }`;
 
 /** receiptPage is how many builds a page loads, newest first. */
 export const receiptPage = 100;
-export const receiptConnection = `totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${receiptFields} } }`;
+export const receiptConnection = `totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${receiptHeadFields} } }`;
 
 const olderQuery = `query OlderReceipts($id: ID!, $before: Cursor) { node(id: $id) { ... on Session {
   contextReceipts(last: ${receiptPage}, before: $before, orderBy: [{field: TURN}, {field: CREATED_AT}]) { ${receiptConnection} } } } }`;
@@ -55,18 +58,20 @@ function sectionTrend(builds, names) {
       shown.map((r) => { const n = tokens(r, name); return h('td', {}, n == null ? '—' : num(n)); }))))));
 }
 
-function receiptRow(r, colour, scale) {
+/** receiptRow is one build's bar and its prompt, whose text prompt() fills when it is opened. */
+function receiptRow(r, colour, scale, prompt) {
+  const pre = h('pre', { class: 'prompt', tabindex: '0' });
   return h('li', { class: 'receipt', dataset: { receipt: r.id, turn: r.turn } },
     h('div', { class: 'ctx-line' },
       h('span', { class: 'ctx-name' }, label(r)),
       stacked(r, colour, scale),
       h('span', { class: 'ctx-count' }, `${num(r.tokenCount)} / ${num(r.budget)} tokens`)),
-    h('details', { dataset: { key: `receipt-${r.id}` } },
+    h('details', { dataset: { key: `receipt-${r.id}` }, ontoggle: (ev) => { if (ev.target.open) prompt(r, pre); } },
       h('summary', {}, `The ${r.node} prompt as sent at turn ${r.turn} · `, when(r.createdAt)),
       h('p', { class: 'hint' }, `${r.tokenizer} · SHA-256 `, h('code', {}, r.textSha256.slice(0, 16)), '…',
         r.truncatedTurns ? ` · ${num(r.truncatedTurns)} older turns left out` : ''),
       r.notes.length ? h('ul', { class: 'notes' }, r.notes.map((n) => h('li', {}, n))) : null,
-      h('pre', { class: 'prompt', tabindex: '0' }, r.text ?? '(only the text\'s SHA-256 was kept: the server runs with -receipt-hash-only)')));
+      pre));
 }
 
 function tierChanges(tiers) {
@@ -122,6 +127,9 @@ export function receiptsPanel(sessionID) {
   let tracing = 0;
   let total = 0;
   let page = null; // pageInfo of the oldest page loaded
+  // A prompt's text is read when it is first opened, not with the chart: a
+  // session's builds run to hundreds of KB of text that few are read.
+  const texts = new Map(); // receipt id → the promise of its text (null: only the hash was kept)
   const range = h('p', { class: 'hint', id: 'receipt-range' });
   const older = h('button', { type: 'button', id: 'receipt-older', onclick: loadOlder }, 'Load older builds');
   const nodeSelect = h('select', { id: 'receipt-node', onchange: () => { node = nodeSelect.value; render(); } });
@@ -141,6 +149,21 @@ export function receiptsPanel(sessionID) {
   const body = h('div', {}, loading('the recorded builds'));
   const el = h('section', { class: 'card', id: 'section-receipts', tabindex: '-1', 'aria-labelledby': 'heading-receipts' },
     h('h2', { id: 'heading-receipts' }, 'What the model saw'), body);
+
+  /** prompt fills pre with a build's text, read once. */
+  async function prompt(r, pre) {
+    if (!texts.has(r.id)) {
+      texts.set(r.id, gql(textQuery, { id: r.id, session: sessionID }).then((d) => d.contextReceipt?.text ?? null));
+    }
+    if (!pre.firstChild) replace(pre, 'Loading the prompt…');
+    try {
+      const text = await texts.get(r.id);
+      replace(pre, text ?? '(only the text\'s SHA-256 was kept: the server runs with -receipt-hash-only, or the text was past its retention)');
+    } catch (err) {
+      texts.delete(r.id);
+      replace(pre, `Could not load the prompt: ${describe(err)} Close it and open it again to retry.`);
+    }
+  }
 
   function options(select, list, chosen) {
     replace(select, list.map((r) => h('option', { value: r.id, selected: r.id === chosen }, `${label(r)} · ${num(r.tokenCount)} tokens`)));
@@ -165,7 +188,7 @@ export function receiptsPanel(sessionID) {
     keepOpen(chart,
       h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens, scaled to the largest build (${num(scale)} tokens); the mark is the budget:`),
       h('ul', { class: 'legend' }, names.map((n) => h('li', {}, h('span', { class: 'swatch', style: `background: ${colour(n)}` }), n))),
-      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour, scale))),
+      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour, scale, prompt))),
       sectionTrend(mine, names));
     const turns = receipts.map((r) => r.turn);
     replace(range, `Builds of turns ${Math.min(...turns)}–${Math.max(...turns)}: ${num(receipts.length)} of ${num(total)} recorded. `,
@@ -278,6 +301,19 @@ export function receiptsPanel(sessionID) {
       total = conn.totalCount;
       render();
       openLinkedDiff();
+    },
+    /** add takes in the builds live events named, in their place, and the session's count of builds. */
+    add(nodes, count) {
+      if (!page) return; // not shown yet: the first show has them
+      const order = (a, b) => a.turn - b.turn || a.createdAt.localeCompare(b.createdAt);
+      receipts = [...receipts.filter((r) => !nodes.some((n) => n.id === r.id)), ...nodes].sort(order);
+      total = count;
+      render();
+    },
+    /** textsCleared forgets the texts read: the server cleared them (an open prompt reads it again). */
+    textsCleared() {
+      texts.clear();
+      if (page) render();
     },
   };
 }

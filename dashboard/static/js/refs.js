@@ -8,6 +8,8 @@ import { mayWrite } from './viewer.js';
 
 /** refFields is what the ref registry table shows of each ref. */
 export const refFields = `id ref entityType entityID label action detailLevel fullTurn turnCreated turnLastReferenced turnPromoted sourceStep activeReason enrichTable`;
+/** artifactFields is what the artifacts panel shows of each artifact. */
+export const artifactFields = 'id entityType label content status revision createdTurn promotedTurn sourceStep updatedAt ref { ref }';
 const moreRefs = `query MoreRefs($id: ID!, $after: Cursor) {
   session(id: $id) { refs(first: 100, after: $after, orderBy: [{field: CREATED_AT}]) { pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } } }
 }`;
@@ -58,16 +60,36 @@ export function refsPanel(sessionID, say) {
     if (keep && !values.has(keep)) select.value = '';
   }
 
+  function tierSets(active) {
+    return {
+      active: new Set(active.active.map((r) => r.ref)),
+      generated: new Set(active.generated.map((r) => r.ref)),
+      retained: new Set(active.retained.map((r) => r.ref)),
+    };
+  }
+
   function show(conn, active, status) {
     refs = conn.edges.map((e) => e.node);
     more = conn.pageInfo;
     total = conn.totalCount;
     writable = status === 'ACTIVE';
-    tiers = {
-      active: new Set(active.active.map((r) => r.ref)),
-      generated: new Set(active.generated.map((r) => r.ref)),
-      retained: new Set(active.retained.map((r) => r.ref)),
-    };
+    tiers = tierSets(active);
+    draw();
+  }
+
+  // patch applies what live events changed: the refs they named (a new one
+  // goes at the end when every ref is loaded, else it waits for "Show
+  // more"), the total, the tiers and the session's status, each when given.
+  function patch({ nodes = [], count = null, active = null, status = null }) {
+    if (!more) return; // not shown yet: the first show has it all
+    for (const r of nodes) {
+      const i = refs.findIndex((x) => x.id === r.id);
+      if (i >= 0) refs[i] = r;
+      else if (!more.hasNextPage) refs.push(r);
+    }
+    if (count !== null) total = count;
+    if (active) tiers = tierSets(active);
+    if (status) writable = status === 'ACTIVE';
     draw();
   }
 
@@ -146,7 +168,7 @@ export function refsPanel(sessionID, say) {
     try {
       await gql(retain, { id: sessionID, ref: r.ref, reason });
       say(`${r.ref} is retained: ${reason}.`, 'success');
-      changed();
+      changed(r.ref);
     } catch (err) {
       say(`Could not retain ${r.ref}: ${describe(err)}`, 'error');
     }
@@ -156,13 +178,14 @@ export function refsPanel(sessionID, say) {
     try {
       await gql(release, { id: sessionID, ref: r.ref });
       say(`${r.ref} is released: it leaves context once it is out of the turn window.`, 'success');
-      changed();
+      changed(r.ref);
     } catch (err) {
       say(`Could not release ${r.ref}: ${describe(err)}`, 'error');
     }
   }
 
-  return { el, show, onChange: (f) => { changed = f; } };
+  /** onChange sets what happens after this panel retained or released a ref (given its name). */
+  return { el, show, patch, onChange: (f) => { changed = f; } };
 }
 
 /** artifactsPanel lists generated content with its JSON and revision; say shows its notices. */
@@ -172,11 +195,31 @@ export function artifactsPanel(say) {
   const open = new Set();
   const folds = new Map(); // artifact id → its JSON tree's folds
 
+  let items = [];
+  let total = 0;
+
   function show(conn) {
-    const items = conn.edges.map((e) => e.node);
+    items = conn.edges.map((e) => e.node);
+    total = conn.totalCount;
+    draw();
+  }
+
+  // patch applies the artifacts live events named: changed ones in place,
+  // new ones at the end while the panel holds them all.
+  function patch(nodes, count) {
+    for (const a of nodes) {
+      const i = items.findIndex((x) => x.id === a.id);
+      if (i >= 0) items[i] = a;
+      else if (items.length >= total) items.push(a);
+    }
+    total = count;
+    draw();
+  }
+
+  function draw() {
     if (items.length === 0) { replace(body, empty('No artifacts: nothing was generated in this session.')); return; }
     replace(body,
-      conn.totalCount > items.length ? h('p', { class: 'hint' }, `The first ${num(items.length)} of ${num(conn.totalCount)} artifacts.`) : null,
+      total > items.length ? h('p', { class: 'hint' }, `The first ${num(items.length)} of ${num(total)} artifacts.`) : null,
       items.map((a) => {
         const details = h('details', { open: open.has(a.id), ontoggle: () => (details.open ? open.add(a.id) : open.delete(a.id)) },
           h('summary', {}, 'Content JSON'),
@@ -192,7 +235,7 @@ export function artifactsPanel(say) {
       }));
   }
 
-  return { el, show };
+  return { el, show, patch };
 }
 
 /** copyButton copies text to the clipboard and says so with say. */

@@ -1,24 +1,25 @@
 // One session: its header and actions, then the turn timeline, the ref
 // registry, the artifacts, each node's context and the event log, all kept
-// live by the sessionEvents subscription while the view is open.
+// live by the sessionEvents subscription while the view is open: each event
+// is applied to what is shown, fetching only what it names (eventchanges.js).
 
 import { describe, gql, subscribe } from './api.js';
 import { contextPanel } from './context.js';
 import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope, num, plural, replace, span, time, when } from './dom.js';
+import { Changes, headFields, headKeys } from './eventchanges.js';
 import { receiptConnection, receiptPage, receiptsPanel } from './receipts.js';
-import { artifactsPanel, refFields, refsPanel } from './refs.js';
-import { eventFields, eventsPanel, timelinePanel, turnFields } from './timeline.js';
+import { artifactFields, artifactsPanel, refFields, refsPanel } from './refs.js';
+import { eventFields, eventsPanel, timelinePanel, turnFields, turnPage } from './timeline.js';
 import { listHref } from './list.js';
 import { mayAdminister } from './viewer.js';
 
 const sessionQuery = `query Session($id: ID!) {
   session(id: $id) {
-    id tenant externalKey userID domain status currentTurn tokenCount tokenizer ttlSeconds createdAt lastActiveAt expiresAt expiredAt
-    focus { type id }
-    turns(last: 50, orderBy: [{field: NUMBER}]) { totalCount pageInfo { hasPreviousPage startCursor } edges { node { ${turnFields} } } }
+    id tenant externalKey userID domain tokenizer ttlSeconds createdAt ${headFields}
+    turns(last: ${turnPage}, orderBy: [{field: NUMBER}]) { totalCount pageInfo { hasPreviousPage startCursor } edges { cursor node { ${turnFields} } } }
     refs(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount pageInfo { hasNextPage endCursor } edges { node { ${refFields} } } }
     activeEntities(turnsWindow: 2) { active { ref } generated { ref } retained { ref } }
-    artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { id entityType label content status revision createdTurn promotedTurn sourceStep updatedAt ref { ref } } } }
+    artifacts(first: 100, orderBy: [{field: CREATED_AT}]) { totalCount edges { node { ${artifactFields} } } }
     events(last: 50, orderBy: [{field: SEQUENCE}]) { totalCount pageInfo { hasPreviousPage } edges { cursor node { ${eventFields} } } }
     contextReceipts(last: ${receiptPage}, orderBy: [{field: TURN}, {field: CREATED_AT}]) { ${receiptConnection} }
   }
@@ -70,9 +71,11 @@ export function sessionView(root, id) {
     el.focus({ preventScroll: true });
   }
 
-  // load reads the whole session again. Call reload instead: a burst of
-  // events then costs one load in flight and one after it, and each load's
-  // result is shown (a newer load does not discard an older one's).
+  // changes gathers what live events changed since the last sync.
+  const changes = new Changes();
+
+  // load reads the whole session: when the view opens, and when an event's
+  // change cannot be applied in place (a conversation reset, an import).
   async function load() {
     head.setAttribute('aria-busy', 'true');
     try {
@@ -91,14 +94,80 @@ export function sessionView(root, id) {
         return;
       }
       const text = `Could not load the session: ${describe(err)}`;
-      if (!session) replace(head, errorBox(text, reload));
-      else replace(banner, errorBox(text, reload));
+      if (!session) replace(head, errorBox(text, reloadAll));
+      else replace(banner, errorBox(text, reloadAll));
     } finally {
       head.removeAttribute('aria-busy');
     }
   }
 
-  const reload = coalesce(load);
+  // sync shows what changed since it last ran: the whole session the first
+  // time, else only what the events named, read in one request (Changes.request).
+  // Call refresh instead: a burst of events then costs one request in
+  // flight and one after it, however many events it brings.
+  async function sync() {
+    if (!session || changes.all) {
+      changes.clear();
+      await load();
+      return;
+    }
+    const c = changes.take();
+    if (!c.any) return;
+    if (c.textsCleared) receipts.textsCleared();
+    head.setAttribute('aria-busy', 'true');
+    try {
+      const { query, variables } = c.request(id);
+      const data = await gql(query, variables);
+      if (stopped) return;
+      if (!data.session) {
+        gone('No session has this id: it was deleted, purged, or belongs to another tenant.');
+        return;
+      }
+      apply(data.session);
+    } catch (err) {
+      if (stopped) return;
+      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') {
+        gone(`No session has this id: it was deleted, purged, or belongs to another tenant. (${err.code})`);
+        return;
+      }
+      // What this request was to bring is lost with it: the next event, or
+      // the admin's retry, reads the whole session.
+      changes.all = true;
+      replace(banner, errorBox(`Could not follow the session's changes: ${describe(err)}`, reloadAll));
+    } finally {
+      head.removeAttribute('aria-busy');
+    }
+  }
+
+  const refresh = coalesce(sync);
+
+  function reloadAll() {
+    changes.all = true;
+    refresh();
+  }
+
+  /** apply shows what Changes.request read: the header always, the rest when asked. */
+  function apply(s) {
+    const statusChanged = s.status !== session.status;
+    for (const f of headKeys) session[f] = s[f];
+    renderHead();
+    if (s.turns) {
+      session.turns.totalCount = s.turnCount.totalCount;
+      timeline.patch(s.turns.edges, s.turnCount.totalCount);
+    }
+    if (s.refs || s.activeEntities || statusChanged) {
+      if (s.refCount) session.refs.totalCount = s.refCount.totalCount;
+      refs.patch({ nodes: s.refs ? s.refs.edges.map((e) => e.node) : [], count: s.refCount ? s.refCount.totalCount : null, active: s.activeEntities, status: s.status });
+    }
+    if (s.contextReceipts) receipts.add(s.contextReceipts.edges.map((e) => e.node), s.receiptCount.totalCount);
+    if (s.artifacts) {
+      session.artifacts = s.artifacts;
+      artifacts.show(s.artifacts);
+    } else if (s.namedArtifacts) {
+      session.artifacts.totalCount = s.artifactCount.totalCount;
+      artifacts.patch(s.namedArtifacts.edges.map((e) => e.node), s.artifactCount.totalCount);
+    }
+  }
 
   function gone(text) {
     stopped = true;
@@ -162,7 +231,11 @@ export function sessionView(root, id) {
     try {
       const out = (await gql(expireOne, { id })).expireSession.session;
       say(`Session “${session.externalKey}” is ${out.status.toLowerCase()}.`, 'success');
-      reload();
+      if (session) { // at once; its event, when it comes, reads the header again
+        Object.assign(session, { status: out.status, expiredAt: out.expiredAt });
+        renderHead();
+        refs.patch({ status: out.status });
+      }
     } catch (err) {
       say(`Could not expire the session: ${describe(err)}`, 'error');
       if (session) renderHead();
@@ -201,7 +274,7 @@ export function sessionView(root, id) {
       const edges = (await gql(cursorQuery, { id })).session?.events.edges || [];
       if (edges.length) after = edges[0].node.sequence;
     } catch (err) {
-      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') { reload(); return; } // load() says it is gone
+      if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') { refresh(); return; } // load() says it is gone
       // Otherwise the feed starts from the session's first event; the log drops duplicates.
     }
     if (stopped) return;
@@ -210,19 +283,25 @@ export function sessionView(root, id) {
       next: (data) => {
         const ev = data.sessionEvents;
         if (!ev || stopped) return;
-        events.add(ev);
-        if (ev.kind === 'session.deleted') {
+        if (events.add(ev) && session) session.events.totalCount++;
+        changes.add(ev);
+        if (changes.gone) {
           gone('This session was deleted while you were looking at it.');
           return;
         }
-        reload();
+        refresh();
       },
       error: (text) => { if (!stopped) replace(banner, errorBox(text)); },
     });
-    reload();
+    refresh();
   }
 
-  refs.onChange(() => reload());
+  // The panel's own retain or release shows at once; its event, when it
+  // comes, reads the same ref again.
+  refs.onChange((ref) => {
+    changes.refChanged(ref);
+    refresh();
+  });
   follow();
   return () => {
     stopped = true;

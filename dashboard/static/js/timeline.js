@@ -12,10 +12,11 @@ export const turnFields = `id number status userMessage assistantMessage assista
 /** eventFields is what the event log shows of each event. */
 export const eventFields = 'sequence kind payload createdAt';
 
-// A page of older turns or events, read backwards from the oldest one shown.
-const pageSize = 50;
+/** turnPage is how many turns the timeline shows until the admin pages back; a page of older turns or events is as long. */
+export const turnPage = 50;
+const pageSize = turnPage;
 const olderTurns = `query OlderTurns($id: ID!, $before: Cursor!) {
-  session(id: $id) { turns(last: ${pageSize}, before: $before, orderBy: [{field: NUMBER}]) { pageInfo { hasPreviousPage startCursor } edges { node { ${turnFields} } } } }
+  session(id: $id) { turns(last: ${pageSize}, before: $before, orderBy: [{field: NUMBER}]) { pageInfo { hasPreviousPage startCursor } edges { cursor node { ${turnFields} } } } }
 }`;
 const olderEvents = `query OlderEvents($id: ID!, $before: Cursor!) {
   session(id: $id) { events(last: ${pageSize}, before: $before, orderBy: [{field: SEQUENCE}]) { pageInfo { hasPreviousPage } edges { cursor node { ${eventFields} } } } }
@@ -115,6 +116,7 @@ function durationText(t) {
  */
 export function timelinePanel(sessionID, say) {
   let turns = new Map(); // number → turn
+  const cursors = new Map(); // number → Relay cursor, to page back from the oldest shown
   let total = 0;
   let older = { has: false, cursor: null }; // before the oldest turn shown
   let pagedBack = false;
@@ -137,11 +139,16 @@ export function timelinePanel(sessionID, say) {
     if (want && want !== scrolledTo && goTo(want)) scrolledTo = want;
   }
 
+  function keep(edge) {
+    turns.set(edge.node.number, edge.node);
+    cursors.set(edge.node.number, edge.cursor);
+  }
+
   async function loadOlder() {
     olderButton.disabled = true;
     try {
       const conn = (await gql(olderTurns, { id: sessionID, before: older.cursor })).session.turns;
-      for (const e of conn.edges) turns.set(e.node.number, e.node);
+      for (const e of conn.edges) keep(e);
       older = { has: conn.pageInfo.hasPreviousPage, cursor: conn.pageInfo.startCursor };
       pagedBack = true;
       draw();
@@ -163,10 +170,24 @@ export function timelinePanel(sessionID, say) {
       // two loads: then the list would have a gap, and starts over.
       if (!pagedBack || (page.length && page[0].number > newestShown + 1)) {
         turns = new Map();
+        cursors.clear();
         pagedBack = false;
         older = { has: conn.pageInfo.hasPreviousPage, cursor: conn.pageInfo.startCursor };
       }
-      for (const t of page) turns.set(t.number, t);
+      for (const e of conn.edges) keep(e);
+      draw();
+    },
+    /** patch applies the turns live events named (edges), and the session's turn count. */
+    patch(edges, count) {
+      for (const e of edges) keep(e);
+      total = count;
+      // Until the admin pages back, the newest page is the whole list, as
+      // a load shows it: a live turn pushes the oldest out.
+      const numbers = [...turns.keys()].sort((a, b) => a - b);
+      if (!pagedBack && numbers.length > pageSize) {
+        for (const n of numbers.slice(0, numbers.length - pageSize)) { turns.delete(n); cursors.delete(n); }
+        older = { has: true, cursor: cursors.get(numbers[numbers.length - pageSize]) };
+      }
       draw();
     },
   };
@@ -275,6 +296,11 @@ export function eventsPanel(sessionID, say) {
     return edges.length ? edges[0].cursor : null;
   }
 
+  function keep(edge) {
+    turns.set(edge.node.number, edge.node);
+    cursors.set(edge.node.number, edge.cursor);
+  }
+
   async function loadOlder() {
     olderButton.disabled = true;
     try {
@@ -298,11 +324,13 @@ export function eventsPanel(sessionID, say) {
       trim();
       tell();
     },
+    /** add shows a live event and says whether it was new. */
     add(ev) {
-      if (!insert(ev)) return;
+      if (!insert(ev)) return false;
       total++;
       trim();
       tell();
+      return true;
     },
   };
 }
