@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -67,7 +68,7 @@ func parseOptions(args []string) (options, error) {
 	datasets := fs.String("data", "fresh,grown", "data sets, each measured on its own: fresh (the nested page's sessions alone), grown (the same on internal/grown's rows)")
 	pages := fs.String("pages", "nested,simple", "pages to measure: nested, simple")
 	clients := fs.String("clients", "1,8", "client counts")
-	fs.IntVar(&o.rounds, "rounds", 3, "interleaved rounds")
+	fs.IntVar(&o.rounds, "rounds", 6, "interleaved rounds")
 	fs.DurationVar(&o.prewarm, "prewarm", 5*time.Second, "load on each server and page, at the most clients, before the first round (Node's JIT and both servers' caches)")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "load before each window's measurement")
 	fs.DurationVar(&o.duration, "duration", 8*time.Second, "each window's measurement")
@@ -141,7 +142,7 @@ func run(ctx context.Context, opts options) error {
 		}
 	}
 	r.printTables(os.Stdout)
-	return nil
+	return os.RemoveAll(work) // on an error it stays, with the servers' logs
 }
 
 // measureDataset loads one data set, serves it with each server, checks the
@@ -157,6 +158,7 @@ func measureDataset(ctx context.Context, opts options, r *report, admin *sql.DB,
 	}
 	if !opts.keep {
 		defer func() {
+			log.Info("dropping the data set's databases", "data", name)
 			if err := d.drop(context.Background(), admin); err != nil {
 				log.Error("dropping the data set's databases", "error", err)
 			}
@@ -164,11 +166,14 @@ func measureDataset(ctx context.Context, opts options, r *report, admin *sql.DB,
 	}
 	var targets []*target
 	defer func() {
+		log.Info("stopping the servers", "data", name)
+		var wg sync.WaitGroup
 		for _, t := range targets {
 			for _, p := range t.Procs {
-				p.stop()
+				wg.Go(p.stop)
 			}
 		}
+		wg.Wait()
 	}()
 	sg, err := startSessiongraph(ctx, bin, d.SG, filepath.Join(work, "sessiongraph-"+name+".log"))
 	if err != nil {
@@ -200,6 +205,7 @@ func measureDataset(ctx context.Context, opts options, r *report, admin *sql.DB,
 			name, p.Name, p.Objects, lengths[targets[0]][p.Name], lengths[targets[1]][p.Name]))
 	}
 	log.Info("answers checked", "data", name, "pages", len(opts.pages), "servers", len(targets))
+	m := newMeter(admin)
 	// The first minutes of a Node process are slower (V8 compiles hot code
 	// as it finds it); a prewarm keeps that out of the first round.
 	for _, t := range targets {
@@ -209,8 +215,8 @@ func measureDataset(ctx context.Context, opts options, r *report, admin *sql.DB,
 				return fmt.Errorf("%s, %s page, prewarm: %d errors, the first: %s", t.Name, p.Name, res.Errors, res.FirstError)
 			}
 		}
+		m.used(t.Database)
 	}
-	m := newMeter(admin)
 	for round := 1; round <= opts.rounds; round++ {
 		for _, clients := range opts.clients {
 			for _, p := range opts.pages {

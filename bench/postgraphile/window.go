@@ -50,6 +50,10 @@ func newMeter(monitor *sql.DB) *meter {
 	return &meter{monitor: monitor, last: map[string]*window{}, ended: map[string]time.Time{}}
 }
 
+// used records that database was just served outside a window (the
+// prewarm), so that the first window's counters start after it settled.
+func (m *meter) used(database string) { m.ended[database] = time.Now() }
+
 // settle waits until database's counters are complete, reads them, closes
 // the database's previous window with them and returns them.
 func (m *meter) settle(ctx context.Context, database string) (dbCounters, error) {
