@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test test-transports test-citus generate check-generated check-forks migration migration-hash lint fuzz bench image
+.PHONY: run test test-transports test-citus generate check-generated check-forks migration migration-hash lint fuzz bench image compare-postgraphile
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
 -include load.mk dashboard/vendor.mk graphiql/vendor.mk
@@ -123,3 +123,9 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 200x -benchmem -count=1 $$($(GO) list ./... | grep -v /dashboard)
 	$(GO) test -run '^$$' -bench Cockpit -benchtime 5x -count=1 ./dashboard/
+
+## compare-postgraphile: sessiongraph against PostGraphile 5.1.5 (npm ci on first use) on the same
+## PostgreSQL (DATABASE_URL, on this host) and data, checked to answer alike, interleaved rounds at 1
+## and 8 clients (bench/postgraphile/README.md; COMPARE_FLAGS adds flags). Not part of make test.
+compare-postgraphile:
+	$(GO) run ./bench/postgraphile $(COMPARE_FLAGS)
