@@ -3,19 +3,17 @@ package main
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
-)
 
-// clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
-const clockTick = 10 * time.Millisecond
+	"sessiongraph/internal/procstat"
+)
 
 // cpuSnapshot is the CPU time so far of a target's server processes and of
 // the PostgreSQL backends connected to its database (PostgreSQL on this
-// host, read from /proc as cmd/loadgen's hostcpu.go does).
+// host, read from /proc).
 type cpuSnapshot struct {
 	server   time.Duration
 	backends map[int]time.Duration
@@ -26,7 +24,7 @@ type cpuSnapshot struct {
 func snapshotCPU(ctx context.Context, monitor *sql.DB, t *target) (cpuSnapshot, error) {
 	s := cpuSnapshot{backends: map[int]time.Duration{}}
 	for _, p := range t.Procs {
-		cpu, err := processCPU(p.pid())
+		cpu, err := procstat.ProcessCPU(p.pid())
 		if err != nil {
 			return s, err
 		}
@@ -42,7 +40,7 @@ func snapshotCPU(ctx context.Context, monitor *sql.DB, t *target) (cpuSnapshot, 
 		if err := rows.Scan(&pid); err != nil {
 			return s, err
 		}
-		if cpu, err := processCPU(pid); err == nil { // a backend may have just exited
+		if cpu, err := procstat.ProcessCPU(pid); err == nil { // a backend may have just exited
 			s.backends[pid] = cpu
 		}
 	}
@@ -56,29 +54,6 @@ func (s cpuSnapshot) since(before cpuSnapshot) (server, backends time.Duration) 
 		backends += cpu - before.backends[pid]
 	}
 	return s.server - before.server, backends
-}
-
-// processCPU is a process's user and system CPU time, all its threads.
-func processCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces; the fields after it are fixed.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	if !ok {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(rest) // state is f[0]; utime and stime are fields 14 and 15 of the whole line
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad CPU times", pid)
-	}
-	return time.Duration(utime+stime) * clockTick, nil
 }
 
 // dbCounters is a database's pg_stat_database row: rows returned (read by

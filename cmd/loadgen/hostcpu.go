@@ -3,15 +3,10 @@ package main
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
-)
 
-// clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
-const clockTick = 10 * time.Millisecond
+	"sessiongraph/internal/procstat"
+)
 
 // hostCPU is where the machine's CPU time went during a window: this
 // process, the PostgreSQL backends serving the run's database, and
@@ -33,7 +28,7 @@ type cpuSnapshot struct {
 // backend connected to the run's database (PostgreSQL on this host).
 func snapshotCPU(ctx context.Context, db *sql.DB) cpuSnapshot {
 	s := cpuSnapshot{backends: map[int]time.Duration{}}
-	busy, err := machineBusy()
+	busy, err := procstat.MachineBusy()
 	if err != nil {
 		return s
 	}
@@ -48,7 +43,7 @@ func snapshotCPU(ctx context.Context, db *sql.DB) cpuSnapshot {
 		if rows.Scan(&pid) != nil {
 			continue
 		}
-		if cpu, err := processTicks(pid); err == nil {
+		if cpu, err := procstat.ProcessCPU(pid); err == nil {
 			s.backends[pid] = cpu
 		}
 	}
@@ -64,52 +59,4 @@ func (s cpuSnapshot) since(before cpuSnapshot) hostCPU {
 		h.postgres += cpu - before.backends[pid]
 	}
 	return h
-}
-
-// machineBusy is the non-idle CPU time of all CPUs since boot.
-func machineBusy() (time.Duration, error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, fmt.Errorf("/proc/stat: unexpected %q", line)
-	}
-	var busy int64
-	for i, v := range f[1:9] {
-		if i == 3 || i == 4 || i == 7 { // idle, iowait, steal (the hypervisor's, not ours)
-			continue
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, err
-		}
-		busy += n
-	}
-	return time.Duration(busy) * clockTick, nil
-}
-
-// processTicks is a process's user and system CPU time.
-func processTicks(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces; the fields after it are fixed.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	if !ok {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(rest) // state is f[0]; utime and stime are fields 14 and 15 of the whole line
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad CPU times", pid)
-	}
-	return time.Duration(utime+stime) * clockTick, nil
 }
