@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test test-transports test-citus generate check-generated check-forks migration migration-hash lint fuzz bench image compare-postgraphile
+.PHONY: run test test-transports test-citus generate check-generated check-forks migration migration-hash lint fuzz bench bench-growth image compare-postgraphile
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
 -include load.mk dashboard/vendor.mk graphiql/vendor.mk
@@ -118,6 +118,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryText$$' -fuzztime $(FUZZTIME) ./graph/
 	HOSTILE_SEED=$${HOSTILE_SEED:-random} HOSTILE_VARIANTS=$(HOSTILE_VARIANTS) \
 		$(GO) test -run '^TestEveryFieldSurvivesHostileArguments$$' -count=1 -v ./graph/
+
+## bench-growth: the nested page at 200 and at 10,000 sessions, this checkout against BASE (a commit) in
+## one interleaved run, medians and ratios as a table (bench/page-growth.sh; ROUNDS, BENCHTIME)
+ROUNDS ?= 5
+BENCHTIME ?= 300x
+bench-growth:
+	@test -n "$(BASE)" || (echo "usage: make bench-growth BASE=<commit>" >&2; exit 2)
+	bench/page-growth.sh $(BASE) $(ROUNDS) $(BENCHTIME)
 
 ## bench: every benchmark, against a real PostgreSQL (the dashboard's, in Chromium, 5 visits per size)
 bench:

@@ -81,8 +81,12 @@ func writeValue(b *entsql.Builder, col string, kind ent.CompiledKind) {
 		b.WriteString(col + "::text")
 	case ent.CompiledTime:
 		// time.RFC3339Nano in UTC: microseconds without trailing zeros, no
-		// dot when none are left, and Z.
-		b.WriteString(`'"' || regexp_replace(to_char(` + col + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '\.?0+$', '') || 'Z"'`)
+		// dot when none are left, and Z. JSON's text of a timestamp without
+		// time zone is that without the Z (ISO 8601 whatever DateStyle
+		// says, the fraction's trailing zeros cut), so the Z goes before
+		// its closing quote: cheaper than formatting with to_char and
+		// cutting with a regular expression.
+		b.WriteString(`left(to_json(` + col + ` AT TIME ZONE 'UTC')::text, -1) || 'Z"'`)
 	case ent.CompiledStringMap:
 		// Keys in byte order, as scalar.MarshalStringMap sorts them; each
 		// string as to_json writes a String field's.
@@ -131,8 +135,13 @@ func (p *pagePlan) writeSQL(b *entsql.Builder, parentID string, depth int) {
 				}
 			})
 		default: // edges
+			// string_agg takes the rows in the order the LIMITed subquery
+			// gives them: an aggregate over a sorted subquery, with nothing
+			// else at its level (no join) to reorder them, as PostgreSQL's
+			// manual (Aggregate Expressions) describes. An ORDER BY in the
+			// aggregate would sort each parent's rows a second time.
 			order := qualifyOrder(alias, p.order)
-			b.WriteString("(SELECT coalesce('[' || string_agg(e.j, ',' ORDER BY e.n) || ']', '[]') FROM (SELECT ")
+			b.WriteString("(SELECT '[' || coalesce(string_agg(e.j, ','), '') || ']' FROM (SELECT ")
 			sqlFields(b, p.edge, func(f graphql.CollectedField) {
 				if f.Name == "node" {
 					p.node.writeSQL(b, qualify, depth)
@@ -140,7 +149,7 @@ func (p *pagePlan) writeSQL(b *entsql.Builder, parentID string, depth int) {
 				}
 				b.WriteString(quoteLiteral(strconv.Quote(nodeName + "Edge"))) // __typename
 			})
-			b.WriteString(" AS j, row_number() OVER (ORDER BY " + order + ") AS n ")
+			b.WriteString(" AS j ")
 			from()
 			b.WriteString(fmt.Sprintf(" ORDER BY %s LIMIT %d) e)", order, p.first))
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -57,4 +58,24 @@ func LoadGrown(ctx context.Context, dsn string) error {
 	}
 	defer db.Close()
 	return grown.Load(ctx, db)
+}
+
+// NewPages starts a server on a fresh clone of a database holding sessions
+// sessions shaped as the nested page's (grown.LoadPages), ANALYZEd. Each
+// size's template is loaded once per PostgreSQL server.
+func NewPages(t testing.TB, sessions int, configure ...func(*app.Config)) *Server {
+	t.Helper()
+	sum := sha256.Sum256([]byte(grown.PagesSQL))
+	dsn := testdb.New(t, func(ctx context.Context, dsn string) error {
+		if err := migrations.Apply(ctx, dsn); err != nil {
+			return err
+		}
+		db, err := sql.Open("postgres", dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return grown.LoadPages(ctx, db, sessions)
+	}, fmt.Sprintf("%s+pages%d:%s", migrations.Fingerprint(), sessions, hex.EncodeToString(sum[:8])))
+	return Replica(t, dsn, configure...)
 }
