@@ -215,30 +215,3 @@ func TestDashboardReceiptsScaleToTheLargestBuildTrendAndLinkTheirDiff(t *testing
 		t.Fatalf("the page logged errors: %v", errs)
 	}
 }
-
-// Across sessions: the list page names the sessions whose THINK prompts
-// ever held the allergy, each a link to its session.
-func TestDashboardFindsTheSessionsWhosePromptsHeldAFact(t *testing.T) {
-	t.Parallel()
-	s := apitest.New(t)
-	held := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "allergic"})}
-	held.begin("I have a peanut allergy")
-	held.recordContext("THINK")
-	other := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "not-allergic"})}
-	other.begin("plan lunches")
-	other.recordContext("THINK")
-
-	b := newBrowser(t)
-	b.signIn(s.URL, s.AdminKey)
-	b.waitFor("the list", `document.querySelectorAll("#sessions tbody tr").length === 2`)
-	b.run("open the search", chromedp.Evaluate(`document.querySelector("#held-search").open = true`, nil))
-	b.run("type the fact", chromedp.SetValue("#held-text", "peanut", chromedp.ByQuery))
-	b.click("search", "#held-go")
-	b.waitFor("one session, every build read", `/1 sessions in the newest 2 THINK builds \(every build read\)/.test(document.querySelector("#held-summary")?.textContent) && `+
-		`[...document.querySelectorAll("#held-sessions a")].map(a => a.textContent).join() === "allergic"`)
-	b.click("open it", "#held-sessions a")
-	b.waitFor("its session, on THINK", `location.hash.includes("`+held.id+`") && document.querySelector("#tab-THINK")?.getAttribute("aria-selected") === "true"`)
-	if errs := b.pageErrors(); len(errs) > 0 {
-		t.Fatalf("the page logged errors: %v", errs)
-	}
-}
