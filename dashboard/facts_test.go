@@ -48,6 +48,7 @@ func TestDashboardFindsTheSessionsWhosePromptsHeldAFact(t *testing.T) {
 	b.waitFor("one session, every build read", textOf("#held-summary")+` === "1 sessions in the newest 5 THINK builds (every build read)." && `+
 		`[...document.querySelectorAll("#held-sessions a")].map(a => a.textContent).join() === "allergic"`)
 	b.waitFor("where it held the fact and lost it", textOf(`#held-sessions li[data-session="`+held.id+`"] .held-where`)+` === "held at turns 1–3 · lost at turn 4"`)
+	b.requireAccessible("the fact search's results")
 
 	b.click("open it", "#held-sessions a")
 	b.waitFor("its session, on THINK, with the fact in the address", `location.hash.includes("`+held.id+`") && `+
@@ -62,6 +63,7 @@ func TestDashboardFindsTheSessionsWhosePromptsHeldAFact(t *testing.T) {
 		b.waitFor(what+": the chart marks each build", `[...document.querySelectorAll("#receipt-chart .receipt")].map(e => e.dataset.turn + ":" + e.dataset.fact).join() === "1:held,2:held,3:held,4:missing"`)
 	}
 	followed("from the search")
+	b.requireAccessible("the session with the fact followed")
 	b.click("compare the two builds", "#fact-diff")
 	b.waitFor("the diff removed the allergy's line",
 		`[...document.querySelectorAll("#receipt-diff-lines .diff-del")].some(e => /peanut allergy/.test(e.textContent))`)

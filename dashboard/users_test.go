@@ -95,6 +95,7 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 	b.waitFor("where her prompts held it and lost it",
 		textOf(`#user-fact-sessions li[data-session="`+kitchen+`"] .held-where`)+` === "held at turns 1–3 · lost at turn 4" && `+
 			`document.querySelectorAll("#user-fact-sessions li").length === 1`)
+	b.requireAccessible("the user's page")
 	b.click("open that session with the fact", `#user-fact-sessions li[data-session="`+kitchen+`"] a`)
 	b.waitFor("the session, with the fact followed", `location.hash.startsWith("#/sessions/`+kitchen+`?") && `+
 		textOf("#fact-where")+` === "THINK: held at turns 1–3 · lost at turn 4."`)
@@ -115,6 +116,7 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 	b.run("ask for globex", navigate("#/users/ana?tenant=globex"))
 	b.waitFor("none of globex's", textOf("#user-sessions")+` === "No session this key sees has user ana in tenant globex." && `+
 		textOf("#user-session-count")+` === "0 · 0 active"`)
+	b.requireAccessible("a user's page with no session")
 
 	// On a phone: status and turns beside the key, nothing wider than the screen.
 	b.run("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), navigate("#/users/ana?tenant=acme"))
@@ -129,5 +131,6 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 			page: document.documentElement.scrollWidth <= 390,
 		}; })()`, &fit))
 	require.Equal(t, map[string]bool{"status": true, "turns": true, "page": true}, fit, "Status and Turns on screen, the page not scrolling sideways")
+	b.requireAccessible("the user's page on a phone")
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
