@@ -72,6 +72,7 @@ func TestDashboardShowsWhatTheModelSawAndHowItChanged(t *testing.T) {
 	b.waitFor("the sections table", `document.querySelectorAll("#receipt-diff-sections tbody tr").length > 0`)
 	b.run("scroll to the diff", chromedp.Evaluate(`document.querySelector("#section-receipts").scrollIntoView({block: "start"})`, nil))
 	b.screenshot("dashboard-receipts.png", false)
+	b.requireAccessible("what the model saw, with a diff")
 
 	// The prompt as sent at turn 2 is there in full.
 	b.run("open turn 2's prompt", chromedp.Evaluate(`(() => { document.querySelector('#receipt-chart .receipt[data-turn="2"] details').open = true; return true; })()`, nil))

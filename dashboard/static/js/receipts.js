@@ -51,7 +51,7 @@ function sectionTrend(builds, names) {
   const shown = builds.slice(-trendBuilds);
   const tokens = (r, name) => r.sections.find((s) => s.name === name)?.tokenCount;
   // Its own scroll box: twelve columns do not fit a phone.
-  return h('div', { class: 'trend-box' }, h('table', { class: 'diff-sections', id: 'receipt-trend' },
+  return h('div', { class: 'trend-box', tabindex: '0', role: 'region', 'aria-label': 'Each section\'s tokens by turn' }, h('table', { class: 'diff-sections', id: 'receipt-trend' },
     h('caption', { class: 'hint' }, `Each section's tokens in the newest ${shown.length} builds`),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Section'), shown.map((r) => h('th', { scope: 'col' }, `T${r.turn}`)))),
     h('tbody', {}, names.map((name) => h('tr', { dataset: { section: name } },
@@ -313,8 +313,9 @@ export function receiptsPanel(sessionID) {
   function showDiff(d) {
     replace(diff,
       h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
-      // Its own scroll box: a section's name does not wrap on a phone.
-      h('h3', {}, 'Sections'), h('div', { class: 'scroll-box' }, sectionChanges(d.sections)),
+      // Its own scroll box, which the keyboard can reach and scroll: a
+      // section's name does not wrap on a phone.
+      h('h3', {}, 'Sections'), h('div', { class: 'scroll-box', tabindex: '0', role: 'region', 'aria-label': 'Sections before and after' }, sectionChanges(d.sections)),
       h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
   }
 
