@@ -26,8 +26,8 @@ func peanutSession(tb testing.TB, s *apitest.Server, in map[string]any) *agent {
 }
 
 // Across sessions: the list page names the sessions whose THINK prompts
-// ever held the allergy, each with where it was held and where lost; the
-// admin follows one into its session, which opens with the fact followed
+// ever held the allergy, each with where it was held and where lost (a
+// READER of acme sees acme's only); the reader follows one into its session, which opens with the fact followed
 // (the link carries it), the builds that held and lost it marked, and the
 // diff that dropped it a click away. The same link opened afresh shows the
 // same.
@@ -38,17 +38,35 @@ func TestDashboardFindsTheSessionsWhosePromptsHeldAFact(t *testing.T) {
 	other := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "not-allergic"})}
 	other.begin("plan lunches")
 	other.recordContext("THINK")
+	elsewhere := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "globex", "externalKey": "allergic-at-globex"})}
+	elsewhere.begin("Note my peanut allergy")
+	elsewhere.recordContext("THINK")
 
 	b := newBrowser(t)
 	b.signIn(s.URL, s.AdminKey)
-	b.waitFor("the list", `document.querySelectorAll("#sessions tbody tr").length === 2`)
-	b.run("open the search", chromedp.Evaluate(`document.querySelector("#held-search").open = true`, nil))
-	b.run("type the fact", chromedp.SetValue("#held-text", "peanut allergy", chromedp.ByQuery))
-	b.click("search", "#held-go")
-	b.waitFor("one session, every build read", textOf("#held-summary")+` === "1 sessions in the newest 5 THINK builds (every build read)." && `+
-		`[...document.querySelectorAll("#held-sessions a")].map(a => a.textContent).join() === "allergic"`)
-	b.waitFor("where it held the fact and lost it", textOf(`#held-sessions li[data-session="`+held.id+`"] .held-where`)+` === "held at turns 1–3 · lost at turn 4"`)
+	search := func(who string) {
+		t.Helper()
+		b.waitFor(who+": the list", `document.querySelector("#held-search") !== null`)
+		b.run(who+": open the search", chromedp.Evaluate(`document.querySelector("#held-search").open = true`, nil))
+		b.run(who+": type the fact", chromedp.SetValue("#held-text", "peanut allergy", chromedp.ByQuery))
+		b.click(who+": search", "#held-go")
+	}
+	search("the admin")
+	b.waitFor("a session of each tenant, every build read", textOf("#held-summary")+` === "2 sessions in the newest 6 THINK builds (every build read)." && `+
+		`[...document.querySelectorAll("#held-sessions a")].map(a => a.textContent).join() === "allergic-at-globex,allergic"`)
+	b.waitFor("where each held the fact and lost it", textOf(`#held-sessions li[data-session="`+held.id+`"] .held-where`)+` === "held at turns 1–3 · lost at turn 4" && `+
+		textOf(`#held-sessions li[data-session="`+elsewhere.id+`"] .held-where`)+` === "held at turn 1 · never lost"`)
 	b.requireAccessible("the fact search's results")
+
+	// A READER of acme finds acme's session only, and follows it the same way.
+	reader := createKey(t, s, "READER", "acme")
+	b.click("sign out", "#sign-out")
+	b.signIn(s.URL, reader)
+	b.waitFor("signed in as a reader", textOf("#viewer-role")+` === "READER"`)
+	search("the reader")
+	b.waitFor("acme's session only", textOf("#held-summary")+` === "1 sessions in the newest 5 THINK builds (every build read)." && `+
+		`[...document.querySelectorAll("#held-sessions a")].map(a => a.textContent).join() === "allergic" && `+
+		textOf(`#held-sessions li[data-session="`+held.id+`"] .held-where`)+` === "held at turns 1–3 · lost at turn 4"`)
 
 	b.click("open it", "#held-sessions a")
 	b.waitFor("its session, on THINK, with the fact in the address", `location.hash.includes("`+held.id+`") && `+

@@ -95,6 +95,8 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 	b.waitFor("where her prompts held it and lost it",
 		textOf(`#user-fact-sessions li[data-session="`+kitchen+`"] .held-where`)+` === "held at turns 1–3 · lost at turn 4" && `+
 			`document.querySelectorAll("#user-fact-sessions li").length === 1`)
+	b.run("scroll to the top", chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
+	b.screenshot("dashboard-user.png", true)
 	b.requireAccessible("the user's page")
 	b.click("open that session with the fact", `#user-fact-sessions li[data-session="`+kitchen+`"] a`)
 	b.waitFor("the session, with the fact followed", `location.hash.startsWith("#/sessions/`+kitchen+`?") && `+

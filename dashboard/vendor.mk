@@ -20,9 +20,9 @@ dashboard-vendor:
 		echo $(GRAPHQL_WS_VERSION) > $(GRAPHQL_WS_DIR)/VERSION
 	@echo "vendored graphql-ws $(GRAPHQL_WS_VERSION) into $(GRAPHQL_WS_DIR)"
 
-## screenshots: rewrite docs/dashboard-list.png, docs/dashboard-session.png and docs/dashboard-receipts.png from the browser tests
+## screenshots: rewrite docs/dashboard-list.png, docs/dashboard-session.png, docs/dashboard-receipts.png and docs/dashboard-user.png from the browser tests
 screenshots:
-	SCREENSHOTS=1 $(GO) test -count=1 -run '^(TestDashboard|TestDashboardShowsWhatTheModelSawAndHowItChanged)$$' ./dashboard/
+	SCREENSHOTS=1 $(GO) test -count=1 -run '^(TestDashboard|TestDashboardShowsWhatTheModelSawAndHowItChanged|TestDashboardShowsAUserAcrossTheirSessions)$$' ./dashboard/
 
 # axe-core, the accessibility engine the browser tests run on each page
 # (dashboard/axe_test.go); test data only, never served.

@@ -58,7 +58,10 @@ export function turnRanges(turns) {
  * "held at turns 1–3 · lost at turn 4". */
 export function whereHeld(trace) {
   const held = trace.receipts.filter((r) => r.held).map((r) => r.turn);
-  if (!held.length) return 'never held';
+  if (!held.length) {
+    // A build that kept only its text's hash, with no tier naming the fact, cannot tell.
+    return trace.receipts.some((r) => r.held == null) ? 'not known: the builds kept only their texts’ hashes' : 'never held';
+  }
   const loss = trace.firstLoss;
   return `held at ${held.length === 1 ? 'turn' : 'turns'} ${turnRanges(held)} · ${loss ? `lost at turn ${loss.lostIn.turn}` : 'never lost'}${trace.more ? ' (first 2,000 builds)' : ''}`;
 }
