@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -102,6 +103,11 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 	b.waitFor("the session, with the fact followed", `location.hash.startsWith("#/sessions/`+kitchen+`?") && `+
 		textOf("#fact-where")+` === "THINK: held at turns 1–3 · lost at turn 4."`)
 
+	// From the list: a row's user opens the same page.
+	b.run("back to the list", navigate("#/"))
+	b.click("ana's user on her kitchen row", `#sessions tr[data-key="ana-kitchen"] td:nth-child(3) a`)
+	b.waitFor("her page again, in acme", `location.hash === "#/users/ana?tenant=acme" && `+rows("#user-sessions")+` === "ana-support,ana-kitchen"`)
+
 	// By address, without a tenant: every tenant the admin sees.
 	b.run("open her page by address", navigate("#/users/ana"))
 	b.waitFor("her sessions in every tenant", textOf("#user-scope")+` === "Every tenant this key sees" && `+
@@ -134,5 +140,10 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 		}; })()`, &fit))
 	require.Equal(t, map[string]bool{"status": true, "turns": true, "page": true}, fit, "Status and Turns on screen, the page not scrolling sideways")
 	b.requireAccessible("the user's page on a phone")
+	if os.Getenv("SCREENSHOTS") == "1" {
+		var shot []byte
+		b.run("screenshot", chromedp.FullScreenshot(&shot, 100))
+		require.NoError(t, os.WriteFile("/tmp/user-phone.png", shot, 0o644))
+	}
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
