@@ -186,6 +186,7 @@ func TestDashboard(t *testing.T) {
 	b.waitFor("live updates", `document.querySelector("#live").dataset.state === "live"`)
 	b.waitFor("the total", textOf("#list-summary")+` === "1–7 of 7 sessions"`)
 	b.screenshot("dashboard-list.png", false)
+	b.requireAccessible("the sessions list")
 
 	// Find it by external key.
 	b.run("search by external key",
@@ -219,6 +220,7 @@ func TestDashboard(t *testing.T) {
 		`/ of 8,000 tokens/.test(`+textOf("#context-panel .ctx-total")+`)`)
 	b.run("scroll to the top", chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
 	b.screenshot("dashboard-session.png", true)
+	b.requireAccessible("a session")
 
 	b.run("filter refs by type", chromedp.SetValue("#ref-type", "recipe", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#ref-type").dispatchEvent(new Event("change"))`, nil))

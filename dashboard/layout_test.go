@@ -49,6 +49,7 @@ func TestListFitsAPhone(t *testing.T) {
 	require.Greater(t, fit.Bottom, fit.Top, "Sign out is shown")
 	require.LessOrEqual(t, fit.ScrollWidth, 390, "the page does not scroll sideways")
 	require.True(t, fit.TableScrolls, "the table scrolls inside its card instead")
+	b.requireAccessible("the sessions list on a phone")
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 
@@ -101,6 +102,7 @@ func TestThemesFollowTheSystem(t *testing.T) {
 					}
 				}
 			}
+			b.requireAccessible("the sessions list in " + scheme + " mode")
 			if os.Getenv("SCREENSHOTS") == "1" {
 				var shot []byte
 				b.run("screenshot", chromedp.CaptureScreenshot(&shot))
@@ -178,6 +180,7 @@ func TestPhoneShowsStatusTurnsAndTheDiff(t *testing.T) {
 		.filter(e => e.getBoundingClientRect().right > edge && !e.parentElement.closest(".scroll-box"))
 		.map(e => e.tagName + "#" + e.id + "." + e.className); })()`, &wide))
 	require.Empty(t, wide, "nothing of the diff reaches past its card but inside a scroll box")
+	b.requireAccessible("a session with a diff on a phone")
 	var pageWidth int
 	b.run("the page's width", chromedp.Evaluate(`document.documentElement.scrollWidth`, &pageWidth))
 	require.LessOrEqual(t, pageWidth, 390, "the page does not scroll sideways")

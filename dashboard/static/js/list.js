@@ -7,6 +7,7 @@ import { describe, gql, subscribe } from './api.js';
 import { badge, coalesce, confirmDialog, empty, errorBox, h, loading, noticeScope, num, replace, span, when } from './dom.js';
 import { kindWords, listKinds } from './eventkinds.js';
 import { factSearchPanel } from './facts.js';
+import { userHref } from './users.js';
 import { mayAdminister, viewer } from './viewer.js';
 
 const pageSize = 20;
@@ -342,7 +343,7 @@ export function sessionsList(root) {
       h('td', {}, h('a', { href: `#/sessions/${s.id}`, title: `Session ${s.id}` }, s.externalKey),
         kind ? h('span', { class: 'change-tag' }, ` ${kindWords[kind] || kind}`) : null),
       h('td', {}, s.tenant),
-      h('td', { class: 'wide-only' }, s.userID || '—'),
+      h('td', { class: 'wide-only' }, s.userID ? h('a', { href: userHref(s.userID, s.tenant), title: `Every session of ${s.userID} in ${s.tenant}` }, s.userID) : '—'),
       h('td', { class: 'wide-only' }, s.domain),
       h('td', {}, badge(s.status)),
       h('td', { class: 'num' }, num(s.currentTurn)),

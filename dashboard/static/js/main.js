@@ -1,10 +1,12 @@
 // The dashboard's shell: sign-in, the header and the routes
-// (#/ the sessions list, #/sessions/<id> one session).
+// (#/ the sessions list, #/sessions/<id> one session, #/users/<userID> one
+// user across their sessions).
 
 import { auth, describe, signIn, watchLive, whenKeyRefused } from './api.js';
 import { errorBox, h, replace } from './dom.js';
 import { isListHash, sessionsList } from './list.js';
 import { sessionView } from './session.js';
+import { userView } from './users.js';
 import { rememberViewer, viewer } from './viewer.js';
 
 const main = document.getElementById('main');
@@ -82,8 +84,11 @@ function route(message = '') {
     return;
   }
   const m = location.hash.match(/^#\/sessions\/([^/?]+)/);
+  const u = location.hash.match(/^#\/users\/([^/?]+)/);
   if (m) {
     stopView = sessionView(main, decodeURIComponent(m[1]));
+  } else if (u) {
+    stopView = userView(main, decodeURIComponent(u[1]));
   } else {
     document.title = 'Sessions · sessiongraph';
     stopView = sessionsList(main);

@@ -5,6 +5,7 @@
 
 import { describe, gql } from './api.js';
 import { empty, errorBox, h, keepOpen, loading, num, replace, when } from './dom.js';
+import { factInput, whereHeld } from './facts.js';
 
 /** receiptHeadFields is what the chart shows of a build: all but its text,
  * which is read when its prompt is opened (textQuery). */
@@ -50,7 +51,7 @@ function sectionTrend(builds, names) {
   const shown = builds.slice(-trendBuilds);
   const tokens = (r, name) => r.sections.find((s) => s.name === name)?.tokenCount;
   // Its own scroll box: twelve columns do not fit a phone.
-  return h('div', { class: 'trend-box' }, h('table', { class: 'diff-sections', id: 'receipt-trend' },
+  return h('div', { class: 'trend-box', tabindex: '0', role: 'region', 'aria-label': 'Each section\'s tokens by turn' }, h('table', { class: 'diff-sections', id: 'receipt-trend' },
     h('caption', { class: 'hint' }, `Each section's tokens in the newest ${shown.length} builds`),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Section'), shown.map((r) => h('th', { scope: 'col' }, `T${r.turn}`)))),
     h('tbody', {}, names.map((name) => h('tr', { dataset: { section: name } },
@@ -59,11 +60,13 @@ function sectionTrend(builds, names) {
 }
 
 /** receiptRow is one build's bar and its prompt, whose text prompt() fills when it is opened. */
-function receiptRow(r, colour, scale, prompt) {
+function receiptRow(r, colour, scale, prompt, fact) {
   const pre = h('pre', { class: 'prompt', tabindex: '0' });
-  return h('li', { class: 'receipt', dataset: { receipt: r.id, turn: r.turn } },
+  const state = fact && fact.has(r.id) ? heldState(fact.get(r.id)) : null;
+  return h('li', { class: 'receipt', dataset: { receipt: r.id, turn: r.turn, fact: state ? state[0] : null } },
     h('div', { class: 'ctx-line' },
-      h('span', { class: 'ctx-name' }, label(r)),
+      h('span', { class: 'ctx-name' }, label(r),
+        state ? h('span', { class: `fact-mark fact-${state[0]}`, title: `The fact followed: ${state[0]}` }, ` ${state[1]}`) : null),
       stacked(r, colour, scale),
       h('span', { class: 'ctx-count' }, `${num(r.tokenCount)} / ${num(r.budget)} tokens`)),
     h('details', { dataset: { key: `receipt-${r.id}` }, ontoggle: (ev) => { if (ev.target.open) prompt(r, pre); } },
@@ -105,14 +108,15 @@ const factQuery = `query FactTrace($id: ID!, $fact: FactInput!, $nodes: [Context
   factTrace(fact: $fact, nodes: $nodes) { more receipts { receiptID turn held }
     firstLoss { heldIn { receiptID turn } lostIn { receiptID turn } diff { ${diffFields} } } } } } }`;
 
-// A fact is a ref when it is spelled like one (recipe_1, gen_recipe_2).
-const refShape = /^[a-z][a-z0-9_]*_[0-9]+$/;
+/** heldState names whether a build held the fact, and its sign. */
+function heldState(held) {
+  return held == null ? ['unknown', '?'] : held ? ['held', '✓'] : ['missing', '✗'];
+}
 
 /** factMarks shows, turn by turn, whether each build held the fact. */
 function factMarks(trace) {
-  const mark = (held) => (held == null ? ['unknown', '?'] : held ? ['held', '✓'] : ['missing', '✗']);
   return h('ol', { class: 'fact-turns', id: 'fact-turns' }, trace.receipts.map((r) => {
-    const [state, sign] = mark(r.held);
+    const [state, sign] = heldState(r.held);
     return h('li', { class: `fact-${state}`, dataset: { turn: r.turn, held: state }, title: `Turn ${r.turn}: ${state}` }, `T${r.turn} ${sign}`);
   }));
 }
@@ -127,6 +131,7 @@ export function receiptsPanel(sessionID) {
   let tracing = 0;
   let total = 0;
   let page = null; // pageInfo of the oldest page loaded
+  let held = null; // the fact followed last: its node, and each build's held (true, false, or null: unknown)
   // A prompt's text is read when it is first opened, not with the chart: a
   // session's builds run to hundreds of KB of text that few are read.
   const texts = new Map(); // receipt id → the promise of its text (null: only the hash was kept)
@@ -137,10 +142,10 @@ export function receiptsPanel(sessionID) {
   const toSelect = h('select', { id: 'receipt-to' });
   const chart = h('div', { id: 'receipt-chart' });
   const diff = h('div', { id: 'receipt-diff', 'aria-live': 'polite' });
-  const factInput = h('input', { id: 'fact-text', type: 'search', placeholder: 'a text or a ref, e.g. peanut allergy or recipe_1', 'aria-label': 'Fact to follow' });
+  const factBox = h('input', { id: 'fact-text', type: 'search', placeholder: 'a text or a ref, e.g. peanut allergy or recipe_1', 'aria-label': 'Fact to follow' });
   const factResult = h('div', { id: 'fact-result', 'aria-live': 'polite' });
   const factForm = h('form', { class: 'receipt-controls', id: 'fact-form', onsubmit: (ev) => { ev.preventDefault(); trace(); } },
-    h('label', {}, 'Follow a fact ', factInput), h('button', { type: 'submit', id: 'fact-trace' }, 'Follow'));
+    h('label', {}, 'Follow a fact ', factBox), h('button', { type: 'submit', id: 'fact-trace' }, 'Follow'));
   const controls = h('div', { class: 'receipt-controls' },
     h('label', {}, 'Node ', nodeSelect),
     h('label', {}, 'Compare ', fromSelect),
@@ -188,7 +193,7 @@ export function receiptsPanel(sessionID) {
     keepOpen(chart,
       h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens, scaled to the largest build (${num(scale)} tokens); the mark is the budget:`),
       h('ul', { class: 'legend' }, names.map((n) => h('li', {}, h('span', { class: 'swatch', style: `background: ${colour(n)}` }), n))),
-      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour, scale, prompt))),
+      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour, scale, prompt, held && held.node === node ? held.byReceipt : null))),
       sectionTrend(mine, names));
     const turns = receipts.map((r) => r.turn);
     replace(range, `Builds of turns ${Math.min(...turns)}–${Math.max(...turns)}: ${num(receipts.length)} of ${num(total)} recorded. `,
@@ -214,16 +219,19 @@ export function receiptsPanel(sessionID) {
 
   /** trace follows the typed fact through this node's builds. */
   async function trace() {
-    const text = factInput.value.trim();
+    const text = factBox.value.trim();
     if (!text) return;
     const mine = ++tracing;
     replace(factResult, loading('the trace'));
     try {
-      const fact = refShape.test(text) ? { ref: text } : { text };
-      const t = (await gql(factQuery, { id: sessionID, fact, nodes: [node] })).node.factTrace;
+      const t = (await gql(factQuery, { id: sessionID, fact: factInput(text), nodes: [node] })).node.factTrace;
       if (mine !== tracing) return;
       const loss = t.firstLoss;
+      linkParams({ fact: text, node });
+      held = { node, byReceipt: new Map(t.receipts.map((r) => [r.receiptID, r.held])) };
+      render();
       replace(factResult,
+        h('p', { id: 'fact-where' }, `${node}: ${whereHeld(t)}.`),
         factMarks(t),
         loss
           ? h('p', { id: 'fact-loss' }, `Held at turn ${loss.heldIn.turn}, missing from turn ${loss.lostIn.turn}. `,
@@ -245,14 +253,32 @@ export function receiptsPanel(sessionID) {
     diff.scrollIntoView({ block: 'start' });
   }
 
-  /** linkDiff names the compared builds in the address (?diff=FROM,TO),
-   * for a link to this diff; replaceState, so the view is not rebuilt. */
-  function linkDiff(from, to) {
+  /** linkParams names in the address what the panel shows (?diff=FROM,TO
+   * for a diff, ?fact=…&node=… for a fact followed), for a link to it;
+   * replaceState, so the view is not rebuilt. */
+  function linkParams(values) {
     const [path, query] = location.hash.split('?');
     if (!path.startsWith(`#/sessions/${sessionID}`)) return;
     const params = new URLSearchParams(query || '');
-    params.set('diff', `${from},${to}`);
+    for (const [k, v] of Object.entries(values)) params.set(k, v);
     history.replaceState(history.state, '', `${path}?${params}`);
+  }
+
+  function linkDiff(from, to) {
+    linkParams({ diff: `${from},${to}` });
+  }
+
+  /** followLinkedFact follows the fact a link carries (?fact=…&node=…),
+   * once: a fact search's result opens the session with it followed. */
+  let linkedFact = new URLSearchParams(location.hash.split('?')[1] || '');
+  function followLinkedFact() {
+    const text = linkedFact?.get('fact');
+    const wanted = linkedFact?.get('node');
+    linkedFact = null;
+    if (!text || !receipts.length) return;
+    if (receipts.some((r) => r.node === wanted)) { node = wanted; render(); }
+    factBox.value = text;
+    trace().then(() => factForm.scrollIntoView({ block: 'start' }));
   }
 
   /** openLinkedDiff compares the builds a deep link names, once. */
@@ -287,8 +313,9 @@ export function receiptsPanel(sessionID) {
   function showDiff(d) {
     replace(diff,
       h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
-      // Its own scroll box: a section's name does not wrap on a phone.
-      h('h3', {}, 'Sections'), h('div', { class: 'scroll-box' }, sectionChanges(d.sections)),
+      // Its own scroll box, which the keyboard can reach and scroll: a
+      // section's name does not wrap on a phone.
+      h('h3', {}, 'Sections'), h('div', { class: 'scroll-box', tabindex: '0', role: 'region', 'aria-label': 'Sections before and after' }, sectionChanges(d.sections)),
       h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
   }
 
@@ -301,6 +328,7 @@ export function receiptsPanel(sessionID) {
       total = conn.totalCount;
       render();
       openLinkedDiff();
+      followLinkedFact();
     },
     /** add takes in the builds live events named, in their place, and the session's count of builds. */
     add(nodes, count) {

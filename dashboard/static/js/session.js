@@ -11,6 +11,7 @@ import { receiptConnection, receiptPage, receiptsPanel } from './receipts.js';
 import { artifactFields, artifactsPanel, refFields, refsPanel } from './refs.js';
 import { eventFields, eventsPanel, timelinePanel, turnFields, turnPage } from './timeline.js';
 import { listHref } from './list.js';
+import { userHref } from './users.js';
 import { mayAdminister } from './viewer.js';
 
 const sessionQuery = `query Session($id: ID!) {
@@ -208,7 +209,7 @@ export function sessionView(root, id) {
           h('button', { type: 'button', class: 'danger', id: 'delete-session', onclick: remove }, 'Delete…')) : null),
       h('dl', { class: 'facts' },
         fact('Tenant', s.tenant),
-        fact('User', s.userID || '—'),
+        fact('User', s.userID ? h('a', { href: userHref(s.userID, s.tenant), id: 'session-user', title: `Every session of ${s.userID} in ${s.tenant}` }, s.userID) : '—'),
         fact('Domain', s.domain),
         fact('Current turn', num(s.currentTurn), 'session-turn'),
         fact('Tokens', [num(s.tokenCount), ' ', h('span', { class: 'hint' }, s.tokenizer)], 'session-tokens'),
