@@ -108,7 +108,9 @@ func TestRevokingAKeyEndsItsConnectionsOnAnotherReplica(t *testing.T) {
 	live.Subscribe(sessionEventsSub, map[string]any{"id": id})
 	idle := client.DialWS(t, nil) // acknowledged, and nothing since
 	stream := openSSE(t, client, sessionEventsSub, map[string]any{"id": id})
-	require.Eventually(t, func() bool { return a.ClientSubscriptions() == 2 }, 10*time.Second, 10*time.Millisecond)
+	// Past their replay, not only registered: a subscription from now reads
+	// where now is after it registers, and would miss a write before that.
+	waitLive(t, a, 2)
 	touch(t, client, id, 1)
 	assert.Equal(t, "session.updated", nextEvent(t, live, "sessionEvents").Kind)
 	assert.Equal(t, "next", nextSSE(t, stream).name)
