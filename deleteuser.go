@@ -48,7 +48,7 @@ func deleteUserCommand(ctx context.Context, args []string, env config.Lookup, st
 		return 1
 	}
 	defer ops.Close()
-	n, err := ops.Engine.DeleteUserData(access.System(ctx), tenant, user)
+	n, err := ops.Engine.Sessions.DeleteUserData(access.System(ctx), tenant, user)
 	if err != nil {
 		fmt.Fprintln(stderr, "sessiongraph delete-user:", err)
 		return 1

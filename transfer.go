@@ -35,7 +35,7 @@ func exportSessionCommand(ctx context.Context, args []string, env config.Lookup,
 		if err != nil {
 			return fmt.Errorf("%q is not a session id", rest[0])
 		}
-		x, err := ops.Engine.ExportSession(access.System(ctx), id, ops.SchemaVersion)
+		x, err := ops.Engine.Transfer.ExportSession(access.System(ctx), id, ops.SchemaVersion)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func importSessionCommand(ctx context.Context, args []string, env config.Lookup,
 			defer f.Close()
 			in = f
 		}
-		imported, err := ops.Engine.ImportSession(access.System(ctx), in, ops.SchemaVersion)
+		imported, err := ops.Engine.Transfer.ImportSession(access.System(ctx), in, ops.SchemaVersion)
 		if err != nil {
 			return err
 		}

@@ -18,62 +18,62 @@ import (
 
 // Diff is the resolver for the diff field.
 func (r *factLossResolver) Diff(ctx context.Context, obj *engine.FactLoss) (*engine.ReceiptDiff, error) {
-	return r.Engine.DiffReceipts(ctx, obj.HeldIn.ID, obj.LostIn.ID, nil)
+	return r.Engine.Receipts.DiffReceipts(ctx, obj.HeldIn.ID, obj.LostIn.ID, nil)
 }
 
 // Sessions is the resolver for the sessions field.
 func (r *factSearchResolver) Sessions(ctx context.Context, obj *engine.FactSearch) ([]*ent.Session, error) {
-	return r.Engine.FactSessions(ctx, obj)
+	return r.Engine.Receipts.FactSessions(ctx, obj)
 }
 
 // RecordContext is the resolver for the recordContext field.
 func (r *mutationResolver) RecordContext(ctx context.Context, input engine.RecordContextInput) (*engine.RecordedContext, error) {
-	return r.Engine.RecordContext(ctx, input)
+	return r.Engine.Builds.RecordContext(ctx, input)
 }
 
 // UpdateTurn is the resolver for the updateTurn field.
 func (r *mutationResolver) UpdateTurn(ctx context.Context, input engine.UpdateTurnInput) (*model.TurnPayload, error) {
-	return model.Turn(r.Engine.UpdateTurn(ctx, input))
+	return model.Turn(r.Engine.Turns.UpdateTurn(ctx, input))
 }
 
 // ResetConversation is the resolver for the resetConversation field.
 func (r *mutationResolver) ResetConversation(ctx context.Context, input model.ResetConversationInput) (*model.SessionPayload, error) {
-	return model.Session(r.Engine.ResetConversation(ctx, input.SessionID, input.KeepSystemPrompt))
+	return model.Session(r.Engine.Turns.ResetConversation(ctx, input.SessionID, input.KeepSystemPrompt))
 }
 
 // ContextReceipt is the resolver for the contextReceipt field.
 func (r *queryResolver) ContextReceipt(ctx context.Context, id uuid.UUID, sessionID *uuid.UUID) (*ent.ContextReceipt, error) {
-	return r.Engine.ContextReceipt(ctx, id, sessionID)
+	return r.Engine.Receipts.ContextReceipt(ctx, id, sessionID)
 }
 
 // ContextReceiptDiff is the resolver for the contextReceiptDiff field.
 func (r *queryResolver) ContextReceiptDiff(ctx context.Context, from uuid.UUID, to uuid.UUID, sessionID *uuid.UUID) (*engine.ReceiptDiff, error) {
-	return r.Engine.DiffReceipts(ctx, from, to, sessionID)
+	return r.Engine.Receipts.DiffReceipts(ctx, from, to, sessionID)
 }
 
 // SessionsHoldingFact is the resolver for the sessionsHoldingFact field.
 func (r *queryResolver) SessionsHoldingFact(ctx context.Context, fact engine.Fact, node schematype.Node, after *string) (*engine.FactSearch, error) {
-	return r.Engine.SearchFact(ctx, fact, node, after)
+	return r.Engine.Receipts.SearchFact(ctx, fact, node, after)
 }
 
 // Context is the resolver for the context field.
 func (r *sessionResolver) Context(ctx context.Context, obj *ent.Session, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
-	return r.Engine.Context(ctx, obj, node, options)
+	return r.Engine.Builds.Context(ctx, obj, node, options)
 }
 
 // WorkingMemory is the resolver for the workingMemory field.
 func (r *sessionResolver) WorkingMemory(ctx context.Context, obj *ent.Session, everyNTurns int) (*engine.WorkingMemory, error) {
-	return r.Engine.WorkingMemory(ctx, obj, everyNTurns)
+	return r.Engine.Reads.WorkingMemory(ctx, obj, everyNTurns)
 }
 
 // FactTrace is the resolver for the factTrace field.
 func (r *sessionResolver) FactTrace(ctx context.Context, obj *ent.Session, fact engine.Fact, nodes []schematype.Node) (*engine.FactTrace, error) {
-	return r.Engine.TraceFact(ctx, obj, fact, nodes)
+	return r.Engine.Receipts.TraceFact(ctx, obj, fact, nodes)
 }
 
 // Receipts is the resolver for the receipts field.
 func (r *turnResolver) Receipts(ctx context.Context, obj *ent.Turn) ([]*ent.ContextReceipt, error) {
-	return r.Engine.TurnReceipts(ctx, obj)
+	return r.Engine.Receipts.TurnReceipts(ctx, obj)
 }
 
 // FactLoss returns generated.FactLossResolver implementation.

@@ -14,7 +14,7 @@ import (
 
 // UpsertEntityType is the resolver for the upsertEntityType field.
 func (r *mutationResolver) UpsertEntityType(ctx context.Context, input engine.UpsertEntityTypeInput) (*model.UpsertEntityTypePayload, error) {
-	t, err := r.Engine.UpsertEntityType(ctx, input)
+	t, err := r.Engine.Domains.UpsertEntityType(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -23,5 +23,5 @@ func (r *mutationResolver) UpsertEntityType(ctx context.Context, input engine.Up
 
 // EntityTypes is the resolver for the entityTypes field.
 func (r *queryResolver) EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error) {
-	return r.Engine.EntityTypes(ctx, domain)
+	return r.Engine.Domains.EntityTypes(ctx, domain)
 }

@@ -17,12 +17,12 @@ import (
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id uuid.UUID) (ent.Noder, error) {
-	return r.Engine.Node(ctx, id)
+	return r.Engine.Reads.Node(ctx, id)
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder, error) {
-	nodes, missing, err := r.Engine.Nodes(ctx, ids)
+	nodes, missing, err := r.Engine.Reads.Nodes(ctx, ids)
 	addErrorsAtIndexes(ctx, missing)
 	return nodes, err
 }
@@ -42,7 +42,7 @@ func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.
 
 // Artifact is the resolver for the artifact field.
 func (r *refResolver) Artifact(ctx context.Context, obj *ent.Ref) (*ent.Artifact, error) {
-	return r.Engine.RefArtifact(ctx, obj)
+	return r.Engine.Reads.RefArtifact(ctx, obj)
 }
 
 // Query returns generated.QueryResolver implementation.

@@ -12,17 +12,17 @@ import (
 
 // ExpireSession is the resolver for the expireSession field.
 func (r *mutationResolver) ExpireSession(ctx context.Context, input model.ExpireSessionInput) (*model.SessionPayload, error) {
-	return model.Session(r.Engine.ExpireSession(ctx, input.ID))
+	return model.Session(r.Engine.Sessions.ExpireSession(ctx, input.ID))
 }
 
 // ExpireSessions is the resolver for the expireSessions field.
 func (r *mutationResolver) ExpireSessions(ctx context.Context, input model.ExpireSessionsInput) (*model.CountPayload, error) {
-	return model.Count(r.Engine.ExpireSessions(ctx, input.Where))
+	return model.Count(r.Engine.Sessions.ExpireSessions(ctx, input.Where))
 }
 
 // DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, input model.DeleteSessionInput) (*model.DeleteSessionPayload, error) {
-	if err := r.Engine.DeleteSession(ctx, input.ID); err != nil {
+	if err := r.Engine.Sessions.DeleteSession(ctx, input.ID); err != nil {
 		return nil, err
 	}
 	return &model.DeleteSessionPayload{DeletedSessionID: input.ID}, nil
@@ -30,5 +30,5 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, input model.Delete
 
 // PurgeExpired is the resolver for the purgeExpired field.
 func (r *mutationResolver) PurgeExpired(ctx context.Context, input model.PurgeExpiredInput) (*model.CountPayload, error) {
-	return model.Count(r.Engine.PurgeExpired(ctx, input.OlderThanSeconds))
+	return model.Count(r.Engine.Sessions.PurgeExpired(ctx, input.OlderThanSeconds))
 }

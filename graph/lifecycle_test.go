@@ -122,13 +122,13 @@ func TestReaperRunsOnOneReplicaAtATime(t *testing.T) {
 	var got bool
 	require.NoError(t, held.QueryRow(`SELECT pg_try_advisory_xact_lock($1)`, 0x5e5510_0002).Scan(&got))
 	require.True(t, got, "replica A's round is under way")
-	r, err := b.Engine.ReapOnce(ctx)
+	r, err := b.Engine.Sessions.ReapOnce(ctx)
 	require.NoError(t, err)
 	assert.False(t, r.Ran, "replica B skips the round")
 	assert.Zero(t, a.Client.Session.Query().Where(session.StatusEQ(session.StatusExpired)).CountX(ctx))
 	require.NoError(t, held.Commit())
 
-	r, err = b.Engine.ReapOnce(ctx)
+	r, err = b.Engine.Sessions.ReapOnce(ctx)
 	require.NoError(t, err)
 	assert.True(t, r.Ran)
 	assert.Equal(t, 2, r.Expired, "only the sessions past their TTL")

@@ -185,7 +185,7 @@ func TestEventsReachSubscribersOnAnotherReplica(t *testing.T) {
 func TestSubscriberResumesAcrossFaultsWithoutLosingAnEvent(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "faults"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "faults"})
 	require.NoError(t, err)
 	id := opened.Session.ID
 	const total = 4000
@@ -198,7 +198,7 @@ func TestSubscriberResumesAcrossFaultsWithoutLosingAnEvent(t *testing.T) {
 			wg.Go(func() {
 				for i := w; i < total-1; i += 8 {
 					for attempt := 0; ; attempt++ { // the database may be down for a moment
-						_, err := s.Engine.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, HistorySummary: ptr(fmt.Sprint(i))})
+						_, err := s.Engine.Sessions.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, HistorySummary: ptr(fmt.Sprint(i))})
 						if err == nil {
 							break
 						}

@@ -20,17 +20,17 @@ import (
 // third, as the agent's loop finds it.
 func patchSession(t *testing.T, s *apitest.Server, key string) uuid.UUID {
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: key})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: key})
 	require.NoError(t, err)
 	id := opened.Session.ID
 	for turn := 1; turn <= 3; turn++ {
-		_, err := s.Engine.BeginTurn(ctx, id, fmt.Sprintf("turn %d: what can I cook with leeks?", turn))
+		_, err := s.Engine.Turns.BeginTurn(ctx, id, fmt.Sprintf("turn %d: what can I cook with leeks?", turn))
 		require.NoError(t, err)
 		if turn == 3 {
 			break
 		}
 		readRecipes(t, s, id, "Recipe", 5)
-		_, err = s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "A gratin."})
+		_, err = s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "A gratin."})
 		require.NoError(t, err)
 	}
 	return id
@@ -44,7 +44,7 @@ func readRecipes(t *testing.T, s *apitest.Server, id uuid.UUID, name string, n i
 	for i := range n {
 		records = append(records, map[string]any{"id": uuid.NewString(), "name": fmt.Sprintf("%s %d", name, i), "cuisine": "french"})
 	}
-	out, err := s.Engine.RecordRead(access.System(context.Background()), engine.RecordReadInput{SessionID: id, Table: &table, Records: records})
+	out, err := s.Engine.Writes.RecordRead(access.System(context.Background()), engine.RecordReadInput{SessionID: id, Table: &table, Records: records})
 	require.NoError(t, err)
 	return out.Session
 }
@@ -52,7 +52,7 @@ func readRecipes(t *testing.T, s *apitest.Server, id uuid.UUID, name string, n i
 // built is a THINK build at s and the statements it cost.
 func built(t *testing.T, srv *apitest.Server, s *ent.Session) (*engine.ContextBuild, int64) {
 	before := srv.Statements()
-	b, err := srv.Engine.Context(access.System(context.Background()), s, contextbuild.Think, nil)
+	b, err := srv.Engine.Builds.Context(access.System(context.Background()), s, contextbuild.Think, nil)
 	require.NoError(t, err)
 	return b, srv.Statements() - before
 }
@@ -66,7 +66,7 @@ func TestABuildAfterAReadIsPatchedWithNoRead(t *testing.T) {
 	s := apitest.New(t)
 	other := apitest.Replica(t, s.DSN)
 	id := patchSession(t, s, "patched")
-	sess, err := s.Engine.Session(access.System(context.Background()), id)
+	sess, err := s.Engine.Sessions.Session(access.System(context.Background()), id)
 	require.NoError(t, err)
 	_, cost := built(t, s, sess)
 	require.Positive(t, cost, "the first build reads the rows")
@@ -105,7 +105,7 @@ func TestAWriteByAnotherReplicaIsNeverPatchedOver(t *testing.T) {
 	s := apitest.New(t)
 	other, rows := apitest.Replica(t, s.DSN), apitest.Replica(t, s.DSN)
 	id := patchSession(t, s, "replicas")
-	sess, err := s.Engine.Session(access.System(context.Background()), id)
+	sess, err := s.Engine.Sessions.Session(access.System(context.Background()), id)
 	require.NoError(t, err)
 	built(t, s, sess)
 

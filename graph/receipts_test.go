@@ -390,7 +390,7 @@ func TestTheReaperClearsReceiptTextsPastTheirRetention(t *testing.T) {
 		return fmt.Sprintf("%s %d", out.Session.LastActiveAt, out.Session.Events.TotalCount)
 	}
 	before := activity()
-	reaped, err := s.Engine.ReapOnce(access.System(context.Background()))
+	reaped, err := s.Engine.Sessions.ReapOnce(access.System(context.Background()))
 	require.NoError(t, err)
 	assert.Equal(t, 1, reaped.TextsCleared)
 	lastActive, _, _ := strings.Cut(before, " ")

@@ -20,17 +20,17 @@ import (
 
 // Refs is the resolver for the refs field.
 func (r *applyEnrichmentPayloadResolver) Refs(ctx context.Context, obj *engine.EnrichmentResult) ([]*ent.Ref, error) {
-	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+	return r.Engine.Reads.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // Ref is the resolver for the ref field.
 func (r *clearArtifactPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+	return r.Engine.Reads.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Refs is the resolver for the refs field.
 func (r *mentionEntityPayloadResolver) Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error) {
-	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+	return r.Engine.Reads.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // RecordRead is the resolver for the recordRead field.
@@ -38,7 +38,7 @@ func (r *mutationResolver) RecordRead(ctx context.Context, input engine.RecordRe
 	if err := checkBuildsInAnswer(ctx); err != nil {
 		return nil, err
 	}
-	return r.Engine.RecordRead(ctx, input)
+	return r.Engine.Writes.RecordRead(ctx, input)
 }
 
 // RecordUpdated is the resolver for the recordUpdated field.
@@ -46,137 +46,137 @@ func (r *mutationResolver) RecordUpdated(ctx context.Context, input engine.Recor
 	if err := checkBuildsInAnswer(ctx); err != nil {
 		return nil, err
 	}
-	return r.Engine.RecordUpdated(ctx, input)
+	return r.Engine.Writes.RecordUpdated(ctx, input)
 }
 
 // RecordGenerated is the resolver for the recordGenerated field.
 func (r *mutationResolver) RecordGenerated(ctx context.Context, input engine.RecordGeneratedInput) (*engine.RefResult, error) {
-	return r.Engine.RecordGenerated(ctx, input)
+	return r.Engine.Writes.RecordGenerated(ctx, input)
 }
 
 // RecordCreated is the resolver for the recordCreated field.
 func (r *mutationResolver) RecordCreated(ctx context.Context, input engine.RecordCreatedInput) (*engine.RefResult, error) {
-	return r.Engine.RecordCreated(ctx, input)
+	return r.Engine.Writes.RecordCreated(ctx, input)
 }
 
 // RecordDeleted is the resolver for the recordDeleted field.
 func (r *mutationResolver) RecordDeleted(ctx context.Context, input engine.RecordDeletedInput) (*engine.RefsResult, error) {
-	return r.Engine.RecordDeleted(ctx, input)
+	return r.Engine.Writes.RecordDeleted(ctx, input)
 }
 
 // RecordUserAction is the resolver for the recordUserAction field.
 func (r *mutationResolver) RecordUserAction(ctx context.Context, input engine.RecordUserActionInput) (*engine.RefResult, error) {
-	return r.Engine.RecordUserAction(ctx, input)
+	return r.Engine.Writes.RecordUserAction(ctx, input)
 }
 
 // MentionEntity is the resolver for the mentionEntity field.
 func (r *mutationResolver) MentionEntity(ctx context.Context, input model.MentionEntityInput) (*engine.RefsResult, error) {
-	return r.Engine.MentionEntity(ctx, input.SessionID, input.Refs)
+	return r.Engine.Writes.MentionEntity(ctx, input.SessionID, input.Refs)
 }
 
 // UpdateArtifact is the resolver for the updateArtifact field.
 func (r *mutationResolver) UpdateArtifact(ctx context.Context, input engine.UpdateArtifactInput) (*engine.RefResult, error) {
-	return r.Engine.UpdateArtifact(ctx, input)
+	return r.Engine.Writes.UpdateArtifact(ctx, input)
 }
 
 // ApplyEnrichment is the resolver for the applyEnrichment field.
 func (r *mutationResolver) ApplyEnrichment(ctx context.Context, input engine.ApplyEnrichmentInput) (*engine.EnrichmentResult, error) {
-	return r.Engine.ApplyEnrichment(ctx, input)
+	return r.Engine.Writes.ApplyEnrichment(ctx, input)
 }
 
 // RetainRef is the resolver for the retainRef field.
 func (r *mutationResolver) RetainRef(ctx context.Context, input model.RetainRefInput) (*engine.RefResult, error) {
-	return r.Engine.RetainRef(ctx, input.SessionID, input.Ref, input.Reason)
+	return r.Engine.Writes.RetainRef(ctx, input.SessionID, input.Ref, input.Reason)
 }
 
 // ReleaseRef is the resolver for the releaseRef field.
 func (r *mutationResolver) ReleaseRef(ctx context.Context, input model.ReleaseRefInput) (*engine.RefResult, error) {
-	return r.Engine.ReleaseRef(ctx, input.SessionID, input.Ref)
+	return r.Engine.Writes.ReleaseRef(ctx, input.SessionID, input.Ref)
 }
 
 // ClearArtifact is the resolver for the clearArtifact field.
 func (r *mutationResolver) ClearArtifact(ctx context.Context, input model.ClearArtifactInput) (*engine.RefResult, error) {
-	return r.Engine.ClearArtifact(ctx, input.SessionID, input.Ref)
+	return r.Engine.Writes.ClearArtifact(ctx, input.SessionID, input.Ref)
 }
 
 // Ref is the resolver for the ref field.
 func (r *recordCreatedPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+	return r.Engine.Reads.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Refs is the resolver for the refs field.
 func (r *recordDeletedPayloadResolver) Refs(ctx context.Context, obj *engine.RefsResult) ([]*ent.Ref, error) {
-	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+	return r.Engine.Reads.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // Ref is the resolver for the ref field.
 func (r *recordGeneratedPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+	return r.Engine.Reads.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Refs is the resolver for the refs field.
 func (r *recordReadPayloadResolver) Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error) {
-	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+	return r.Engine.Reads.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // Context is the resolver for the context field.
 func (r *recordReadPayloadResolver) Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
-	return r.Engine.Context(ctx, obj.Session, node, options)
+	return r.Engine.Builds.Context(ctx, obj.Session, node, options)
 }
 
 // Refs is the resolver for the refs field.
 func (r *recordUpdatedPayloadResolver) Refs(ctx context.Context, obj *engine.RecordsResult) ([]*ent.Ref, error) {
-	return r.Engine.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
+	return r.Engine.Reads.StoredRefs(ctx, obj.SessionID, obj.Refs, obj.Stored)
 }
 
 // Context is the resolver for the context field.
 func (r *recordUpdatedPayloadResolver) Context(ctx context.Context, obj *engine.RecordsResult, node schematype.Node, options *engine.ContextOptions) (*engine.ContextBuild, error) {
-	return r.Engine.Context(ctx, obj.Session, node, options)
+	return r.Engine.Builds.Context(ctx, obj.Session, node, options)
 }
 
 // Ref is the resolver for the ref field.
 func (r *recordUserActionPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+	return r.Engine.Reads.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Ref is the resolver for the ref field.
 func (r *releaseRefPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+	return r.Engine.Reads.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // Ref is the resolver for the ref field.
 func (r *retainRefPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+	return r.Engine.Reads.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // ResolveRefs is the resolver for the resolveRefs field.
 func (r *sessionResolver) ResolveRefs(ctx context.Context, obj *ent.Session, refs []string) ([]*engine.ResolvedRef, error) {
-	return r.Engine.ResolveRefs(ctx, obj, refs)
+	return r.Engine.Reads.ResolveRefs(ctx, obj, refs)
 }
 
 // TranslateFilters is the resolver for the translateFilters field.
 func (r *sessionResolver) TranslateFilters(ctx context.Context, obj *ent.Session, entityType *string, table *string, filters []*engine.FilterInput) (*engine.TranslatedFilters, error) {
-	return r.Engine.TranslateFilters(ctx, obj, entityType, table, filters)
+	return r.Engine.Reads.TranslateFilters(ctx, obj, entityType, table, filters)
 }
 
 // TranslatePayload is the resolver for the translatePayload field.
 func (r *sessionResolver) TranslatePayload(ctx context.Context, obj *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error) {
-	return r.Engine.TranslatePayload(ctx, obj, entityType, data)
+	return r.Engine.Reads.TranslatePayload(ctx, obj, entityType, data)
 }
 
 // ReadRefs is the resolver for the readRefs field.
 func (r *sessionResolver) ReadRefs(ctx context.Context, obj *ent.Session, refs []string) (*engine.ReadRefsResult, error) {
-	return r.Engine.ReadRefs(ctx, obj, refs)
+	return r.Engine.Reads.ReadRefs(ctx, obj, refs)
 }
 
 // EnrichmentQueue is the resolver for the enrichmentQueue field.
 func (r *sessionResolver) EnrichmentQueue(ctx context.Context, obj *ent.Session) ([]*engine.EnrichmentRequest, error) {
-	return r.Engine.EnrichmentQueue(ctx, obj)
+	return r.Engine.Reads.EnrichmentQueue(ctx, obj)
 }
 
 // ActiveEntities is the resolver for the activeEntities field.
 func (r *sessionResolver) ActiveEntities(ctx context.Context, obj *ent.Session, turnsWindow *int) (*engine.ActiveEntities, error) {
-	return r.Engine.ActiveEntities(ctx, obj, turnsWindow)
+	return r.Engine.Reads.ActiveEntities(ctx, obj, turnsWindow)
 }
 
 // PendingArtifacts is the resolver for the pendingArtifacts field.
@@ -191,12 +191,12 @@ func (r *sessionResolver) JustSavedArtifacts(ctx context.Context, obj *ent.Sessi
 
 // ArchivedContent is the resolver for the archivedContent field.
 func (r *sessionResolver) ArchivedContent(ctx context.Context, obj *ent.Session, ref string) (*ent.Artifact, error) {
-	return r.Engine.ArchivedContent(ctx, obj.ID, ref)
+	return r.Engine.Reads.ArchivedContent(ctx, obj.ID, ref)
 }
 
 // Ref is the resolver for the ref field.
 func (r *updateArtifactPayloadResolver) Ref(ctx context.Context, obj *engine.RefResult) (*ent.Ref, error) {
-	return r.Engine.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
+	return r.Engine.Reads.StoredRef(ctx, obj.SessionID, obj.Ref, obj.Stored)
 }
 
 // ApplyEnrichmentPayload returns generated.ApplyEnrichmentPayloadResolver implementation.

@@ -42,7 +42,7 @@ func subscriberSurvivesAPostgresRestart(t *testing.T, transport testdb.Transport
 	s := apitest.Replica(t, dsn)
 	ctx = access.System(ctx) // the writes below go to the engine directly
 
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "restart"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "restart"})
 	require.NoError(t, err)
 	id := opened.Session.ID
 	const total = 600
@@ -51,7 +51,7 @@ func subscriberSurvivesAPostgresRestart(t *testing.T, transport testdb.Transport
 		for i := 1; i < total; i++ {
 			var err error
 			for attempt := 0; attempt < 200; attempt++ { // the database may be restarting
-				if _, err = s.Engine.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, HistorySummary: ptr(fmt.Sprint(i))}); err == nil {
+				if _, err = s.Engine.Sessions.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, HistorySummary: ptr(fmt.Sprint(i))}); err == nil {
 					break
 				}
 				time.Sleep(50 * time.Millisecond) // a client's pause before its retry: the behaviour under test

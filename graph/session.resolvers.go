@@ -16,20 +16,20 @@ import (
 
 // OpenSession is the resolver for the openSession field.
 func (r *mutationResolver) OpenSession(ctx context.Context, input engine.OpenSessionInput) (*engine.OpenSessionResult, error) {
-	return r.Engine.OpenSession(ctx, input)
+	return r.Engine.Sessions.OpenSession(ctx, input)
 }
 
 // UpdateSession is the resolver for the updateSession field.
 func (r *mutationResolver) UpdateSession(ctx context.Context, input engine.UpdateSessionInput) (*model.SessionPayload, error) {
-	return model.Session(r.Engine.UpdateSession(ctx, input))
+	return model.Session(r.Engine.Sessions.UpdateSession(ctx, input))
 }
 
 // Session is the resolver for the session field.
 func (r *queryResolver) Session(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
-	return r.Engine.Session(ctx, id)
+	return r.Engine.Sessions.Session(ctx, id)
 }
 
 // SessionByKey is the resolver for the sessionByKey field.
 func (r *queryResolver) SessionByKey(ctx context.Context, tenant string, externalKey string) (*ent.Session, error) {
-	return r.Engine.SessionByKey(ctx, tenant, externalKey)
+	return r.Engine.Sessions.SessionByKey(ctx, tenant, externalKey)
 }

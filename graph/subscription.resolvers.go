@@ -20,7 +20,7 @@ import (
 
 // SessionsChangedCursor is the resolver for the sessionsChangedCursor field.
 func (r *queryResolver) SessionsChangedCursor(ctx context.Context) (string, error) {
-	return r.Engine.SessionsChangedCursor(ctx)
+	return r.Engine.Live.SessionsChangedCursor(ctx)
 }
 
 // Events is the resolver for the events field.
@@ -31,7 +31,7 @@ func (r *sessionResolver) Events(ctx context.Context, obj *ent.Session, after *e
 
 // SessionEvents is the resolver for the sessionEvents field.
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (<-chan *events.Event, error) {
-	st, err := r.Engine.SessionEvents(ctx, sessionID, after)
+	st, err := r.Engine.Live.SessionEvents(ctx, sessionID, after)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID uuid
 
 // EntityChanges is the resolver for the entityChanges field.
 func (r *subscriptionResolver) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (<-chan *engine.EntityChange, error) {
-	st, err := r.Engine.EntityChanges(ctx, sessionID, entityTypes, after)
+	st, err := r.Engine.Live.EntityChanges(ctx, sessionID, entityTypes, after)
 	if err != nil {
 		return nil, err
 	}
@@ -49,12 +49,12 @@ func (r *subscriptionResolver) EntityChanges(ctx context.Context, sessionID uuid
 
 // ContextUpdated is the resolver for the contextUpdated field.
 func (r *subscriptionResolver) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node schematype.Node, options *engine.ContextOptions) (<-chan *engine.ContextBuild, error) {
-	return r.Engine.ContextUpdated(ctx, sessionID, node, options)
+	return r.Engine.Live.ContextUpdated(ctx, sessionID, node, options)
 }
 
 // SessionsChanged is the resolver for the sessionsChanged field.
 func (r *subscriptionResolver) SessionsChanged(ctx context.Context, after *string, kinds []string) (<-chan *events.Event, error) {
-	st, err := r.Engine.SessionsChanged(ctx, after, kinds)
+	st, err := r.Engine.Live.SessionsChanged(ctx, after, kinds)
 	if err != nil {
 		return nil, err
 	}

@@ -14,30 +14,30 @@ import (
 
 // BeginTurn is the resolver for the beginTurn field.
 func (r *mutationResolver) BeginTurn(ctx context.Context, input model.BeginTurnInput) (*model.TurnPayload, error) {
-	return model.Turn(r.Engine.BeginTurn(ctx, input.SessionID, input.UserMessage))
+	return model.Turn(r.Engine.Turns.BeginTurn(ctx, input.SessionID, input.UserMessage))
 }
 
 // EndTurn is the resolver for the endTurn field.
 func (r *mutationResolver) EndTurn(ctx context.Context, input engine.EndTurnInput) (*engine.ClosedTurn, error) {
-	return r.Engine.CloseTurn(ctx, input)
+	return r.Engine.Turns.CloseTurn(ctx, input)
 }
 
 // FailTurn is the resolver for the failTurn field.
 func (r *mutationResolver) FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error) {
-	return model.Turn(r.Engine.FailTurn(ctx, input.SessionID, input.Reason))
+	return model.Turn(r.Engine.Turns.FailTurn(ctx, input.SessionID, input.Reason))
 }
 
 // RecordExchange is the resolver for the recordExchange field.
 func (r *mutationResolver) RecordExchange(ctx context.Context, input engine.RecordExchangeInput) (*model.TurnPayload, error) {
-	return model.Turn(r.Engine.RecordExchange(ctx, input))
+	return model.Turn(r.Engine.Turns.RecordExchange(ctx, input))
 }
 
 // RecordStepResult is the resolver for the recordStepResult field.
 func (r *mutationResolver) RecordStepResult(ctx context.Context, input engine.RecordStepResultInput) (*model.RecordStepResultPayload, error) {
-	return model.StepResult(r.Engine.RecordStepResult(ctx, input))
+	return model.StepResult(r.Engine.Writes.RecordStepResult(ctx, input))
 }
 
 // StepResults is the resolver for the stepResults field.
 func (r *turnResolver) StepResults(ctx context.Context, obj *ent.Turn) ([]*ent.StepResult, error) {
-	return r.Engine.StepResultsOfTurn(ctx, obj.SessionID, obj.Number)
+	return r.Engine.Reads.StepResultsOfTurn(ctx, obj.SessionID, obj.Number)
 }

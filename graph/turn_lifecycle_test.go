@@ -90,7 +90,7 @@ func TestAnOpenTurnMeetsExpiry(t *testing.T) {
 	s := apitest.New(t, func(c *app.Config) { c.NoReaper = true })
 	ctx := access.System(context.Background())
 	reap := func() int {
-		r, err := s.Engine.ReapOnce(ctx)
+		r, err := s.Engine.Sessions.ReapOnce(ctx)
 		require.NoError(t, err)
 		return r.Expired
 	}
@@ -135,7 +135,7 @@ func TestOpenSessionNamesTheSessionItReplaced(t *testing.T) {
 	assert.Equal(t, first.Session.ID, *second.ReplacedSessionID, "after an admin's expiry")
 
 	s.Client.Session.UpdateOneID(uuid.MustParse(second.Session.ID)).SetExpiresAt(time.Now().Add(-time.Minute)).ExecX(ctx)
-	r, err := s.Engine.ReapOnce(ctx)
+	r, err := s.Engine.Sessions.ReapOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, r.Expired)
 	third := open(t, s, key).OpenSession

@@ -33,11 +33,11 @@ const (
 func loopSession(b *testing.B, s *apitest.Server, key string) string {
 	recipes := "recipes"
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: key})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: key})
 	require.NoError(b, err)
 	id := opened.Session.ID
 	for turn := 1; turn <= 11; turn++ {
-		_, err := s.Engine.BeginTurn(ctx, id, fmt.Sprintf("turn %d: what can I cook tonight with leeks?", turn))
+		_, err := s.Engine.Turns.BeginTurn(ctx, id, fmt.Sprintf("turn %d: what can I cook tonight with leeks?", turn))
 		require.NoError(b, err)
 		if turn == 11 {
 			break
@@ -46,9 +46,9 @@ func loopSession(b *testing.B, s *apitest.Server, key string) string {
 		for i := range 10 {
 			records = append(records, map[string]any{"id": uuid.NewString(), "name": fmt.Sprintf("Recipe %d.%d", turn, i), "cuisine": "french", "total_time": 40})
 		}
-		_, err = s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &recipes, Records: records})
+		_, err = s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &recipes, Records: records})
 		require.NoError(b, err)
-		_, err = s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: fmt.Sprintf("Turn %d: a leek gratin, or a soup.", turn)})
+		_, err = s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: fmt.Sprintf("Turn %d: a leek gratin, or a soup.", turn)})
 		require.NoError(b, err)
 	}
 	return id.String()

@@ -25,7 +25,7 @@ import (
 func ContextSession(tb testing.TB, s *Server, refs, turns int) *ent.Session {
 	tb.Helper()
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: fmt.Sprintf("ctx-%d-%d", refs, turns)})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: fmt.Sprintf("ctx-%d-%d", refs, turns)})
 	require.NoError(tb, err)
 	id := opened.Session.ID
 	c := s.Client
@@ -57,14 +57,14 @@ func ContextSession(tb testing.TB, s *Server, refs, turns int) *ent.Session {
 	s.Client.Session.UpdateOneID(id).SetCurrentTurn(turns).SetRefCounters(map[string]int{"recipe": refs}).
 		SetTokenCount(turns * 23).SetHistorySummary("The user plans weeknight dinners.").ExecX(ctx)
 	for i := 0; i < 3; i++ {
-		_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+		_, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 			Content: map[string]any{"name": fmt.Sprintf("Idea %d", i), "ingredients": []any{"rice", "peas"}, "instructions": "Cook."}})
 		require.NoError(tb, err)
 	}
-	_, err = s.Engine.BeginTurn(ctx, id, "plan dinners for the week")
+	_, err = s.Engine.Turns.BeginTurn(ctx, id, "plan dinners for the week")
 	require.NoError(tb, err)
 	analyze(tb, s)
-	sess, err := s.Engine.Session(ctx, id)
+	sess, err := s.Engine.Sessions.Session(ctx, id)
 	require.NoError(tb, err)
 	return sess
 }
@@ -79,7 +79,7 @@ func SessionGraph(tb testing.TB, s *Server, tenant string, sessions, turns, refs
 	ids := make([]uuid.UUID, sessions)
 	start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	for i := range sessions {
-		opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: tenant, ExternalKey: fmt.Sprintf("%s-chat-%03d", tenant, i), UserID: new(fmt.Sprintf("user-%d", i%7))})
+		opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: tenant, ExternalKey: fmt.Sprintf("%s-chat-%03d", tenant, i), UserID: new(fmt.Sprintf("user-%d", i%7))})
 		require.NoError(tb, err)
 		id := opened.Session.ID
 		ids[i] = id

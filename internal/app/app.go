@@ -207,7 +207,7 @@ func (a *App) startHub(cfg Config, bell *events.Doorbell) {
 	go func() {
 		defer close(reaped)
 		if !cfg.NoReaper {
-			a.Engine.RunReaper(ctx, a.log)
+			a.Engine.Sessions.RunReaper(ctx, a.log)
 		}
 	}()
 	a.stopHub = func() {
@@ -235,7 +235,7 @@ func syncDomains(ctx context.Context, eng *engine.Engine, file string) error {
 	if err != nil {
 		return err
 	}
-	if err := eng.SyncDomain(ctx, kitchen); err != nil {
+	if err := eng.Domains.SyncDomain(ctx, kitchen); err != nil {
 		return fmt.Errorf("loading the kitchen domain: %w", err)
 	}
 	if file == "" {
@@ -245,7 +245,7 @@ func syncDomains(ctx context.Context, eng *engine.Engine, file string) error {
 	if err != nil {
 		return err
 	}
-	return eng.SyncDomain(ctx, d)
+	return eng.Domains.SyncDomain(ctx, d)
 }
 
 // recordedNodes are the nodes -record-contexts names; config has checked

@@ -89,7 +89,7 @@ func BenchmarkWriteTailWithProductionLogging(b *testing.B) {
 	s, logFile := serverLoggingToAFile(b)
 	ids := make([]string, clients)
 	for i := range ids {
-		opened, err := s.Engine.OpenSession(access.System(context.Background()),
+		opened, err := s.Engine.Sessions.OpenSession(access.System(context.Background()),
 			engine.OpenSessionInput{Tenant: "bench", ExternalKey: fmt.Sprint("tail-", i)})
 		if err != nil {
 			b.Fatal(err)
@@ -154,7 +154,7 @@ func BenchmarkWriteTailFloor(b *testing.B) {
 	s := apitest.New(b)
 	ids := make([]string, clients)
 	for i := range ids {
-		opened, err := s.Engine.OpenSession(access.System(context.Background()),
+		opened, err := s.Engine.Sessions.OpenSession(access.System(context.Background()),
 			engine.OpenSessionInput{Tenant: "bench", ExternalKey: fmt.Sprint("floor-", i)})
 		if err != nil {
 			b.Fatal(err)

@@ -20,8 +20,8 @@ import (
 // ends (once its linked records are saved, or to discard it); other
 // artifacts are untouched. The content stays readable by its ref
 // (ArchivedContent).
-func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name string) (*RefResult, error) {
-	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: []string{name}, artifacts: true})
+func (wr *Writes) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name string) (*RefResult, error) {
+	rw, err := wr.beginRegistry(ctx, nil, sessionID, selection{refs: []string{name}, artifacts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name st
 		return nil, err
 	}
 	ev := store.Event{Kind: KindArtifactCleared, Payload: map[string]any{"ref": name, "was": status, "changes": changes(rw.reg.Changed())}}
-	stored, err := e.commitRegistry(ctx, rw, ev, nil)
+	stored, err := wr.commitRegistry(ctx, rw, ev, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func (e *Engine) ClearArtifact(ctx context.Context, sessionID uuid.UUID, name st
 // became of it: pending, promoted, or cleared at the end of its turn or
 // explicitly (the content archive). It is nil for a ref that never
 // had generated content, and REF_NOT_FOUND for a ref the session lacks.
-func (e *Engine) ArchivedContent(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Artifact, error) {
-	row, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).WithArtifact(inSession(sessionID)).Only(ctx)
+func (rd *Reads) ArchivedContent(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Artifact, error) {
+	row, err := rd.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).WithArtifact(inSession(sessionID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.UnknownRef("ref", name)
 	}

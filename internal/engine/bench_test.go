@@ -68,9 +68,9 @@ func median(n int, f func()) time.Duration {
 func benchSession(b *testing.B) (*apitest.Server, uuid.UUID) {
 	s := apitest.New(b)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: b.Name()})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "bench", ExternalKey: b.Name()})
 	require.NoError(b, err)
-	_, err = s.Engine.BeginTurn(ctx, opened.Session.ID, "go")
+	_, err = s.Engine.Turns.BeginTurn(ctx, opened.Session.ID, "go")
 	require.NoError(b, err)
 	return s, opened.Session.ID
 }
@@ -98,14 +98,14 @@ func benchRecordRead(b *testing.B, n int) {
 		known[i] = uuid.NewString()
 		seed[i] = map[string]any{"id": known[i], "name": fmt.Sprintf("Recipe %d", i)}
 	}
-	_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: seed})
+	_, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: seed})
 	require.NoError(b, err)
 	inputs := make([][]map[string]any, b.N)
 	for i := range inputs {
 		inputs[i] = mealPlans(n, known)
 	}
 	measure(b, s.DB, func(i int) {
-		_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: inputs[i]})
+		_, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: inputs[i]})
 		require.NoError(b, err)
 	})
 }
@@ -117,7 +117,7 @@ func BenchmarkRecordGenerated(b *testing.B) {
 	s, id := benchSession(b)
 	ctx := access.System(context.Background())
 	measure(b, s.DB, func(i int) {
-		_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+		_, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 			Content: map[string]any{"name": fmt.Sprintf("Dish %d", i), "ingredients": []any{"rice", "dal"}, "instructions": "Simmer."}})
 		require.NoError(b, err)
 	})
@@ -129,13 +129,13 @@ func BenchmarkRecordCreatedPromotion(b *testing.B) {
 	s, id := benchSession(b)
 	ctx := access.System(context.Background())
 	for i := 0; i < b.N; i++ {
-		_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+		_, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 			Content: map[string]any{"name": fmt.Sprintf("Dish %d", i)}})
 		require.NoError(b, err)
 	}
 	measure(b, s.DB, func(i int) {
 		label := fmt.Sprintf("Dish %d", i)
-		res, err := s.Engine.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: id, EntityType: "recipe",
+		res, err := s.Engine.Writes.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: id, EntityType: "recipe",
 			EntityID: uuid.New(), Label: &label})
 		require.NoError(b, err)
 		require.True(b, res.Promoted)
@@ -151,13 +151,13 @@ func BenchmarkTranslateFilters50(b *testing.B) {
 		records[i] = map[string]any{"id": uuid.NewString(), "name": fmt.Sprintf("Recipe %d", i)}
 		refs[i] = fmt.Sprintf("recipe_%d", i+1)
 	}
-	_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: records})
+	_, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: records})
 	require.NoError(b, err)
-	session, err := s.Engine.Session(ctx, id)
+	session, err := s.Engine.Sessions.Session(ctx, id)
 	require.NoError(b, err)
 	filters := []*engine.FilterInput{{Field: "id", Op: "in", Value: refs}}
 	measure(b, s.DB, func(int) {
-		out, err := s.Engine.TranslateFilters(ctx, session, nil, new("recipes"), filters)
+		out, err := s.Engine.Reads.TranslateFilters(ctx, session, nil, new("recipes"), filters)
 		require.NoError(b, err)
 		require.Len(b, out.Filters[0].Value, 50)
 	})
@@ -171,7 +171,7 @@ func benchHugeLabel(b *testing.B, size int) {
 	ctx := access.System(context.Background())
 	name := strings.Repeat("é", size/2)
 	measure(b, s.DB, func(int) {
-		out, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"),
+		out, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"),
 			Records: []map[string]any{{"id": uuid.NewString(), "name": name}}})
 		require.NoError(b, err)
 		require.Len(b, out.Records, 1)

@@ -51,7 +51,7 @@ type ClosedTurn struct {
 // runtime writes after its reply is built (the last step's records, the
 // step results) then costs one request and one durable commit with the end
 // of the turn instead of one each; any one refused refuses them all.
-func (e *Engine) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, error) {
+func (ts *Turns) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, error) {
 	if len(in.AssistantMessage) > MaxTextBytes {
 		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
 	}
@@ -68,10 +68,10 @@ func (e *Engine) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, e
 	if len(in.Closing) > 0 { // the turn's state is cleared after them: they may promote
 		end = closes
 	}
-	t, err := e.onOpenTurn(ctx, in.SessionID, end, func(ctx context.Context, w *store.Tx, done *ent.Turn, cleared *int) (store.Mutation, error) {
+	t, err := ts.onOpenTurn(ctx, in.SessionID, end, func(ctx context.Context, w *store.Tx, done *ent.Turn, cleared *int) (store.Mutation, error) {
 		within := &sharedWrite{Tx: w}
 		for _, c := range in.Closing {
-			r, err := e.applyClosing(ctx, within, in.SessionID, c)
+			r, err := ts.applyClosing(ctx, within, in.SessionID, c)
 			if err != nil {
 				return store.Mutation{}, err
 			}
@@ -83,7 +83,7 @@ func (e *Engine) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, e
 		if err := w.Flush(ctx); err != nil { // what they wrote, before the end reads
 			return store.Mutation{}, err
 		}
-		ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
+		ended, err := ts.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
 		return store.Mutation{Events: append(within.Events, ended)}, err
 	})
 	if err != nil {
@@ -106,30 +106,30 @@ func (c ClosingWrite) count() int {
 
 // applyClosing runs one closing write through the code of the call that
 // does it alone, within the turn end's write.
-func (e *Engine) applyClosing(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, c ClosingWrite) (*ClosingResult, error) {
+func (ts *Turns) applyClosing(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, c ClosingWrite) (*ClosingResult, error) {
 	switch {
 	case c.Read != nil:
 		c.Read.SessionID = sessionID
-		return recordsOf(e.recordRecords(ctx, within, *c.Read, registry.ActionRead, KindRefsRead, stepresult.KindRead))
+		return recordsOf(ts.writes.recordRecords(ctx, within, *c.Read, registry.ActionRead, KindRefsRead, stepresult.KindRead))
 	case c.Updated != nil:
 		c.Updated.SessionID = sessionID
-		return recordsOf(e.recordRecords(ctx, within, *c.Updated, registry.ActionUpdated, KindRefsUpdated, stepresult.KindWrite))
+		return recordsOf(ts.writes.recordRecords(ctx, within, *c.Updated, registry.ActionUpdated, KindRefsUpdated, stepresult.KindWrite))
 	case c.Created != nil:
 		c.Created.SessionID = sessionID
-		return oneRef(e.recordCreated(ctx, within, *c.Created))
+		return oneRef(ts.writes.recordCreated(ctx, within, *c.Created))
 	case c.Deleted != nil:
 		c.Deleted.SessionID = sessionID
-		r, err := e.recordDeleted(ctx, within, *c.Deleted)
+		r, err := ts.writes.recordDeleted(ctx, within, *c.Deleted)
 		if err != nil {
 			return nil, err
 		}
 		return &ClosingResult{Refs: r.Refs}, nil
 	case c.Generated != nil:
 		c.Generated.SessionID = sessionID
-		return oneRef(e.recordGenerated(ctx, within, *c.Generated))
+		return oneRef(ts.writes.recordGenerated(ctx, within, *c.Generated))
 	default:
 		c.StepResult.SessionID = sessionID
-		r, err := e.recordStepResult(ctx, within, *c.StepResult)
+		r, err := ts.writes.recordStepResult(ctx, within, *c.StepResult)
 		if err != nil {
 			return nil, err
 		}

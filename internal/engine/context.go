@@ -19,6 +19,15 @@ import (
 	"sessiongraph/internal/tokenizer"
 )
 
+// Builds makes a node's prompt context from a session's rows, or from a
+// build it remembers, and records it as a receipt when asked to.
+type Builds struct {
+	client   *ent.Client
+	domains  *Domains
+	cache    *buildCache
+	receipts *Receipts
+}
+
 // maxContextRefs bounds the refs a build reads, however busy the session.
 const maxContextRefs = 500
 
@@ -43,15 +52,15 @@ type ContextBuild struct {
 // or generated with their artifacts; only the turns the node shows) and
 // writes nothing, unless Config.RecordContexts names the node and a
 // runtime's (CLIENT) key reads it: then the build is recorded as a receipt.
-func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
-	b, err := e.context(ctx, s, node, in, true)
-	if err != nil || !e.recordsBuildsOf(ctx, s, node) {
+func (bs *Builds) Context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
+	b, err := bs.context(ctx, s, node, in, true)
+	if err != nil || !bs.receipts.recordsBuildsOf(ctx, s, node) {
 		return b, err
 	}
 	// Recorded as recordContext would, unless the turn's last receipt of
 	// the node is this same text. A session that expired meanwhile records
 	// nothing: the build was still what its state gave.
-	if _, err := e.recordReceipt(ctx, s, node, b, true); err != nil && apperr.CodeOf(err) != apperr.SessionExpired {
+	if _, err := bs.receipts.recordReceipt(ctx, s, node, b, true); err != nil && apperr.CodeOf(err) != apperr.SessionExpired {
 		return nil, err
 	}
 	return b, nil
@@ -59,7 +68,7 @@ func (e *Engine) Context(ctx context.Context, s *ent.Session, node contextbuild.
 
 // context builds a node's context, from the builds it remembers when
 // remember is set.
-func (e *Engine) context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions, remember bool) (*ContextBuild, error) {
+func (bs *Builds) context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions, remember bool) (*ContextBuild, error) {
 	if in == nil {
 		in = &ContextOptions{}
 	}
@@ -68,27 +77,27 @@ func (e *Engine) context(ctx context.Context, s *ent.Session, node contextbuild.
 		return nil, err
 	}
 	o = contextbuild.WithDefaults(node, o)
-	d, err := e.Domain(ctx, s.Domain)
+	d, err := bs.domains.Domain(ctx, s.Domain)
 	if err != nil {
 		return nil, err
 	}
 	if !remember || s.EventSequence == 0 { // a session read without its sequence: nothing names its state
-		b, _, err := e.buildFromRows(ctx, s, node, o, counterName, d)
+		b, _, err := bs.buildFromRows(ctx, s, node, o, counterName, d)
 		return b, err
 	}
 	key := buildKey{session: s.ID, sequence: s.EventSequence, node: node, options: o, counter: string(counterName), domain: d}
-	return e.builds.get(ctx, key, func(ctx context.Context) (*ContextBuild, *buildInputs, error) {
-		return e.buildFromRows(ctx, s, node, o, counterName, d)
+	return bs.cache.get(ctx, key, func(ctx context.Context) (*ContextBuild, *buildInputs, error) {
+		return bs.buildFromRows(ctx, s, node, o, counterName, d)
 	}, func(ctx context.Context, in *buildInputs, writes []*refsWrite) (*ContextBuild, *buildInputs, bool, error) {
-		return e.patch(ctx, s, node, o, counterName, in, writes)
+		return bs.patch(ctx, s, node, o, counterName, in, writes)
 	})
 }
 
 // buildFromRows makes a node's context from the session's rows, and
 // returns the inputs it made it from.
-func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+func (bs *Builds) buildFromRows(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	counterName tokenizer.Name, d *registry.Domain) (*ContextBuild, *buildInputs, error) {
-	c := e.counter(ctx, string(counterName))
+	c := counter(ctx, string(counterName))
 	var err error
 	snap := contextbuild.Snapshot{
 		Turn: s.CurrentTurn, SystemPrompt: s.SystemPrompt, SystemPromptTokens: c.Count(s.SystemPrompt),
@@ -103,21 +112,21 @@ func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node context
 		// are inside the window). Only ACT and REPLY show artifact content;
 		// the others need the status alone, so that every build places a
 		// cleared artifact where ACT does.
-		if snap.Entries, err = e.readEntries(ctx, s.ID, entriesSince(s, node, o), node == contextbuild.Act || node == contextbuild.Reply); err != nil {
+		if snap.Entries, err = bs.readEntries(ctx, s.ID, entriesSince(s, node, o), node == contextbuild.Act || node == contextbuild.Reply); err != nil {
 			return nil, nil, err
 		}
 		complete = len(snap.Entries) < maxContextRefs
 	}
-	if snap.Steps, snap.MoreSteps, err = e.contextSteps(ctx, s, node); err != nil {
+	if snap.Steps, snap.MoreSteps, err = bs.contextSteps(ctx, s, node); err != nil {
 		return nil, nil, err
 	}
 	recount := string(counterName) != s.Tokenizer
-	turns, err := e.turnsShown(ctx, s, node, o, snap.SystemPromptTokens, recount, c)
+	turns, err := bs.turnsShown(ctx, s, node, o, snap.SystemPromptTokens, recount, c)
 	if err != nil {
 		return nil, nil, err
 	}
 	showTurns(&snap, s, node, turns, recount, c)
-	b, err := e.make(ctx, s, node, o, counterName, c, snap)
+	b, err := bs.make(ctx, s, node, o, counterName, c, snap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,10 +136,10 @@ func (e *Engine) buildFromRows(ctx context.Context, s *ent.Session, node context
 // make makes a node's context from snap, the session's rows as a build
 // reads them, counting with c (the counter counterName names); snap is not
 // changed (the shown artifacts' UUIDs are scrubbed in copies).
-func (e *Engine) make(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+func (bs *Builds) make(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	counterName tokenizer.Name, c tokenizer.Counter, snap contextbuild.Snapshot) (*ContextBuild, error) {
 	var err error
-	if snap.Entries, err = e.scrubArtifacts(ctx, s, snap.Entries); err != nil {
+	if snap.Entries, err = bs.scrubArtifacts(ctx, s, snap.Entries); err != nil {
 		return nil, err
 	}
 	b, err := contextbuild.Make(node, &snap, o, c)
@@ -149,7 +158,7 @@ func (e *Engine) make(ctx context.Context, s *ent.Session, node contextbuild.Nod
 // not changed: a remembered build's inputs keep them as read). Entities the
 // snapshot does not hold are looked up by id in one more statement, only
 // when there are any.
-func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) ([]*registry.Entry, error) {
+func (bs *Builds) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*registry.Entry) ([]*registry.Entry, error) {
 	// Most builds show no artifact naming a UUID: they cost a look at each
 	// artifact, not a set of the session's entities.
 	var named []uuid.UUID
@@ -176,7 +185,7 @@ func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*
 	}
 	all := slices.Clone(entries)
 	if len(missing) > 0 {
-		rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID), ref.EntityIDIn(missing...)).All(ctx)
+		rows, err := bs.client.Ref.Query().Where(ref.SessionID(s.ID), ref.EntityIDIn(missing...)).All(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -203,8 +212,8 @@ func (e *Engine) scrubArtifacts(ctx context.Context, s *ent.Session, entries []*
 // OlderStepSummaries more without it (more tells whether older ones were
 // left out); for REPLY those of the current turn and the one before,
 // without data. Other nodes show none.
-func (e *Engine) contextSteps(ctx context.Context, s *ent.Session, node contextbuild.Node) (steps []contextbuild.StepResult, more bool, err error) {
-	q := e.client.StepResult.Query().Where(stepresult.SessionID(s.ID)).
+func (bs *Builds) contextSteps(ctx context.Context, s *ent.Session, node contextbuild.Node) (steps []contextbuild.StepResult, more bool, err error) {
+	q := bs.client.StepResult.Query().Where(stepresult.SessionID(s.ID)).
 		Order(ent.Desc(stepresult.FieldTurn), ent.Desc(stepresult.FieldStep))
 	withData := 0
 	switch node {
@@ -282,11 +291,11 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 // without reading them) reads them all; a SLIDING_WINDOW cut keeps
 // every newest message that fits, so it reads a page of turns at a time
 // until their tokens fill the window; every other build reads a fixed count.
-func (e *Engine) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+func (bs *Builds) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	systemTokens int, recount bool, c tokenizer.Counter) ([]*ent.Turn, error) {
 	// A failed turn is not part of the conversation an LLM is shown.
 	q := func() *ent.TurnQuery {
-		return e.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
+		return bs.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
 	}
 	room := int(float64(o.ModelLimit) * 0.8)
 	switch {

@@ -17,10 +17,10 @@ func benchContext(b *testing.B, node contextbuild.Node, refs, turns int) {
 	s := apitest.New(b)
 	sess := apitest.ContextSession(b, s, refs, turns)
 	ctx := access.System(context.Background())
-	_, err := s.Engine.Context(ctx, sess, node, nil) // warm the domain cache and the tokenizer
+	_, err := s.Engine.Builds.Context(ctx, sess, node, nil) // warm the domain cache and the tokenizer
 	require.NoError(b, err)
 	measure(b, s.DB, func(int) {
-		out, err := s.Engine.ContextUncached(ctx, sess, node, nil)
+		out, err := s.Engine.Builds.ContextUncached(ctx, sess, node, nil)
 		require.NoError(b, err)
 		require.NotEmpty(b, out.Text)
 	})
@@ -70,10 +70,10 @@ func BenchmarkContextActSteps(b *testing.B) {
 			sess := apitest.ContextSession(b, s, 1000, 200)
 			addSteps(b, s, sess, steps)
 			ctx := access.System(context.Background())
-			warm, err := s.Engine.Context(ctx, sess, contextbuild.Act, nil) // the domain cache and the tokenizer
+			warm, err := s.Engine.Builds.Context(ctx, sess, contextbuild.Act, nil) // the domain cache and the tokenizer
 			require.NoError(b, err)
 			measure(b, s.DB, func(int) {
-				out, err := s.Engine.ContextUncached(ctx, sess, contextbuild.Act, nil)
+				out, err := s.Engine.Builds.ContextUncached(ctx, sess, contextbuild.Act, nil)
 				require.NoError(b, err)
 				require.NotEmpty(b, out.Text)
 			})

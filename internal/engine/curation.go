@@ -15,11 +15,11 @@ import (
 
 // MentionEntity records that refs were referred to this turn (Understand's
 // reference resolution), which keeps them in the active window.
-func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*RefsResult, error) {
+func (wr *Writes) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []string) (*RefsResult, error) {
 	if len(refs) == 0 || len(refs) > MaxListItems {
 		return nil, apperr.Invalid("refs", "give between 1 and %d refs", MaxListItems)
 	}
-	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: refs})
+	rw, err := wr.beginRegistry(ctx, nil, sessionID, selection{refs: refs})
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (e *Engine) MentionEntity(ctx context.Context, sessionID uuid.UUID, refs []
 		return nil, err
 	}
 	ev := store.Event{Kind: KindRefsMentioned, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
-	stored, err := e.commitRegistry(ctx, rw, ev, nil)
+	stored, err := wr.commitRegistry(ctx, rw, ev, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -44,12 +44,12 @@ type UpdateArtifactInput struct {
 }
 
 // UpdateArtifact revises a generated entity's content (revision + 1).
-func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*RefResult, error) {
+func (wr *Writes) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*RefResult, error) {
 	label, err := optionalLabel(in.Label)
 	if err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, nil, in.SessionID, selection{refs: []string{in.Ref}, artifacts: true})
+	rw, err := wr.beginRegistry(ctx, nil, in.SessionID, selection{refs: []string{in.Ref}, artifacts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (e *Engine) UpdateArtifact(ctx context.Context, in UpdateArtifactInput) (*R
 	en.Artifact.Label = en.Label
 	ev := store.Event{Kind: KindArtifactRevised, Payload: map[string]any{
 		"ref": in.Ref, "revision": en.Artifact.Revision, "changes": changes(rw.reg.Changed())}}
-	stored, err := e.commitRegistry(ctx, rw, ev, nil)
+	stored, err := wr.commitRegistry(ctx, rw, ev, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ type EnrichmentResult struct {
 // ApplyEnrichment sets looked-up labels and takes the refs out of the queue;
 // given the records of the read that queued them, it returns those records
 // with _<field>_label added, as the LLM should see them.
-func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (*EnrichmentResult, error) {
+func (wr *Writes) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (*EnrichmentResult, error) {
 	if len(in.Labels) == 0 || len(in.Labels) > MaxListItems {
 		return nil, apperr.Invalid("labels", "give between 1 and %d labels", MaxListItems)
 	}
@@ -125,7 +125,7 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 		out.Refs = append(out.Refs, l.Ref)
 		enrich[i] = registry.Enrichment{Ref: l.Ref, Label: l.Label}
 	}
-	rw, err := e.beginRegistry(ctx, nil, in.SessionID, selection{refs: append(registry.RefsIn(in.Records), out.Refs...)})
+	rw, err := wr.beginRegistry(ctx, nil, in.SessionID, selection{refs: append(registry.RefsIn(in.Records), out.Refs...)})
 	if err != nil {
 		return nil, err
 	}
@@ -141,18 +141,18 @@ func (e *Engine) ApplyEnrichment(ctx context.Context, in ApplyEnrichmentInput) (
 		out.Records = rw.reg.AddEnrichedLabels(rw.domain, t, in.Records)
 	}
 	ev := store.Event{Kind: KindRefsEnriched, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
-	if out.Stored, err = e.commitRegistry(ctx, rw, ev, nil); err != nil {
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // RetainRef keeps a ref active past the turn window with Understand's reason.
-func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason string) (*RefResult, error) {
+func (wr *Writes) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason string) (*RefResult, error) {
 	if len(reason) > maxLabelLen {
 		return nil, apperr.TooLarge("reason", "the reason is %d bytes; at most %d are allowed", len(reason), maxLabelLen)
 	}
-	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: []string{ref}})
+	rw, err := wr.beginRegistry(ctx, nil, sessionID, selection{refs: []string{ref}})
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 	if _, err := rw.reg.Retain(ref, reason); err != nil {
 		return nil, err
 	}
-	stored, err := e.commitRegistry(ctx, rw, store.Event{Kind: KindRefRetained, Payload: map[string]any{"ref": ref, "reason": reason}}, nil)
+	stored, err := wr.commitRegistry(ctx, rw, store.Event{Kind: KindRefRetained, Payload: map[string]any{"ref": ref, "reason": reason}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +168,8 @@ func (e *Engine) RetainRef(ctx context.Context, sessionID uuid.UUID, ref, reason
 }
 
 // ReleaseRef lets a retained ref fall out of context.
-func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
-	rw, err := e.beginRegistry(ctx, nil, sessionID, selection{refs: []string{ref}})
+func (wr *Writes) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string) (*RefResult, error) {
+	rw, err := wr.beginRegistry(ctx, nil, sessionID, selection{refs: []string{ref}})
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (e *Engine) ReleaseRef(ctx context.Context, sessionID uuid.UUID, ref string
 	if _, err := rw.reg.Release(ref); err != nil {
 		return nil, err
 	}
-	stored, err := e.commitRegistry(ctx, rw, store.Event{Kind: KindRefReleased, Payload: map[string]any{"ref": ref}}, nil)
+	stored, err := wr.commitRegistry(ctx, rw, store.Event{Kind: KindRefReleased, Payload: map[string]any{"ref": ref}}, nil)
 	if err != nil {
 		return nil, err
 	}

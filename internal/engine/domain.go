@@ -15,9 +15,12 @@ import (
 	"sessiongraph/internal/registry"
 )
 
-// domainCache keeps each domain's entity types in memory: every registry
-// write needs them, and they change rarely.
-type domainCache struct {
+// Domains reads and defines the domains' entity types, keeping each
+// domain in memory: every registry write needs it, and it changes rarely.
+type Domains struct {
+	client *ent.Client
+	// ttl bounds how long a domain another replica may have changed is used.
+	ttl     time.Duration
 	mu      sync.Mutex
 	entries map[string]cachedDomain
 }
@@ -28,18 +31,18 @@ type cachedDomain struct {
 }
 
 // Domain returns a domain's entity types, from the cache when fresh.
-func (e *Engine) Domain(ctx context.Context, name string) (*registry.Domain, error) {
-	return e.domain(ctx, e.client.EntityType, name)
+func (ds *Domains) Domain(ctx context.Context, name string) (*registry.Domain, error) {
+	return ds.domain(ctx, ds.client.EntityType, name)
 }
 
 // domain loads through types, which inside a write must be the
 // transaction's client: a write that waited for a second pool connection
 // while holding its first could deadlock the pool under load.
-func (e *Engine) domain(ctx context.Context, types *ent.EntityTypeClient, name string) (*registry.Domain, error) {
-	e.domains.mu.Lock()
-	c, ok := e.domains.entries[name]
-	e.domains.mu.Unlock()
-	if ok && time.Since(c.loaded) < e.cfg.DomainCacheTTL {
+func (ds *Domains) domain(ctx context.Context, types *ent.EntityTypeClient, name string) (*registry.Domain, error) {
+	ds.mu.Lock()
+	c, ok := ds.entries[name]
+	ds.mu.Unlock()
+	if ok && time.Since(c.loaded) < ds.ttl {
 		return c.domain, nil
 	}
 	rows, err := types.Query().Where(entitytype.Domain(name)).Order(entitytype.ByName()).All(ctx)
@@ -54,9 +57,9 @@ func (e *Engine) domain(ctx context.Context, types *ent.EntityTypeClient, name s
 	if err != nil {
 		return nil, err
 	}
-	e.domains.mu.Lock()
-	e.domains.entries[name] = cachedDomain{domain: d, loaded: time.Now()}
-	e.domains.mu.Unlock()
+	ds.mu.Lock()
+	ds.entries[name] = cachedDomain{domain: d, loaded: time.Now()}
+	ds.mu.Unlock()
 	return d, nil
 }
 
@@ -64,12 +67,12 @@ func (e *Engine) domain(ctx context.Context, types *ent.EntityTypeClient, name s
 // domain without entity types: a session of it could read nothing.
 // It asks the database rather than the domain cache, which would keep an
 // entry for every name a client tried.
-func (e *Engine) requireDomain(ctx context.Context, name string) error {
-	exists, err := e.client.EntityType.Query().Where(entitytype.Domain(name)).Exist(ctx)
+func (ds *Domains) requireDomain(ctx context.Context, name string) error {
+	exists, err := ds.client.EntityType.Query().Where(entitytype.Domain(name)).Exist(ctx)
 	if err != nil || exists {
 		return err
 	}
-	known, err := e.client.EntityType.Query().Unique(true).Order(entitytype.ByDomain()).Select(entitytype.FieldDomain).Strings(ctx)
+	known, err := ds.client.EntityType.Query().Unique(true).Order(entitytype.ByDomain()).Select(entitytype.FieldDomain).Strings(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,15 +82,15 @@ func (e *Engine) requireDomain(ctx context.Context, name string) error {
 	return ae
 }
 
-func (e *Engine) forgetDomain(name string) {
-	e.domains.mu.Lock()
-	delete(e.domains.entries, name)
-	e.domains.mu.Unlock()
+func (ds *Domains) forgetDomain(name string) {
+	ds.mu.Lock()
+	delete(ds.entries, name)
+	ds.mu.Unlock()
 }
 
 // EntityTypes lists a domain's entity types.
-func (e *Engine) EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error) {
-	return e.client.EntityType.Query().Where(entitytype.Domain(domain)).Order(entitytype.ByName()).All(ctx)
+func (ds *Domains) EntityTypes(ctx context.Context, domain string) ([]*ent.EntityType, error) {
+	return ds.client.EntityType.Query().Where(entitytype.Domain(domain)).Order(entitytype.ByName()).All(ctx)
 }
 
 // UpsertEntityTypeInput defines or redefines one entity type of a domain.
@@ -99,14 +102,14 @@ type UpsertEntityTypeInput struct {
 // UpsertEntityType creates or replaces an entity type, after checking that
 // the domain it leaves behind is consistent (FK targets and nested types
 // exist, names make unambiguous refs).
-func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput) (*ent.EntityType, error) {
+func (ds *Domains) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput) (*ent.EntityType, error) {
 	if err := requireText("domain", in.Domain, 200); err != nil {
 		return nil, err
 	}
 	if err := checkLabelTemplate(in.LabelTemplate); err != nil {
 		return nil, err
 	}
-	current, err := e.Domain(ctx, in.Domain)
+	current, err := ds.Domain(ctx, in.Domain)
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +129,8 @@ func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput)
 	if err != nil {
 		return nil, apperr.Invalid("input", "%v", err)
 	}
-	err = e.upsertTypes(ctx, d.Name, d.Types[:1])
-	e.forgetDomain(in.Domain)
+	err = ds.upsertTypes(ctx, d.Name, d.Types[:1])
+	ds.forgetDomain(in.Domain)
 	if ent.IsConstraintError(err) {
 		// Another replica mapped the table since this one read the domain.
 		return nil, tableTaken(in.Domain, in.Table, "")
@@ -135,7 +138,7 @@ func (e *Engine) UpsertEntityType(ctx context.Context, in UpsertEntityTypeInput)
 	if err != nil {
 		return nil, err
 	}
-	return e.client.EntityType.Query().Where(entitytype.Domain(in.Domain), entitytype.Name(in.Name)).Only(ctx)
+	return ds.client.EntityType.Query().Where(entitytype.Domain(in.Domain), entitytype.Name(in.Name)).Only(ctx)
 }
 
 // checkLabelTemplate refuses a label template over the size or placeholder
@@ -167,24 +170,24 @@ func tableTaken(domain, table, other string) error {
 
 // SyncDomain writes a domain file's entity types to the database at start;
 // types the file does not name are left as they are.
-func (e *Engine) SyncDomain(ctx context.Context, d *registry.Domain) error {
-	if err := e.upsertTypes(ctx, d.Name, d.Types); err != nil {
+func (ds *Domains) SyncDomain(ctx context.Context, d *registry.Domain) error {
+	if err := ds.upsertTypes(ctx, d.Name, d.Types); err != nil {
 		return err
 	}
-	e.forgetDomain(d.Name)
+	ds.forgetDomain(d.Name)
 	return nil
 }
 
-func (e *Engine) upsertTypes(ctx context.Context, domain string, types []registry.EntityType) error {
+func (ds *Domains) upsertTypes(ctx context.Context, domain string, types []registry.EntityType) error {
 	bulk := make([]*ent.EntityTypeCreate, len(types))
 	for i, t := range types {
-		bulk[i] = e.client.EntityType.Create().SetDomain(domain).SetName(t.Name).SetTableName(t.Table).
+		bulk[i] = ds.client.EntityType.Create().SetDomain(domain).SetName(t.Name).SetTableName(t.Table).
 			SetIDField(t.IDField).SetLabelField(t.LabelField).SetLabelTemplate(t.LabelTemplate).
 			SetFkFields(nonNil(t.FKFields)).SetNestedRelations(nonNil(t.NestedRelations)).
 			SetDetailFields(nonNil(t.DetailFields)).SetDataLegend(t.DataLegend).
 			SetContentMarkers(nonNil(t.ContentMarkers)).SetCondensed(t.Condensed)
 	}
-	return e.client.EntityType.CreateBulk(bulk...).
+	return ds.client.EntityType.CreateBulk(bulk...).
 		OnConflict(sql.ConflictColumns(entitytype.FieldDomain, entitytype.FieldName)).
 		UpdateNewValues().Exec(ctx)
 }

@@ -38,19 +38,39 @@ type Config struct {
 	ReceiptTextRetention time.Duration
 }
 
-// Engine performs session operations.
+// Engine is the engine's use cases, each a value of its own that holds
+// only what it uses; callers name the one they need
+// (engine.Writes.RecordRead).
 type Engine struct {
-	client  *ent.Client
-	store   *store.Store
-	cfg     Config
-	domains domainCache
-	hub     *events.Hub
-	builds  *buildCache
+	Sessions *Sessions
+	Domains  *Domains
+	Writes   *Writes
+	Turns    *Turns
+	Builds   *Builds
+	Receipts *Receipts
+	Live     *Live
+	Reads    *Reads
+	Transfer *Transfer
 }
 
-// New returns an Engine that reads through client, writes through st and
-// serves subscriptions from hub, this replica's event hub (nil for a
-// command that serves none).
+// New returns the engine's use cases, reading through client, writing
+// through st and serving subscriptions from hub, this replica's event hub
+// (nil for a command that serves none).
 func New(client *ent.Client, st *store.Store, hub *events.Hub, cfg Config) *Engine {
-	return &Engine{client: client, store: st, hub: hub, cfg: cfg, domains: domainCache{entries: map[string]cachedDomain{}}, builds: newBuildCache()}
+	domains := &Domains{client: client, ttl: cfg.DomainCacheTTL, entries: map[string]cachedDomain{}}
+	cache := newBuildCache()
+	receipts := &Receipts{client: client, store: st, cfg: cfg}
+	writes := &Writes{client: client, store: st, domains: domains, builds: cache}
+	builds := &Builds{client: client, domains: domains, cache: cache, receipts: receipts}
+	return &Engine{
+		Sessions: &Sessions{client: client, store: st, cfg: cfg, domains: domains, receipts: receipts},
+		Domains:  domains,
+		Writes:   writes,
+		Turns:    &Turns{client: client, store: st, domains: domains, writes: writes},
+		Builds:   builds,
+		Receipts: receipts,
+		Live:     &Live{client: client, hub: hub, domains: domains, builds: builds},
+		Reads:    &Reads{client: client, domains: domains},
+		Transfer: &Transfer{client: client, store: st},
+	}
 }

@@ -48,7 +48,7 @@ LIMIT ` + fmt.Sprint(maxContextRefs)
 // on (or retained, or generated and not saved), with their artifacts'
 // content when full (else their status alone), confined to the caller's
 // tenant as ent's queries are (access.Confine).
-func (e *Engine) readEntries(ctx context.Context, id uuid.UUID, since int, full bool) ([]*registry.Entry, error) {
+func (bs *Builds) readEntries(ctx context.Context, id uuid.UUID, since int, full bool) ([]*registry.Entry, error) {
 	tenant, err := access.TenantScope(ctx)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (e *Engine) readEntries(ctx context.Context, id uuid.UUID, since int, full 
 	if tenant != "" {
 		args, confined = append(args, tenant), 1
 	}
-	rows, err := e.client.QueryContext(ctx, entriesStatements[b2i(full)][confined], args...)
+	rows, err := bs.client.QueryContext(ctx, entriesStatements[b2i(full)][confined], args...)
 	if err != nil {
 		return nil, err
 	}

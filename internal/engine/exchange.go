@@ -28,14 +28,14 @@ type RecordExchangeInput struct {
 // artifacts are cleared; both messages' tokens are counted once) and their
 // two events, turn.began then turn.ended, with one round trip and one
 // durable commit instead of two of each.
-func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*ent.Turn, error) {
+func (ts *Turns) RecordExchange(ctx context.Context, in RecordExchangeInput) (*ent.Turn, error) {
 	if len(in.UserMessage) > MaxTextBytes {
 		return nil, apperr.TooLarge("userMessage", "the message is %d bytes; at most %d are allowed", len(in.UserMessage), MaxTextBytes)
 	}
 	if len(in.AssistantMessage) > MaxTextBytes {
 		return nil, apperr.TooLarge("assistantMessage", "the message is %d bytes; at most %d are allowed", len(in.AssistantMessage), MaxTextBytes)
 	}
-	w, err := e.store.Begin(ctx, in.SessionID)
+	w, err := ts.store.Begin(ctx, in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	if open != nil {
 		return nil, apperr.New(apperr.TurnInProgress, "turn %d is still open: end it (%s) or fail it (%s) before recording an exchange", open.Number, apperr.OpEndTurn, apperr.OpFailTurn)
 	}
-	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, in.UserMessage)
+	tokens, err := countTokens(ctx, w.Session.Tokenizer, in.UserMessage)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	began := store.Event{Kind: KindTurnBegan, Payload: map[string]any{"turn": number}}
 	done := &ent.Turn{SessionID: in.SessionID, Number: number, UserMessage: in.UserMessage, UserTokens: tokens,
 		Status: turn.StatusOpen, StartedAt: w.Now}
-	ended, err := e.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
+	ended, err := ts.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
 	if err != nil {
 		return nil, err
 	}
@@ -79,5 +79,5 @@ func (e *Engine) RecordExchange(ctx context.Context, in RecordExchangeInput) (*e
 	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began, ended}}); err != nil {
 		return nil, err
 	}
-	return e.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
+	return ts.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
 }

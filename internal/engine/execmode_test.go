@@ -33,16 +33,16 @@ func TestWritesRunInEveryQueryExecMode(t *testing.T) {
 				c.DatabaseURL += sep + "default_query_exec_mode=" + mode
 			})
 			ctx := access.System(context.Background())
-			opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "mode"})
+			opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "mode"})
 			require.NoError(t, err)
 			id := opened.Session.ID
-			_, err = s.Engine.BeginTurn(ctx, id, "plan my week")
+			_, err = s.Engine.Turns.BeginTurn(ctx, id, "plan my week")
 			require.NoError(t, err)
 			records := []map[string]any{{"id": uuid.NewString(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": uuid.NewString()}}
-			read, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: records})
+			read, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: records})
 			require.NoError(t, err)
 			assert.Len(t, read.Refs, 2, "the meal plan and its recipe")
-			ended, err := s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Done."})
+			ended, err := s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Done."})
 			require.NoError(t, err)
 			assert.Equal(t, 1, ended.Number)
 		})

@@ -15,17 +15,17 @@ import (
 
 // ContextUncached is Context without the builds the engine remembers: what
 // making a build costs, for the benchmarks.
-func (e *Engine) ContextUncached(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
-	return e.context(ctx, s, node, in, false)
+func (bs *Builds) ContextUncached(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
+	return bs.context(ctx, s, node, in, false)
 }
 
 // PatchedBuilds is how many builds the engine made by patching a build it
 // remembered across its own writes.
-func (e *Engine) PatchedBuilds() int64 { return e.builds.patched.Load() }
+func (bs *Builds) PatchedBuilds() int64 { return bs.cache.patched.Load() }
 
 // EntriesBothWays reads the refs a node's build shows with readEntries and
 // with ent's query, which it replaced.
-func (e *Engine) EntriesBothWays(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (typed, byEnt []*registry.Entry, err error) {
+func (bs *Builds) EntriesBothWays(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (typed, byEnt []*registry.Entry, err error) {
 	if in == nil {
 		in = &ContextOptions{}
 	}
@@ -34,10 +34,10 @@ func (e *Engine) EntriesBothWays(ctx context.Context, s *ent.Session, node conte
 		return nil, nil, err
 	}
 	o = contextbuild.WithDefaults(node, o)
-	if typed, err = e.readEntries(ctx, s.ID, entriesSince(s, node, o), node == contextbuild.Act || node == contextbuild.Reply); err != nil {
+	if typed, err = bs.readEntries(ctx, s.ID, entriesSince(s, node, o), node == contextbuild.Act || node == contextbuild.Reply); err != nil {
 		return nil, nil, err
 	}
-	byEnt, err = e.entEntries(ctx, s, node, o)
+	byEnt, err = bs.entEntries(ctx, s, node, o)
 	return typed, byEnt, err
 }
 
@@ -46,12 +46,12 @@ func (e *Engine) EntriesBothWays(ctx context.Context, s *ent.Session, node conte
 // It reads the refs a build may show: referenced within the
 // window (Understand's are all of them), retained, or generated and not
 // saved (artifacts promoted in the current turn are inside the window).
-func (e *Engine) entEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
+func (bs *Builds) entEntries(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options) ([]*registry.Entry, error) {
 	where := liveRefs(s, o.TurnsWindow)
 	if node == contextbuild.Understand {
 		where = ref.SessionID(s.ID) // every ref: its registry table lists them all
 	}
-	q := e.client.Ref.Query().Where(where).
+	q := bs.client.Ref.Query().Where(where).
 		// Only stable fields order a build, so the same session builds the
 		// same text; the ref by its bytes, whatever the database's collation,
 		// so that a patched build orders them as the read does (entryOrder).
@@ -83,11 +83,11 @@ func (e *Engine) entEntries(ctx context.Context, s *ent.Session, node contextbui
 // SelectedBothWays reads the refs of session id a selection selects with
 // readSelected and with ent's query (load's), which it replaced on a
 // write's transaction, each in a transaction of its own.
-func (e *Engine) SelectedBothWays(ctx context.Context, id uuid.UUID, entityIDs []uuid.UUID, refs []string,
+func (rd *Reads) SelectedBothWays(ctx context.Context, id uuid.UUID, entityIDs []uuid.UUID, refs []string,
 	pendingOf, pendingLabel string, artifacts bool) (typed, byEnt []*ent.Ref, err error) {
 	sel := selection{entityIDs: entityIDs, refs: refs, pendingOf: pendingOf, pendingLabel: pendingLabel, artifacts: artifacts}
 	read := func(f func(tx *ent.Tx) ([]*ent.Ref, error)) ([]*ent.Ref, error) {
-		tx, err := e.client.Tx(ctx)
+		tx, err := rd.client.Tx(ctx)
 		if err != nil {
 			return nil, err
 		}

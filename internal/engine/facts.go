@@ -143,11 +143,11 @@ func readFacts(ctx context.Context, q *ent.ContextReceiptQuery, f Fact) ([]factR
 // TraceFact follows a fact through a session's recorded builds of the
 // given nodes (every node when none), oldest first: whether each held it,
 // and the first that lost it after an earlier build of its node held it.
-func (e *Engine) TraceFact(ctx context.Context, s *ent.Session, f Fact, nodes []contextbuild.Node) (*FactTrace, error) {
+func (rc *Receipts) TraceFact(ctx context.Context, s *ent.Session, f Fact, nodes []contextbuild.Node) (*FactTrace, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	q := e.client.ContextReceipt.Query().Where(contextreceipt.SessionID(s.ID)).
+	q := rc.client.ContextReceipt.Query().Where(contextreceipt.SessionID(s.ID)).
 		Order(ent.Asc(contextreceipt.FieldTurn), ent.Asc(contextreceipt.FieldCreatedAt), ent.Asc(contextreceipt.FieldID)).
 		Limit(MaxTraceReceipts + 1)
 	if len(nodes) > 0 {
@@ -211,7 +211,7 @@ func factSearchTag(tenant string, f Fact, node contextbuild.Node) string {
 // at most FactScanReceipts receipts from the newest (or from after), so
 // that a page costs the same at any size; a search goes on page by page.
 // The caller's tenant confines the receipts read.
-func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node, afterCursor *string) (*FactSearch, error) {
+func (rc *Receipts) SearchFact(ctx context.Context, f Fact, node contextbuild.Node, afterCursor *string) (*FactSearch, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (e *Engine) SearchFact(ctx context.Context, f Fact, node contextbuild.Node,
 	if err != nil {
 		return nil, err
 	}
-	q := e.client.ContextReceipt.Query().Where(contextreceipt.NodeEQ(node)).
+	q := rc.client.ContextReceipt.Query().Where(contextreceipt.NodeEQ(node)).
 		Order(ent.Desc(contextreceipt.FieldCreatedAt), ent.Desc(contextreceipt.FieldID)).Limit(FactScanReceipts)
 	if after != nil {
 		q.Where(contextreceipt.Or(contextreceipt.CreatedAtLT(after.CreatedAt),
@@ -290,11 +290,11 @@ func parseFactCursor(s *string, search string) (*factCursor, error) {
 }
 
 // FactSessions returns the sessions a search page found, in its order.
-func (e *Engine) FactSessions(ctx context.Context, f *FactSearch) ([]*ent.Session, error) {
+func (rc *Receipts) FactSessions(ctx context.Context, f *FactSearch) ([]*ent.Session, error) {
 	if len(f.SessionIDs) == 0 {
 		return []*ent.Session{}, nil
 	}
-	rows, err := e.client.Session.Query().Where(session.IDIn(f.SessionIDs...)).All(ctx)
+	rows, err := rc.client.Session.Query().Where(session.IDIn(f.SessionIDs...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -23,18 +23,18 @@ import (
 func fidelitySession(t *testing.T, s *apitest.Server, key string) (context.Context, uuid.UUID) {
 	t.Helper()
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: key})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: key})
 	require.NoError(t, err)
-	_, err = s.Engine.BeginTurn(ctx, opened.Session.ID, "suggest a curry")
+	_, err = s.Engine.Turns.BeginTurn(ctx, opened.Session.ID, "suggest a curry")
 	require.NoError(t, err)
 	return ctx, opened.Session.ID
 }
 
 func build(t *testing.T, s *apitest.Server, ctx context.Context, id uuid.UUID, node contextbuild.Node, opts *engine.ContextOptions) *engine.ContextBuild {
 	t.Helper()
-	sess, err := s.Engine.Session(ctx, id)
+	sess, err := s.Engine.Sessions.Session(ctx, id)
 	require.NoError(t, err)
-	b, err := s.Engine.Context(ctx, sess, node, opts)
+	b, err := s.Engine.Builds.Context(ctx, sess, node, opts)
 	require.NoError(t, err)
 	return b
 }
@@ -54,18 +54,18 @@ func refsOf(rows []*ent.Ref) []string {
 func TestAClearedUnsavedArtifactLeavesTheGeneratedTierInEveryBuild(t *testing.T) {
 	s := apitest.New(t)
 	ctx, id := fidelitySession(t, s, "cleared-unsaved")
-	kept, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+	kept, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 		Content: map[string]any{"name": "Chana masala", "ingredients": []any{"chickpeas"}, "instructions": "Simmer."}})
 	require.NoError(t, err)
-	dropped, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+	dropped, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 		Content: map[string]any{"name": "Aloo gobi", "ingredients": []any{"potato"}, "instructions": "Roast."}})
 	require.NoError(t, err)
-	_, err = s.Engine.ClearArtifact(ctx, id, dropped.Ref)
+	_, err = s.Engine.Writes.ClearArtifact(ctx, id, dropped.Ref)
 	require.NoError(t, err)
 
-	sess, err := s.Engine.Session(ctx, id)
+	sess, err := s.Engine.Sessions.Session(ctx, id)
 	require.NoError(t, err)
-	tiers, err := s.Engine.ActiveEntities(ctx, sess, nil)
+	tiers, err := s.Engine.Reads.ActiveEntities(ctx, sess, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{kept.Ref}, refsOf(tiers.Generated), "activeEntities")
 	assert.Contains(t, refsOf(tiers.Active), dropped.Ref, "referenced this turn, so active")
@@ -79,7 +79,7 @@ func TestAClearedUnsavedArtifactLeavesTheGeneratedTierInEveryBuild(t *testing.T)
 	assert.Contains(t, think.Text, "`"+kept.Ref+"`: Chana masala (recipe) [unsaved]")
 	assert.NotContains(t, think.Text, "`"+dropped.Ref+"`: Aloo gobi (recipe) [unsaved]")
 
-	resolved, err := s.Engine.ResolveRefs(ctx, sess, []string{kept.Ref, dropped.Ref})
+	resolved, err := s.Engine.Reads.ResolveRefs(ctx, sess, []string{kept.Ref, dropped.Ref})
 	require.NoError(t, err)
 	assert.True(t, resolved[0].Pending, "%s still waits to be saved", kept.Ref)
 	assert.False(t, resolved[1].Pending, "%s was cleared unsaved: nothing waits", dropped.Ref)
@@ -90,12 +90,12 @@ func TestAClearedUnsavedArtifactLeavesTheGeneratedTierInEveryBuild(t *testing.T)
 func TestUpdatingAClearedArtifactAnswersArtifactCleared(t *testing.T) {
 	s := apitest.New(t)
 	ctx, id := fidelitySession(t, s, "update-cleared")
-	gen, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+	gen, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 		Content: map[string]any{"name": "Dal", "ingredients": []any{"dal"}, "instructions": "Simmer."}})
 	require.NoError(t, err)
-	_, err = s.Engine.ClearArtifact(ctx, id, gen.Ref)
+	_, err = s.Engine.Writes.ClearArtifact(ctx, id, gen.Ref)
 	require.NoError(t, err)
-	_, err = s.Engine.UpdateArtifact(ctx, engine.UpdateArtifactInput{SessionID: id, Ref: gen.Ref,
+	_, err = s.Engine.Writes.UpdateArtifact(ctx, engine.UpdateArtifactInput{SessionID: id, Ref: gen.Ref,
 		Content: map[string]any{"name": "Tadka dal", "ingredients": []any{"dal"}, "instructions": "Temper."}})
 	assert.Equal(t, apperr.ArtifactCleared, apperr.CodeOf(err), "%v", err)
 }
@@ -108,7 +108,7 @@ func TestThinkOpensWithTheEngagementSummaryAndEndsWithTheHistorySummary(t *testi
 	ctx, id := fidelitySession(t, s, "think-summaries")
 	engagement := "Weekly meal planning for a vegetarian family"
 	history := "Earlier the user asked for quick dinners and no mushrooms." + strings.Repeat(" They liked the dal.", 40)
-	_, err := s.Engine.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, EngagementSummary: &engagement, HistorySummary: &history})
+	_, err := s.Engine.Sessions.UpdateSession(ctx, engine.UpdateSessionInput{ID: id, EngagementSummary: &engagement, HistorySummary: &history})
 	require.NoError(t, err)
 
 	b := build(t, s, ctx, id, contextbuild.Think, nil)
@@ -132,16 +132,16 @@ func TestTheEnrichmentQueueLivesForItsTurn(t *testing.T) {
 	s := apitest.New(t)
 	ctx, id := fidelitySession(t, s, "enrichment-turn")
 	read := func() *engine.RecordsResult {
-		r, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: []map[string]any{
+		r, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: []map[string]any{
 			{"id": uuid.NewString(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": uuid.NewString()},
 		}})
 		require.NoError(t, err)
 		return r
 	}
 	queue := func() []string {
-		sess, err := s.Engine.Session(ctx, id)
+		sess, err := s.Engine.Sessions.Session(ctx, id)
 		require.NoError(t, err)
-		q, err := s.Engine.EnrichmentQueue(ctx, sess)
+		q, err := s.Engine.Reads.EnrichmentQueue(ctx, sess)
 		require.NoError(t, err)
 		var refs []string
 		for _, r := range q {
@@ -154,13 +154,13 @@ func TestTheEnrichmentQueueLivesForItsTurn(t *testing.T) {
 	waiting := first.EnrichmentQueue[0].Ref
 	assert.Equal(t, []string{waiting}, queue(), "queued for the rest of the turn")
 
-	_, err := s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Here is your plan."})
+	_, err := s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Here is your plan."})
 	require.NoError(t, err)
 	assert.Empty(t, queue(), "the turn that read it is over")
-	_, err = s.Engine.BeginTurn(ctx, id, "and tomorrow?")
+	_, err = s.Engine.Turns.BeginTurn(ctx, id, "and tomorrow?")
 	require.NoError(t, err)
 	assert.Empty(t, queue())
-	refs, err := s.Engine.RefsByName(ctx, id, []string{waiting})
+	refs, err := s.Engine.Reads.RefsByName(ctx, id, []string{waiting})
 	require.NoError(t, err)
 	require.Len(t, refs, 1, "the ref itself stays")
 	assert.Equal(t, "", refs[0].Label)
@@ -171,7 +171,7 @@ func TestTheEnrichmentQueueLivesForItsTurn(t *testing.T) {
 	assert.Len(t, queue(), 1)
 
 	// A failed turn ends the queue as well.
-	_, err = s.Engine.FailTurn(ctx, id, "the model timed out")
+	_, err = s.Engine.Turns.FailTurn(ctx, id, "the model timed out")
 	require.NoError(t, err)
 	assert.Empty(t, queue())
 }
@@ -186,13 +186,13 @@ func TestWorkingMemoryKeepsTheLastTwentyReferencedInOrderOfReference(t *testing.
 	for i := 1; i <= 25; i++ {
 		records = append(records, map[string]any{"id": uuid.NewString(), "name": fmt.Sprintf("Recipe %02d", i)})
 	}
-	read, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: records})
+	read, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"), Records: records})
 	require.NoError(t, err)
 	require.Len(t, read.Refs, 25)
 
-	sess, err := s.Engine.Session(ctx, id)
+	sess, err := s.Engine.Sessions.Session(ctx, id)
 	require.NoError(t, err)
-	memory, err := s.Engine.WorkingMemory(ctx, sess, 5)
+	memory, err := s.Engine.Reads.WorkingMemory(ctx, sess, 5)
 	require.NoError(t, err)
 	var got, want []string
 	for _, e := range memory.RecentEntities {
@@ -210,24 +210,24 @@ func TestWorkingMemoryKeepsTheLastTwentyReferencedInOrderOfReference(t *testing.
 func TestAFactIsTracedThroughTheRecordedPrompts(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "peanut"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "peanut"})
 	require.NoError(t, err)
 	id := opened.Session.ID
 	messages := []string{"I have a peanut allergy; plan my dinners", "something with rice", "and a dessert", "what about Friday?"}
 	var receipts []uuid.UUID
 	for _, m := range messages {
-		_, err := s.Engine.BeginTurn(ctx, id, m)
+		_, err := s.Engine.Turns.BeginTurn(ctx, id, m)
 		require.NoError(t, err)
-		r, err := s.Engine.RecordContext(ctx, engine.RecordContextInput{SessionID: id, Node: contextbuild.Think})
+		r, err := s.Engine.Builds.RecordContext(ctx, engine.RecordContextInput{SessionID: id, Node: contextbuild.Think})
 		require.NoError(t, err)
 		receipts = append(receipts, r.Receipt.ID)
-		_, err = s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Noted."})
+		_, err = s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Noted."})
 		require.NoError(t, err)
 	}
-	sess, err := s.Engine.Session(ctx, id)
+	sess, err := s.Engine.Sessions.Session(ctx, id)
 	require.NoError(t, err)
 
-	trace, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Text: "Peanut Allergy"}, nil)
+	trace, err := s.Engine.Receipts.TraceFact(ctx, sess, engine.Fact{Text: "Peanut Allergy"}, nil)
 	require.NoError(t, err)
 	var held []bool
 	for _, r := range trace.Receipts {
@@ -241,24 +241,24 @@ func TestAFactIsTracedThroughTheRecordedPrompts(t *testing.T) {
 	assert.Equal(t, receipts[3], trace.FirstLoss.LostIn.ID)
 	assert.Equal(t, 4, trace.FirstLoss.LostIn.Turn)
 
-	never, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Text: "shellfish"}, nil)
+	never, err := s.Engine.Receipts.TraceFact(ctx, sess, engine.Fact{Text: "shellfish"}, nil)
 	require.NoError(t, err)
 	assert.Nil(t, never.FirstLoss, "a fact never held is never lost")
 
 	// Across sessions: only the sessions whose THINK prompts held it.
-	other, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "no-peanut"})
+	other, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "no-peanut"})
 	require.NoError(t, err)
-	_, err = s.Engine.BeginTurn(ctx, other.Session.ID, "plan lunches")
+	_, err = s.Engine.Turns.BeginTurn(ctx, other.Session.ID, "plan lunches")
 	require.NoError(t, err)
-	_, err = s.Engine.RecordContext(ctx, engine.RecordContextInput{SessionID: other.Session.ID, Node: contextbuild.Think})
+	_, err = s.Engine.Builds.RecordContext(ctx, engine.RecordContextInput{SessionID: other.Session.ID, Node: contextbuild.Think})
 	require.NoError(t, err)
-	found, err := s.Engine.SearchFact(ctx, engine.Fact{Text: "peanut"}, contextbuild.Think, nil)
+	found, err := s.Engine.Receipts.SearchFact(ctx, engine.Fact{Text: "peanut"}, contextbuild.Think, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{id}, found.SessionIDs)
 	assert.Equal(t, 5, found.Scanned)
 	assert.Nil(t, found.Next, "every receipt was read")
 
-	_, err = s.Engine.TraceFact(ctx, sess, engine.Fact{}, nil)
+	_, err = s.Engine.Receipts.TraceFact(ctx, sess, engine.Fact{}, nil)
 	assert.Equal(t, apperr.BadUserInput, apperr.CodeOf(err))
 }
 
@@ -267,27 +267,27 @@ func TestAFactIsTracedThroughTheRecordedPrompts(t *testing.T) {
 func TestARefIsTracedByItsTiers(t *testing.T) {
 	s := apitest.New(t, func(c *app.Config) { c.ReceiptHashOnly = true })
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "ref-trace"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "ref-trace"})
 	require.NoError(t, err)
 	id := opened.Session.ID
 	var ref string
 	for turn := 1; turn <= 4; turn++ {
-		_, err := s.Engine.BeginTurn(ctx, id, "next")
+		_, err := s.Engine.Turns.BeginTurn(ctx, id, "next")
 		require.NoError(t, err)
 		if turn == 1 {
-			read, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"),
+			read, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("recipes"),
 				Records: []map[string]any{{"id": uuid.NewString(), "name": "Peanut noodles"}}})
 			require.NoError(t, err)
 			ref = read.Refs[0]
 		}
-		_, err = s.Engine.RecordContext(ctx, engine.RecordContextInput{SessionID: id, Node: contextbuild.Think})
+		_, err = s.Engine.Builds.RecordContext(ctx, engine.RecordContextInput{SessionID: id, Node: contextbuild.Think})
 		require.NoError(t, err)
-		_, err = s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Noted."})
+		_, err = s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Noted."})
 		require.NoError(t, err)
 	}
-	sess, err := s.Engine.Session(ctx, id)
+	sess, err := s.Engine.Sessions.Session(ctx, id)
 	require.NoError(t, err)
-	trace, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Ref: ref}, []contextbuild.Node{contextbuild.Think})
+	trace, err := s.Engine.Receipts.TraceFact(ctx, sess, engine.Fact{Ref: ref}, []contextbuild.Node{contextbuild.Think})
 	require.NoError(t, err)
 	var held []*bool
 	for _, r := range trace.Receipts {
@@ -297,7 +297,7 @@ func TestARefIsTracedByItsTiers(t *testing.T) {
 	assert.Equal(t, []*bool{&yes, &yes, nil, nil}, held, "listed while active; then only the text could tell, and it was not kept")
 	assert.Nil(t, trace.FirstLoss, "an unknown is not a loss")
 
-	text, err := s.Engine.TraceFact(ctx, sess, engine.Fact{Text: "noodles"}, nil)
+	text, err := s.Engine.Receipts.TraceFact(ctx, sess, engine.Fact{Text: "noodles"}, nil)
 	require.NoError(t, err)
 	for _, r := range text.Receipts {
 		assert.Nil(t, r.Held, "no text was kept")

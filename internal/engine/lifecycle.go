@@ -22,19 +22,19 @@ const maxRetentionSeconds = 10 * 365 * 24 * 60 * 60
 
 // ExpireSession expires one session now; expiring an expired session
 // changes nothing.
-func (e *Engine) ExpireSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
-	if _, err := e.Session(ctx, id); err != nil {
+func (ss *Sessions) ExpireSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
+	if _, err := ss.Session(ctx, id); err != nil {
 		return nil, err
 	}
-	if _, err := e.store.ExpireWhere(ctx, "admin", session.ID(id)); err != nil {
+	if _, err := ss.store.ExpireWhere(ctx, "admin", session.ID(id)); err != nil {
 		return nil, err
 	}
-	return e.Session(ctx, id)
+	return ss.Session(ctx, id)
 }
 
 // ExpireSessions expires every live session matching where, in a fixed
 // number of statements, and returns how many it expired.
-func (e *Engine) ExpireSessions(ctx context.Context, where *ent.SessionWhereInput) (int, error) {
+func (ss *Sessions) ExpireSessions(ctx context.Context, where *ent.SessionWhereInput) (int, error) {
 	if where == nil {
 		return 0, apperr.Invalid("where", "give a where: expiring every session takes an explicit {}")
 	}
@@ -43,16 +43,16 @@ func (e *Engine) ExpireSessions(ctx context.Context, where *ent.SessionWhereInpu
 	if err != nil {
 		return 0, apperr.Invalid("where", "%v", err)
 	}
-	ids, err := e.store.ExpireWhere(ctx, "admin", p)
+	ids, err := ss.store.ExpireWhere(ctx, "admin", p)
 	return len(ids), err
 }
 
 // DeleteSession deletes a session with all its rows.
-func (e *Engine) DeleteSession(ctx context.Context, id uuid.UUID) error {
-	if _, err := e.Session(ctx, id); err != nil {
+func (ss *Sessions) DeleteSession(ctx context.Context, id uuid.UUID) error {
+	if _, err := ss.Session(ctx, id); err != nil {
 		return err
 	}
-	ids, err := e.store.DeleteWhere(ctx, "admin", session.ID(id))
+	ids, err := ss.store.DeleteWhere(ctx, "admin", session.ID(id))
 	if err == nil && len(ids) == 0 {
 		return apperr.New(apperr.NotFound, "session %s not found: another request deleted it", id)
 	}
@@ -62,8 +62,8 @@ func (e *Engine) DeleteSession(ctx context.Context, id uuid.UUID) error {
 // PurgeExpired deletes the sessions that expired more than olderThanSeconds
 // ago (nil: the configured retention), with all their rows, and returns how
 // many.
-func (e *Engine) PurgeExpired(ctx context.Context, olderThanSeconds *int) (int, error) {
-	olderThan := e.cfg.Retention
+func (ss *Sessions) PurgeExpired(ctx context.Context, olderThanSeconds *int) (int, error) {
+	olderThan := ss.cfg.Retention
 	if olderThanSeconds != nil {
 		// Checked as seconds before the multiplication, which would overflow.
 		if *olderThanSeconds < 0 || *olderThanSeconds > maxRetentionSeconds {
@@ -71,7 +71,7 @@ func (e *Engine) PurgeExpired(ctx context.Context, olderThanSeconds *int) (int, 
 		}
 		olderThan = time.Duration(*olderThanSeconds) * time.Second
 	}
-	ids, err := e.store.DeleteWhere(ctx, "retention",
+	ids, err := ss.store.DeleteWhere(ctx, "retention",
 		session.StatusEQ(session.StatusExpired), session.ExpiredAtLTE(time.Now().Add(-olderThan)))
 	return len(ids), err
 }
@@ -90,8 +90,8 @@ type Reaped struct {
 // expired longer ago than retention and clears receipt texts past theirs, on one replica at a time: it holds a
 // transaction-scoped advisory lock for the whole round, and a replica that
 // cannot take it skips the round.
-func (e *Engine) ReapOnce(ctx context.Context) (Reaped, error) {
-	tx, err := e.client.Tx(ctx)
+func (ss *Sessions) ReapOnce(ctx context.Context) (Reaped, error) {
+	tx, err := ss.client.Tx(ctx)
 	if err != nil {
 		return Reaped{}, err
 	}
@@ -109,23 +109,23 @@ func (e *Engine) ReapOnce(ctx context.Context) (Reaped, error) {
 		return Reaped{}, err
 	}
 	r := Reaped{Ran: true}
-	expired, err := e.store.ExpireWhere(ctx, "ttl", session.ExpiresAtLTE(time.Now()))
+	expired, err := ss.store.ExpireWhere(ctx, "ttl", session.ExpiresAtLTE(time.Now()))
 	if err != nil {
 		return r, fmt.Errorf("expiring idle sessions: %w", err)
 	}
 	r.Expired = len(expired)
-	if r.Purged, err = e.PurgeExpired(ctx, nil); err != nil {
+	if r.Purged, err = ss.PurgeExpired(ctx, nil); err != nil {
 		return r, fmt.Errorf("purging expired sessions: %w", err)
 	}
-	if r.TextsCleared, err = e.TextRetentionEnds(ctx); err != nil {
+	if r.TextsCleared, err = ss.receipts.TextRetentionEnds(ctx); err != nil {
 		return r, fmt.Errorf("clearing receipt texts past their retention: %w", err)
 	}
 	return r, tx.Commit()
 }
 
 // RunReaper reaps every ReapInterval until ctx ends.
-func (e *Engine) RunReaper(ctx context.Context, log *slog.Logger) {
-	t := time.NewTicker(e.cfg.ReapInterval)
+func (ss *Sessions) RunReaper(ctx context.Context, log *slog.Logger) {
+	t := time.NewTicker(ss.cfg.ReapInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -133,7 +133,7 @@ func (e *Engine) RunReaper(ctx context.Context, log *slog.Logger) {
 			return
 		case <-t.C:
 		}
-		r, err := e.ReapOnce(ctx)
+		r, err := ss.ReapOnce(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("reaper", "error", err)

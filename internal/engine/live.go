@@ -15,6 +15,15 @@ import (
 	"sessiongraph/internal/events"
 )
 
+// Live serves subscriptions: a session's events, the sessions feed, entity
+// changes and the builds a session's changes make.
+type Live struct {
+	client  *ent.Client
+	hub     *events.Hub
+	domains *Domains
+	builds  *Builds
+}
+
 // sessionCursor resumes a subscription to one session after the sequence
 // the client received last; none means from now.
 func sessionCursor(after *int, newest int64) (events.Cursor, error) {
@@ -52,29 +61,29 @@ func feedCursor(after *string) (events.Cursor, error) {
 }
 
 // liveSession checks that a session exists before a subscription starts.
-func (e *Engine) liveSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
-	if e.hub == nil {
+func (lv *Live) liveSession(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
+	if lv.hub == nil {
 		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
 	}
-	return e.Session(ctx, id)
+	return sessionByID(ctx, lv.client, id)
 }
 
 // SessionEvents streams a session's events after a cursor, then live.
-func (e *Engine) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (events.Source, error) {
-	s, err := e.liveSession(ctx, sessionID)
+func (lv *Live) SessionEvents(ctx context.Context, sessionID uuid.UUID, after *int) (events.Source, error) {
+	s, err := lv.liveSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return e.sessionSource(ctx, s, after)
+	return lv.sessionSource(ctx, s, after)
 }
 
 // sessionSource streams s's events after a cursor, then live.
-func (e *Engine) sessionSource(ctx context.Context, s *ent.Session, after *int) (events.Source, error) {
+func (lv *Live) sessionSource(ctx context.Context, s *ent.Session, after *int) (events.Source, error) {
 	c, err := sessionCursor(after, s.EventSequence)
 	if err != nil {
 		return nil, err
 	}
-	return e.hub.Source(ctx, events.Filter{SessionID: &s.ID}, c), nil
+	return lv.hub.Source(ctx, events.Filter{SessionID: &s.ID}, c), nil
 }
 
 // MaxFeedKinds caps the kinds one subscription may name: more than there
@@ -109,8 +118,8 @@ func feedKinds(kinds []string) (map[string]bool, error) {
 // SessionsChanged streams events of every session the key may see (every
 // tenant's for an admin, its own tenant's otherwise): the lifecycle kinds,
 // or the kinds asked for.
-func (e *Engine) SessionsChanged(ctx context.Context, after *string, kinds []string) (events.Source, error) {
-	if e.hub == nil {
+func (lv *Live) SessionsChanged(ctx context.Context, after *string, kinds []string) (events.Source, error) {
+	if lv.hub == nil {
 		return nil, apperr.New(apperr.Internal, "subscriptions are not running on this server")
 	}
 	tenant, err := access.TenantScope(ctx)
@@ -129,20 +138,20 @@ func (e *Engine) SessionsChanged(ctx context.Context, after *string, kinds []str
 	if tenant != "" {
 		f.Tenant = &tenant
 	}
-	return e.hub.Source(ctx, f, c), nil
+	return lv.hub.Source(ctx, f, c), nil
 }
 
 // SessionsChangedCursor is the position of the feed of every session now:
 // sessionsChanged resumed after it delivers every change committed from now
 // on, however late it starts.
-func (e *Engine) SessionsChangedCursor(ctx context.Context) (string, error) {
-	if e.hub == nil {
+func (lv *Live) SessionsChangedCursor(ctx context.Context) (string, error) {
+	if lv.hub == nil {
 		return "", apperr.New(apperr.Internal, "subscriptions are not running on this server")
 	}
 	if _, err := access.TenantScope(ctx); err != nil {
 		return "", err
 	}
-	now, err := e.hub.Now(ctx)
+	now, err := lv.hub.Now(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -160,15 +169,15 @@ type EntityChange struct {
 
 // EntityChanges streams a session's events; EntityChangesOf splits each
 // into its ref and artifact changes.
-func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (events.Source, error) {
-	s, err := e.liveSession(ctx, sessionID)
+func (lv *Live) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityTypes []string, after *int) (events.Source, error) {
+	s, err := lv.liveSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	if len(entityTypes) > 0 {
 		// A type the session's domain does not have would match nothing,
 		// silently, for as long as the subscription lasts.
-		d, err := e.Domain(ctx, s.Domain)
+		d, err := lv.domains.Domain(ctx, s.Domain)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +187,7 @@ func (e *Engine) EntityChanges(ctx context.Context, sessionID uuid.UUID, entityT
 			}
 		}
 	}
-	return e.sessionSource(ctx, s, after)
+	return lv.sessionSource(ctx, s, after)
 }
 
 // EntityChangesOf lists the ref and artifact changes an event carries, of
@@ -204,8 +213,8 @@ func EntityChangesOf(ev *events.Event, types []string) []*EntityChange {
 
 // ContextUpdated streams a fresh build of a node's context now and after
 // each change; changes that arrive while a build runs give one build.
-func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, opts *ContextOptions) (<-chan *ContextBuild, error) {
-	s, err := e.liveSession(ctx, sessionID)
+func (lv *Live) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node contextbuild.Node, opts *ContextOptions) (<-chan *ContextBuild, error) {
+	s, err := lv.liveSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -221,19 +230,19 @@ func (e *Engine) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node c
 	// Events from the session's state as read here, not from the hub's
 	// "now": the hub learns where now is on its next poll, and a write
 	// between this read and that poll would never rebuild (seen under load).
-	st := e.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, events.AfterSequence(s.EventSequence))
+	st := lv.hub.Subscribe(ctx, events.Filter{SessionID: &sessionID}, events.AfterSequence(s.EventSequence))
 	out := make(chan *ContextBuild, 1)
 	go func() {
 		defer close(out)
 		for {
-			s, err := e.Session(ctx, sessionID)
+			s, err := sessionByID(ctx, lv.client, sessionID)
 			if err != nil {
 				return
 			}
 			built := s.EventSequence // the events this build already shows
 			// A build watched live is not a prompt sent: never recorded
 			// (Config.RecordContexts is for the runtime's reads).
-			b, err := e.context(ctx, s, node, opts, true)
+			b, err := lv.builds.context(ctx, s, node, opts, true)
 			if err != nil {
 				if ctx.Err() == nil { // else the subscriber left: nothing went wrong
 					slog.WarnContext(ctx, "context build for a subscription", "error", err)

@@ -33,11 +33,11 @@ type RecentEntity struct {
 
 // WorkingMemory returns the session's turn count, focus, the 20 most
 // recently referenced entities and its summary, in one statement.
-func (e *Engine) WorkingMemory(ctx context.Context, s *ent.Session, everyNTurns int) (*WorkingMemory, error) {
+func (rd *Reads) WorkingMemory(ctx context.Context, s *ent.Session, everyNTurns int) (*WorkingMemory, error) {
 	if everyNTurns < 1 {
 		return nil, apperr.Invalid("everyNTurns", "everyNTurns must be at least 1, got %d", everyNTurns)
 	}
-	rows, err := e.client.Ref.Query().Where(ref.SessionID(s.ID)).
+	rows, err := rd.client.Ref.Query().Where(ref.SessionID(s.ID)).
 		Order(ent.Desc(ref.FieldTurnLastReferenced), ent.Desc(ref.FieldUpdatedAt), ent.Asc(ref.FieldRef)).
 		Limit(recentEntities).All(ctx)
 	if err != nil {

@@ -87,8 +87,8 @@ func collectNodes[T ent.Noder, Q nodeQuery[T, Q]](ctx context.Context, q Q, type
 }
 
 // Node returns the node with the id, or a NOT_FOUND error.
-func (e *Engine) Node(ctx context.Context, id uuid.UUID) (ent.Noder, error) {
-	nodes, errs, err := e.Nodes(ctx, []uuid.UUID{id})
+func (rd *Reads) Node(ctx context.Context, id uuid.UUID) (ent.Noder, error) {
+	nodes, errs, err := rd.Nodes(ctx, []uuid.UUID{id})
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +98,12 @@ func (e *Engine) Node(ctx context.Context, id uuid.UUID) (ent.Noder, error) {
 // Nodes returns the nodes with the ids, in order, and at each index where an
 // id resolves to nothing visible to the caller, a NOT_FOUND error. err is
 // for a failure of the whole read.
-func (e *Engine) Nodes(ctx context.Context, ids []uuid.UUID) (nodes []ent.Noder, errs []error, err error) {
+func (rd *Reads) Nodes(ctx context.Context, ids []uuid.UUID) (nodes []ent.Noder, errs []error, err error) {
 	found := make(map[uuid.UUID]ent.Noder, len(ids))
-	if err := e.loadSessionNodes(ctx, ids, found); err != nil {
+	if err := rd.loadSessionNodes(ctx, ids, found); err != nil {
 		return nil, nil, err
 	}
-	if err := e.loadOtherNodes(ctx, ids, found); err != nil {
+	if err := rd.loadOtherNodes(ctx, ids, found); err != nil {
 		return nil, nil, err
 	}
 	nodes, errs = make([]ent.Noder, len(ids)), make([]error, len(ids))
@@ -119,9 +119,9 @@ func (e *Engine) Nodes(ctx context.Context, ids []uuid.UUID) (nodes []ent.Noder,
 // read by ent's own node read, which limits each of the session's
 // connections in SQL (its turns' first 10 read 10 rows); several are read
 // together, each connection ranked per session.
-func (e *Engine) loadSessionNodes(ctx context.Context, ids []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+func (rd *Reads) loadSessionNodes(ctx context.Context, ids []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
 	if len(ids) == 1 {
-		n, err := e.client.Noder(ctx, ids[0], ent.WithFixedNodeType(session.Table))
+		n, err := rd.client.Noder(ctx, ids[0], ent.WithFixedNodeType(session.Table))
 		switch {
 		case ent.IsNotFound(err):
 			return nil
@@ -131,7 +131,7 @@ func (e *Engine) loadSessionNodes(ctx context.Context, ids []uuid.UUID, found ma
 		found[ids[0]] = n
 		return nil
 	}
-	sessions, err := e.client.Session.Query().Where(session.IDIn(ids...)).CollectFields(ctx, "Session", "Node")
+	sessions, err := rd.client.Session.Query().Where(session.IDIn(ids...)).CollectFields(ctx, "Session", "Node")
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (e *Engine) loadSessionNodes(ctx context.Context, ids []uuid.UUID, found ma
 
 // loadOtherNodes adds to found the nodes of the ids that are not sessions:
 // one statement locates them, then one reads each table's rows.
-func (e *Engine) loadOtherNodes(ctx context.Context, ids []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+func (rd *Reads) loadOtherNodes(ctx context.Context, ids []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
 	var rest []string
 	for _, id := range ids {
 		if _, ok := found[id]; !ok {
@@ -157,7 +157,7 @@ func (e *Engine) loadOtherNodes(ctx context.Context, ids []uuid.UUID, found map[
 	if len(rest) == 0 {
 		return nil
 	}
-	rows, err := e.client.QueryContext(ctx, locateNodes, pq.Array(rest))
+	rows, err := rd.client.QueryContext(ctx, locateNodes, pq.Array(rest))
 	if err != nil {
 		return fmt.Errorf("locate nodes: %w", err)
 	}
@@ -185,7 +185,7 @@ func (e *Engine) loadOtherNodes(ctx context.Context, ids []uuid.UUID, found map[
 		return err
 	}
 	for table, l := range byTable {
-		if err := nodeLoaders[table](ctx, e.client, l.ids, l.sessions, found); err != nil {
+		if err := nodeLoaders[table](ctx, rd.client, l.ids, l.sessions, found); err != nil {
 			return err
 		}
 	}

@@ -96,7 +96,7 @@ func refsWriteOf(changed []*registry.Entry, stored Stored, l loaded, steps bool)
 // patch makes a node's build at s from in, an earlier build's inputs, and
 // writes, the registry writes committed since, in order; ok is false when
 // the inputs at s are not known exactly from those.
-func (e *Engine) patch(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+func (bs *Builds) patch(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	counterName tokenizer.Name, in *buildInputs, writes []*refsWrite) (*ContextBuild, *buildInputs, bool, error) {
 	if !in.session.equal(buildSessionOf(s)) {
 		return nil, nil, false, nil
@@ -114,7 +114,7 @@ func (e *Engine) patch(ctx context.Context, s *ent.Session, node contextbuild.No
 			return nil, nil, false, nil
 		}
 	}
-	b, err := e.make(ctx, s, node, o, counterName, e.counter(ctx, string(counterName)), next.snap)
+	b, err := bs.make(ctx, s, node, o, counterName, counter(ctx, string(counterName)), next.snap)
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -27,7 +27,7 @@ func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
 	q := &equivalence{t: t, s: s, rng: rand.New(rand.NewPCG(1, 2)), ctx: ctx, known: map[string][]uuid.UUID{}, byKind: map[string]int{}}
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "edges"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "edges"})
 	require.NoError(t, err)
 	q.id = opened.Session.ID
 	recipes, ingredients := "recipes", "ingredients"
@@ -43,43 +43,43 @@ func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 	}
 	read := func(table string, records ...map[string]any) func() error {
 		return func() error {
-			_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: q.id, Table: &table, Records: records})
+			_, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: q.id, Table: &table, Records: records})
 			return err
 		}
 	}
 	turn := func() error {
-		if _, err := s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: q.id, AssistantMessage: "A gratin."}); err != nil {
+		if _, err := s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: q.id, AssistantMessage: "A gratin."}); err != nil {
 			return err
 		}
-		_, err := s.Engine.BeginTurn(ctx, q.id, "and then?")
+		_, err := s.Engine.Turns.BeginTurn(ctx, q.id, "and then?")
 		return err
 	}
 	retain := func(ref string) func() error {
-		return func() error { _, err := s.Engine.RetainRef(ctx, q.id, ref, "liked"); return err }
+		return func() error { _, err := s.Engine.Writes.RetainRef(ctx, q.id, ref, "liked"); return err }
 	}
 	release := func(ref string) func() error {
-		return func() error { _, err := s.Engine.ReleaseRef(ctx, q.id, ref); return err }
+		return func() error { _, err := s.Engine.Writes.ReleaseRef(ctx, q.id, ref); return err }
 	}
 
 	a, b, c, saved := uuid.New(), uuid.New(), uuid.New(), uuid.New()
-	_, err = s.Engine.BeginTurn(ctx, q.id, "what can I cook?")
+	_, err = s.Engine.Turns.BeginTurn(ctx, q.id, "what can I cook?")
 	require.NoError(t, err)
 	q.compare("begin")
 	step("read three recipes", true, read(recipes, map[string]any{"id": a.String(), "name": "Gratin"},
 		map[string]any{"id": b.String(), "name": "Soup"}, map[string]any{"id": c.String(), "name": "Tart"}))
 	var gen string
 	step("generate, naming a recipe", false, func() error {
-		r, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: q.id, EntityType: "recipe",
+		r, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: q.id, EntityType: "recipe",
 			Content: map[string]any{"name": "Leek tart", "after": a.String(), "unknown": uuid.NewString()}})
 		if err == nil {
 			gen = r.Ref
 		}
 		return err
 	})
-	step("mention the generated ref", true, func() error { _, err := s.Engine.MentionEntity(ctx, q.id, []string{gen}); return err })
+	step("mention the generated ref", true, func() error { _, err := s.Engine.Writes.MentionEntity(ctx, q.id, []string{gen}); return err })
 	step("retain it", true, retain(gen))
 	step("save it", false, func() error {
-		_, err := s.Engine.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: q.id, EntityType: "recipe", EntityID: saved, GenRef: &gen})
+		_, err := s.Engine.Writes.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: q.id, EntityType: "recipe", EntityID: saved, GenRef: &gen})
 		return err
 	})
 	for _, ref := range []string{"recipe_1", "recipe_2", "recipe_3"} {
@@ -96,7 +96,7 @@ func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 	// Fill the window to two refs past the cap: the last two retained
 	// recipes (the oldest referenced, recipe_2 and recipe_3) are the ones
 	// left out.
-	sess, err := s.Engine.Session(ctx, q.id)
+	sess, err := s.Engine.Sessions.Session(ctx, q.id)
 	require.NoError(t, err)
 	var live int
 	require.NoError(t, s.DB.QueryRow(`SELECT count(*) FROM refs WHERE session_id = $1 AND (turn_last_referenced >= $2
@@ -107,9 +107,9 @@ func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 		step("read towards two past the cap", true, read(ingredients, q.records(ingredients, min(n, 100), true)...))
 	}
 	retained := func() []string {
-		sess, err := s.Engine.Session(ctx, q.id)
+		sess, err := s.Engine.Sessions.Session(ctx, q.id)
 		require.NoError(t, err)
-		b, err := s.Engine.Context(ctx, sess, contextbuild.Think, nil)
+		b, err := s.Engine.Builds.Context(ctx, sess, contextbuild.Think, nil)
 		require.NoError(t, err)
 		return b.Tiers.Retained
 	}
@@ -120,10 +120,10 @@ func TestPatchedBuildsAtTheEdgesOfWhatAWriteKnows(t *testing.T) {
 
 	// A write of more refs than maxPatchRefs is not remembered, even with
 	// room under the cap: a new session, past its first build.
-	opened, err = s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "edges-large"})
+	opened, err = s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "edges-large"})
 	require.NoError(t, err)
 	q.id = opened.Session.ID
-	_, err = s.Engine.BeginTurn(ctx, q.id, "what can I cook?")
+	_, err = s.Engine.Turns.BeginTurn(ctx, q.id, "what can I cook?")
 	require.NoError(t, err)
 	q.compare("begin")
 	step("read of 100 refs", true, read(ingredients, q.records(ingredients, 100, true)...))

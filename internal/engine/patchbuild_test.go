@@ -132,21 +132,21 @@ func (q *equivalence) write() string {
 	str := func(s string) *string { return &s }
 	switch k := q.rng.IntN(26); k {
 	case 0, 1, 2:
-		_, _ = e.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1+q.rng.IntN(3), true), Step: q.step()})
+		_, _ = e.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1+q.rng.IntN(3), true), Step: q.step()})
 		return "read new"
 	case 3, 4, 5:
-		_, _ = e.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1+q.rng.IntN(3), false), Step: q.step()})
+		_, _ = e.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1+q.rng.IntN(3), false), Step: q.step()})
 		return "read again"
 	case 6:
-		_, _ = e.RecordUpdated(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1+q.rng.IntN(2), q.rng.IntN(2) == 0), Step: q.step()})
+		_, _ = e.Writes.RecordUpdated(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1+q.rng.IntN(2), q.rng.IntN(2) == 0), Step: q.step()})
 		return "updated"
 	case 7:
 		// Many refs at once, up to past maxPatchRefs: the window passes the
 		// build's 500-ref cap.
-		_, _ = e.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: str("ingredients"), Records: q.records("ingredients", []int{40, 150}[q.rng.IntN(2)]+q.rng.IntN(100), true)})
+		_, _ = e.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: str("ingredients"), Records: q.records("ingredients", []int{40, 150}[q.rng.IntN(2)]+q.rng.IntN(100), true)})
 		return "read many"
 	case 8:
-		r, err := e.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+		r, err := e.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 			Content: map[string]any{"name": "Leek tart", "servings": 4, "note": "uses " + uuid.NewString()}, Step: q.step()})
 		if err == nil {
 			q.genRefs = append(q.genRefs, r.Ref)
@@ -157,7 +157,7 @@ func (q *equivalence) write() string {
 		if len(q.genRefs) > 0 && q.rng.IntN(2) == 0 {
 			in.GenRef = str(q.pick(q.genRefs))
 		}
-		if _, err := e.RecordCreated(ctx, in); err == nil {
+		if _, err := e.Writes.RecordCreated(ctx, in); err == nil {
 			// Read again later: a ref with a saved artifact, touched by a
 			// write that stores none.
 			q.promoted = append(q.promoted, in.EntityID)
@@ -165,39 +165,39 @@ func (q *equivalence) write() string {
 		return "created"
 	case 10:
 		if ids := q.known["recipes"]; len(ids) > 0 {
-			_, _ = e.RecordDeleted(ctx, engine.RecordDeletedInput{SessionID: id, EntityType: "recipe", EntityIDs: ids[:1], Step: q.step()})
+			_, _ = e.Writes.RecordDeleted(ctx, engine.RecordDeletedInput{SessionID: id, EntityType: "recipe", EntityIDs: ids[:1], Step: q.step()})
 		}
 		return "deleted"
 	case 11:
 		if ids := q.known["ingredients"]; len(ids) > 0 {
-			_, _ = e.RecordUserAction(ctx, engine.RecordUserActionInput{SessionID: id, Kind: "MENTIONED", EntityType: "ingredient", EntityID: ids[q.rng.IntN(len(ids))]})
+			_, _ = e.Writes.RecordUserAction(ctx, engine.RecordUserActionInput{SessionID: id, Kind: "MENTIONED", EntityType: "ingredient", EntityID: ids[q.rng.IntN(len(ids))]})
 		}
 		return "user action"
 	case 12:
-		_, _ = e.MentionEntity(ctx, id, []string{q.someRef()})
+		_, _ = e.Writes.MentionEntity(ctx, id, []string{q.someRef()})
 		return "mention"
 	case 13:
-		_, _ = e.RetainRef(ctx, id, q.someRef(), "kept for the test")
+		_, _ = e.Writes.RetainRef(ctx, id, q.someRef(), "kept for the test")
 		return "retain"
 	case 14:
-		_, _ = e.ReleaseRef(ctx, id, q.pick(q.refs("AND active_reason IS NOT NULL")))
+		_, _ = e.Writes.ReleaseRef(ctx, id, q.pick(q.refs("AND active_reason IS NOT NULL")))
 		return "release"
 	case 15:
 		if len(q.genRefs) > 0 {
 			if q.rng.IntN(2) == 0 {
-				_, _ = e.ClearArtifact(ctx, id, q.pick(q.genRefs))
+				_, _ = e.Writes.ClearArtifact(ctx, id, q.pick(q.genRefs))
 			} else {
-				_, _ = e.UpdateArtifact(ctx, engine.UpdateArtifactInput{SessionID: id, Ref: q.pick(q.genRefs), Content: map[string]any{"name": "Leek tart v2"}})
+				_, _ = e.Writes.UpdateArtifact(ctx, engine.UpdateArtifactInput{SessionID: id, Ref: q.pick(q.genRefs), Content: map[string]any{"name": "Leek tart v2"}})
 			}
 		}
 		return "artifact"
 	case 16:
 		if queued := q.refs("AND enrich_table IS NOT NULL"); len(queued) > 0 {
-			_, _ = e.ApplyEnrichment(ctx, engine.ApplyEnrichmentInput{SessionID: id, Labels: []*engine.EnrichmentLabel{{Ref: queued[0], Label: "Looked up"}}})
+			_, _ = e.Writes.ApplyEnrichment(ctx, engine.ApplyEnrichmentInput{SessionID: id, Labels: []*engine.EnrichmentLabel{{Ref: queued[0], Label: "Looked up"}}})
 		}
 		return "enrichment"
 	case 17:
-		_, _ = e.BeginTurn(ctx, id, fmt.Sprintf("what can I cook with leeks? (%d)", q.rng.IntN(100)))
+		_, _ = e.Turns.BeginTurn(ctx, id, fmt.Sprintf("what can I cook with leeks? (%d)", q.rng.IntN(100)))
 		return "begin turn"
 	case 18:
 		var sum *schematype.ExecutionSummary
@@ -205,18 +205,18 @@ func (q *equivalence) write() string {
 			sum = &schematype.ExecutionSummary{Decision: "answer", Goal: "a dinner",
 				Curation: &schematype.Curation{Retained: []schematype.RetainedRef{{Ref: q.pick(q.refs("")), Reason: "liked"}}}}
 		}
-		_, _ = e.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "A leek gratin, or a soup.", Summary: sum})
+		_, _ = e.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "A leek gratin, or a soup.", Summary: sum})
 		return "end turn"
 	case 19:
 		if q.rng.IntN(4) == 0 {
-			_, _ = e.FailTurn(ctx, id, "the model timed out")
+			_, _ = e.Turns.FailTurn(ctx, id, "the model timed out")
 			return "fail turn"
 		}
 		if q.rng.IntN(4) == 0 {
-			_, _ = e.ResetConversation(ctx, id, q.rng.IntN(2) == 0)
+			_, _ = e.Turns.ResetConversation(ctx, id, q.rng.IntN(2) == 0)
 			return "reset"
 		}
-		_, _ = e.RecordStepResult(ctx, engine.RecordStepResultInput{SessionID: id, Step: 1 + q.rng.IntN(4), Kind: stepresult.KindAnalyze,
+		_, _ = e.Writes.RecordStepResult(ctx, engine.RecordStepResultInput{SessionID: id, Step: 1 + q.rng.IntN(4), Kind: stepresult.KindAnalyze,
 			Description: str("compared the recipes"), Data: []any{map[string]any{"best": q.pick(q.refs(""))}}})
 		return "step result"
 	case 20:
@@ -234,47 +234,47 @@ func (q *equivalence) write() string {
 		case 4:
 			in.SystemPrompt = str("You are a cook.")
 		}
-		_, _ = e.UpdateSession(ctx, in)
+		_, _ = e.Sessions.UpdateSession(ctx, in)
 		return "update session"
 	case 21:
 		if len(q.promoted) > 0 {
 			rec := map[string]any{"id": q.promoted[q.rng.IntN(len(q.promoted))].String(), "name": "Leek tart", "cuisine": "french"}
-			_, _ = e.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: str("recipes"), Records: []map[string]any{rec}})
+			_, _ = e.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: str("recipes"), Records: []map[string]any{rec}})
 			return "read saved"
 		}
-		_, _ = e.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1, false)})
+		_, _ = e.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &table, Records: q.records(table, 1, false)})
 		return "read again"
 	case 22, 23:
-		_, _ = e.BeginTurn(ctx, id, fmt.Sprintf("and for dessert? (%d)", q.rng.IntN(100)))
+		_, _ = e.Turns.BeginTurn(ctx, id, fmt.Sprintf("and for dessert? (%d)", q.rng.IntN(100)))
 		return "begin turn"
 	default:
-		_, _ = e.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "A tart."})
+		_, _ = e.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "A tart."})
 		return "end turn"
 	}
 }
 
 // compare checks every node's build at the session's state.
 func (q *equivalence) compare(kind string) {
-	sess, err := q.e().Session(q.ctx, q.id)
+	sess, err := q.e().Sessions.Session(q.ctx, q.id)
 	require.NoError(q.t, err)
 	q.last = map[string]bool{}
 	for _, node := range everyNode {
 		for i, o := range someOptions {
 			if node != contextbuild.Messages {
-				typed, byEnt, err := q.e().EntriesBothWays(q.ctx, sess, node, o)
+				typed, byEnt, err := q.e().Builds.EntriesBothWays(q.ctx, sess, node, o)
 				require.NoError(q.t, err)
 				require.Equal(q.t, byEnt, typed, "%s refs with options %d after %q", node, i, kind)
 			}
-			before := q.e().PatchedBuilds()
-			got, err := q.e().Context(q.ctx, sess, node, o)
+			before := q.e().Builds.PatchedBuilds()
+			got, err := q.e().Builds.Context(q.ctx, sess, node, o)
 			require.NoError(q.t, err)
-			patched := q.e().PatchedBuilds() > before
+			patched := q.e().Builds.PatchedBuilds() > before
 			if patched {
 				q.patched++
 				q.byKind[kind]++
 			}
 			q.last[fmt.Sprintf("%s/%d", node, i)] = patched
-			want, err := q.e().ContextUncached(q.ctx, sess, node, o)
+			want, err := q.e().Builds.ContextUncached(q.ctx, sess, node, o)
 			require.NoError(q.t, err)
 			require.Equal(q.t, want, got, "%s build with options %d after %q at sequence %d", node, i, kind, sess.EventSequence)
 			q.checked++
@@ -296,17 +296,17 @@ func TestAPatchedBuildIsTheBuildMadeFromTheRows(t *testing.T) {
 	for n := range 3 {
 		q := &equivalence{t: t, s: s, rng: rand.New(rand.NewPCG(seed, uint64(n))), ctx: ctx,
 			known: map[string][]uuid.UUID{}, byKind: kinds}
-		opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: fmt.Sprintf("patch-%d-%d", seed, n)})
+		opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: fmt.Sprintf("patch-%d-%d", seed, n)})
 		require.NoError(t, err)
 		q.id = opened.Session.ID
-		_, err = s.Engine.BeginTurn(ctx, q.id, "hello")
+		_, err = s.Engine.Turns.BeginTurn(ctx, q.id, "hello")
 		require.NoError(t, err)
 		q.compare("begin")
 		for range 90 {
-			before, err := s.Engine.Session(ctx, q.id)
+			before, err := s.Engine.Sessions.Session(ctx, q.id)
 			require.NoError(t, err)
 			kind := q.write()
-			after, err := s.Engine.Session(ctx, q.id)
+			after, err := s.Engine.Sessions.Session(ctx, q.id)
 			require.NoError(t, err)
 			if after.EventSequence == before.EventSequence {
 				continue // refused: nothing changed

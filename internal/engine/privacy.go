@@ -18,7 +18,7 @@ const ReasonPrivacy = "privacy"
 // request; it returns how many sessions went. Each deleted session leaves
 // only its session.deleted event, which carries its id and the reason,
 // nothing of the user. Other users and tenants are untouched. ADMIN only.
-func (e *Engine) DeleteUserData(ctx context.Context, tenant, userID string) (int, error) {
+func (ss *Sessions) DeleteUserData(ctx context.Context, tenant, userID string) (int, error) {
 	if err := access.RequireAdmin(ctx, "deleting a user's data"); err != nil {
 		return 0, err
 	}
@@ -28,6 +28,6 @@ func (e *Engine) DeleteUserData(ctx context.Context, tenant, userID string) (int
 	if userID == "" {
 		return 0, apperr.Invalid("userID", "give the userID whose sessions to delete")
 	}
-	ids, err := e.store.DeleteWhere(ctx, ReasonPrivacy, session.Tenant(tenant), session.UserID(userID))
+	ids, err := ss.store.DeleteWhere(ctx, ReasonPrivacy, session.Tenant(tenant), session.UserID(userID))
 	return len(ids), err
 }

@@ -22,18 +22,18 @@ func TestHugeSecondsAreRefusedNotOverflowed(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
 	huge := 1 << 62
-	_, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "k", TTLSeconds: &huge})
+	_, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "k", TTLSeconds: &huge})
 	require.Error(t, err)
 	assert.Equal(t, apperr.BadUserInput, apperr.CodeOf(err))
 
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "k"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "k"})
 	require.NoError(t, err)
-	_, err = s.Engine.UpdateSession(ctx, engine.UpdateSessionInput{ID: opened.Session.ID, TTLSeconds: &huge})
+	_, err = s.Engine.Sessions.UpdateSession(ctx, engine.UpdateSessionInput{ID: opened.Session.ID, TTLSeconds: &huge})
 	assert.Equal(t, apperr.BadUserInput, apperr.CodeOf(err))
-	_, err = s.Engine.PurgeExpired(ctx, &huge)
+	_, err = s.Engine.Sessions.PurgeExpired(ctx, &huge)
 	assert.Equal(t, apperr.BadUserInput, apperr.CodeOf(err))
 
-	after, err := s.Engine.Session(ctx, opened.Session.ID)
+	after, err := s.Engine.Sessions.Session(ctx, opened.Session.ID)
 	require.NoError(t, err)
 	assert.Equal(t, opened.Session.ExpiresAt.UTC(), after.ExpiresAt.UTC(), "nothing changed")
 }

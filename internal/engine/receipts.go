@@ -26,6 +26,14 @@ import (
 	"sessiongraph/internal/store"
 )
 
+// Receipts records and reads context receipts, and traces facts through
+// the builds they were shown in.
+type Receipts struct {
+	client *ent.Client
+	store  *store.Store
+	cfg    Config
+}
+
 // RecordContextInput asks for a node's context, to be sent to the model and
 // recorded as a receipt.
 type RecordContextInput struct {
@@ -47,16 +55,16 @@ type RecordedContext struct {
 // SHA-256 alone). The receipt names the event sequence the build was made
 // from, which is the state it shows even if another write lands before the
 // receipt's own.
-func (e *Engine) RecordContext(ctx context.Context, in RecordContextInput) (*RecordedContext, error) {
-	s, err := e.Session(ctx, in.SessionID)
+func (bs *Builds) RecordContext(ctx context.Context, in RecordContextInput) (*RecordedContext, error) {
+	s, err := sessionByID(ctx, bs.client, in.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	b, err := e.context(ctx, s, in.Node, in.Options, true)
+	b, err := bs.context(ctx, s, in.Node, in.Options, true)
 	if err != nil {
 		return nil, err
 	}
-	receipt, err := e.recordReceipt(ctx, s, in.Node, b, false)
+	receipt, err := bs.receipts.recordReceipt(ctx, s, in.Node, b, false)
 	if err != nil {
 		return nil, err
 	}
@@ -73,14 +81,14 @@ const MaxReceiptsPerTurn = 100
 // the answer (with unlessSame, an automatic recording, nil). A turn keeps
 // at most MaxReceiptsPerTurn receipts: past it, recordContext is refused
 // with INPUT_TOO_LARGE and an automatic recording writes nothing.
-func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node contextbuild.Node, b *ContextBuild, unlessSame bool) (*ent.ContextReceipt, error) {
+func (rc *Receipts) recordReceipt(ctx context.Context, s *ent.Session, node contextbuild.Node, b *ContextBuild, unlessSame bool) (*ent.ContextReceipt, error) {
 	sum := sha256.Sum256([]byte(b.Text))
 	textSum := hex.EncodeToString(sum[:])
 	sections := make([]schematype.ReceiptSection, len(b.Sections))
 	for i, sec := range b.Sections {
 		sections[i] = schematype.ReceiptSection{Name: sec.Name, TokenCount: sec.TokenCount, Truncated: sec.Truncated}
 	}
-	w, err := e.store.Begin(ctx, s.ID)
+	w, err := rc.store.Begin(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +103,7 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 		if unlessSame {
 			return nil, nil
 		}
-		return e.client.ContextReceipt.Adopt(last), nil // its write ended: read through the client
+		return rc.client.ContextReceipt.Adopt(last), nil // its write ended: read through the client
 	}
 	n, err := w.Tx.ContextReceipt.Query().Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn)).Count(ctx)
 	if err != nil {
@@ -112,7 +120,7 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 		SetEventSequence(s.EventSequence).SetBudget(b.Budget).SetTokenizer(b.Tokenizer).SetTokenCount(b.TokenCount).
 		SetSections(sections).SetTiers(b.Tiers).SetTruncatedTurns(b.TruncatedTurns).SetNotes(nonNil(b.Notes)).
 		SetTextSha256(textSum)
-	if !e.cfg.ReceiptHashOnly {
+	if !rc.cfg.ReceiptHashOnly {
 		create.SetText(b.Text)
 	}
 	receipt, err := create.Save(ctx)
@@ -124,15 +132,15 @@ func (e *Engine) recordReceipt(ctx context.Context, s *ent.Session, node context
 	if _, err := w.Commit(ctx, store.Record(recorded)); err != nil {
 		return nil, err
 	}
-	return e.client.ContextReceipt.Adopt(receipt), nil // committed: later edge reads go through the client
+	return rc.client.ContextReceipt.Adopt(receipt), nil // committed: later edge reads go through the client
 }
 
 // recordsBuildsOf reports whether a context read in ctx of node is also
 // recorded (Config.RecordContexts): only a runtime's read, with a CLIENT
 // key, is a prompt sent to a model; an admin or a reader looking at a build
 // in the dashboard sends nothing, and reading stays a read for them.
-func (e *Engine) recordsBuildsOf(ctx context.Context, s *ent.Session, node contextbuild.Node) bool {
-	if !slices.Contains(e.cfg.RecordContexts, node) || s.Status != session.StatusActive {
+func (rc *Receipts) recordsBuildsOf(ctx context.Context, s *ent.Session, node contextbuild.Node) bool {
+	if !slices.Contains(rc.cfg.RecordContexts, node) || s.Status != session.StatusActive {
 		return false
 	}
 	p, ok := access.FromContext(ctx)
@@ -142,19 +150,19 @@ func (e *Engine) recordsBuildsOf(ctx context.Context, s *ent.Session, node conte
 // TextRetentionEnds clears the text of receipts recorded longer ago than
 // Config.ReceiptTextRetention, keeping their hashes, and returns how many;
 // with no retention set it does nothing. The reaper runs it.
-func (e *Engine) TextRetentionEnds(ctx context.Context) (int, error) {
-	if e.cfg.ReceiptTextRetention <= 0 {
+func (rc *Receipts) TextRetentionEnds(ctx context.Context) (int, error) {
+	if rc.cfg.ReceiptTextRetention <= 0 {
 		return 0, nil
 	}
-	return e.store.ClearReceiptTexts(ctx, time.Now().Add(-e.cfg.ReceiptTextRetention))
+	return rc.store.ClearReceiptTexts(ctx, time.Now().Add(-rc.cfg.ReceiptTextRetention))
 }
 
 // ContextReceipt returns a receipt by id, of the session when one is
 // named; another tenant's, or another session's, is not found. Naming the
 // session lets Citus read the session's shard only: an id alone is looked
 // up on every shard.
-func (e *Engine) ContextReceipt(ctx context.Context, id uuid.UUID, session *uuid.UUID) (*ent.ContextReceipt, error) {
-	q := e.client.ContextReceipt.Query().Where(contextreceipt.ID(id))
+func (rc *Receipts) ContextReceipt(ctx context.Context, id uuid.UUID, session *uuid.UUID) (*ent.ContextReceipt, error) {
+	q := rc.client.ContextReceipt.Query().Where(contextreceipt.ID(id))
 	if session != nil {
 		q.Where(contextreceipt.SessionID(*session))
 	}
@@ -166,8 +174,8 @@ func (e *Engine) ContextReceipt(ctx context.Context, id uuid.UUID, session *uuid
 }
 
 // TurnReceipts returns the receipts recorded during a turn, oldest first.
-func (e *Engine) TurnReceipts(ctx context.Context, t *ent.Turn) ([]*ent.ContextReceipt, error) {
-	return e.client.ContextReceipt.Query().
+func (rc *Receipts) TurnReceipts(ctx context.Context, t *ent.Turn) ([]*ent.ContextReceipt, error) {
+	return rc.client.ContextReceipt.Query().
 		Where(contextreceipt.SessionID(t.SessionID), contextreceipt.Turn(t.Number)).
 		Order(ent.Asc(contextreceipt.FieldCreatedAt), ent.Asc(contextreceipt.FieldID)).All(ctx)
 }
@@ -206,12 +214,12 @@ type LineDiff struct {
 // nil to find it from the receipts): the refs
 // that entered or left each tier, each section's tokens before and after,
 // and the lines removed and added (when both texts are kept).
-func (e *Engine) DiffReceipts(ctx context.Context, fromID, toID uuid.UUID, session *uuid.UUID) (*ReceiptDiff, error) {
-	from, err := e.ContextReceipt(ctx, fromID, session)
+func (rc *Receipts) DiffReceipts(ctx context.Context, fromID, toID uuid.UUID, session *uuid.UUID) (*ReceiptDiff, error) {
+	from, err := rc.ContextReceipt(ctx, fromID, session)
 	if err != nil {
 		return nil, err
 	}
-	to, err := e.ContextReceipt(ctx, toID, session)
+	to, err := rc.ContextReceipt(ctx, toID, session)
 	if err != nil {
 		return nil, err
 	}

@@ -51,26 +51,26 @@ type EnrichmentRequest struct {
 
 // RecordRead registers records read from the database and returns them translated for the LLM. With a
 // step, the translated records are that step's data (a READ step).
-func (e *Engine) RecordRead(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
-	return e.recordRecords(ctx, nil, in, registry.ActionRead, KindRefsRead, stepresult.KindRead)
+func (wr *Writes) RecordRead(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
+	return wr.recordRecords(ctx, nil, in, registry.ActionRead, KindRefsRead, stepresult.KindRead)
 }
 
 // RecordUpdated registers records the runtime updated, as RecordRead does,
 // with the action updated (a WRITE step).
-func (e *Engine) RecordUpdated(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
-	return e.recordRecords(ctx, nil, in, registry.ActionUpdated, KindRefsUpdated, stepresult.KindWrite)
+func (wr *Writes) RecordUpdated(ctx context.Context, in RecordReadInput) (*RecordsResult, error) {
+	return wr.recordRecords(ctx, nil, in, registry.ActionUpdated, KindRefsUpdated, stepresult.KindWrite)
 }
 
 // recordRecords is RecordRead and RecordUpdated, as a write of its own
 // (within nil) or within a shared one.
-func (e *Engine) recordRecords(ctx context.Context, within *sharedWrite, in RecordReadInput, action, kind string, stepKind stepresult.Kind) (*RecordsResult, error) {
+func (wr *Writes) recordRecords(ctx context.Context, within *sharedWrite, in RecordReadInput, action, kind string, stepKind stepresult.Kind) (*RecordsResult, error) {
 	if len(in.Records) > MaxListItems {
 		return nil, apperr.TooLarge("records", "%d records in one call; at most %d are allowed: split the call", len(in.Records), MaxListItems)
 	}
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, within, in.SessionID, selection{entityIDs: registry.UUIDsIn(in.Records)})
+	rw, err := wr.beginRegistry(ctx, within, in.SessionID, selection{entityIDs: registry.UUIDsIn(in.Records)})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (e *Engine) recordRecords(ctx context.Context, within *sharedWrite, in Reco
 	if err != nil {
 		return nil, err
 	}
-	if out.Stored, err = e.commitRegistry(ctx, rw, ev, items); err != nil {
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, items); err != nil {
 		return nil, err
 	}
 	out.Session = rw.after
@@ -137,13 +137,13 @@ type RefResult struct {
 
 // RecordGenerated registers generated content as gen_{type}_{n} with a
 // pending artifact.
-func (e *Engine) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (*RefResult, error) {
-	return e.recordGenerated(ctx, nil, in)
+func (wr *Writes) RecordGenerated(ctx context.Context, in RecordGeneratedInput) (*RefResult, error) {
+	return wr.recordGenerated(ctx, nil, in)
 }
 
 // recordGenerated is RecordGenerated, as a write of its own (within nil) or within a
 // shared one.
-func (e *Engine) recordGenerated(ctx context.Context, within *sharedWrite, in RecordGeneratedInput) (*RefResult, error) {
+func (wr *Writes) recordGenerated(ctx context.Context, within *sharedWrite, in RecordGeneratedInput) (*RefResult, error) {
 	label, err := optionalLabel(in.Label)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (e *Engine) recordGenerated(ctx context.Context, within *sharedWrite, in Re
 	if in.Step != nil { // the step's copy of the content carries refs for the UUIDs it names
 		sel.entityIDs = registry.UUIDsIn(in.Content)
 	}
-	rw, err := e.beginRegistry(ctx, within, in.SessionID, sel)
+	rw, err := wr.beginRegistry(ctx, within, in.SessionID, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (e *Engine) recordGenerated(ctx context.Context, within *sharedWrite, in Re
 	}
 	ev := store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
 	out := &RefResult{SessionID: in.SessionID, Ref: en.Ref}
-	if out.Stored, err = e.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref})); err != nil {
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref})); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -191,13 +191,13 @@ type RecordCreatedInput struct {
 
 // RecordCreated promotes the named or matching generated ref to the new
 // entity, or registers the entity under the next ref of its type.
-func (e *Engine) RecordCreated(ctx context.Context, in RecordCreatedInput) (*RefResult, error) {
-	return e.recordCreated(ctx, nil, in)
+func (wr *Writes) RecordCreated(ctx context.Context, in RecordCreatedInput) (*RefResult, error) {
+	return wr.recordCreated(ctx, nil, in)
 }
 
 // recordCreated is RecordCreated, as a write of its own (within nil) or within a
 // shared one.
-func (e *Engine) recordCreated(ctx context.Context, within *sharedWrite, in RecordCreatedInput) (*RefResult, error) {
+func (wr *Writes) recordCreated(ctx context.Context, within *sharedWrite, in RecordCreatedInput) (*RefResult, error) {
 	label, err := optionalLabel(in.Label)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (e *Engine) recordCreated(ctx context.Context, within *sharedWrite, in Reco
 	if in.GenRef != nil {
 		sel.refs = []string{*in.GenRef}
 	}
-	rw, err := e.beginRegistry(ctx, within, in.SessionID, sel)
+	rw, err := wr.beginRegistry(ctx, within, in.SessionID, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (e *Engine) recordCreated(ctx context.Context, within *sharedWrite, in Reco
 	}
 	ev := store.Event{Kind: kind, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
 	items := forStep(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref})
-	if out.Stored, err = e.commitRegistry(ctx, rw, ev, items); err != nil {
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, items); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -253,20 +253,20 @@ type RefsResult struct {
 
 // RecordDeleted tags the entities deleted; unknown ones are registered so
 // the LLM can still say what was deleted.
-func (e *Engine) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*RefsResult, error) {
-	return e.recordDeleted(ctx, nil, in)
+func (wr *Writes) RecordDeleted(ctx context.Context, in RecordDeletedInput) (*RefsResult, error) {
+	return wr.recordDeleted(ctx, nil, in)
 }
 
 // recordDeleted is RecordDeleted, as a write of its own (within nil) or within a
 // shared one.
-func (e *Engine) recordDeleted(ctx context.Context, within *sharedWrite, in RecordDeletedInput) (*RefsResult, error) {
+func (wr *Writes) recordDeleted(ctx context.Context, within *sharedWrite, in RecordDeletedInput) (*RefsResult, error) {
 	if len(in.EntityIDs) > MaxListItems {
 		return nil, apperr.TooLarge("entityIDs", "%d ids in one call; at most %d are allowed", len(in.EntityIDs), MaxListItems)
 	}
 	if err := checkStep(in.Step); err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, within, in.SessionID, selection{entityIDs: in.EntityIDs})
+	rw, err := wr.beginRegistry(ctx, within, in.SessionID, selection{entityIDs: in.EntityIDs})
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +286,7 @@ func (e *Engine) recordDeleted(ctx context.Context, within *sharedWrite, in Reco
 		items = append(items, registry.WrittenItem(t, en))
 	}
 	ev := store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
-	if out.Stored, err = e.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindWrite, items, out.Refs)); err != nil {
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindWrite, items, out.Refs)); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -303,12 +303,12 @@ type RecordUserActionInput struct {
 
 // RecordUserAction tags an entity with created:user, updated:user,
 // deleted:user or mentioned:user, registering it when new.
-func (e *Engine) RecordUserAction(ctx context.Context, in RecordUserActionInput) (*RefResult, error) {
+func (wr *Writes) RecordUserAction(ctx context.Context, in RecordUserActionInput) (*RefResult, error) {
 	label, err := optionalLabel(in.Label)
 	if err != nil {
 		return nil, err
 	}
-	rw, err := e.beginRegistry(ctx, nil, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}})
+	rw, err := wr.beginRegistry(ctx, nil, in.SessionID, selection{entityIDs: []uuid.UUID{in.EntityID}})
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +323,7 @@ func (e *Engine) RecordUserAction(ctx context.Context, in RecordUserActionInput)
 	}
 	out := &RefResult{SessionID: in.SessionID, Ref: en.Ref}
 	ev := store.Event{Kind: KindRefUserAction, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
-	if out.Stored, err = e.commitRegistry(ctx, rw, ev, nil); err != nil {
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, nil); err != nil {
 		return nil, err
 	}
 	return out, nil

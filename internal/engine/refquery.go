@@ -13,24 +13,32 @@ import (
 	"sessiongraph/internal/registry"
 )
 
+// Reads answers questions about a session's registry without changing it:
+// refs by name or entity, filters and payloads translated, the working
+// memory, step results, and nodes by id.
+type Reads struct {
+	client  *ent.Client
+	domains *Domains
+}
+
 // readRegistry loads the selected refs of a session for a read-only
 // operation; no lock, no transaction.
-func (e *Engine) readRegistry(ctx context.Context, s *ent.Session, sel selection) (*registry.Registry, *registry.Domain, error) {
-	d, err := e.Domain(ctx, s.Domain)
+func (rd *Reads) readRegistry(ctx context.Context, s *ent.Session, sel selection) (*registry.Registry, *registry.Domain, error) {
+	d, err := rd.domains.Domain(ctx, s.Domain)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, _, err := load(ctx, e.client.Ref, s, sel)
+	r, _, err := load(ctx, rd.client.Ref, s, sel)
 	return r, d, err
 }
 
 // RefsByName returns a session's refs in the order named; names it does not
 // have are skipped.
-func (e *Engine) RefsByName(ctx context.Context, sessionID uuid.UUID, names []string) ([]*ent.Ref, error) {
+func (rd *Reads) RefsByName(ctx context.Context, sessionID uuid.UUID, names []string) ([]*ent.Ref, error) {
 	if len(names) == 0 {
 		return []*ent.Ref{}, nil
 	}
-	rows, err := e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.RefIn(names...)).All(ctx)
+	rows, err := rd.client.Ref.Query().Where(ref.SessionID(sessionID), ref.RefIn(names...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -49,14 +57,14 @@ func (e *Engine) RefsByName(ctx context.Context, sessionID uuid.UUID, names []st
 
 // StoredRefs is RefsByName for a write's payload: the refs the write stored
 // come from stored, and only the others are read.
-func (e *Engine) StoredRefs(ctx context.Context, sessionID uuid.UUID, names []string, stored Stored) ([]*ent.Ref, error) {
+func (rd *Reads) StoredRefs(ctx context.Context, sessionID uuid.UUID, names []string, stored Stored) ([]*ent.Ref, error) {
 	var missing []string
 	for _, n := range names {
 		if stored[n] == nil {
 			missing = append(missing, n)
 		}
 	}
-	read, err := e.RefsByName(ctx, sessionID, missing)
+	read, err := rd.RefsByName(ctx, sessionID, missing)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +85,11 @@ func (e *Engine) StoredRefs(ctx context.Context, sessionID uuid.UUID, names []st
 
 // StoredRef is RefByName for a write's payload: a ref the write stored comes
 // from stored.
-func (e *Engine) StoredRef(ctx context.Context, sessionID uuid.UUID, name string, stored Stored) (*ent.Ref, error) {
+func (rd *Reads) StoredRef(ctx context.Context, sessionID uuid.UUID, name string, stored Stored) (*ent.Ref, error) {
 	if r := stored[name]; r != nil {
 		return r, nil
 	}
-	return e.RefByName(ctx, sessionID, name)
+	return rd.RefByName(ctx, sessionID, name)
 }
 
 // ResolvedRef is what a ref stands for.
@@ -95,10 +103,10 @@ type ResolvedRef struct {
 }
 
 // ResolveRefs translates refs to entity ids for the runtime.
-func (e *Engine) ResolveRefs(ctx context.Context, s *ent.Session, refs []string) ([]*ResolvedRef, error) {
+func (rd *Reads) ResolveRefs(ctx context.Context, s *ent.Session, refs []string) ([]*ResolvedRef, error) {
 	// With their artifacts: a generated ref whose artifact was cleared
 	// unsaved is no longer pending, as every build agrees.
-	r, _, err := e.readRegistry(ctx, s, selection{refs: refs, artifacts: true})
+	r, _, err := rd.readRegistry(ctx, s, selection{refs: refs, artifacts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -129,14 +137,14 @@ type TranslatedFilters struct {
 
 // TranslateFilters turns refs into UUIDs in the id and FK fields of filters
 // on the entity type entityType or table names.
-func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, entityType, table *string, filters []*FilterInput) (*TranslatedFilters, error) {
+func (rd *Reads) TranslateFilters(ctx context.Context, s *ent.Session, entityType, table *string, filters []*FilterInput) (*TranslatedFilters, error) {
 	in := make([]registry.Filter, len(filters))
 	var names []string
 	for i, f := range filters {
 		in[i] = registry.Filter{Field: f.Field, Op: f.Op, Value: f.Value}
 		names = append(names, registry.RefsIn(f.Value)...)
 	}
-	r, d, err := e.readRegistry(ctx, s, selection{refs: names})
+	r, d, err := rd.readRegistry(ctx, s, selection{refs: names})
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +164,8 @@ func (e *Engine) TranslateFilters(ctx context.Context, s *ent.Session, entityTyp
 }
 
 // TranslatePayload turns refs into UUIDs in a record about to be written.
-func (e *Engine) TranslatePayload(ctx context.Context, s *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error) {
-	r, d, err := e.readRegistry(ctx, s, selection{refs: registry.RefsIn(data)})
+func (rd *Reads) TranslatePayload(ctx context.Context, s *ent.Session, entityType string, data map[string]any) (*registry.TranslatedPayload, error) {
+	r, d, err := rd.readRegistry(ctx, s, selection{refs: registry.RefsIn(data)})
 	if err != nil {
 		return nil, err
 	}
@@ -181,8 +189,8 @@ type ReadRefsResult struct {
 
 // ReadRefs answers reads of generated refs from their artifacts in db_read
 // shape (read rerouting).
-func (e *Engine) ReadRefs(ctx context.Context, s *ent.Session, refs []string) (*ReadRefsResult, error) {
-	r, d, err := e.readRegistry(ctx, s, selection{refs: refs, artifacts: true})
+func (rd *Reads) ReadRefs(ctx context.Context, s *ent.Session, refs []string) (*ReadRefsResult, error) {
+	r, d, err := rd.readRegistry(ctx, s, selection{refs: refs, artifacts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +202,8 @@ func (e *Engine) ReadRefs(ctx context.Context, s *ent.Session, refs []string) (*
 }
 
 // EnrichmentQueue lists the session's refs still waiting for a label.
-func (e *Engine) EnrichmentQueue(ctx context.Context, s *ent.Session) ([]*EnrichmentRequest, error) {
-	rows, err := e.client.Ref.Query().
+func (rd *Reads) EnrichmentQueue(ctx context.Context, s *ent.Session) ([]*EnrichmentRequest, error) {
+	rows, err := rd.client.Ref.Query().
 		Where(ref.SessionID(s.ID), ref.EnrichTableNotNil()).Order(ref.ByCreatedAt(), ref.ByRef()).All(ctx)
 	if err != nil {
 		return nil, err
@@ -216,7 +224,7 @@ type ActiveEntities struct {
 // ActiveEntities sorts the refs that matter now into tiers, reading only
 // those: referenced within the window (nil: registry.DefaultWindow),
 // retained, or pending generation.
-func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, turnsWindow *int) (*ActiveEntities, error) {
+func (rd *Reads) ActiveEntities(ctx context.Context, s *ent.Session, turnsWindow *int) (*ActiveEntities, error) {
 	window := registry.DefaultWindow
 	if turnsWindow != nil {
 		window = *turnsWindow
@@ -224,7 +232,7 @@ func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, turnsWindow
 	if window < 1 {
 		return nil, apperr.Invalid("turnsWindow", "turnsWindow must be at least 1, got %d", window)
 	}
-	rows, err := e.client.Ref.Query().Where(liveRefs(s, window)).WithArtifact(inSession(s.ID)).
+	rows, err := rd.client.Ref.Query().Where(liveRefs(s, window)).WithArtifact(inSession(s.ID)).
 		Order(ent.Asc(ref.FieldTurnLastReferenced), ent.Asc(ref.FieldTurnCreated), ent.Asc(ref.FieldRef)).All(ctx)
 	if err != nil {
 		return nil, err
@@ -246,18 +254,18 @@ func (e *Engine) ActiveEntities(ctx context.Context, s *ent.Session, turnsWindow
 }
 
 // RefByName returns one ref of a session.
-func (e *Engine) RefByName(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Ref, error) {
-	return e.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).Only(ctx)
+func (rd *Reads) RefByName(ctx context.Context, sessionID uuid.UUID, name string) (*ent.Ref, error) {
+	return rd.client.Ref.Query().Where(ref.SessionID(sessionID), ref.Ref(name)).Only(ctx)
 }
 
 // RefArtifact returns a ref's artifact (nil if it has none): the one
 // loaded with the ref, else read by the ref's session and id, which on
 // Citus asks the session's shard only (ent's edge query goes by the ref's
 // id alone and asks every shard).
-func (e *Engine) RefArtifact(ctx context.Context, r *ent.Ref) (*ent.Artifact, error) {
+func (rd *Reads) RefArtifact(ctx context.Context, r *ent.Ref) (*ent.Artifact, error) {
 	if a, err := r.Edges.ArtifactOrErr(); !ent.IsNotLoaded(err) {
 		return a, ent.MaskNotFound(err)
 	}
-	a, err := e.client.Artifact.Query().Where(artifact.SessionID(r.SessionID), artifact.RefID(r.ID)).Only(ctx)
+	a, err := rd.client.Artifact.Query().Where(artifact.SessionID(r.SessionID), artifact.RefID(r.ID)).Only(ctx)
 	return a, ent.MaskNotFound(err)
 }

@@ -22,6 +22,19 @@ import (
 	"sessiongraph/internal/store"
 )
 
+// Writes changes a session's registry: the records a runtime read, created,
+// updated, deleted or generated, and the curation of its refs. Each
+// operation begins a registry write, applies the registry's rules and
+// commits what changed.
+type Writes struct {
+	client  *ent.Client
+	store   *store.Store
+	domains *Domains
+	// builds learns what each committed write changed, so that the build
+	// after it can be patched.
+	builds *buildCache
+}
+
 // selection says which of a session's refs an operation needs; they are
 // loaded in one statement.
 type selection struct {
@@ -274,7 +287,7 @@ type sharedWrite struct {
 // within a shared write, goes on in its transaction), reads its domain and
 // loads the selected refs at the session's turn. The caller ends it with
 // commitRegistry, or Rollback.
-func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
+func (wr *Writes) beginRegistry(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
 	rw := &registryWrite{within: within}
 	reads, read := readAhead(ctx, sessionID, sel)
 	if within != nil {
@@ -284,14 +297,14 @@ func (e *Engine) beginRegistry(ctx context.Context, within *sharedWrite, session
 			return nil, conflictError(err)
 		}
 	} else {
-		w, err := e.store.Begin(ctx, sessionID, reads...)
+		w, err := wr.store.Begin(ctx, sessionID, reads...)
 		if err != nil {
 			return nil, err
 		}
 		rw.Tx = w
 	}
 	var err error
-	if rw.domain, err = e.domain(ctx, rw.Tx.Tx.EntityType, rw.Session.Domain); err == nil {
+	if rw.domain, err = wr.domains.domain(ctx, rw.Tx.Tx.EntityType, rw.Session.Domain); err == nil {
 		if read != nil {
 			rw.reg, rw.loaded, err = loadWith(ctx, rw.Session, sel, read)
 		} else {
@@ -321,7 +334,7 @@ func (rw *registryWrite) Rollback() {
 // it stored. Within a shared write it stores the same, keeps ev for the
 // owner's commit, and leaves the new counters on the session for the
 // next operation to number from.
-func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store.Event, items *stepItems) (Stored, error) {
+func (wr *Writes) commitRegistry(ctx context.Context, rw *registryWrite, ev store.Event, items *stepItems) (Stored, error) {
 	// The writes go with the commit (within a shared write, with the next
 	// operation's reads: Flush).
 	send := func(query string, args ...any) error {
@@ -353,10 +366,10 @@ func (e *Engine) commitRegistry(ctx context.Context, rw *registryWrite, ev store
 	}
 	rw.after = sessionAfter(rw.Tx, 1)
 	if w != nil {
-		e.builds.wrote(rw.Session.ID, rw.Session.EventSequence, w)
+		wr.builds.wrote(rw.Session.ID, rw.Session.EventSequence, w)
 	}
 	for _, row := range stored {
-		e.client.Ref.Adopt(row) // committed: later edge reads go through the client
+		wr.client.Ref.Adopt(row) // committed: later edge reads go through the client
 	}
 	return stored, nil
 }

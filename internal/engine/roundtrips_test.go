@@ -61,10 +61,10 @@ func TestRecordReadOfTwentyRecordsIsBatched(t *testing.T) {
 	var log statementLog
 	s := apitest.New(t, log.wrap)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "batch"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "batch"})
 	require.NoError(t, err)
 	id := opened.Session.ID
-	_, err = s.Engine.BeginTurn(ctx, id, "plan my week")
+	_, err = s.Engine.Turns.BeginTurn(ctx, id, "plan my week")
 	require.NoError(t, err)
 
 	read := func(n int) []string {
@@ -73,7 +73,7 @@ func TestRecordReadOfTwentyRecordsIsBatched(t *testing.T) {
 			records[i] = map[string]any{"id": uuid.NewString(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": uuid.NewString()}
 		}
 		return log.record(func() {
-			_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: records})
+			_, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: records})
 			require.NoError(t, err)
 		})
 	}
@@ -111,15 +111,15 @@ func TestEndTurnReadsEachTurnOnce(t *testing.T) {
 	var log statementLog
 	s := apitest.New(t, log.wrap)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "end"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "end"})
 	require.NoError(t, err)
 	id := opened.Session.ID
 	var third []string
 	for i := 1; i <= 3; i++ {
-		_, err = s.Engine.BeginTurn(ctx, id, "plan my week")
+		_, err = s.Engine.Turns.BeginTurn(ctx, id, "plan my week")
 		require.NoError(t, err)
 		third = log.record(func() {
-			_, err := s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Done."})
+			_, err := s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Done."})
 			require.NoError(t, err)
 		})
 	}

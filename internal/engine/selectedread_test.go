@@ -65,10 +65,10 @@ func TestSelectedRefsReadAsEnt(t *testing.T) {
 	for n := range 2 {
 		q := &equivalence{t: t, s: s, rng: rand.New(rand.NewPCG(seed, uint64(n))), ctx: ctx,
 			known: map[string][]uuid.UUID{}, byKind: map[string]int{}}
-		opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: fmt.Sprintf("selected-%d-%d", seed, n)})
+		opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: fmt.Sprintf("selected-%d-%d", seed, n)})
 		require.NoError(t, err)
 		q.id = opened.Session.ID
-		_, err = s.Engine.BeginTurn(ctx, q.id, "hello")
+		_, err = s.Engine.Turns.BeginTurn(ctx, q.id, "hello")
 		require.NoError(t, err)
 		for w := range 80 {
 			q.write()
@@ -86,8 +86,8 @@ func TestSelectedRefsReadAsEnt(t *testing.T) {
 			var pend []pendingRef
 			// A pending artifact to select by label, whatever the writes
 			// left: generated in a turn (begun when none is open).
-			_, _ = s.Engine.BeginTurn(ctx, q.id, "more")
-			_, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: q.id, EntityType: "recipe",
+			_, _ = s.Engine.Turns.BeginTurn(ctx, q.id, "more")
+			_, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: q.id, EntityType: "recipe",
 				Content: map[string]any{"name": fmt.Sprintf("Pending tart %d", w), "servings": 2}})
 			require.NoError(t, err)
 			rows, err := s.DB.Query(`SELECT r.entity_type, r.label FROM refs r JOIN artifacts a ON a.session_id = r.session_id AND a.ref_id = r.id
@@ -124,7 +124,7 @@ func TestSelectedRefsReadAsEnt(t *testing.T) {
 				for _, sel := range sels {
 					what := fmt.Sprintf("%s, artifacts %v, after %d writes", sel.what, artifacts, w+1)
 					for _, c := range []context.Context{ctx, acme} {
-						typed, byEnt, err := s.Engine.SelectedBothWays(c, q.id, sel.ids, sel.names, sel.pendOf, sel.pendName, artifacts)
+						typed, byEnt, err := s.Engine.Reads.SelectedBothWays(c, q.id, sel.ids, sel.names, sel.pendOf, sel.pendName, artifacts)
 						require.NoError(t, err)
 						if sel.what != "one name" {
 							require.NotEmpty(t, byEnt, what)
@@ -137,7 +137,7 @@ func TestSelectedRefsReadAsEnt(t *testing.T) {
 							}
 						}
 					}
-					typed, byEnt, err := s.Engine.SelectedBothWays(globex, q.id, sel.ids, sel.names, sel.pendOf, sel.pendName, artifacts)
+					typed, byEnt, err := s.Engine.Reads.SelectedBothWays(globex, q.id, sel.ids, sel.names, sel.pendOf, sel.pendName, artifacts)
 					require.NoError(t, err)
 					require.Empty(t, byEnt, "another tenant's key reads nothing")
 					require.Empty(t, typed, "another tenant's key reads nothing")
@@ -149,6 +149,6 @@ func TestSelectedRefsReadAsEnt(t *testing.T) {
 	require.Positive(t, withArtifacts)
 	require.Positive(t, pending)
 	// An unauthenticated caller is refused alike.
-	_, _, err := s.Engine.SelectedBothWays(context.Background(), uuid.New(), []uuid.UUID{uuid.New()}, nil, "", "", false)
+	_, _, err := s.Engine.Reads.SelectedBothWays(context.Background(), uuid.New(), []uuid.UUID{uuid.New()}, nil, "", "", false)
 	require.ErrorIs(t, err, access.ErrUnauthenticated)
 }

@@ -25,6 +25,16 @@ const (
 	maxMetadataValue  = 4000
 )
 
+// Sessions opens, reads, updates, expires and deletes sessions, and runs
+// the reaper that purges expired ones.
+type Sessions struct {
+	client   *ent.Client
+	store    *store.Store
+	cfg      Config
+	domains  *Domains
+	receipts *Receipts
+}
+
 // OpenSessionInput opens a session, or finds the live one of its key.
 type OpenSessionInput struct {
 	Tenant       string
@@ -49,7 +59,7 @@ type OpenSessionResult struct {
 
 // OpenSession gets or creates the live session of a tenant's external key.
 // Opening an existing session changes nothing, so it is not activity.
-func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSessionResult, error) {
+func (ss *Sessions) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSessionResult, error) {
 	if err := access.CheckName("tenant", in.Tenant); err != nil {
 		return nil, err
 	}
@@ -59,20 +69,20 @@ func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSes
 	if err := access.RequireTenant(ctx, in.Tenant); err != nil {
 		return nil, err
 	}
-	ttl, err := e.ttl(in.TTLSeconds)
+	ttl, err := ss.ttl(in.TTLSeconds)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkMetadata(in.Metadata); err != nil {
 		return nil, err
 	}
-	domain := e.cfg.DefaultDomain
+	domain := ss.cfg.DefaultDomain
 	if in.Domain != nil {
 		if err := requireText("domain", *in.Domain, 200); err != nil {
 			return nil, err
 		}
 		domain = *in.Domain
-		if err := e.requireDomain(ctx, domain); err != nil {
+		if err := ss.domains.requireDomain(ctx, domain); err != nil {
 			return nil, err
 		}
 	}
@@ -82,7 +92,7 @@ func (e *Engine) OpenSession(ctx context.Context, in OpenSessionInput) (*OpenSes
 			return nil, apperr.Invalid("tokenizer", "%v", err)
 		}
 	}
-	opened, err := e.store.Open(ctx, in.Tenant, in.ExternalKey, func(c *ent.SessionCreate) {
+	opened, err := ss.store.Open(ctx, in.Tenant, in.ExternalKey, func(c *ent.SessionCreate) {
 		c.SetDomain(domain).SetTTLSeconds(ttl).SetTokenizer(string(counter)).
 			SetNillableUserID(in.UserID).SetNillableSystemPrompt(in.SystemPrompt)
 		if in.Metadata != nil {
@@ -115,13 +125,13 @@ type UpdateSessionInput struct {
 // UpdateSession applies every given field in one commit. Metadata is merged
 // into what the session has, under the session lock, so that concurrent
 // merges never lose a key.
-func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent.Session, error) {
+func (ss *Sessions) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent.Session, error) {
 	if err := checkMetadata(in.Metadata); err != nil {
 		return nil, err
 	}
 	var ttl *int
 	if in.TTLSeconds != nil {
-		v, err := e.ttl(in.TTLSeconds)
+		v, err := ss.ttl(in.TTLSeconds)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +140,7 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 	if in.Focus != nil && in.Focus.Type == "" {
 		return nil, apperr.Invalid("focus.type", "focus.type must name an entity type")
 	}
-	w, err := e.store.Begin(ctx, in.ID)
+	w, err := ss.store.Begin(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +183,13 @@ func (e *Engine) UpdateSession(ctx context.Context, in UpdateSessionInput) (*ent
 }
 
 // Session returns a session by id, or a NOT_FOUND error.
-func (e *Engine) Session(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
-	s, err := e.client.Session.Get(ctx, id)
+func (ss *Sessions) Session(ctx context.Context, id uuid.UUID) (*ent.Session, error) {
+	return sessionByID(ctx, ss.client, id)
+}
+
+// sessionByID reads a session by id, or answers NOT_FOUND.
+func sessionByID(ctx context.Context, client *ent.Client, id uuid.UUID) (*ent.Session, error) {
+	s, err := client.Session.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "session %s not found", id)
 	}
@@ -182,17 +197,17 @@ func (e *Engine) Session(ctx context.Context, id uuid.UUID) (*ent.Session, error
 }
 
 // SessionByKey returns the live session of a tenant's external key, or nil.
-func (e *Engine) SessionByKey(ctx context.Context, tenant, key string) (*ent.Session, error) {
-	s, err := store.Keyed(ctx, e.client.SessionKey, e.client.Session, tenant, key, session.StatusEQ(session.StatusActive))
+func (ss *Sessions) SessionByKey(ctx context.Context, tenant, key string) (*ent.Session, error) {
+	s, err := store.Keyed(ctx, ss.client.SessionKey, ss.client.Session, tenant, key, session.StatusEQ(session.StatusActive))
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
 	return s, err
 }
 
-func (e *Engine) ttl(seconds *int) (int, error) {
+func (ss *Sessions) ttl(seconds *int) (int, error) {
 	if seconds == nil {
-		return int(e.cfg.DefaultTTL / time.Second), nil
+		return int(ss.cfg.DefaultTTL / time.Second), nil
 	}
 	// Compared as seconds, before any arithmetic: a huge value multiplied
 	// into a Duration overflows and would pass as a negative one.

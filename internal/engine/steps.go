@@ -74,13 +74,13 @@ func checkStep(step *int) error {
 // and the description go through the registry's scrubber, so a UUID the
 // runtime passes becomes its ref (or "[unregistered id]"); refs named must
 // be the session's.
-func (e *Engine) RecordStepResult(ctx context.Context, in RecordStepResultInput) (*ent.StepResult, error) {
-	return e.recordStepResult(ctx, nil, in)
+func (wr *Writes) RecordStepResult(ctx context.Context, in RecordStepResultInput) (*ent.StepResult, error) {
+	return wr.recordStepResult(ctx, nil, in)
 }
 
 // recordStepResult is RecordStepResult, as a write of its own (within nil)
 // or within a shared one, whose owner has read the open turn already.
-func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in RecordStepResultInput) (*ent.StepResult, error) {
+func (wr *Writes) recordStepResult(ctx context.Context, within *sharedWrite, in RecordStepResultInput) (*ent.StepResult, error) {
 	if err := checkStep(&in.Step); err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in R
 		}
 	} else {
 		var err error
-		if w, err = e.store.Begin(ctx, in.SessionID); err != nil {
+		if w, err = wr.store.Begin(ctx, in.SessionID); err != nil {
 			return nil, err
 		}
 		defer w.Rollback()
@@ -161,7 +161,7 @@ func (e *Engine) recordStepResult(ctx context.Context, within *sharedWrite, in R
 	if _, err := w.Commit(ctx, store.Record(ev)); err != nil {
 		return nil, err
 	}
-	return e.client.StepResult.Adopt(out), nil // committed: later edge reads go through the client
+	return wr.client.StepResult.Adopt(out), nil // committed: later edge reads go through the client
 }
 
 // addToStep adds a record call's items to its step of the current turn, in
@@ -287,8 +287,8 @@ func jsonSize(v any) int {
 }
 
 // StepResultsOfTurn lists a turn's step results in step order.
-func (e *Engine) StepResultsOfTurn(ctx context.Context, sessionID uuid.UUID, turn int) ([]*ent.StepResult, error) {
-	return e.client.StepResult.Query().
+func (rd *Reads) StepResultsOfTurn(ctx context.Context, sessionID uuid.UUID, turn int) ([]*ent.StepResult, error) {
+	return rd.client.StepResult.Query().
 		Where(stepresult.SessionID(sessionID), stepresult.Turn(turn)).
 		Order(ent.Asc(stepresult.FieldStep)).Limit(maxStep).All(ctx)
 }

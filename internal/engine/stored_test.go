@@ -32,15 +32,15 @@ func refAsRead(r *ent.Ref) *ent.Ref {
 func TestStoredRefsAreTheRowsAsRead(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "stored"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "stored"})
 	require.NoError(t, err)
 	id := opened.Session.ID
-	_, err = s.Engine.BeginTurn(ctx, id, "plan my week")
+	_, err = s.Engine.Turns.BeginTurn(ctx, id, "plan my week")
 	require.NoError(t, err)
 
 	same := func(names []string, stored engine.Stored) {
 		t.Helper()
-		read, err := s.Engine.RefsByName(ctx, id, names)
+		read, err := s.Engine.Reads.RefsByName(ctx, id, names)
 		require.NoError(t, err)
 		require.Len(t, read, len(names))
 		for _, want := range read {
@@ -48,19 +48,19 @@ func TestStoredRefsAreTheRowsAsRead(t *testing.T) {
 			require.NotNil(t, got, "the write stored %s", want.Ref)
 			assert.Equal(t, asJSON(t, refAsRead(want)), asJSON(t, refAsRead(got)), want.Ref)
 		}
-		fromPayload, err := s.Engine.StoredRefs(ctx, id, names, stored)
+		fromPayload, err := s.Engine.Reads.StoredRefs(ctx, id, names, stored)
 		require.NoError(t, err)
 		assert.Equal(t, names, refNames(fromPayload), "in the order named")
 	}
 
-	read, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: []map[string]any{
+	read, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: new("meal_plans"), Records: []map[string]any{
 		{"id": uuid.NewString(), "date": "2026-01-12", "meal_type": "dinner", "recipe_id": uuid.NewString()},
 	}})
 	require.NoError(t, err)
 	require.NotEmpty(t, read.EnrichmentQueue, "the FK target waits for a label")
 	same(read.Refs, read.Stored)
 
-	gen, err := s.Engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
+	gen, err := s.Engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: "recipe",
 		Content: map[string]any{"name": "Dal", "ingredients": []any{"dal"}, "instructions": "Simmer."}})
 	require.NoError(t, err)
 	same([]string{gen.Ref}, gen.Stored)
@@ -68,7 +68,7 @@ func TestStoredRefsAreTheRowsAsRead(t *testing.T) {
 	// The revision reads the artifact joined into its ref's row.
 	first, err := s.Client.Artifact.Query().Only(ctx)
 	require.NoError(t, err)
-	revised, err := s.Engine.UpdateArtifact(ctx, engine.UpdateArtifactInput{SessionID: id, Ref: gen.Ref,
+	revised, err := s.Engine.Writes.UpdateArtifact(ctx, engine.UpdateArtifactInput{SessionID: id, Ref: gen.Ref,
 		Content: map[string]any{"name": "Tadka dal", "ingredients": []any{"dal", "ghee"}, "instructions": "Simmer, then temper."}})
 	require.NoError(t, err)
 	same([]string{gen.Ref}, revised.Stored)
@@ -79,25 +79,25 @@ func TestStoredRefsAreTheRowsAsRead(t *testing.T) {
 	assert.True(t, first.CreatedAt.Equal(second.CreatedAt))
 	assert.Equal(t, "Tadka dal", second.Label)
 
-	created, err := s.Engine.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: id, EntityType: "recipe",
+	created, err := s.Engine.Writes.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: id, EntityType: "recipe",
 		EntityID: uuid.New(), GenRef: &gen.Ref})
 	require.NoError(t, err)
 	require.True(t, created.Promoted)
 	same([]string{created.Ref}, created.Stored)
 
-	retained, err := s.Engine.RetainRef(ctx, id, created.Ref, "the user is cooking it tonight")
+	retained, err := s.Engine.Writes.RetainRef(ctx, id, created.Ref, "the user is cooking it tonight")
 	require.NoError(t, err)
 	same([]string{created.Ref}, retained.Stored)
-	released, err := s.Engine.ReleaseRef(ctx, id, created.Ref)
+	released, err := s.Engine.Writes.ReleaseRef(ctx, id, created.Ref)
 	require.NoError(t, err)
 	assert.Nil(t, released.Stored[created.Ref].ActiveReason, "the release cleared the reason")
 	same([]string{created.Ref}, released.Stored)
 
 	// A ref the write did not store is read.
-	both, err := s.Engine.StoredRefs(ctx, id, []string{read.Refs[0], created.Ref}, released.Stored)
+	both, err := s.Engine.Reads.StoredRefs(ctx, id, []string{read.Refs[0], created.Ref}, released.Stored)
 	require.NoError(t, err)
 	assert.Equal(t, []string{read.Refs[0], created.Ref}, refNames(both))
-	one, err := s.Engine.StoredRef(ctx, id, read.Refs[0], released.Stored)
+	one, err := s.Engine.Reads.StoredRef(ctx, id, read.Refs[0], released.Stored)
 	require.NoError(t, err)
 	assert.Equal(t, read.Refs[0], one.Ref)
 }
@@ -107,15 +107,15 @@ func TestStoredRefsAreTheRowsAsRead(t *testing.T) {
 func TestEndedTurnIsTheRowAsRead(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "ended"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "ended"})
 	require.NoError(t, err)
 	id := opened.Session.ID
 	for i := 0; i < 3; i++ {
-		_, err = s.Engine.BeginTurn(ctx, id, "what's for dinner?")
+		_, err = s.Engine.Turns.BeginTurn(ctx, id, "what's for dinner?")
 		require.NoError(t, err)
-		_, err = s.Engine.UpdateTurn(ctx, engine.UpdateTurnInput{SessionID: id, Summary: schematype.ExecutionSummary{Goal: "dinner"}})
+		_, err = s.Engine.Turns.UpdateTurn(ctx, engine.UpdateTurnInput{SessionID: id, Summary: schematype.ExecutionSummary{Goal: "dinner"}})
 		require.NoError(t, err)
-		ended, err := s.Engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Dal, then.",
+		ended, err := s.Engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Dal, then.",
 			Summary: &schematype.ExecutionSummary{Decision: "answer", Curation: &schematype.Curation{Retained: []schematype.RetainedRef{}}}})
 		require.NoError(t, err)
 		want, err := s.Client.Turn.Get(ctx, ended.ID)

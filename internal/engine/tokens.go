@@ -12,7 +12,7 @@ import (
 // ctx lasts (callers check ctx.Err() after counting). An unknown name (which
 // openSession refuses) or an encoding that failed to load falls back to the
 // 4-characters rule, logged, so that counting never fails a write.
-func (e *Engine) counter(ctx context.Context, name string) tokenizer.Counter {
+func counter(ctx context.Context, name string) tokenizer.Counter {
 	c, err := tokenizer.Get(tokenizer.Name(name))
 	switch {
 	case err == nil:
@@ -26,7 +26,7 @@ func (e *Engine) counter(ctx context.Context, name string) tokenizer.Counter {
 
 // countTokens counts text with the session's tokenizer, or answers ctx's
 // error when the request ended while it counted.
-func (e *Engine) countTokens(ctx context.Context, tokenizerName, text string) (int, error) {
-	n := e.counter(ctx, tokenizerName).Count(text)
+func countTokens(ctx context.Context, tokenizerName, text string) (int, error) {
+	n := counter(ctx, tokenizerName).Count(text)
 	return n, ctx.Err()
 }

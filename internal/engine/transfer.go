@@ -6,22 +6,29 @@ import (
 
 	"github.com/google/uuid"
 
+	"sessiongraph/ent"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/store"
 )
 
+// Transfer exports a session with its rows and imports one.
+type Transfer struct {
+	client *ent.Client
+	store  *store.Store
+}
+
 // ExportSession reads a session, every row of it and its events, as one
 // self-contained document (store.Export) at schemaVersion, the version of
 // the database's schema. ADMIN only.
-func (e *Engine) ExportSession(ctx context.Context, id uuid.UUID, schemaVersion uint) (*store.Export, error) {
+func (tf *Transfer) ExportSession(ctx context.Context, id uuid.UUID, schemaVersion uint) (*store.Export, error) {
 	if err := access.RequireAdmin(ctx, "exporting a session"); err != nil {
 		return nil, err
 	}
-	if _, err := e.Session(ctx, id); err != nil {
+	if _, err := sessionByID(ctx, tf.client, id); err != nil {
 		return nil, err
 	}
-	return e.store.ExportSession(ctx, id, schemaVersion)
+	return tf.store.ExportSession(ctx, id, schemaVersion)
 }
 
 // importLimits are the API's checks of an operation's text, applied to
@@ -41,7 +48,7 @@ const maxImportRowBytes = 8 * MaxInputBytes
 // version, then migrate). Its text passes the API's input checks, its
 // session's tenant is a name as an API key's is, and the store refuses
 // whatever is not the session's own (store.ImportSession). ADMIN only.
-func (e *Engine) ImportSession(ctx context.Context, r io.Reader, schemaVersion uint) (store.Imported, error) {
+func (tf *Transfer) ImportSession(ctx context.Context, r io.Reader, schemaVersion uint) (store.Imported, error) {
 	if err := access.RequireAdmin(ctx, "importing a session"); err != nil {
 		return store.Imported{}, err
 	}
@@ -63,5 +70,5 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, schemaVersion u
 	if err := access.CheckName("session.tenant", s.Tenant); err != nil {
 		return store.Imported{}, err
 	}
-	return e.store.ImportSession(ctx, doc)
+	return tf.store.ImportSession(ctx, doc)
 }

@@ -25,20 +25,29 @@ import (
 	"sessiongraph/internal/store"
 )
 
+// Turns begins, updates, ends and fails a session's turns, and resets its
+// conversation; a turn's end carries its closing registry writes.
+type Turns struct {
+	client  *ent.Client
+	store   *store.Store
+	domains *Domains
+	writes  *Writes
+}
+
 const fullReasoningSummaries = 2
 
 // BeginTurn opens the session's next turn with the user's message, counting
 // its tokens once so that no build re-tokenizes it.
-func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage string) (*ent.Turn, error) {
+func (ts *Turns) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage string) (*ent.Turn, error) {
 	if len(userMessage) > MaxTextBytes {
 		return nil, apperr.TooLarge("userMessage", "the message is %d bytes; at most %d are allowed", len(userMessage), MaxTextBytes)
 	}
-	w, err := e.store.Begin(ctx, sessionID)
+	w, err := ts.store.Begin(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer w.Rollback()
-	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, userMessage)
+	tokens, err := countTokens(ctx, w.Session.Tokenizer, userMessage)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +72,7 @@ func (e *Engine) BeginTurn(ctx context.Context, sessionID uuid.UUID, userMessage
 	if _, err := w.Commit(ctx, store.Mutation{Events: []store.Event{began}, Activity: store.Started}); err != nil {
 		return nil, inProgress(err)
 	}
-	return e.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
+	return ts.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
 }
 
 // openTurnIndex is the index that allows one open turn per session (the
@@ -108,8 +117,8 @@ type UpdateTurnInput struct {
 
 // UpdateTurn merges into the open turn's execution summary: given fields
 // replace, steps are appended.
-func (e *Engine) UpdateTurn(ctx context.Context, in UpdateTurnInput) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, in.SessionID, keepsOpen, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
+func (ts *Turns) UpdateTurn(ctx context.Context, in UpdateTurnInput) (*ent.Turn, error) {
+	return ts.onOpenTurn(ctx, in.SessionID, keepsOpen, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
 		done.ExecutionSummary = merge(done.ExecutionSummary, &in.Summary)
 		return store.Record(store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": done.Number}}), nil
 	})
@@ -131,8 +140,8 @@ type EndTurnInput struct {
 // into the session's reasoning summary (the last two stay in full), and
 // clears the artifacts promoted in the turn (their content was kept only
 // for linked records).
-func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error) {
-	closed, err := e.CloseTurn(ctx, in)
+func (ts *Turns) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error) {
+	closed, err := ts.CloseTurn(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +152,8 @@ func (e *Engine) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 // turn, and on the session; the caller writes done (onOpenTurn, or
 // RecordExchange's insert). cleared is how many artifacts the statement
 // that read the turns cleared (readTurns), or nil when it did not clear.
-func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, message string, summary *schematype.ExecutionSummary, cleared *int) (store.Event, error) {
-	d, err := e.domain(ctx, w.Tx.EntityType, w.Session.Domain)
+func (ts *Turns) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, message string, summary *schematype.ExecutionSummary, cleared *int) (store.Event, error) {
+	d, err := ts.domains.domain(ctx, w.Tx.EntityType, w.Session.Domain)
 	if err != nil {
 		return store.Event{}, err
 	}
@@ -162,7 +171,7 @@ func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, 
 		}
 		cleared = &n
 	}
-	tokens, err := e.countTokens(ctx, w.Session.Tokenizer, message)
+	tokens, err := countTokens(ctx, w.Session.Tokenizer, message)
 	if err != nil {
 		return store.Event{}, err
 	}
@@ -179,8 +188,8 @@ func (e *Engine) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, 
 // successful write left (see store.Failed). Nor is it part of the
 // conversation an LLM is shown: builds leave it out, and its user
 // message's tokens leave the session's count.
-func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
-	return e.onOpenTurn(ctx, sessionID, closes, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
+func (ts *Turns) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
+	return ts.onOpenTurn(ctx, sessionID, closes, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
 		if _, err := w.Tx.ExecContext(ctx, dropQueue, sessionID); err != nil {
 			return store.Mutation{}, err
 		}
@@ -196,8 +205,8 @@ func (e *Engine) FailTurn(ctx context.Context, sessionID uuid.UUID, reason strin
 // results, and keeps the session, its registry and, if asked, its system
 // prompt. Turn numbers go on from where they were, so
 // refs' turn marks stay meaningful.
-func (e *Engine) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
-	w, err := e.store.Begin(ctx, sessionID)
+func (ts *Turns) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
+	w, err := ts.store.Begin(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -312,8 +321,8 @@ const (
 // onOpenTurn runs a change on the session's open turn and writes the turn
 // as changed. A change that closes the turn compresses the summary of the
 // turn two before, which is read with the open one.
-func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEnd, change turnChange) (*ent.Turn, error) {
-	w, err := e.store.Begin(ctx, sessionID)
+func (ts *Turns) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEnd, change turnChange) (*ent.Turn, error) {
+	w, err := ts.store.Begin(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +353,7 @@ func (e *Engine) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEn
 	if _, err := w.Commit(ctx, m); err != nil {
 		return nil, err
 	}
-	return e.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
+	return ts.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
 }
 
 // clearTurnState ends what lives only for a turn, as the turn ends well:

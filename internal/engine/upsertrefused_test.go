@@ -24,10 +24,10 @@ import (
 func TestARefusedRefsUpsertIsAConflictAndCommitsNothing(t *testing.T) {
 	s := apitest.New(t)
 	ctx := access.System(context.Background())
-	opened, err := s.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "refused"})
+	opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: "acme", ExternalKey: "refused"})
 	require.NoError(t, err)
 	id := opened.Session.ID
-	_, err = s.Engine.BeginTurn(ctx, id, "what can I cook?")
+	_, err = s.Engine.Turns.BeginTurn(ctx, id, "what can I cook?")
 	require.NoError(t, err)
 	_, err = s.DB.Exec(`CREATE FUNCTION refuse_refused_label() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -51,18 +51,18 @@ CREATE TRIGGER refuse_refused_label BEFORE INSERT OR UPDATE ON refs FOR EACH ROW
 	step := 1
 	writes := map[string]func(name string) error{
 		"a read": func(name string) error {
-			_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &recipes, Records: records(name)})
+			_, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &recipes, Records: records(name)})
 			return err
 		},
 		"a read at a step": func(name string) error {
-			_, err := s.Engine.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &recipes, Records: records(name), Step: &step})
+			_, err := s.Engine.Writes.RecordRead(ctx, engine.RecordReadInput{SessionID: id, Table: &recipes, Records: records(name), Step: &step})
 			return err
 		},
 		"a closing read": func(name string) error {
 			read := engine.RecordReadInput{Table: &recipes, Records: records(name)}
-			_, err := s.Engine.CloseTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Here.", Closing: []engine.ClosingWrite{{Read: &read}}})
+			_, err := s.Engine.Turns.CloseTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: "Here.", Closing: []engine.ClosingWrite{{Read: &read}}})
 			if err == nil {
-				_, err = s.Engine.BeginTurn(ctx, id, "and now?")
+				_, err = s.Engine.Turns.BeginTurn(ctx, id, "and now?")
 			}
 			return err
 		},

@@ -143,7 +143,7 @@ func TestMCPReaderKeyReadsButDoesNotWrite(t *testing.T) {
 		e := refused(t, reader, name, args)
 		assert.Equal(t, mcpserver.Error{Code: "FORBIDDEN", Message: "this key is a READER key: it may read, not run " + name + ", which writes"}, e, name)
 	}
-	row, err := s.Engine.Session(access.System(context.Background()), uuid.MustParse(id))
+	row, err := s.Engine.Sessions.Session(access.System(context.Background()), uuid.MustParse(id))
 	require.NoError(t, err)
 	assert.Equal(t, 0, row.CurrentTurn, "the refused begin_turn opened no turn")
 }

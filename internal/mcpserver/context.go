@@ -78,7 +78,7 @@ func (t *tools) buildContext(ctx context.Context, in BuildContextIn) (*ContextOu
 	// its URI (parseNode).
 	opts := &engine.ContextOptions{TurnsWindow: in.TurnsWindow, TokenBudget: in.TokenBudget, Tokenizer: (*string)(in.Tokenizer),
 		Strategy: in.Strategy, ModelLimit: in.ModelLimit, KeepRecent: in.KeepRecent}
-	b, err := t.engine.Context(ctx, s, in.Node, opts)
+	b, err := t.engine.Builds.Context(ctx, s, in.Node, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (t *tools) workingMemory(ctx context.Context, in WorkingMemoryIn) (*Working
 	if in.EveryNTurns != nil {
 		every = *in.EveryNTurns
 	}
-	m, err := t.engine.WorkingMemory(ctx, s, every)
+	m, err := t.engine.Reads.WorkingMemory(ctx, s, every)
 	if err != nil {
 		return nil, err
 	}

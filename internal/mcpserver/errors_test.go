@@ -54,7 +54,7 @@ func TestMCPBadInputGetsTheAPIsCodes(t *testing.T) {
 			assert.NotEmpty(t, e.Message)
 		})
 	}
-	row, err := s.Engine.Session(access.System(context.Background()), uuid.MustParse(id))
+	row, err := s.Engine.Sessions.Session(access.System(context.Background()), uuid.MustParse(id))
 	require.NoError(t, err)
 	assert.Equal(t, 0, row.CurrentTurn, "no refused call opened a turn")
 	refs, err := row.QueryRefs().Count(access.System(context.Background()))
@@ -69,7 +69,7 @@ func TestMCPExpiredSessionRefusesWrites(t *testing.T) {
 	cs := connect(t, s, s.AdminKey)
 	opened := call(t, cs, "open_session", map[string]any{"tenant": "acme", "externalKey": "expiring"})
 	id := opened["session"].(map[string]any)["id"].(string)
-	_, err := s.Engine.ExpireSession(access.System(context.Background()), uuid.MustParse(id))
+	_, err := s.Engine.Sessions.ExpireSession(access.System(context.Background()), uuid.MustParse(id))
 	require.NoError(t, err)
 
 	e := refused(t, cs, "begin_turn", map[string]any{"sessionID": id, "userMessage": "still there?"})
@@ -91,7 +91,7 @@ func TestMCPCallPastItsClassDeadlineIsTimeout(t *testing.T) {
 
 	e := refused(t, cs, "begin_turn", map[string]any{"sessionID": id, "userMessage": "hi"})
 	assert.Equal(t, "TIMEOUT", e.Code, e.Message)
-	row, err := s.Engine.Session(access.System(context.Background()), uuid.MustParse(id))
+	row, err := s.Engine.Sessions.Session(access.System(context.Background()), uuid.MustParse(id))
 	require.NoError(t, err)
 	assert.Equal(t, 0, row.CurrentTurn)
 }

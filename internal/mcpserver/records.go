@@ -50,11 +50,11 @@ type RecordsOut struct {
 }
 
 func (t *tools) recordRead(ctx context.Context, in RecordReadIn) (*RecordsOut, error) {
-	return t.records(ctx, in, t.engine.RecordRead)
+	return t.records(ctx, in, t.engine.Writes.RecordRead)
 }
 
 func (t *tools) recordUpdated(ctx context.Context, in RecordReadIn) (*RecordsOut, error) {
-	return t.records(ctx, in, t.engine.RecordUpdated)
+	return t.records(ctx, in, t.engine.Writes.RecordUpdated)
 }
 
 func (t *tools) records(ctx context.Context, in RecordReadIn, record func(context.Context, engine.RecordReadInput) (*engine.RecordsResult, error)) (*RecordsOut, error) {
@@ -66,7 +66,7 @@ func (t *tools) records(ctx context.Context, in RecordReadIn, record func(contex
 	if err != nil {
 		return nil, err
 	}
-	refs, err := t.engine.StoredRefs(ctx, id, r.Refs, r.Stored)
+	refs, err := t.engine.Reads.StoredRefs(ctx, id, r.Refs, r.Stored)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (t *tools) recordGenerated(ctx context.Context, in RecordGeneratedIn) (*Ref
 	if err != nil {
 		return nil, err
 	}
-	return t.ref(ctx)(t.engine.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: in.EntityType,
+	return t.ref(ctx)(t.engine.Writes.RecordGenerated(ctx, engine.RecordGeneratedInput{SessionID: id, EntityType: in.EntityType,
 		Content: in.Content, Label: in.Label, Step: in.Step}))
 }
 
@@ -133,7 +133,7 @@ func (t *tools) recordCreated(ctx context.Context, in RecordCreatedIn) (*RefOut,
 	if err != nil {
 		return nil, err
 	}
-	return t.ref(ctx)(t.engine.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: id, EntityType: in.EntityType,
+	return t.ref(ctx)(t.engine.Writes.RecordCreated(ctx, engine.RecordCreatedInput{SessionID: id, EntityType: in.EntityType,
 		EntityID: entityID, Label: in.Label, GenRef: in.GenRef, Step: in.Step}))
 }
 
@@ -143,7 +143,7 @@ func (t *tools) ref(ctx context.Context) func(*engine.RefResult, error) (*RefOut
 		if err != nil {
 			return nil, err
 		}
-		row, err := t.engine.StoredRef(ctx, r.SessionID, r.Ref, r.Stored)
+		row, err := t.engine.Reads.StoredRef(ctx, r.SessionID, r.Ref, r.Stored)
 		if err != nil {
 			return nil, err
 		}
@@ -175,11 +175,11 @@ func (t *tools) recordDeleted(ctx context.Context, in RecordDeletedIn) (*RefsOut
 			return nil, err
 		}
 	}
-	r, err := t.engine.RecordDeleted(ctx, engine.RecordDeletedInput{SessionID: id, EntityType: in.EntityType, EntityIDs: ids, Step: in.Step})
+	r, err := t.engine.Writes.RecordDeleted(ctx, engine.RecordDeletedInput{SessionID: id, EntityType: in.EntityType, EntityIDs: ids, Step: in.Step})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := t.engine.StoredRefs(ctx, id, r.Refs, r.Stored)
+	rows, err := t.engine.Reads.StoredRefs(ctx, id, r.Refs, r.Stored)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (t *tools) retainRef(ctx context.Context, in RetainRefIn) (*RefOut, error) 
 	if err != nil {
 		return nil, err
 	}
-	return t.ref(ctx)(t.engine.RetainRef(ctx, id, in.Ref, in.Reason))
+	return t.ref(ctx)(t.engine.Writes.RetainRef(ctx, id, in.Ref, in.Reason))
 }
 
 func (t *tools) releaseRef(ctx context.Context, in ReleaseRefIn) (*RefOut, error) {
@@ -212,5 +212,5 @@ func (t *tools) releaseRef(ctx context.Context, in ReleaseRefIn) (*RefOut, error
 	if err != nil {
 		return nil, err
 	}
-	return t.ref(ctx)(t.engine.ReleaseRef(ctx, id, in.Ref))
+	return t.ref(ctx)(t.engine.Writes.ReleaseRef(ctx, id, in.Ref))
 }

@@ -14,7 +14,7 @@ func (t *tools) session(ctx context.Context, sessionID string) (*ent.Session, er
 	if err != nil {
 		return nil, err
 	}
-	return t.engine.Session(ctx, id)
+	return t.engine.Sessions.Session(ctx, id)
 }
 
 // RefsIn names refs of a session.
@@ -41,7 +41,7 @@ func (t *tools) resolveRefs(ctx context.Context, in RefsIn) (*ResolveRefsOut, er
 	if err != nil {
 		return nil, err
 	}
-	rs, err := t.engine.ResolveRefs(ctx, s, in.Refs)
+	rs, err := t.engine.Reads.ResolveRefs(ctx, s, in.Refs)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (t *tools) translatePayload(ctx context.Context, in TranslatePayloadIn) (*T
 	if err != nil {
 		return nil, err
 	}
-	p, err := t.engine.TranslatePayload(ctx, s, in.EntityType, in.Data)
+	p, err := t.engine.Reads.TranslatePayload(ctx, s, in.EntityType, in.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (t *tools) translateFilters(ctx context.Context, in TranslateFiltersIn) (*T
 	for i, f := range in.Filters {
 		filters[i] = &engine.FilterInput{Field: f.Field, Op: f.Op, Value: f.Value}
 	}
-	r, err := t.engine.TranslateFilters(ctx, s, in.EntityType, in.Table, filters)
+	r, err := t.engine.Reads.TranslateFilters(ctx, s, in.EntityType, in.Table, filters)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (t *tools) readRefs(ctx context.Context, in RefsIn) (*ReadRefsOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.engine.ReadRefs(ctx, s, in.Refs)
+	r, err := t.engine.Reads.ReadRefs(ctx, s, in.Refs)
 	if err != nil {
 		return nil, err
 	}

@@ -130,7 +130,7 @@ type OpenSessionOut struct {
 }
 
 func (t *tools) openSession(ctx context.Context, in OpenSessionIn) (*OpenSessionOut, error) {
-	r, err := t.engine.OpenSession(ctx, engine.OpenSessionInput{
+	r, err := t.engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{
 		Tenant: in.Tenant, ExternalKey: in.ExternalKey, Domain: in.Domain, UserID: in.UserID,
 		SystemPrompt: in.SystemPrompt, TTLSeconds: in.TTLSeconds, Metadata: in.Metadata, Tokenizer: (*string)(in.Tokenizer),
 	})
@@ -187,7 +187,7 @@ func (t *tools) beginTurn(ctx context.Context, in BeginTurnIn) (*TurnOut, error)
 	if err != nil {
 		return nil, err
 	}
-	return turnOf(t.engine.BeginTurn(ctx, id, in.UserMessage))
+	return turnOf(t.engine.Turns.BeginTurn(ctx, id, in.UserMessage))
 }
 
 func (t *tools) endTurn(ctx context.Context, in EndTurnIn) (*TurnOut, error) {
@@ -195,7 +195,7 @@ func (t *tools) endTurn(ctx context.Context, in EndTurnIn) (*TurnOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return turnOf(t.engine.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: in.AssistantMessage, Summary: in.Summary}))
+	return turnOf(t.engine.Turns.EndTurn(ctx, engine.EndTurnInput{SessionID: id, AssistantMessage: in.AssistantMessage, Summary: in.Summary}))
 }
 
 func (t *tools) failTurn(ctx context.Context, in FailTurnIn) (*TurnOut, error) {
@@ -203,7 +203,7 @@ func (t *tools) failTurn(ctx context.Context, in FailTurnIn) (*TurnOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return turnOf(t.engine.FailTurn(ctx, id, in.Reason))
+	return turnOf(t.engine.Turns.FailTurn(ctx, id, in.Reason))
 }
 
 func turnOf(tn *ent.Turn, err error) (*TurnOut, error) {
