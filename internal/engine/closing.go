@@ -63,34 +63,48 @@ func (ts *Turns) CloseTurn(ctx context.Context, in EndTurnInput) (*ClosedTurn, e
 			return nil, apperr.Invalid(fmt.Sprintf("closing[%d]", i), "a closing write names exactly one of read, updated, created, deleted, generated, stepResult")
 		}
 	}
-	out := &ClosedTurn{Closing: []*ClosingResult{}}
 	end := closesClearing
 	if len(in.Closing) > 0 { // the turn's state is cleared after them: they may promote
 		end = closes
 	}
-	t, err := ts.onOpenTurn(ctx, in.SessionID, end, func(ctx context.Context, w *store.Tx, done *ent.Turn, cleared *int) (store.Mutation, error) {
-		within := &sharedWrite{Tx: w}
-		for _, c := range in.Closing {
-			r, err := ts.applyClosing(ctx, within, in.SessionID, c)
-			if err != nil {
-				return store.Mutation{}, err
-			}
-			if r.Refs == nil {
-				r.Refs = []string{}
-			}
-			out.Closing = append(out.Closing, r)
-		}
-		if err := w.Flush(ctx); err != nil { // what they wrote, before the end reads
-			return store.Mutation{}, err
-		}
-		ended, err := ts.completeTurn(ctx, w, done, in.AssistantMessage, in.Summary, cleared)
-		return store.Mutation{Events: append(within.Events, ended)}, err
-	})
+	closed, err := ts.closeWith(ctx, in, end)
 	if err != nil {
 		// A closing write's refs upsert answers with the statement after it.
 		return nil, conflictError(err)
 	}
-	out.Turn = t
+	return closed, nil
+}
+
+// closeWith ends the open turn after the closing writes, each run within
+// the turn end's write.
+func (ts *Turns) closeWith(ctx context.Context, in EndTurnInput, end turnEnd) (*ClosedTurn, error) {
+	tw, err := beginOpenTurn(ctx, ts.store, in.SessionID, end)
+	if err != nil {
+		return nil, err
+	}
+	defer tw.Rollback()
+	out := &ClosedTurn{Closing: []*ClosingResult{}}
+	within := &sharedWrite{Tx: tw.Tx}
+	for _, c := range in.Closing {
+		r, err := ts.applyClosing(ctx, within, in.SessionID, c)
+		if err != nil {
+			return nil, err
+		}
+		if r.Refs == nil {
+			r.Refs = []string{}
+		}
+		out.Closing = append(out.Closing, r)
+	}
+	if err := tw.Flush(ctx); err != nil { // what they wrote, before the end reads
+		return nil, err
+	}
+	ended, err := ts.completeTurn(ctx, tw.Tx, tw.done, in.AssistantMessage, in.Summary, tw.cleared)
+	if err != nil {
+		return nil, err
+	}
+	if out.Turn, err = ts.commitOpenTurn(ctx, tw, store.Mutation{Events: append(within.Events, ended)}); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

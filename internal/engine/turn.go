@@ -118,10 +118,13 @@ type UpdateTurnInput struct {
 // UpdateTurn merges into the open turn's execution summary: given fields
 // replace, steps are appended.
 func (ts *Turns) UpdateTurn(ctx context.Context, in UpdateTurnInput) (*ent.Turn, error) {
-	return ts.onOpenTurn(ctx, in.SessionID, keepsOpen, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
-		done.ExecutionSummary = merge(done.ExecutionSummary, &in.Summary)
-		return store.Record(store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": done.Number}}), nil
-	})
+	tw, err := beginOpenTurn(ctx, ts.store, in.SessionID, keepsOpen)
+	if err != nil {
+		return nil, err
+	}
+	defer tw.Rollback()
+	tw.done.ExecutionSummary = merge(tw.done.ExecutionSummary, &in.Summary)
+	return ts.commitOpenTurn(ctx, tw, store.Record(store.Event{Kind: KindTurnUpdated, Payload: map[string]any{"turn": tw.done.Number}}))
 }
 
 // EndTurnInput completes the open turn.
@@ -149,7 +152,7 @@ func (ts *Turns) EndTurn(ctx context.Context, in EndTurnInput) (*ent.Turn, error
 }
 
 // completeTurn is what ending a turn changes, on done, a copy of the open
-// turn, and on the session; the caller writes done (onOpenTurn, or
+// turn, and on the session; the caller writes done (commitOpenTurn, or
 // RecordExchange's insert). cleared is how many artifacts the statement
 // that read the turns cleared (readTurns), or nil when it did not clear.
 func (ts *Turns) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, message string, summary *schematype.ExecutionSummary, cleared *int) (store.Event, error) {
@@ -189,16 +192,20 @@ func (ts *Turns) completeTurn(ctx context.Context, w *store.Tx, done *ent.Turn, 
 // conversation an LLM is shown: builds leave it out, and its user
 // message's tokens leave the session's count.
 func (ts *Turns) FailTurn(ctx context.Context, sessionID uuid.UUID, reason string) (*ent.Turn, error) {
-	return ts.onOpenTurn(ctx, sessionID, closes, func(ctx context.Context, w *store.Tx, done *ent.Turn, _ *int) (store.Mutation, error) {
-		if _, err := w.Tx.ExecContext(ctx, dropQueue, sessionID); err != nil {
-			return store.Mutation{}, err
-		}
-		done.Status, done.CompletedAt = turn.StatusFailed, &w.Now
-		done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
-		w.Update().AddFailedTurns(1).AddTokenCount(-min(done.UserTokens, w.Session.TokenCount))
-		failed := store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": done.Number, "reason": reason}}
-		return store.Mutation{Events: []store.Event{failed}, Activity: store.Failed}, nil
-	})
+	tw, err := beginOpenTurn(ctx, ts.store, sessionID, closes)
+	if err != nil {
+		return nil, err
+	}
+	defer tw.Rollback()
+	if _, err := tw.Tx.Tx.ExecContext(ctx, dropQueue, sessionID); err != nil {
+		return nil, err
+	}
+	done := tw.done
+	done.Status, done.CompletedAt = turn.StatusFailed, &tw.Now
+	done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
+	tw.Update().AddFailedTurns(1).AddTokenCount(-min(done.UserTokens, tw.Session.TokenCount))
+	failed := store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": done.Number, "reason": reason}}
+	return ts.commitOpenTurn(ctx, tw, store.Mutation{Events: []store.Event{failed}, Activity: store.Failed})
 }
 
 // ResetConversation clears the session's history, its turns and their step
@@ -301,12 +308,6 @@ func merge(a, b *schematype.ExecutionSummary) *schematype.ExecutionSummary {
 	return out
 }
 
-// turnChange changes done, a copy of the session's open turn, in place, and
-// says what the write records; onOpenTurn writes the turn and commits.
-// cleared is what the read of the turn cleared (see readTurns), nil unless
-// the change ends the turn clearing.
-type turnChange func(ctx context.Context, w *store.Tx, done *ent.Turn, cleared *int) (store.Mutation, error)
-
 // turnEnd says what a change on the open turn does to it.
 type turnEnd int
 
@@ -318,39 +319,55 @@ const (
 	closesClearing
 )
 
-// onOpenTurn runs a change on the session's open turn and writes the turn
-// as changed. A change that closes the turn compresses the summary of the
-// turn two before, which is read with the open one.
-func (ts *Turns) onOpenTurn(ctx context.Context, sessionID uuid.UUID, end turnEnd, change turnChange) (*ent.Turn, error) {
-	w, err := ts.store.Begin(ctx, sessionID)
+// turnWrite is a change on the session's open turn in progress: its
+// caller changes done, a copy of the open turn, in place, then
+// commitOpenTurn writes the turn and commits.
+type turnWrite struct {
+	*store.Tx
+	end  turnEnd
+	done *ent.Turn
+	// older is the turn two before, whose summary a change that closes the
+	// turn compresses; cleared is what the read of the turns cleared (see
+	// readTurns), nil unless the change ends the turn clearing.
+	older   *ent.Turn
+	cleared *int
+}
+
+// beginOpenTurn locks the session and reads its open turn (with the turn
+// two before, when the change closes it), or answers NO_OPEN_TURN. The
+// caller ends it with commitOpenTurn, or Rollback.
+func beginOpenTurn(ctx context.Context, st *store.Store, sessionID uuid.UUID, end turnEnd) (*turnWrite, error) {
+	w, err := st.Begin(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	defer w.Rollback()
 	old := 0
 	if end != keepsOpen {
 		old = w.Session.CurrentTurn - fullReasoningSummaries
 	}
 	open, older, cleared, err := readTurns(ctx, w, old, end == closesClearing)
-	if err != nil {
-		return nil, err
+	if err == nil && open == nil {
+		err = apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (%s)", sessionID, apperr.OpBeginTurn)
 	}
-	if open == nil {
-		return nil, apperr.New(apperr.NoOpenTurn, "session %s has no open turn: begin one first (%s)", sessionID, apperr.OpBeginTurn)
+	if err != nil {
+		w.Rollback()
+		return nil, err
 	}
 	done := *open
-	m, err := change(ctx, w, &done, cleared)
+	return &turnWrite{Tx: w, end: end, done: &done, older: older, cleared: cleared}, nil
+}
+
+// commitOpenTurn writes the turn as the change left it, compresses the
+// older summary when the turn closes, and commits m.
+func (ts *Turns) commitOpenTurn(ctx context.Context, tw *turnWrite, m store.Mutation) (*ent.Turn, error) {
+	out, err := saveTurn(tw.Tx, tw.done)
 	if err != nil {
 		return nil, err
 	}
-	out, err := saveTurn(w, &done)
-	if err != nil {
-		return nil, err
+	if tw.end != keepsOpen {
+		compressReasoning(tw.Tx, tw.older)
 	}
-	if end != keepsOpen {
-		compressReasoning(w, older)
-	}
-	if _, err := w.Commit(ctx, m); err != nil {
+	if _, err := tw.Commit(ctx, m); err != nil {
 		return nil, err
 	}
 	return ts.client.Turn.Adopt(out), nil // committed: later edge reads go through the client
