@@ -11,8 +11,10 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
+	"sessiongraph/ent"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
+	"sessiongraph/internal/tokenizer"
 )
 
 // buildCacheSize is how many recent context builds a replica keeps; a
@@ -138,26 +140,22 @@ func (c *buildCache) base(k buildKey) (*buildInputs, []*refsWrite) {
 	return nil, nil
 }
 
-// maker makes a build from the rows; patcher makes it from the inputs of
-// an earlier build and the writes since, or says it cannot (ok false).
-type (
-	maker   func(context.Context) (*ContextBuild, *buildInputs, error)
-	patcher func(ctx context.Context, in *buildInputs, writes []*refsWrite) (b *ContextBuild, next *buildInputs, ok bool, err error)
-)
-
-// get returns the build of k, from the cache, patched from an earlier one,
-// or made by build with ctx. Callers asking for the same key at once share
-// one build; when the one that made it left (its context ended), a caller
-// still waiting builds for itself. A build that fails is not kept.
-func (c *buildCache) get(ctx context.Context, k buildKey, build maker, patch patcher) (*ContextBuild, error) {
+// remembered returns the build k names for session s: from the cache,
+// patched from an earlier one, or made from the rows with ctx. Callers
+// asking for the same key at once share one build; when the one that made
+// it left (its context ended), a caller still waiting builds for itself. A
+// build that fails is not kept.
+func (bs *Builds) remembered(ctx context.Context, k buildKey, s *ent.Session) (*ContextBuild, error) {
+	c := bs.cache
 	if b, ok := c.recent.Get(k); ok {
 		return b.build, nil
 	}
+	counterName := tokenizer.Name(k.counter)
 	// made is the flight's function itself, called as is: a build's
 	// statements stay a few calls deep.
 	made := func() (any, error) {
 		if in, writes := c.base(k); in != nil {
-			b, next, ok, err := patch(ctx, in, writes)
+			b, next, ok, err := bs.patch(ctx, s, k.node, k.options, counterName, in, writes)
 			if err != nil {
 				return nil, err
 			}
@@ -167,7 +165,7 @@ func (c *buildCache) get(ctx context.Context, k buildKey, build maker, patch pat
 				return b, nil
 			}
 		}
-		b, in, err := build(ctx)
+		b, in, err := bs.buildFromRows(ctx, s, k.node, k.options, counterName, k.domain)
 		if err != nil {
 			return nil, err
 		}

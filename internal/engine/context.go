@@ -86,11 +86,7 @@ func (bs *Builds) context(ctx context.Context, s *ent.Session, node contextbuild
 		return b, err
 	}
 	key := buildKey{session: s.ID, sequence: s.EventSequence, node: node, options: o, counter: string(counterName), domain: d}
-	return bs.cache.get(ctx, key, func(ctx context.Context) (*ContextBuild, *buildInputs, error) {
-		return bs.buildFromRows(ctx, s, node, o, counterName, d)
-	}, func(ctx context.Context, in *buildInputs, writes []*refsWrite) (*ContextBuild, *buildInputs, bool, error) {
-		return bs.patch(ctx, s, node, o, counterName, in, writes)
-	})
+	return bs.remembered(ctx, key, s)
 }
 
 // buildFromRows makes a node's context from the session's rows, and

@@ -98,12 +98,8 @@ func (rd *Reads) SelectedBothWays(ctx context.Context, id uuid.UUID, entityIDs [
 		return nil, nil, err
 	}
 	byEnt, err = read(func(tx *ent.Tx) ([]*ent.Ref, error) {
-		_, l, err := load(ctx, tx.Ref, &ent.Session{ID: id}, sel)
-		out := []*ent.Ref{}
-		for _, row := range l.rows {
-			out = append(out, row)
-		}
-		return out, err
+		rows, err := queryRefs(ctx, tx.Ref, id, sel)
+		return append([]*ent.Ref{}, rows...), err
 	})
 	return typed, byEnt, err
 }

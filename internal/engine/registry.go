@@ -96,86 +96,92 @@ type loaded struct {
 	rows map[string]*ent.Ref
 }
 
-// load reads the selected refs into a registry at the session's turn.
+// load reads the selected refs into a registry at the session's turn, by
+// ent's query.
 func load(ctx context.Context, refs *ent.RefClient, s *ent.Session, sel selection) (*registry.Registry, loaded, error) {
-	return loadWith(ctx, s, sel, func() ([]*ent.Ref, error) {
-		q := refs.Query().Where(sel.predicate(s.ID))
-		if sel.artifacts {
-			withArtifact(q)
-		}
-		rows, err := q.All(ctx)
-		if err != nil {
+	rows, err := queryRefs(ctx, refs, s.ID, sel)
+	if err != nil {
+		return nil, loaded{}, err
+	}
+	r, l := loadRows(ctx, s, rows)
+	return r, l, nil
+}
+
+// queryRefs reads the refs sel selects in session id by ent's query, with
+// their artifacts when sel asks; none when sel selects none.
+func queryRefs(ctx context.Context, refs *ent.RefClient, id uuid.UUID, sel selection) ([]*ent.Ref, error) {
+	if !sel.selects() {
+		return nil, nil
+	}
+	q := refs.Query().Where(sel.predicate(id))
+	if !sel.artifacts {
+		return q.All(ctx)
+	}
+	withArtifact(q)
+	rows, err := q.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		if row.Edges.Artifact, err = joinedArtifact(row); err != nil {
 			return nil, err
 		}
-		for _, row := range rows {
-			if sel.artifacts {
-				if row.Edges.Artifact, err = joinedArtifact(row); err != nil {
-					return nil, err
-				}
-			}
-		}
-		return rows, nil
-	})
+	}
+	return rows, nil
+}
+
+// selectRefs reads the refs sel selects in session id on a write's
+// transaction: by readSelected's statement when the selection has one (a
+// pending label with its type), else by ent's query.
+func selectRefs(ctx context.Context, tx *ent.Tx, id uuid.UUID, sel selection) ([]*ent.Ref, error) {
+	if sel.readsSelected() {
+		return readSelected(ctx, tx, id, sel)
+	}
+	return queryRefs(ctx, tx.Ref, id, sel)
 }
 
 // readAhead is the read of the refs sel selects in session id, for Begin
-// to send with the session's lock (store.Read), and the rows it read once
-// Begin has returned; none when loadOn reads sel by ent's query, or reads
-// nothing.
-func readAhead(ctx context.Context, id uuid.UUID, sel selection) ([]store.Read, func() ([]*ent.Ref, error)) {
+// to send with the session's lock (store.Read), and where its rows are
+// once Begin has returned; none when the selection has no statement of
+// readSelected's, or reads nothing (selectRefs reads it then).
+func readAhead(ctx context.Context, id uuid.UUID, sel selection) ([]store.Read, *[]*ent.Ref) {
 	if !sel.readsSelected() {
 		return nil, nil
 	}
 	query, args, err := selectedQuery(ctx, id, sel)
 	if err != nil {
-		return nil, nil // loadOn meets the error
+		return nil, nil // selectRefs meets the error
 	}
-	var rows []*ent.Ref
+	rows := new([]*ent.Ref)
 	read := store.Read{SQL: query, Args: args, Rows: func(r pgx.Rows) (err error) {
-		rows, err = scanSelected(r, sel.artifacts)
+		*rows, err = scanSelected(r, sel.artifacts)
 		return err
 	}}
-	return []store.Read{read}, func() ([]*ent.Ref, error) { return rows, nil }
+	return []store.Read{read}, rows
 }
 
-// selects reports whether s selects any ref: loadWith reads none when not.
+// selects reports whether s selects any ref: queryRefs reads none when not.
 func (s selection) selects() bool {
 	return len(s.entityIDs) > 0 || len(s.refs) > 0 || s.pendingLabel != ""
 }
 
-// readsSelected reports whether loadOn reads sel by readSelected.
+// readsSelected reports whether selectRefs reads sel by readSelected.
 func (s selection) readsSelected() bool {
 	return s.selects() && (s.pendingLabel == "" || s.pendingOf != "")
 }
 
-// loadOn is load on a write's transaction, by readSelected's statement
-// when the selection has one (a pending label with its type), else by
-// ent's query.
-func loadOn(ctx context.Context, tx *ent.Tx, s *ent.Session, sel selection) (*registry.Registry, loaded, error) {
-	if !sel.readsSelected() {
-		return load(ctx, tx.Ref, s, sel)
-	}
-	return loadWith(ctx, s, sel, func() ([]*ent.Ref, error) { return readSelected(ctx, tx, s.ID, sel) })
-}
-
-// loadWith loads the refs read reads, when sel selects any, into a
-// registry at the session's turn.
-func loadWith(ctx context.Context, s *ent.Session, sel selection, read func() ([]*ent.Ref, error)) (*registry.Registry, loaded, error) {
-	l := loaded{rows: map[string]*ent.Ref{}}
-	var entries []*registry.Entry
-	if sel.selects() {
-		rows, err := read()
-		if err != nil {
-			return nil, l, err
-		}
-		for _, row := range rows {
-			l.rows[row.Ref] = row
-			entries = append(entries, toEntry(row))
-		}
+// loadRows loads rows, the refs an operation selected, into a registry at
+// the session's turn.
+func loadRows(ctx context.Context, s *ent.Session, rows []*ent.Ref) (*registry.Registry, loaded) {
+	l := loaded{rows: make(map[string]*ent.Ref, len(rows))}
+	entries := make([]*registry.Entry, len(rows))
+	for i, row := range rows {
+		l.rows[row.Ref] = row
+		entries[i] = toEntry(row)
 	}
 	r := registry.New(s.CurrentTurn, s.RefCounters, s.GenCounters, entries...)
 	r.StopWhen(ctx)
-	return r, l, nil
+	return r, l
 }
 
 // inSession keeps an eager load of refs' artifacts to their session, so
@@ -289,7 +295,7 @@ type sharedWrite struct {
 // commitRegistry, or Rollback.
 func (wr *Writes) beginRegistry(ctx context.Context, within *sharedWrite, sessionID uuid.UUID, sel selection) (*registryWrite, error) {
 	rw := &registryWrite{within: within}
-	reads, read := readAhead(ctx, sessionID, sel)
+	reads, ahead := readAhead(ctx, sessionID, sel)
 	if within != nil {
 		// What the operations before wrote, then this one's reads.
 		rw.Tx = within.Tx
@@ -303,18 +309,21 @@ func (wr *Writes) beginRegistry(ctx context.Context, within *sharedWrite, sessio
 		}
 		rw.Tx = w
 	}
-	var err error
-	if rw.domain, err = wr.domains.domain(ctx, rw.Tx.Tx.EntityType, rw.Session.Domain); err == nil {
-		if read != nil {
-			rw.reg, rw.loaded, err = loadWith(ctx, rw.Session, sel, read)
-		} else {
-			rw.reg, rw.loaded, err = loadOn(ctx, rw.Tx.Tx, rw.Session, sel)
-		}
+	var rows []*ent.Ref
+	d, err := wr.domains.domain(ctx, rw.Tx.Tx.EntityType, rw.Session.Domain)
+	switch {
+	case err != nil:
+	case ahead != nil:
+		rows = *ahead
+	default:
+		rows, err = selectRefs(ctx, rw.Tx.Tx, rw.Session.ID, sel)
 	}
 	if err != nil {
 		rw.Rollback()
 		return nil, err
 	}
+	rw.domain = d
+	rw.reg, rw.loaded = loadRows(ctx, rw.Session, rows)
 	return rw, nil
 }
 
@@ -337,15 +346,11 @@ func (rw *registryWrite) Rollback() {
 func (wr *Writes) commitRegistry(ctx context.Context, rw *registryWrite, ev store.Event, items *stepItems) (Stored, error) {
 	// The writes go with the commit (within a shared write, with the next
 	// operation's reads: Flush).
-	send := func(query string, args ...any) error {
-		rw.ExecWithCommit(query, args...)
-		return nil
-	}
-	stored, err := persist(rw.Tx, send, rw.reg.Changed(), rw.loaded)
+	stored, err := persist(rw.Tx, rw.reg.Changed(), rw.loaded)
 	if err != nil {
 		return nil, err
 	}
-	added, err := addToStep(rw.Tx, send, items)
+	added, err := addToStep(rw.Tx, items)
 	if err != nil {
 		return nil, err
 	}
@@ -396,10 +401,10 @@ func sessionAfter(w *store.Tx, events int) *ent.Session {
 	return &after
 }
 
-// persist upserts the changed refs, then their changed artifacts, by
-// send, and returns the refs as stored. New rows carry the commit's single
+// persist queues the upserts of the changed refs, then of their changed
+// artifacts, for the write's commit, and returns the refs as stored. New rows carry the commit's single
 // timestamp.
-func persist(w *store.Tx, send func(query string, args ...any) error, changed []*registry.Entry, l loaded) (Stored, error) {
+func persist(w *store.Tx, changed []*registry.Entry, l loaded) (Stored, error) {
 	if len(changed) == 0 {
 		return nil, nil
 	}
@@ -419,9 +424,7 @@ func persist(w *store.Tx, send func(query string, args ...any) error, changed []
 	// back: the session is locked, so each ref is stored exactly as sent,
 	// keeping of a stored row what the upsert keeps (see upsertRefs).
 	args, updated := upsertArgs(changed, ids, sessionID, now)
-	if err := send(upsertRefs, args...); err != nil {
-		return nil, err
-	}
+	w.ExecWithCommit(upsertRefs, args...)
 	stored := make(Stored, len(changed))
 	for i, en := range changed {
 		r := &ent.Ref{ID: ids[i], SessionID: sessionID, Ref: en.Ref, EntityType: en.EntityType, EntityID: en.EntityID,
@@ -470,9 +473,7 @@ func persist(w *store.Tx, send func(query string, args ...any) error, changed []
 					u.SetExcluded(c)
 				}
 			})).Query()
-		if err := send(query, args...); err != nil {
-			return nil, err
-		}
+		w.ExecWithCommit(query, args...)
 	}
 	return stored, nil
 }

@@ -170,7 +170,7 @@ func (wr *Writes) recordStepResult(ctx context.Context, within *sharedWrite, in 
 // kind and description, appends the items if the data stays within the
 // limit (else keeps its data as it was), adds the refs it lacks, and counts
 // every item. A session that has not begun a turn has no step to add to.
-func addToStep(w *store.Tx, send func(query string, args ...any) error, add *stepItems) (added bool, err error) {
+func addToStep(w *store.Tx, add *stepItems) (added bool, err error) {
 	if add == nil || w.Session.CurrentTurn < 1 {
 		return false, nil
 	}
@@ -222,8 +222,8 @@ func addToStep(w *store.Tx, send func(query string, args ...any) error, add *ste
 				u.SetExcluded(stepresult.FieldUpdatedAt)
 			}),
 		).Query()
-	err = send(query, args...)
-	return err == nil, err
+	w.ExecWithCommit(query, args...)
+	return true, nil
 }
 
 // stepAt reads a step of the current turn, or returns a new one to fill.
