@@ -64,10 +64,29 @@ type Slots struct {
 	// resting is until when each key that rests may not start an
 	// operation; restTimer dispatches when the earliest rest ends.
 	resting   map[uuid.UUID]time.Time
-	restTimer *time.Timer
+	restTimer timer
 	// rests counts each key's rests, as many entries as keys that rested.
 	rests map[uuid.UUID]int
+	// clock tells the time and sets the rest timer: the system's, or in
+	// tests one they advance.
+	clock clock
 }
+
+// clock is the time Slots reads and the timers it sets.
+type clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) timer
+}
+
+// timer is a timer a clock set, which Slots may stop.
+type timer interface{ Stop() bool }
+
+// systemClock is the system's time and timers.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) AfterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
 
 // waitGroup is one tenant's (or admin key's) keys with operations waiting.
 type waitGroup struct {
@@ -97,7 +116,7 @@ func NewSlots(size, keyMost int, linger time.Duration) *Slots {
 	}
 	return &Slots{Size: max(1, size), KeyMost: max(1, keyMost), Linger: linger, byKey: map[uuid.UUID]int{}, byGroup: map[string]int{},
 		waiting: map[string]*waitGroup{}, last: map[string]uint64{}, lastKey: map[uuid.UUID]uint64{}, ended: map[string]time.Time{},
-		resting: map[uuid.UUID]time.Time{}, rests: map[uuid.UUID]int{}}
+		resting: map[uuid.UUID]time.Time{}, rests: map[uuid.UUID]int{}, clock: systemClock{}}
 }
 
 // keyBound is how many operations one key may run now: KeyMost divided
@@ -116,7 +135,7 @@ func (s *Slots) working(starting string) int {
 	for g := range s.waiting {
 		working[g] = true
 	}
-	now := time.Now()
+	now := s.clock.Now()
 	for g, at := range s.ended {
 		if now.Sub(at) >= s.Linger {
 			delete(s.ended, g)
@@ -170,12 +189,12 @@ func (s *Slots) rearm(now time.Time) {
 	if earliest.IsZero() || s.restTimer != nil {
 		return
 	}
-	s.restTimer = time.AfterFunc(earliest.Sub(now), func() {
+	s.restTimer = s.clock.AfterFunc(earliest.Sub(now), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.restTimer = nil
 		s.dispatch()
-		s.rearm(time.Now())
+		s.rearm(s.clock.Now())
 	})
 }
 
@@ -191,7 +210,7 @@ func (s *Slots) Rests(key uuid.UUID) int {
 func (s *Slots) Resting(key uuid.UUID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.isResting(key, time.Now())
+	return s.isResting(key, s.clock.Now())
 }
 
 // Take waits for a slot for an operation of p, and returns what gives it
@@ -199,7 +218,7 @@ func (s *Slots) Resting(key uuid.UUID) bool {
 func (s *Slots) Take(ctx context.Context, p *Principal) (giveBack func(), err error) {
 	group := groupOf(p)
 	s.mu.Lock()
-	if s.running < s.Size && len(s.waiting) == 0 && s.byKey[p.KeyID] < s.keyBound(group) && !s.isResting(p.KeyID, time.Now()) {
+	if s.running < s.Size && len(s.waiting) == 0 && s.byKey[p.KeyID] < s.keyBound(group) && !s.isResting(p.KeyID, s.clock.Now()) {
 		s.occupy(group, p.KeyID)
 		s.mu.Unlock()
 		return s.giveBack(group, p.KeyID), nil
@@ -264,12 +283,12 @@ func (s *Slots) occupy(group string, key uuid.UUID) {
 
 func (s *Slots) giveBack(group string, key uuid.UUID) func() {
 	var once sync.Once
-	started := time.Now()
+	started := s.clock.Now()
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			now := time.Now()
+			now := s.clock.Now()
 			if s.waits(key) && s.working("") > 1 {
 				s.rest(key, now, now.Sub(started))
 			}
@@ -320,7 +339,7 @@ func (s *Slots) dequeue(group string, key uuid.UUID, w *waiter) {
 // those under KeyMost), that key's oldest operation.
 func (s *Slots) dispatch() {
 	for s.running < s.Size && len(s.waiting) > 0 {
-		bound, now := s.keyBound(""), time.Now()
+		bound, now := s.keyBound(""), s.clock.Now()
 		var g *waitGroup
 		var l *waitLine
 		for _, cg := range s.waiting {

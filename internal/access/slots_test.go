@@ -2,6 +2,8 @@ package access
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,75 @@ import (
 
 	"sessiongraph/ent/apikey"
 )
+
+// testClock is a clock the test advances; a timer whose time comes runs
+// its function in Advance, on the test's goroutine.
+type testClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*testTimer
+}
+
+type testTimer struct {
+	c       *testClock
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) AfterFunc(d time.Duration, f func()) timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &testTimer{c: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *testTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+// Advance moves the time on by d and runs the timers whose time came, in
+// the order of their times.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due, later []*testTimer
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case t.at.After(c.now):
+			later = append(later, t)
+		default:
+			t.stopped = true
+			due = append(due, t)
+		}
+	}
+	c.timers = later
+	c.mu.Unlock()
+	slices.SortStableFunc(due, func(a, b *testTimer) int { return a.at.Compare(b.at) })
+	for _, t := range due {
+		t.f()
+	}
+}
+
+// newSlots is NewSlots on a clock the test advances.
+func newSlots(size, keyMost int, linger time.Duration) (*Slots, *testClock) {
+	s := NewSlots(size, keyMost, linger)
+	c := &testClock{now: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
+	s.clock = c
+	return s, c
+}
 
 func clientOf(tenant string) *Principal {
 	return &Principal{KeyID: uuid.New(), Role: apikey.RoleClient, Tenant: tenant}
@@ -48,13 +119,14 @@ func waitingOf(t *testing.T, s *Slots, key uuid.UUID, n int) {
 // A freed slot goes to the tenant with the fewest running, then to its key
 // with the fewest running; a key's own operations in the order they came.
 func TestAFreedSlotGoesToTheTenantAndKeyWithTheFewestRunning(t *testing.T) {
-	s := NewSlots(2, 0, 0)
+	s, clock := newSlots(2, 0, 0)
 	flood, sameTenant, victim := clientOf("acme"), clientOf("acme"), clientOf("globex")
 	ctx := context.Background()
 	a, err := s.Take(ctx, flood)
 	require.NoError(t, err)
 	b, err := s.Take(ctx, flood)
 	require.NoError(t, err)
+	clock.Advance(10 * time.Millisecond) // a and b run
 
 	first := taking(t, s, ctx, flood)
 	waitingOf(t, s, flood.KeyID, 1)
@@ -77,6 +149,9 @@ func TestAFreedSlotGoesToTheTenantAndKeyWithTheFewestRunning(t *testing.T) {
 	v()
 	// The flood's key had operations waiting while globex worked: it rests
 	// as long as its operation ran before it starts another.
+	assert.True(t, s.Resting(flood.KeyID), "a slot is free, but the flood's key rests")
+	assert.Equal(t, 2, s.Waiting(flood.KeyID))
+	clock.Advance(10 * time.Millisecond) // as long as a ran
 	f := given(t, first)
 	assert.Equal(t, []int{1, 1}, []int{s.Running(flood.KeyID), s.Waiting(flood.KeyID)}, "the flood's first write before its second")
 	o()
@@ -87,7 +162,7 @@ func TestAFreedSlotGoesToTheTenantAndKeyWithTheFewestRunning(t *testing.T) {
 
 // A key at its bound waits even with a slot free, which another key takes.
 func TestAKeyAtItsBoundLeavesTheLastSlotToAnother(t *testing.T) {
-	s := NewSlots(3, 2, 0)
+	s, _ := newSlots(3, 2, 0)
 	flood, victim := clientOf("acme"), clientOf("globex")
 	ctx := context.Background()
 	a, err := s.Take(ctx, flood)
@@ -108,7 +183,7 @@ func TestAKeyAtItsBoundLeavesTheLastSlotToAnother(t *testing.T) {
 // An operation that stops waiting (its request's deadline, its client
 // gone) leaves the line, and the slot goes to the next.
 func TestAnOperationThatStopsWaitingLeavesTheLine(t *testing.T) {
-	s := NewSlots(1, 0, 0)
+	s, _ := newSlots(1, 0, 0)
 	p, q := clientOf("acme"), clientOf("globex")
 	a, err := s.Take(context.Background(), p)
 	require.NoError(t, err)
@@ -139,7 +214,7 @@ func TestAKeysBoundIsDividedAmongTheTenantsWorking(t *testing.T) {
 		linger time.Duration
 		after  int
 	}{{time.Hour, 1}, {0, 2}} {
-		s := NewSlots(4, 2, c.linger)
+		s, _ := newSlots(4, 2, c.linger)
 		flood, victim := clientOf("acme"), clientOf("globex")
 		ctx := context.Background()
 		a, err := s.Take(ctx, flood)
@@ -166,7 +241,7 @@ func TestAKeysBoundIsDividedAmongTheTenantsWorking(t *testing.T) {
 // most half the time. The other tenant's operation takes a free slot
 // meanwhile, and the flood's waiting operation starts once the rest ends.
 func TestAKeyWithABacklogRestsWhileAnotherTenantWorks(t *testing.T) {
-	s := NewSlots(4, 1, time.Hour)
+	s, clock := newSlots(4, 1, time.Hour)
 	flood, victim := clientOf("acme"), clientOf("globex")
 	ctx := context.Background()
 	v, err := s.Take(ctx, victim)
@@ -176,15 +251,17 @@ func TestAKeyWithABacklogRestsWhileAnotherTenantWorks(t *testing.T) {
 	require.NoError(t, err)
 	next := taking(t, s, ctx, flood)
 	waitingOf(t, s, flood.KeyID, 1)
-	// The rest is as long as the operation ran: make that long enough
-	// that the state below is still the rest's when it is looked at.
-	time.Sleep(time.Second) // the operation's work, not a synchronization
+	clock.Advance(time.Second) // the operation's work
 	a()
 	assert.True(t, s.Resting(flood.KeyID), "the flood's key rests")
 	assert.Equal(t, []int{0, 1}, []int{s.Running(flood.KeyID), s.Waiting(flood.KeyID)}, "its next operation waits, three slots free")
 	v, err = s.Take(ctx, victim)
 	require.NoError(t, err, "globex's operation runs at once")
 	v()
+	clock.Advance(time.Second - time.Nanosecond) // the rest is as long as the operation ran
+	assert.True(t, s.Resting(flood.KeyID))
+	assert.Equal(t, 1, s.Waiting(flood.KeyID))
+	clock.Advance(time.Nanosecond)
 	given(t, next)() // and the flood's once the rest ends
 	assert.False(t, s.Resting(flood.KeyID))
 	assert.Equal(t, 1, s.Rests(flood.KeyID))
@@ -195,7 +272,7 @@ func TestAKeyWithABacklogRestsWhileAnotherTenantWorks(t *testing.T) {
 func TestAKeyAloneOrWithoutABacklogNeverRests(t *testing.T) {
 	ctx := context.Background()
 	t.Run("alone, with a backlog", func(t *testing.T) {
-		s := NewSlots(4, 1, time.Hour)
+		s, _ := newSlots(4, 1, time.Hour)
 		flood := clientOf("acme")
 		a, err := s.Take(ctx, flood)
 		require.NoError(t, err)
@@ -207,7 +284,7 @@ func TestAKeyAloneOrWithoutABacklogNeverRests(t *testing.T) {
 		given(t, next)()
 	})
 	t.Run("beside a working tenant, without a backlog", func(t *testing.T) {
-		s := NewSlots(4, 1, time.Hour)
+		s, _ := newSlots(4, 1, time.Hour)
 		one, other := clientOf("acme"), clientOf("globex")
 		o, err := s.Take(ctx, other)
 		require.NoError(t, err)
@@ -224,7 +301,7 @@ func TestAKeyAloneOrWithoutABacklogNeverRests(t *testing.T) {
 // Two operations of a resting key ending close together: the shorter's
 // rest does not cut the longer's short.
 func TestARestNeverShortensALongerOne(t *testing.T) {
-	s := NewSlots(8, 4, time.Hour)
+	s, clock := newSlots(8, 4, time.Hour)
 	flood, victim := clientOf("acme"), clientOf("globex")
 	ctx := context.Background()
 	v, err := s.Take(ctx, victim)
@@ -232,7 +309,7 @@ func TestARestNeverShortensALongerOne(t *testing.T) {
 	v() // globex works (within Linger): the flood may run two at once
 	long, err := s.Take(ctx, flood)
 	require.NoError(t, err)
-	time.Sleep(time.Second) // the long operation's work, not a synchronization
+	clock.Advance(time.Second) // the long operation's work
 	short, err := s.Take(ctx, flood)
 	require.NoError(t, err)
 	next := taking(t, s, ctx, flood)
@@ -240,7 +317,9 @@ func TestARestNeverShortensALongerOne(t *testing.T) {
 	long()
 	short()
 	assert.Equal(t, 2, s.Rests(flood.KeyID))
+	clock.Advance(time.Second - time.Nanosecond) // past the short one's rest
 	assert.True(t, s.Resting(flood.KeyID), "still within the long operation's rest")
 	assert.Equal(t, 1, s.Waiting(flood.KeyID))
+	clock.Advance(time.Nanosecond)
 	given(t, next)()
 }
