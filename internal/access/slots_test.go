@@ -2,7 +2,6 @@ package access
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,19 +13,13 @@ import (
 	"sessiongraph/ent/apikey"
 )
 
-// testClock is a clock the test advances; a timer whose time comes runs
-// its function in Advance, on the test's goroutine.
+// testClock is a clock the test advances. It holds one timer, the one
+// Slots keeps (it stops its timer before it sets another); the timer's
+// function runs in Advance, on the test's goroutine, once its time comes.
 type testClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*testTimer
-}
-
-type testTimer struct {
-	c       *testClock
-	at      time.Time
-	f       func()
-	stopped bool
+	mu      sync.Mutex
+	now, at time.Time
+	fire    func()
 }
 
 func (c *testClock) Now() time.Time {
@@ -38,41 +31,30 @@ func (c *testClock) Now() time.Time {
 func (c *testClock) AfterFunc(d time.Duration, f func()) timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &testTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
+	c.at, c.fire = c.now.Add(d), f
+	return c
 }
 
-func (t *testTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
+func (c *testClock) Stop() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	set := c.fire != nil
+	c.fire = nil
+	return set
 }
 
-// Advance moves the time on by d and runs the timers whose time came, in
-// the order of their times.
+// Advance moves the time on by d, and runs the timer if its time came.
 func (c *testClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
-	var due, later []*testTimer
-	for _, t := range c.timers {
-		switch {
-		case t.stopped:
-		case t.at.After(c.now):
-			later = append(later, t)
-		default:
-			t.stopped = true
-			due = append(due, t)
-		}
+	fire := c.fire
+	if fire != nil && !c.at.After(c.now) {
+		c.fire = nil
+	} else {
+		fire = func() {}
 	}
-	c.timers = later
 	c.mu.Unlock()
-	slices.SortStableFunc(due, func(a, b *testTimer) int { return a.at.Compare(b.at) })
-	for _, t := range due {
-		t.f()
-	}
+	fire()
 }
 
 // newSlots is NewSlots on a clock the test advances.
