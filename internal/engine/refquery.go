@@ -35,24 +35,7 @@ func (rd *Reads) readRegistry(ctx context.Context, s *ent.Session, sel selection
 // RefsByName returns a session's refs in the order named; names it does not
 // have are skipped.
 func (rd *Reads) RefsByName(ctx context.Context, sessionID uuid.UUID, names []string) ([]*ent.Ref, error) {
-	if len(names) == 0 {
-		return []*ent.Ref{}, nil
-	}
-	rows, err := rd.client.Ref.Query().Where(ref.SessionID(sessionID), ref.RefIn(names...)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	byName := make(map[string]*ent.Ref, len(rows))
-	for _, r := range rows {
-		byName[r.Ref] = r
-	}
-	out := make([]*ent.Ref, 0, len(names))
-	for _, n := range names {
-		if r := byName[n]; r != nil {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return rd.StoredRefs(ctx, sessionID, names, nil)
 }
 
 // StoredRefs is RefsByName for a write's payload: the refs the write stored
@@ -64,13 +47,15 @@ func (rd *Reads) StoredRefs(ctx context.Context, sessionID uuid.UUID, names []st
 			missing = append(missing, n)
 		}
 	}
-	read, err := rd.RefsByName(ctx, sessionID, missing)
-	if err != nil {
-		return nil, err
-	}
-	byName := make(map[string]*ent.Ref, len(read))
-	for _, r := range read {
-		byName[r.Ref] = r
+	byName := make(map[string]*ent.Ref, len(missing))
+	if len(missing) > 0 {
+		rows, err := rd.client.Ref.Query().Where(ref.SessionID(sessionID), ref.RefIn(missing...)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			byName[r.Ref] = r
+		}
 	}
 	out := make([]*ent.Ref, 0, len(names))
 	for _, n := range names {
