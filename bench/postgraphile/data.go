@@ -113,7 +113,7 @@ func seedSessionGraph(ctx context.Context, a *app.App) error {
 	start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	for i := range pageSessions {
 		user := fmt.Sprintf("user-%d", i%7)
-		opened, err := a.Engine.OpenSession(ctx, engine.OpenSessionInput{Tenant: pageTenant, ExternalKey: fmt.Sprintf("%s-chat-%03d", pageTenant, i), UserID: &user})
+		opened, err := a.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: pageTenant, ExternalKey: fmt.Sprintf("%s-chat-%03d", pageTenant, i), UserID: &user})
 		if err != nil {
 			return err
 		}
