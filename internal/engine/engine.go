@@ -38,7 +38,7 @@ type Config struct {
 	ReceiptTextRetention time.Duration
 }
 
-// Engine is the engine's use cases, each a value of its own that holds
+// Engine holds the engine's use cases, each a value of its own that holds
 // only what it uses; callers name the one they need
 // (engine.Writes.RecordRead).
 type Engine struct {
