@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,11 @@ func (ds *Domains) domain(ctx context.Context, types *ent.EntityTypeClient, name
 	d, err := registry.NewDomain(name, ets)
 	if err != nil {
 		return nil, err
+	}
+	if ok && reflect.DeepEqual(d.Types, c.domain.Types) {
+		// Unchanged: keep the value, which the remembered builds are keyed
+		// by, so that a build after the refresh can still be patched.
+		d = c.domain
 	}
 	ds.mu.Lock()
 	ds.entries[name] = cachedDomain{domain: d, loaded: time.Now()}
