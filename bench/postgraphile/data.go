@@ -7,16 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/lib/pq"
 
-	"sessiongraph/ent"
-	"sessiongraph/internal/access"
 	"sessiongraph/internal/app"
 	"sessiongraph/internal/config"
-	"sessiongraph/internal/engine"
 	"sessiongraph/internal/grown"
 )
 
@@ -105,45 +100,11 @@ func loadDataset(ctx context.Context, admin *sql.DB, adminURL, name string, copi
 	return d, nil
 }
 
-// seedSessionGraph writes the nested page's sessions as apitest.SessionGraph
-// does (opened by the engine, then turns and refs in bulk, a second apart),
-// and ANALYZEs them as autovacuum would.
+// seedSessionGraph writes the nested page's sessions as the tests do
+// (grown.SessionGraph) and ANALYZEs them as autovacuum would.
 func seedSessionGraph(ctx context.Context, a *app.App) error {
-	ctx = access.System(ctx)
-	start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	for i := range pageSessions {
-		user := fmt.Sprintf("user-%d", i%7)
-		opened, err := a.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: pageTenant, ExternalKey: fmt.Sprintf("%s-chat-%03d", pageTenant, i), UserID: &user})
-		if err != nil {
-			return err
-		}
-		id := opened.Session.ID
-		created := start.Add(time.Duration(i) * time.Second)
-		if _, err := a.DB.ExecContext(ctx, `UPDATE sessions SET created_at = $1, last_active_at = $2, current_turn = $3 WHERE id = $4`,
-			created, created.Add(pageTurns*time.Minute), pageTurns, id); err != nil {
-			return err
-		}
-		turns := make([]*ent.TurnCreate, pageTurns)
-		for n := range turns {
-			at := created.Add(time.Duration(n) * time.Minute)
-			turns[n] = a.Client.Turn.Create().SetSessionID(id).SetNumber(n + 1).
-				SetUserMessage(fmt.Sprintf("Turn %d: leeks for dinner?", n+1)).SetUserTokens(10).
-				SetAssistantMessage("Leek and potato soup.").SetAssistantTokens(5).
-				SetStatus("COMPLETED").SetStartedAt(at).SetCompletedAt(at.Add(2 * time.Second))
-		}
-		if err := a.Client.Turn.CreateBulk(turns...).Exec(ctx); err != nil {
-			return err
-		}
-		refs := make([]*ent.RefCreate, pageRefs)
-		for j := range refs {
-			turn := j*pageTurns/pageRefs + 1
-			refs[j] = a.Client.Ref.Create().SetSessionID(id).SetRef(fmt.Sprintf("recipe_%d", j+1)).SetEntityType("recipe").
-				SetEntityID(uuid.New()).SetLabel(fmt.Sprintf("Recipe %d", j+1)).SetAction("read").
-				SetTurnCreated(turn).SetTurnLastReferenced(turn)
-		}
-		if err := a.Client.Ref.CreateBulk(refs...).Exec(ctx); err != nil {
-			return err
-		}
+	if _, err := grown.SessionGraph(ctx, a.Engine.Sessions, a.Client, a.DB, pageTenant, pageSessions, pageTurns, pageRefs); err != nil {
+		return err
 	}
 	_, err := a.DB.ExecContext(ctx, `VACUUM ANALYZE sessions, turns, refs, artifacts`)
 	return err

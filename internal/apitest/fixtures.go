@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -13,6 +12,7 @@ import (
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
+	"sessiongraph/internal/grown"
 )
 
 // Fixtures write rows directly: driving thousands of turns through the API
@@ -74,37 +74,8 @@ func ContextSession(tb testing.TB, s *Server, refs, turns int) *ent.Session {
 // them. The sessions are created one second apart, the first the oldest.
 func SessionGraph(tb testing.TB, s *Server, tenant string, sessions, turns, refs int) []uuid.UUID {
 	tb.Helper()
-	ctx := access.System(context.Background())
-	c := s.Client
-	ids := make([]uuid.UUID, sessions)
-	start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	for i := range sessions {
-		opened, err := s.Engine.Sessions.OpenSession(ctx, engine.OpenSessionInput{Tenant: tenant, ExternalKey: fmt.Sprintf("%s-chat-%03d", tenant, i), UserID: new(fmt.Sprintf("user-%d", i%7))})
-		require.NoError(tb, err)
-		id := opened.Session.ID
-		ids[i] = id
-		created := start.Add(time.Duration(i) * time.Second)
-		_, err = s.DB.ExecContext(ctx, `UPDATE sessions SET created_at = $1, last_active_at = $2, current_turn = $3 WHERE id = $4`,
-			created, created.Add(time.Duration(turns)*time.Minute), turns, id)
-		require.NoError(tb, err)
-		turnRows := make([]*ent.TurnCreate, turns)
-		for n := range turns {
-			at := created.Add(time.Duration(n) * time.Minute)
-			turnRows[n] = c.Turn.Create().SetSessionID(id).SetNumber(n + 1).
-				SetUserMessage(fmt.Sprintf("Turn %d: leeks for dinner?", n+1)).SetUserTokens(10).
-				SetAssistantMessage("Leek and potato soup.").SetAssistantTokens(5).
-				SetStatus("COMPLETED").SetStartedAt(at).SetCompletedAt(at.Add(2 * time.Second))
-		}
-		require.NoError(tb, c.Turn.CreateBulk(turnRows...).Exec(ctx))
-		refRows := make([]*ent.RefCreate, refs)
-		for j := range refs {
-			turn := j*turns/max(refs, 1) + 1
-			refRows[j] = c.Ref.Create().SetSessionID(id).SetRef(fmt.Sprintf("recipe_%d", j+1)).SetEntityType("recipe").
-				SetEntityID(uuid.New()).SetLabel(fmt.Sprintf("Recipe %d", j+1)).SetAction("read").
-				SetTurnCreated(turn).SetTurnLastReferenced(turn)
-		}
-		require.NoError(tb, c.Ref.CreateBulk(refRows...).Exec(ctx))
-	}
+	ids, err := grown.SessionGraph(context.Background(), s.Engine.Sessions, s.Client, s.DB, tenant, sessions, turns, refs)
+	require.NoError(tb, err)
 	analyze(tb, s)
 	return ids
 }
