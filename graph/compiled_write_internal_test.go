@@ -1,0 +1,46 @@
+package graph
+
+import (
+	"bytes"
+	"database/sql"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// PostgreSQL 15's text of
+// ARRAY[NULL, 'NULL', 'null', ”, ' ', 'a,b', '{x}', 'q"q', E'b\\s', E'\t\n', 'é日本', 'plain']::text
+// reads back as those values, and the row after it starts where it ends.
+func TestArrayElemsReadPostgreSQLsTextOfATextArray(t *testing.T) {
+	text := "{NULL,\"NULL\",\"null\",\"\",\" \",\"a,b\",\"{x}\",\"q\\\"q\",\"b\\\\s\",\"\t\n\",é日本,plain},{}"
+	got, rest, err := arrayElems(text, nil)
+	require.NoError(t, err)
+	v := func(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
+	assert.Equal(t, []sql.NullString{{}, v("NULL"), v("null"), v(""), v(" "), v("a,b"), v("{x}"), v(`q"q`), v(`b\s`), v("\t\n"), v("é日本"), v("plain")}, got)
+	assert.Equal(t, ",{}", rest)
+
+	got, rest, err = arrayElems("{}}", got[:0])
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	assert.Equal(t, "}", rest)
+
+	for _, bad := range []string{"", "{", `{"a`, "{a", "x}", `{"a"x}`} {
+		_, _, err := arrayElems(bad, nil)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// A string is escaped byte for byte as gqlgen's MarshalString escapes it.
+func TestAppendQuotedIsGqlgensString(t *testing.T) {
+	var all []byte
+	for c := range 256 {
+		all = append(all, byte(c))
+	}
+	for _, s := range []string{"", "plain", `q"q \ b`, "\t\r\n\b\f\x00\x1f\x7f", "é日本 </script> \u2028 <&>", "\xff\xfe invalid", string(all)} {
+		var want bytes.Buffer
+		graphql.MarshalString(s).MarshalGQL(&want)
+		assert.Equal(t, want.String(), string(appendQuoted([]byte("x"), s)[1:]), "%q", s)
+	}
+}
