@@ -32,6 +32,7 @@ import (
 	"context"
 	"database/sql"
 	"io"
+	"slices"
 	"strings"
 
 	"entgo.io/contrib/entgql"
@@ -78,25 +79,34 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 		// Each row's values are appended to edges as its edge's JSON while
 		// the rows are read; one set of scan values serves every row.
 		var edges []byte
-		var vals []sql.NullString
+		var scanned []sql.NullString
+		var vals []pgValue
 		var dest []any
+		scannedRows := 0 // before this one
 		row := func(rows *entsql.Rows) error {
 			if dest == nil {
 				cols, err := rows.Columns()
 				if err != nil {
 					return err
 				}
-				vals = make([]sql.NullString, len(cols))
+				scanned = make([]sql.NullString, len(cols))
+				vals = make([]pgValue, len(cols))
 				dest = make([]any, len(cols))
-				for i := range vals {
-					dest[i] = &vals[i]
+				for i := range scanned {
+					dest[i] = &scanned[i]
 				}
-				edges = make([]byte, 0, 4096)
 			} else {
+				if scannedRows++; scannedRows == 1 {
+					// Room for the page, by its first edge, once.
+					edges = slices.Grow(edges, len(edges)*(*first)+len(edges)/2)
+				}
 				edges = append(edges, ',')
 			}
 			if err := rows.Scan(dest...); err != nil {
 				return err
+			}
+			for i, v := range scanned {
+				vals[i] = pgValue{s: v.String, valid: v.Valid}
 			}
 			var err error
 			edges, err = p.appendEdge(edges, vals)

@@ -5,7 +5,6 @@ package graph
 // connection in Go around it.
 
 import (
-	"database/sql"
 	"errors"
 	"io"
 	"strconv"
@@ -50,7 +49,7 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, nodes [][]byt
 // as texts (writeNodeArray's one-dimensional arrays), in one buffer.
 func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 	var buf []byte
-	var vals []sql.NullString
+	var vals []pgValue
 	ends := make([]int, len(texts))
 	for j, t := range texts {
 		var err error
@@ -73,7 +72,7 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 
 // appendEdge appends a cursorless root page's edge, its node's values
 // being vals (writeEdgeColumns').
-func (p *rootPage) appendEdge(b []byte, vals []sql.NullString) ([]byte, error) {
+func (p *rootPage) appendEdge(b []byte, vals []pgValue) ([]byte, error) {
 	return appendFields(b, p.edge, func(b []byte, f graphql.CollectedField) ([]byte, error) {
 		if f.Name == "node" {
 			return p.node.appendJSON(b, vals)
@@ -171,7 +170,7 @@ func appendFields(b []byte, fields []graphql.CollectedField, value func([]byte, 
 
 // appendJSON appends the node's JSON, its values being vals (as
 // writeValues wrote them).
-func (n *nodePlan) appendJSON(b []byte, vals []sql.NullString) ([]byte, error) {
+func (n *nodePlan) appendJSON(b []byte, vals []pgValue) ([]byte, error) {
 	b = append(b, '{')
 	i := 0
 	for k, part := range n.parts {
@@ -182,7 +181,7 @@ func (n *nodePlan) appendJSON(b []byte, vals []sql.NullString) ([]byte, error) {
 		b = append(b, part.key...)
 		b = append(b, '"', ':')
 		if part.typename {
-			b = appendQuoted(b, n.typ.Name)
+			b = appendQuoted(b, n.typ.Name, false)
 			continue
 		}
 		if i >= len(vals) {
@@ -204,11 +203,11 @@ func (n *nodePlan) appendJSON(b []byte, vals []sql.NullString) ([]byte, error) {
 // appendJSON appends a nested page's JSON from its values, vals[i:] (as
 // writeValues wrote them), and returns the index of the values after
 // them.
-func (p *pagePlan) appendJSON(b []byte, vals []sql.NullString, i int) ([]byte, int, error) {
+func (p *pagePlan) appendJSON(b []byte, vals []pgValue, i int) ([]byte, int, error) {
 	var hasNext string
 	b, err := appendFields(b, p.fields, func(b []byte, f graphql.CollectedField) ([]byte, error) {
 		if f.Name == "__typename" {
-			return appendQuoted(b, p.typ.Name+"Connection"), nil
+			return appendQuoted(b, p.typ.Name+"Connection", false), nil
 		}
 		if i >= len(vals) {
 			return b, errCompiledValues
@@ -216,10 +215,10 @@ func (p *pagePlan) appendJSON(b []byte, vals []sql.NullString, i int) ([]byte, i
 		switch f.Name {
 		case "totalCount":
 			i++
-			return append(b, vals[i-1].String...), nil
+			return append(b, vals[i-1].s...), nil
 		case "pageInfo":
 			if selects(p.pageInfo, "hasNextPage") {
-				hasNext = vals[i].String
+				hasNext = vals[i].s
 				i++
 			}
 			return appendFields(b, p.pageInfo, func(b []byte, f graphql.CollectedField) ([]byte, error) {
@@ -233,7 +232,7 @@ func (p *pagePlan) appendJSON(b []byte, vals []sql.NullString, i int) ([]byte, i
 			})
 		}
 		i++ // edges
-		return p.appendEdges(b, vals[i-1].String)
+		return p.appendEdges(b, vals[i-1].text())
 	})
 	return b, i, err
 }
@@ -246,7 +245,7 @@ func (p *pagePlan) appendEdges(b []byte, rows string) ([]byte, error) {
 	}
 	rows = rows[1:]
 	b = append(b, '[')
-	var vals []sql.NullString
+	var vals []pgValue
 	for first := true; len(rows) > 0 && rows[0] != '}'; first = false {
 		var err error
 		if vals, rows, err = arrayElems(rows, vals[:0]); err != nil {
@@ -259,7 +258,7 @@ func (p *pagePlan) appendEdges(b []byte, rows string) ([]byte, error) {
 			if f.Name == "node" {
 				return p.node.appendJSON(b, vals)
 			}
-			return appendQuoted(b, p.typ.Name+"Edge"), nil // __typename
+			return appendQuoted(b, p.typ.Name+"Edge", false), nil // __typename
 		})
 		if err != nil {
 			return b, err
@@ -271,22 +270,46 @@ func (p *pagePlan) appendEdges(b []byte, rows string) ([]byte, error) {
 	return append(b, ']'), nil
 }
 
+// pgValue is a value PostgreSQL returned as text. An array's element
+// that was quoted keeps its escapes (escaped): the writer drops them as it
+// copies, so that reading an array allocates nothing.
+type pgValue struct {
+	s       string
+	valid   bool
+	escaped bool
+}
+
+// text is the value without escapes.
+func (v pgValue) text() string {
+	if v.escaped {
+		return unescapeElem(v.s)
+	}
+	return v.s
+}
+
 // appendValue appends a value as gqlgen's marshaller of its field's type
 // writes it: null for NULL.
-func appendValue(b []byte, v sql.NullString, kind ent.CompiledKind) []byte {
+func appendValue(b []byte, v pgValue, kind ent.CompiledKind) []byte {
 	switch {
-	case !v.Valid:
+	case !v.valid:
 		return append(b, "null"...)
 	case kind == ent.CompiledString:
-		return appendQuoted(b, v.String)
-	case kind == ent.CompiledTime && len(v.String) > 1:
-		// to_json's ISO text, without the Z of RFC 3339 in UTC.
-		b = append(b, v.String[:len(v.String)-1]...)
+		return appendQuoted(b, v.s, v.escaped)
+	case kind == ent.CompiledTime:
+		// to_json's ISO text, quoted (as an array's element, its quotes
+		// escaped), which holds no other quote or backslash: without the
+		// quotes, and with the Z of RFC 3339 in UTC.
+		q := `"`
+		if v.escaped {
+			q = `\"`
+		}
+		b = append(b, '"')
+		b = append(b, strings.TrimSuffix(strings.TrimPrefix(v.s, q), q)...)
 		return append(b, 'Z', '"')
 	case kind == ent.CompiledStringMap:
-		return appendGqlgenEscapes(b, v.String)
+		return appendGqlgenEscapes(b, v.text())
 	}
-	return append(b, v.String...) // a number's or a Boolean's text
+	return append(b, v.s...) // a number's or a Boolean's text: never escaped
 }
 
 const upperHex = "0123456789ABCDEF"
@@ -295,7 +318,9 @@ const upperHex = "0123456789ABCDEF"
 // MarshalString escapes it: \t, \r, \n, \\ and \" by name, other
 // control characters as \u00XX in upper case, everything else as is. Each
 // byte that needs escaping is ASCII, so a walk over bytes is one over runes.
-func appendQuoted(b []byte, s string) []byte {
+// When arrayEscaped, s is an array's quoted element, whose backslashes
+// each escape the byte after them (a quote or a backslash).
+func appendQuoted(b []byte, s string, arrayEscaped bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -304,6 +329,10 @@ func appendQuoted(b []byte, s string) []byte {
 			continue
 		}
 		b = append(b, s[start:i]...)
+		if arrayEscaped && c == '\\' && i+1 < len(s) {
+			i++
+			c = s[i]
+		}
 		switch c {
 		case '\t':
 			b = append(b, '\\', 't')
@@ -360,9 +389,9 @@ var errCompiledValues = errors.New("compiled read: values not as planned")
 // between braces; NULL unquoted; an element that is empty, NULL in any
 // case, or holds a brace, comma, quote, backslash or space is quoted,
 // with its quotes and backslashes escaped by a backslash), appending its
-// elements to dst. It returns them and what follows the closing brace.
-// An element without escapes is a slice of s.
-func arrayElems(s string, dst []sql.NullString) ([]sql.NullString, string, error) {
+// elements to dst, slices of s. It returns them and what follows the
+// closing brace.
+func arrayElems(s string, dst []pgValue) ([]pgValue, string, error) {
 	if len(s) < 2 || s[0] != '{' {
 		return dst, s, errCompiledValues
 	}
@@ -371,7 +400,7 @@ func arrayElems(s string, dst []sql.NullString) ([]sql.NullString, string, error
 		return dst, s[1:], nil
 	}
 	for {
-		var v sql.NullString
+		var v pgValue
 		if s[0] == '"' {
 			escaped := false
 			i := 1
@@ -384,10 +413,7 @@ func arrayElems(s string, dst []sql.NullString) ([]sql.NullString, string, error
 			if i >= len(s) {
 				return dst, s, errCompiledValues
 			}
-			v = sql.NullString{String: s[1:i], Valid: true}
-			if escaped {
-				v.String = unescapeElem(v.String)
-			}
+			v = pgValue{s: s[1:i], valid: true, escaped: escaped}
 			s = s[i+1:]
 		} else {
 			i := strings.IndexAny(s, ",}")
@@ -395,7 +421,7 @@ func arrayElems(s string, dst []sql.NullString) ([]sql.NullString, string, error
 				return dst, s, errCompiledValues
 			}
 			if tok := s[:i]; tok != "NULL" {
-				v = sql.NullString{String: tok, Valid: true}
+				v = pgValue{s: tok, valid: true}
 			}
 			s = s[i:]
 		}
