@@ -82,6 +82,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 		var scanned []sql.NullString
 		var vals []pgValue
 		var dest []any
+		var sc scratch
 		scannedRows := 0 // before this one
 		row := func(rows *entsql.Rows) error {
 			if dest == nil {
@@ -109,7 +110,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 				vals[i] = pgValue{s: v.String, valid: v.Valid}
 			}
 			var err error
-			edges, err = p.appendEdge(edges, vals)
+			edges, err = p.appendEdge(edges, vals, &sc)
 			return err
 		}
 		info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, values, row,

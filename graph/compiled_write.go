@@ -50,13 +50,14 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, nodes [][]byt
 func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 	var buf []byte
 	var vals []pgValue
+	var sc scratch
 	ends := make([]int, len(texts))
 	for j, t := range texts {
 		var err error
 		if vals, _, err = arrayElems(t, vals[:0]); err != nil {
 			return nil, err
 		}
-		if buf, err = p.node.appendJSON(buf, vals); err != nil {
+		if buf, err = p.node.appendJSON(buf, vals, &sc); err != nil {
 			return nil, err
 		}
 		ends[j] = len(buf)
@@ -72,10 +73,10 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 
 // appendEdge appends a cursorless root page's edge, its node's values
 // being vals (writeEdgeColumns').
-func (p *rootPage) appendEdge(b []byte, vals []pgValue) ([]byte, error) {
+func (p *rootPage) appendEdge(b []byte, vals []pgValue, sc *scratch) ([]byte, error) {
 	return appendFields(b, p.edge, func(b []byte, f graphql.CollectedField) ([]byte, error) {
 		if f.Name == "node" {
-			return p.node.appendJSON(b, vals)
+			return p.node.appendJSON(b, vals, sc)
 		}
 		return append(b, `"SessionEdge"`...), nil // __typename
 	})
@@ -170,7 +171,7 @@ func appendFields(b []byte, fields []graphql.CollectedField, value func([]byte, 
 
 // appendJSON appends the node's JSON, its values being vals (as
 // writeValues wrote them).
-func (n *nodePlan) appendJSON(b []byte, vals []pgValue) ([]byte, error) {
+func (n *nodePlan) appendJSON(b []byte, vals []pgValue, sc *scratch) ([]byte, error) {
 	b = append(b, '{')
 	i := 0
 	for k, part := range n.parts {
@@ -189,7 +190,7 @@ func (n *nodePlan) appendJSON(b []byte, vals []pgValue) ([]byte, error) {
 		}
 		var err error
 		if part.page != nil {
-			if b, i, err = part.page.appendJSON(b, vals, i); err != nil {
+			if b, i, err = part.page.appendJSON(b, vals, i, sc); err != nil {
 				return b, err
 			}
 			continue
@@ -203,7 +204,7 @@ func (n *nodePlan) appendJSON(b []byte, vals []pgValue) ([]byte, error) {
 // appendJSON appends a nested page's JSON from its values, vals[i:] (as
 // writeValues wrote them), and returns the index of the values after
 // them.
-func (p *pagePlan) appendJSON(b []byte, vals []pgValue, i int) ([]byte, int, error) {
+func (p *pagePlan) appendJSON(b []byte, vals []pgValue, i int, sc *scratch) ([]byte, int, error) {
 	var hasNext string
 	b, err := appendFields(b, p.fields, func(b []byte, f graphql.CollectedField) ([]byte, error) {
 		if f.Name == "__typename" {
@@ -232,43 +233,60 @@ func (p *pagePlan) appendJSON(b []byte, vals []pgValue, i int) ([]byte, int, err
 			})
 		}
 		i++ // edges
-		return p.appendEdges(b, vals[i-1].text())
+		return p.appendEdges(b, vals[i-1].text(), sc)
 	})
 	return b, i, err
 }
 
 // appendEdges appends the JSON array of a nested page's edges, whose
 // nodes' values are the rows of rows, a two-dimensional text array's text.
-func (p *pagePlan) appendEdges(b []byte, rows string) ([]byte, error) {
+func (p *pagePlan) appendEdges(b []byte, rows string, sc *scratch) ([]byte, error) {
 	if !strings.HasPrefix(rows, "{") {
 		return b, errCompiledValues
 	}
 	rows = rows[1:]
 	b = append(b, '[')
-	var vals []pgValue
-	for first := true; len(rows) > 0 && rows[0] != '}'; first = false {
-		var err error
+	// This page's rows are read one after another into one slice, which a
+	// page nested in them does not use: each takes another of sc's.
+	vals := sc.take()
+	var err error
+	for first := true; err == nil && len(rows) > 0 && rows[0] != '}'; first = false {
 		if vals, rows, err = arrayElems(rows, vals[:0]); err != nil {
-			return b, err
+			break
 		}
 		if !first {
 			b = append(b, ',')
 		}
 		b, err = appendFields(b, p.edge, func(b []byte, f graphql.CollectedField) ([]byte, error) {
 			if f.Name == "node" {
-				return p.node.appendJSON(b, vals)
+				return p.node.appendJSON(b, vals, sc)
 			}
 			return appendQuoted(b, p.typ.Name+"Edge", false), nil // __typename
 		})
-		if err != nil {
-			return b, err
-		}
 		if len(rows) > 0 && rows[0] == ',' {
 			rows = rows[1:]
 		}
 	}
-	return append(b, ']'), nil
+	sc.give(vals)
+	return append(b, ']'), err
 }
+
+// scratch keeps the slices of values that nested pages read their rows
+// into, for the next page of the request: a stack, one in use per depth.
+type scratch struct{ free [][]pgValue }
+
+// take is a slice of values to read rows into.
+func (sc *scratch) take() []pgValue {
+	if n := len(sc.free); n > 0 {
+		v := sc.free[n-1]
+		sc.free = sc.free[:n-1]
+		return v[:0]
+	}
+	return nil
+}
+
+// give keeps a slice that take gave, grown or not, for the next take.
+func (sc *scratch) give(v []pgValue) { sc.free = append(sc.free, v) }
 
 // pgValue is a value PostgreSQL returned as text. An array's element
 // that was quoted keeps its escapes (escaped): the writer drops them as it
