@@ -30,9 +30,7 @@ package graph
 
 import (
 	"context"
-	"database/sql"
 	"io"
-	"slices"
 	"strings"
 
 	"entgo.io/contrib/entgql"
@@ -76,44 +74,8 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 		if edgeSQL != "" {
 			values = func(s *entsql.Selector) { s.AppendSelectExpr(entsql.Expr(edgeSQL)) }
 		}
-		// Each row's values are appended to edges as its edge's JSON while
-		// the rows are read; one set of scan values serves every row.
-		var edges []byte
-		var scanned []sql.NullString
-		var vals []pgValue
-		var dest []any
-		var sc scratch
-		scannedRows := 0 // before this one
-		row := func(rows *entsql.Rows) error {
-			if dest == nil {
-				cols, err := rows.Columns()
-				if err != nil {
-					return err
-				}
-				scanned = make([]sql.NullString, len(cols))
-				vals = make([]pgValue, len(cols))
-				dest = make([]any, len(cols))
-				for i := range scanned {
-					dest[i] = &scanned[i]
-				}
-			} else {
-				if scannedRows++; scannedRows == 1 {
-					// Room for the page, by its first edge, once.
-					edges = slices.Grow(edges, len(edges)*(*first)+len(edges)/2)
-				}
-				edges = append(edges, ',')
-			}
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-			for i, v := range scanned {
-				vals[i] = pgValue{s: v.String, valid: v.Valid}
-			}
-			var err error
-			edges, err = p.appendEdge(edges, vals, &sc)
-			return err
-		}
-		info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, values, row,
+		e := &edgeRows{page: p, first: *first}
+		info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, values, e.row,
 			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 		if ok {
 			if err != nil {
@@ -122,7 +84,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 			page := &ent.SessionConnection{PageInfo: info}
 			return &model.SessionConnection{
 				SessionConnection: page,
-				Compiled:          graphql.WriterFunc(func(w io.Writer) { p.writeEdges(w, page, edges) }),
+				Compiled:          graphql.WriterFunc(func(w io.Writer) { p.writeEdges(w, page, e.edges) }),
 			}, true, nil
 		}
 	}
