@@ -4,7 +4,6 @@ package ent
 
 import (
 	"context"
-	"fmt"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/contextreceipt"
@@ -445,65 +444,62 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...APIKeyPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...APIKeyPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newAPIKeyPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{apikey.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of APIKey: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -625,65 +621,62 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...ArtifactPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ArtifactPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newArtifactPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{artifact.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of Artifact: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -805,65 +798,62 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...ContextReceiptPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ContextReceiptPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newContextReceiptPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{contextreceipt.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of ContextReceipt: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -985,65 +975,62 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...EntityTypePaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...EntityTypePaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newEntityTypePager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{entitytype.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of EntityType: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -1165,65 +1152,62 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...EventPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...EventPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newEventPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{event.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of Event: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -1345,65 +1329,62 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...RefPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...RefPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newRefPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{ref.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of Ref: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -1525,65 +1506,62 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...SessionPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...SessionPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newSessionPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{session.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of Session: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -1705,65 +1683,62 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...StepResultPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...StepResultPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newStepResultPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{stepresult.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of StepResult: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.
@@ -1885,65 +1860,62 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
-// selection of edges without cursors, in one row: PostgreSQL writes each
-// edge's JSON with edge (a selector modifier that appends that expression
-// as the only column) and joins the page's, in order, into edges (a JSON
-// array's elements); the row past the page is only counted, for
-// hasNextPage. ok is false, with nothing read, when an interceptor of the
-// query does more than add predicates: that read is CompiledPage's.
-func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, edge func(*sql.Selector), opts ...TurnPaginateOption) (edges string, info PageInfo, ok bool, err error) {
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...TurnPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
-			return "", info, false, nil
+			return info, false, nil
 		}
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	pager, err := newTurnPager(opts, false)
 	if err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyFilter(q); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	if q, err = pager.applyCursors(q, after, before); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	q.Limit(first + 1)
 	q.ctx.Fields = []string{turn.FieldID}
 	q = pager.applyOrder(q)
 	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
 		s.Select()
-		edge(s)
+		values(s)
 	})
 	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
 	if err := q.prepareQuery(ctx); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
-	page, args := q.sqlQuery(ctx).Query()
-	// ARRAY(subquery) keeps the subquery's order. OFFSET 0 keeps the
-	// planner from pulling the derived table up into the two expressions
-	// that use a, which would run the page's subquery once for each.
-	query := fmt.Sprintf("SELECT array_to_string(a[1:%d], ','), cardinality(a) FROM (SELECT ARRAY(%s) AS a OFFSET 0) AS page", first, page)
+	query, args := q.sqlQuery(ctx).Query()
 	var rows sql.Rows
 	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return "", info, true, err
+		return info, true, err
 	}
 	defer rows.Close()
-	var n int
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return "", info, true, err
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
 		}
-		return "", info, true, fmt.Errorf("ent: compiled page of Turn: no row")
 	}
-	if err := rows.Scan(&edges, &n); err != nil {
-		return "", info, true, err
+	if err := rows.Err(); err != nil {
+		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return edges, info, true, rows.Close()
+	return info, true, rows.Close()
 }
 
 // Column is the database column the order field sorts by.

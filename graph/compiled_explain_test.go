@@ -123,9 +123,9 @@ func outline(n analyzedNode, depth int, b *strings.Builder) {
 	}
 }
 
-// compiledStatement marks the statement of a compiled read: the column
-// PostgreSQL writes the JSON into.
-const compiledStatement = `AS "gql"`
+// compiledStatement marks the statement of a compiled read: its columns
+// of values are named gql1, gql2, … (the page with cursors: gql).
+const compiledStatement = `AS "gql`
 
 func TestEveryCompiledPageScansEachTableAsOftenAsItsStatementNamesIt(t *testing.T) {
 	rec := &apitest.Recorder{}

@@ -13,11 +13,12 @@ import (
 )
 
 // The one-row page benchmarks: the session graph page and the ids page as a
-// client asks them when it selects no cursor, so that PostgreSQL writes the
-// whole page as one row (ent's CompiledEdges). Besides the process's costs
-// each reports PostgreSQL's for the page's statement: the fastest of 31
-// EXPLAIN ANALYZE runs and its shared buffer hits, which do not depend on
-// the machine's load.
+// client asks them when it selects no cursor, so that the page is one
+// statement returning its sessions' values (ent's CompiledEdges; the name
+// is from when PostgreSQL wrote the page's JSON as one row). Besides the
+// process's costs each reports PostgreSQL's for the page's statement: the
+// fastest of 31 EXPLAIN ANALYZE runs and its shared buffer hits, which do
+// not depend on the machine's load.
 
 // sessionGraphOneRow is the session graph page without endCursor.
 var sessionGraphOneRow = strings.Replace(sessionGraphPage, "pageInfo { hasNextPage endCursor }", "pageInfo { hasNextPage }", 1)

@@ -27,7 +27,7 @@ const maxRememberedPlans = 1000
 // selection uses variables or nests pages.
 type rememberedPlan struct {
 	page    *rootPage
-	edgeSQL string // the expression of an edge's JSON, without arguments
+	edgeSQL string // the columns of an edge's values, without arguments
 }
 
 // planKey is a root field of an operation: the same field (a fragment's)
@@ -45,7 +45,7 @@ var rememberedPlans = struct {
 
 // rememberedRootPage is rootPage for the root field f of the operation,
 // whose collected selection is sel, remembered when it can be: then
-// edgeSQL is the expression of its edges' JSON and the plan is shared, to
+// edgeSQL is the columns of its edges' values and the plan is shared, to
 // be read and never changed (shared reports it).
 func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *rootPage, edgeSQL string, shared, ok bool, err error) {
 	key := planKey{op: pl.oc.Operation, field: f}
@@ -73,14 +73,14 @@ func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *roo
 	return p, r.edgeSQL, r.page != nil, true, nil
 }
 
-// edgeSQLText is writeEdgeSQL's expression for a row of the sessions
-// table as ent's read of the page names it, and false when it has
+// edgeSQLText is writeEdgeColumns' columns for a row of the sessions
+// table as ent's read of the page names it, and false when they have
 // arguments.
 func (p *rootPage) edgeSQLText() (string, bool) {
 	s := entsql.Dialect(dialect.Postgres).Select().From(entsql.Table(sessionType.Table))
 	var b entsql.Builder
 	b.SetDialect(dialect.Postgres)
-	p.writeEdgeSQL(&b, s.C)
+	p.writeEdgeColumns(&b, s.C)
 	sql, args := b.Query()
 	return sql, len(args) == 0
 }

@@ -2,11 +2,15 @@ package graph
 
 // Compiled reads: a page of sessions whose selection is plain columns and
 // first pages of their connections (turns, refs, artifacts, step results,
-// context receipts) is answered by one statement in which
-// PostgreSQL writes each session's JSON, nested pages included, and the
-// server only copies it out. gqlgen's execution of the same page spends
-// most of its CPU on a field context, a marshaller and allocations per
-// returned value; here a page of 620 objects is 20 strings.
+// context receipts) is answered by one statement in which PostgreSQL
+// returns each session's values as text, a nested page's rows as a text
+// array, and the server writes the JSON. gqlgen's execution of the same
+// page spends most of its CPU on a field context, a marshaller and
+// allocations per returned value; here a page of 620 objects is 20 rows
+// appended to one buffer. PostgreSQL does not write the JSON: its
+// to_json, string concatenations and aggregates took the statement's
+// execution 1.6-2.7 times as long as returning the values (BENCHMARKS.md,
+// "The nested page's JSON written in Go").
 //
 // The plan is made from the field's collected selection (fragments,
 // aliases, @skip and @include applied by gqlgen's CollectFields). Anything
@@ -64,13 +68,14 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 		return nil, err != nil, err
 	}
 	if p.cursorless && first != nil && *first > 0 && last == nil {
-		edge := func(s *entsql.Selector) {
-			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeSQL(b, s.C) }), "gql")
+		values := func(s *entsql.Selector) {
+			s.AppendSelectExpr(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeColumns(b, s.C) }))
 		}
 		if edgeSQL != "" {
-			edge = func(s *entsql.Selector) { s.AppendSelectExprAs(entsql.Expr(edgeSQL), "gql") }
+			values = func(s *entsql.Selector) { s.AppendSelectExpr(entsql.Expr(edgeSQL)) }
 		}
-		edges, info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, edge,
+		e := &edgeRows{page: p, first: *first}
+		info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, values, e.row,
 			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 		if ok {
 			if err != nil {
@@ -79,18 +84,22 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 			page := &ent.SessionConnection{PageInfo: info}
 			return &model.SessionConnection{
 				SessionConnection: page,
-				Compiled:          graphql.WriterFunc(func(w io.Writer) { p.writeEdges(w, page, edges) }),
+				Compiled:          graphql.WriterFunc(func(w io.Writer) { p.writeEdges(w, page, e.edges) }),
 			}, true, nil
 		}
 	}
 	var extra func(*entsql.Selector)
 	if p.node != nil {
 		extra = func(s *entsql.Selector) {
-			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeSQL(b, s.C, 1) }), "gql")
+			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, s.C) }), "gql")
 		}
 	}
 	page, texts, err := r.Client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
+	if err != nil {
+		return nil, true, err
+	}
+	nodes, err := p.nodesJSON(texts)
 	if err != nil {
 		return nil, true, err
 	}
@@ -101,7 +110,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 	p.cursor = scalar.CursorWriter(ctx)
 	return &model.SessionConnection{
 		SessionConnection: page,
-		Compiled:          graphql.WriterFunc(func(w io.Writer) { p.write(w, page, texts) }),
+		Compiled:          graphql.WriterFunc(func(w io.Writer) { p.write(w, page, nodes) }),
 	}, true, nil
 }
 
@@ -114,7 +123,7 @@ type planner struct {
 }
 
 // rootPage is the plan of a root connection: its fields in order, written
-// in Go around the nodes' JSON that PostgreSQL wrote.
+// in Go, nodes included, from the values PostgreSQL returned.
 type rootPage struct {
 	fields []graphql.CollectedField
 	edges  bool // edges are selected
@@ -125,9 +134,9 @@ type rootPage struct {
 	pageInfo []graphql.CollectedField
 	// cursor writes a cursor as gqlgen does, with this field's scope.
 	cursor func(io.Writer, *ent.Cursor)
-	// cursorless is a selection that needs no row's own values in Go: no
-	// cursor, no totalCount, edges selected. PostgreSQL then writes the
-	// edges too, and the page is one row (ent's CompiledEdges).
+	// cursorless is a selection that needs no row's own values but its
+	// node's: no cursor, no totalCount, edges selected. The page's rows are
+	// then its nodes' values alone (ent's CompiledEdges).
 	cursorless bool
 }
 
@@ -181,7 +190,8 @@ func (pl planner) edges(sel ast.SelectionSet, t *ent.CompiledType, withCursor bo
 	return edges, node, true, nil
 }
 
-// nodePlan writes one node's JSON in SQL: a field per entry, in order.
+// nodePlan is one node's fields, in order: their values are read in SQL
+// (compiled_sql.go) and their JSON written in Go (compiled_write.go).
 type nodePlan struct {
 	typ   *ent.CompiledType
 	parts []nodePart

@@ -295,7 +295,7 @@ func TestAliasedConnectionFieldsAnswerAsTheirNames(t *testing.T) {
 // PostgreSQL writes the page's edges and counts the row past it; on a
 // tenant's key that row holds only the tenant's sessions, and hasNextPage
 // counts only theirs.
-func TestCompiledCursorlessPageIsOneRowOfTheTenantsSessions(t *testing.T) {
+func TestCompiledCursorlessPageIsOneStatementOfTheTenantsSessions(t *testing.T) {
 	rec := &apitest.Recorder{}
 	s := apitest.New(t, apitest.Recording(rec))
 	apitest.SessionGraph(t, s, "acme", 3, 1, 1)
@@ -321,7 +321,7 @@ func TestCompiledCursorlessPageIsOneRowOfTheTenantsSessions(t *testing.T) {
 	var two, three page
 	stmts := rec.Record(func() { s.WithKey(acme).MustDo(t, q, map[string]any{"n": 2}, &two) })
 	require.Len(t, stmts, 1)
-	assert.True(t, strings.HasPrefix(stmts[0].Query, "SELECT array_to_string(a[1:2], ','), cardinality(a) FROM (SELECT ARRAY("), stmts[0].Query)
+	assert.True(t, strings.HasSuffix(stmts[0].Query, " LIMIT 3"), stmts[0].Query) // the page's rows and the one past it
 	assert.Equal(t, []string{"acme", "acme"}, tenants(two))
 	assert.True(t, two.Sessions.PageInfo.HasNextPage)
 	s.WithKey(acme).MustDo(t, q, map[string]any{"n": 3}, &three)

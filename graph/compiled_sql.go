@@ -7,101 +7,101 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	"github.com/99designs/gqlgen/graphql"
 
 	"sessiongraph/ent"
 )
 
-// The SQL of compiled reads: expressions that have PostgreSQL write a
-// node's JSON, nested pages included, as gqlgen would write it.
+// The SQL of compiled reads: PostgreSQL returns each node's values as text,
+// a nested page's rows as a two-dimensional text array, and Go writes the
+// JSON (compiled_write.go). Every value is one text expression, so a
+// node's values are a list, in the order the writer reads them: a column
+// per field, and per nested page its totalCount, its hasNextPage and its
+// edges' rows, as selected.
 
-// writeSQL writes the expression of the node's JSON: qualify names a column
-// of the node's row, depth keeps nested tables' aliases apart.
-func (n *nodePlan) writeSQL(b *entsql.Builder, qualify func(string) string, depth int) {
-	sqlObject(b, len(n.parts), func(i int) string { return n.parts[i].key }, func(i int) {
-		part := n.parts[i]
+// noValues stands for a node or edge whose selection reads no value
+// (only __typename): a row still needs one to be counted.
+const noValues = "''"
+
+// valueList writes a list of values, comma-separated; as a root page's
+// columns (named) each is named gqlN, which marks the statement as a
+// compiled read's.
+type valueList struct {
+	b     *entsql.Builder
+	named bool
+	n     int
+}
+
+// value writes one value, write writing its expression.
+func (l *valueList) value(write func()) {
+	if l.n > 0 {
+		l.b.WriteString(", ")
+	}
+	l.n++
+	write()
+	if l.named {
+		l.b.WriteString(` AS "gql` + strconv.Itoa(l.n) + `"`)
+	}
+}
+
+// close writes noValues when no value was written: a row still needs one
+// to be counted.
+func (l *valueList) close() {
+	if l.n == 0 {
+		l.value(func() { l.b.WriteString(noValues) })
+	}
+}
+
+// writeValues writes the node's values to l: qualify names a column of
+// the node's row, depth keeps nested tables' aliases apart.
+func (n *nodePlan) writeValues(l *valueList, qualify func(string) string, depth int) {
+	for _, part := range n.parts {
 		switch {
 		case part.typename:
-			b.WriteString(quoteLiteral(strconv.Quote(n.typ.Name)))
 		case part.page != nil:
-			part.page.writeSQL(b, qualify(n.typ.Fields["id"].Column), depth+1)
+			part.page.writeValues(l, qualify(n.typ.Fields["id"].Column), depth+1)
 		default:
-			writeValue(b, qualify(part.col.Column), part.col.Kind)
+			l.value(func() { writeValue(l.b, qualify(part.col.Column), part.col.Kind) })
 		}
-	})
-}
-
-// writeEdgeSQL writes the expression of a root page's edge's JSON (a
-// cursorless one: its node and __typename), qualify naming a column of the
-// node's row.
-func (p *rootPage) writeEdgeSQL(b *entsql.Builder, qualify func(string) string) {
-	sqlFields(b, p.edge, func(f graphql.CollectedField) {
-		if f.Name == "node" {
-			p.node.writeSQL(b, qualify, 1)
-			return
-		}
-		b.WriteString(quoteLiteral(`"SessionEdge"`)) // __typename
-	})
-}
-
-// sqlObject writes the expression of a JSON object of n keys, in order,
-// value writing each one's JSON expression.
-func sqlObject(b *entsql.Builder, n int, key func(int) string, value func(int)) {
-	if n == 0 {
-		b.WriteString("'{}'")
-		return
 	}
-	b.WriteString("(")
-	for i := range n {
-		sep := ","
-		if i == 0 {
-			sep = "{"
-		}
-		b.WriteString(quoteLiteral(sep + strconv.Quote(key(i)) + ":"))
-		b.WriteString(" || ")
-		value(i)
-		b.WriteString(" || ")
+}
+
+// writeNodeValues writes an edge's node's values (none when the edge
+// selects no node) as a list of their own.
+func writeNodeValues(b *entsql.Builder, named bool, node *nodePlan, qualify func(string) string, depth int) {
+	l := &valueList{b: b, named: named}
+	if node != nil {
+		node.writeValues(l, qualify, depth)
 	}
-	b.WriteString("'}')")
+	l.close()
 }
 
-// sqlFields is sqlObject for collected fields.
-func sqlFields(b *entsql.Builder, fields []graphql.CollectedField, value func(graphql.CollectedField)) {
-	sqlObject(b, len(fields), func(i int) string { return fields[i].Alias }, func(i int) { value(fields[i]) })
-}
-
-// writeValue writes a column's value as gqlgen's marshaller of its type
-// does: null for NULL.
+// writeValue writes a column's value as text, NULL for NULL; the writer
+// gives it the JSON of the field's GraphQL type.
 func writeValue(b *entsql.Builder, col string, kind ent.CompiledKind) {
-	b.WriteString("coalesce(")
 	switch kind {
-	case ent.CompiledString:
-		b.WriteString("to_json(" + col + ")::text")
-	case ent.CompiledNumber:
+	case ent.CompiledString, ent.CompiledNumber:
+		// A Boolean's text is true or false; a UUID's is its canonical form.
 		b.WriteString(col + "::text")
 	case ent.CompiledTime:
-		// time.RFC3339Nano in UTC: microseconds without trailing zeros, no
-		// dot when none are left, and Z. JSON's text of a timestamp without
-		// time zone is that without the Z (ISO 8601 whatever DateStyle
-		// says, the fraction's trailing zeros cut), so the Z goes before
-		// its closing quote: cheaper than formatting with to_char and
-		// cutting with a regular expression.
-		b.WriteString(`left(to_json(` + col + ` AT TIME ZONE 'UTC')::text, -1) || 'Z"'`)
+		// JSON's text of a timestamp without time zone is ISO 8601 whatever
+		// DateStyle says, with the fraction's trailing zeros cut: with a Z
+		// before its closing quote it is time.RFC3339Nano in UTC.
+		b.WriteString(`to_json(` + col + ` AT TIME ZONE 'UTC')::text`)
 	case ent.CompiledStringMap:
-		// Keys in byte order, as scalar.MarshalStringMap sorts them; each
-		// string as to_json writes a String field's.
+		// JSON already: keys in byte order, as scalar.MarshalStringMap sorts
+		// them, each string as to_json writes it.
 		b.WriteString(`(SELECT '{' || coalesce(string_agg(to_json(k.key)::text || ':' || to_json(k.value)::text, ',' ORDER BY k.key COLLATE "C"), '') || '}' FROM jsonb_each_text(` + col + `) k)`)
 	}
-	b.WriteString(", 'null')")
 }
 
-// writeSQL writes the expression of a nested page's JSON for the parent
-// whose id is parentID. Every read of the page's table is
+// writeValues writes a nested page's values for the parent whose id is
+// parentID. Every read of the page's table is
 //
 //	FROM <table> cN WHERE cN.<parent column> = <parent id> AND <interceptors' predicates>
 //
 // so that a read by parent stays one a distributed table routes by it.
-func (p *pagePlan) writeSQL(b *entsql.Builder, parentID string, depth int) {
+func (p *pagePlan) writeValues(l *valueList, parentID string, depth int) {
+	b := l.b
 	alias := fmt.Sprintf("c%d", depth)
 	qualify := func(c string) string { return alias + "." + c }
 	from := func() {
@@ -112,48 +112,48 @@ func (p *pagePlan) writeSQL(b *entsql.Builder, parentID string, depth int) {
 			b.WriteString(")")
 		}
 	}
-	nodeName := p.typ.Name
-	sqlFields(b, p.fields, func(f graphql.CollectedField) {
+	for _, f := range p.fields {
 		switch f.Name {
-		case "__typename":
-			b.WriteString(quoteLiteral(strconv.Quote(nodeName + "Connection")))
 		case "totalCount":
-			b.WriteString("(SELECT count(*)::text ")
-			from()
-			b.WriteString(")")
+			l.value(func() {
+				b.WriteString("(SELECT count(*)::text ")
+				from()
+				b.WriteString(")")
+			})
 		case "pageInfo":
-			sqlFields(b, p.pageInfo, func(f graphql.CollectedField) {
-				switch f.Name {
-				case "hasNextPage":
+			if selects(p.pageInfo, "hasNextPage") {
+				l.value(func() {
 					b.WriteString(fmt.Sprintf("(SELECT (count(*) > %d)::text FROM (SELECT 1 ", p.first))
 					from()
 					b.WriteString(fmt.Sprintf(" LIMIT %d) n)", p.first+1))
-				case "hasPreviousPage":
-					b.WriteString("'false'") // a first page without a cursor
-				default: // __typename
-					b.WriteString(quoteLiteral(`"PageInfo"`))
-				}
+				})
+			}
+		case "edges":
+			// ARRAY(subquery) keeps the LIMITed subquery's order: a row of
+			// the two-dimensional array per edge, its node's values.
+			l.value(func() {
+				b.WriteString("ARRAY(SELECT ARRAY[")
+				writeNodeValues(b, false, p.node, qualify, depth)
+				b.WriteString("] ")
+				from()
+				b.WriteString(fmt.Sprintf(" ORDER BY %s LIMIT %d)::text", qualifyOrder(alias, p.order), p.first))
 			})
-		default: // edges
-			// string_agg takes the rows in the order the LIMITed subquery
-			// gives them: an aggregate over a sorted subquery, with nothing
-			// else at its level (no join) to reorder them, as PostgreSQL's
-			// manual (Aggregate Expressions) describes. An ORDER BY in the
-			// aggregate would sort each parent's rows a second time.
-			order := qualifyOrder(alias, p.order)
-			b.WriteString("(SELECT '[' || coalesce(string_agg(e.j, ','), '') || ']' FROM (SELECT ")
-			sqlFields(b, p.edge, func(f graphql.CollectedField) {
-				if f.Name == "node" {
-					p.node.writeSQL(b, qualify, depth)
-					return
-				}
-				b.WriteString(quoteLiteral(strconv.Quote(nodeName + "Edge"))) // __typename
-			})
-			b.WriteString(" AS j ")
-			from()
-			b.WriteString(fmt.Sprintf(" ORDER BY %s LIMIT %d) e)", order, p.first))
 		}
-	})
+	}
+}
+
+// writeEdgeColumns writes the columns of a cursorless root page's row:
+// its edge's node's values, qualify naming a column of the node's row.
+func (p *rootPage) writeEdgeColumns(b *entsql.Builder, qualify func(string) string) {
+	writeNodeValues(b, true, p.node, qualify, 1)
+}
+
+// writeNodeArray writes a root page's node's values as one text column,
+// a text array's.
+func (n *nodePlan) writeNodeArray(b *entsql.Builder, qualify func(string) string) {
+	b.WriteString("ARRAY[")
+	writeNodeValues(b, false, n, qualify, 1)
+	b.WriteString("]::text")
 }
 
 // where is the predicate the page's interceptors add, its columns
@@ -175,10 +175,4 @@ func qualifyOrder(alias string, order []string) string {
 		out[i] = alias + "." + o
 	}
 	return strings.Join(out, ", ")
-}
-
-// quoteLiteral is s as an SQL string literal. Response keys are GraphQL
-// names and type names, so s never holds a quote; doubling is for safety.
-func quoteLiteral(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

@@ -1,22 +1,27 @@
 package graph
 
-// Writing a compiled root page: the connection in Go around the JSON
-// PostgreSQL wrote for each node.
+// Writing a compiled page: the JSON of each node from the values
+// PostgreSQL returned (compiled_sql.go), appended to one buffer, and the
+// connection in Go around it.
 
 import (
+	"database/sql"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"entgo.io/contrib/entgql"
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 )
 
-// write writes the root connection around the nodes' JSON.
-func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts []string) {
+// write writes the root connection around the nodes' JSON, nodes[j]
+// being the j-th edge's node's.
+func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, nodes [][]byte) {
 	writeFields(w, p.fields, func(f graphql.CollectedField) {
 		switch f.Name {
 		case "__typename":
@@ -31,9 +36,9 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts []strin
 				if j > 0 {
 					io.WriteString(w, ",")
 				}
-				node := "" // no node selected: no text read
-				if j < len(texts) {
-					node = texts[j]
+				var node []byte // no node selected: no text read
+				if j < len(nodes) {
+					node = nodes[j]
 				}
 				p.writeEdge(w, e, node)
 			}
@@ -42,9 +47,91 @@ func (p *rootPage) write(w io.Writer, conn *ent.SessionConnection, texts []strin
 	})
 }
 
-// writeEdges writes a cursorless root connection whose edges' JSON
-// PostgreSQL wrote as edges, the elements of their array.
-func (p *rootPage) writeEdges(w io.Writer, conn *ent.SessionConnection, edges string) {
+// nodesJSON is the JSON of each node whose values CompiledPage returned
+// as texts (writeNodeArray's one-dimensional arrays), in one buffer.
+func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
+	var buf []byte
+	var vals []pgValue
+	var sc scratch
+	ends := make([]int, len(texts))
+	for j, t := range texts {
+		var err error
+		if vals, _, err = arrayElems(t, vals[:0]); err != nil {
+			return nil, err
+		}
+		if buf, err = p.node.appendJSON(buf, vals, &sc); err != nil {
+			return nil, err
+		}
+		ends[j] = len(buf)
+	}
+	nodes := make([][]byte, len(texts))
+	start := 0
+	for j, end := range ends {
+		nodes[j] = buf[start:end:end]
+		start = end
+	}
+	return nodes, nil
+}
+
+// edgeRows appends each row of a cursorless root page, as ent's
+// CompiledEdges reads them, to edges as its edge's JSON; one set of scan
+// values serves every row.
+type edgeRows struct {
+	page    *rootPage
+	first   int
+	edges   []byte
+	scanned []sql.NullString
+	vals    []pgValue
+	dest    []any
+	sc      scratch
+	rows    int // read so far
+}
+
+func (e *edgeRows) row(rows *entsql.Rows) error {
+	if e.dest == nil {
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		e.scanned = make([]sql.NullString, len(cols))
+		e.vals = make([]pgValue, len(cols))
+		e.dest = make([]any, len(cols))
+		for i := range e.scanned {
+			e.dest[i] = &e.scanned[i]
+		}
+	} else {
+		if e.rows == 1 {
+			// Room for the page, by its first edge, at once.
+			e.edges = slices.Grow(e.edges, len(e.edges)*e.first+len(e.edges)/2)
+		}
+		e.edges = append(e.edges, ',')
+	}
+	e.rows++
+	if err := rows.Scan(e.dest...); err != nil {
+		return err
+	}
+	for i, v := range e.scanned {
+		e.vals[i] = pgValue{s: v.String, valid: v.Valid}
+	}
+	var err error
+	e.edges, err = e.page.appendEdge(e.edges, e.vals, &e.sc)
+	return err
+}
+
+// appendEdge appends a cursorless root page's edge, its node's values
+// being vals (writeEdgeColumns').
+func (p *rootPage) appendEdge(b []byte, vals []pgValue, sc *scratch) ([]byte, error) {
+	return appendFields(b, p.edge, func(b []byte, f graphql.CollectedField) ([]byte, error) {
+		if f.Name == "node" {
+			return p.node.appendJSON(b, vals, sc)
+		}
+		return append(b, `"SessionEdge"`...), nil // __typename
+	})
+}
+
+// writeEdges writes a cursorless root connection whose edges' JSON,
+// the elements of their array, is edges.
+func (p *rootPage) writeEdges(w io.Writer, conn *ent.SessionConnection, edges []byte) {
 	writeFields(w, p.fields, func(f graphql.CollectedField) {
 		switch f.Name {
 		case "__typename":
@@ -53,7 +140,7 @@ func (p *rootPage) writeEdges(w io.Writer, conn *ent.SessionConnection, edges st
 			writePageInfo(w, p.pageInfo, &conn.PageInfo, p.cursor)
 		case "edges":
 			io.WriteString(w, "[")
-			writeGqlgenEscapes(w, edges)
+			w.Write(edges)
 			io.WriteString(w, "]")
 		}
 	})
@@ -78,8 +165,8 @@ func writeFields(w io.Writer, fields []graphql.CollectedField, value func(graphq
 	io.WriteString(w, "}")
 }
 
-// writeEdge writes an edge whose node's JSON PostgreSQL wrote as node.
-func (p *rootPage) writeEdge(w io.Writer, e *ent.SessionEdge, node string) {
+// writeEdge writes an edge whose node's JSON is node.
+func (p *rootPage) writeEdge(w io.Writer, e *ent.SessionEdge, node []byte) {
 	writeFields(w, p.edge, func(f graphql.CollectedField) {
 		switch f.Name {
 		case "__typename":
@@ -87,7 +174,7 @@ func (p *rootPage) writeEdge(w io.Writer, e *ent.SessionEdge, node string) {
 		case "cursor":
 			p.cursor(w, &e.Cursor)
 		case "node":
-			writeGqlgenEscapes(w, node)
+			w.Write(node)
 		}
 	})
 }
@@ -109,33 +196,124 @@ func writePageInfo(w io.Writer, fields []graphql.CollectedField, info *entgql.Pa
 	})
 }
 
-// writeGqlgenEscapes copies JSON that PostgreSQL wrote, spelling its string
-// escapes as gqlgen does: PostgreSQL writes a backspace and a form feed as
-// \b and \f and other control characters in lower-case hex, gqlgen as
-// \u0008, \u000C and upper case. Every backslash in PostgreSQL's JSON
-// starts an escape, so a scan from escape to escape is exact.
-func writeGqlgenEscapes(w io.Writer, s string) {
-	for {
-		i := strings.IndexByte(s, '\\')
-		if i < 0 || i+1 >= len(s) {
-			io.WriteString(w, s)
-			return
+// appendFields appends a JSON object of the fields, value appending each
+// one's.
+func appendFields(b []byte, fields []graphql.CollectedField, value func([]byte, graphql.CollectedField) ([]byte, error)) ([]byte, error) {
+	b = append(b, '{')
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		io.WriteString(w, s[:i])
-		switch s[i+1] {
-		case 'b':
-			io.WriteString(w, `\u0008`)
-			s = s[i+2:]
-		case 'f':
-			io.WriteString(w, `\u000C`)
-			s = s[i+2:]
-		case 'u':
-			end := min(i+6, len(s))
-			io.WriteString(w, `\u`+strings.ToUpper(s[i+2:end]))
-			s = s[end:]
-		default:
-			io.WriteString(w, s[i:i+2])
-			s = s[i+2:]
+		// A response key is a GraphQL name, which JSON need not escape.
+		b = append(b, '"')
+		b = append(b, f.Alias...)
+		b = append(b, '"', ':')
+		var err error
+		if b, err = value(b, f); err != nil {
+			return b, err
 		}
 	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the node's JSON, its values being vals (as
+// writeValues wrote them).
+func (n *nodePlan) appendJSON(b []byte, vals []pgValue, sc *scratch) ([]byte, error) {
+	b = append(b, '{')
+	i := 0
+	for k, part := range n.parts {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, part.key...)
+		b = append(b, '"', ':')
+		if part.typename {
+			b = appendQuoted(b, n.typ.Name, false)
+			continue
+		}
+		if i >= len(vals) {
+			return b, errCompiledValues
+		}
+		var err error
+		if part.page != nil {
+			if b, i, err = part.page.appendJSON(b, vals, i, sc); err != nil {
+				return b, err
+			}
+			continue
+		}
+		b = appendValue(b, vals[i], part.col.Kind)
+		i++
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends a nested page's JSON from its values, vals[i:] (as
+// writeValues wrote them), and returns the index of the values after
+// them.
+func (p *pagePlan) appendJSON(b []byte, vals []pgValue, i int, sc *scratch) ([]byte, int, error) {
+	var hasNext string
+	b, err := appendFields(b, p.fields, func(b []byte, f graphql.CollectedField) ([]byte, error) {
+		if f.Name == "__typename" {
+			return appendQuoted(b, p.typ.Name+"Connection", false), nil
+		}
+		if i >= len(vals) {
+			return b, errCompiledValues
+		}
+		switch f.Name {
+		case "totalCount":
+			i++
+			return append(b, vals[i-1].s...), nil
+		case "pageInfo":
+			if selects(p.pageInfo, "hasNextPage") {
+				hasNext = vals[i].s
+				i++
+			}
+			return appendFields(b, p.pageInfo, func(b []byte, f graphql.CollectedField) ([]byte, error) {
+				switch f.Name {
+				case "hasNextPage":
+					return append(b, hasNext...), nil
+				case "hasPreviousPage":
+					return append(b, "false"...), nil // a first page without a cursor
+				}
+				return append(b, `"PageInfo"`...), nil // __typename
+			})
+		}
+		i++ // edges
+		return p.appendEdges(b, vals[i-1].text(), sc)
+	})
+	return b, i, err
+}
+
+// appendEdges appends the JSON array of a nested page's edges, whose
+// nodes' values are the rows of rows, a two-dimensional text array's text.
+func (p *pagePlan) appendEdges(b []byte, rows string, sc *scratch) ([]byte, error) {
+	if !strings.HasPrefix(rows, "{") {
+		return b, errCompiledValues
+	}
+	rows = rows[1:]
+	b = append(b, '[')
+	// This page's rows are read one after another into one slice, which a
+	// page nested in them does not use: each takes another of sc's.
+	vals := sc.take()
+	var err error
+	for first := true; err == nil && len(rows) > 0 && rows[0] != '}'; first = false {
+		if vals, rows, err = arrayElems(rows, vals[:0]); err != nil {
+			break
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		b, err = appendFields(b, p.edge, func(b []byte, f graphql.CollectedField) ([]byte, error) {
+			if f.Name == "node" {
+				return p.node.appendJSON(b, vals, sc)
+			}
+			return appendQuoted(b, p.typ.Name+"Edge", false), nil // __typename
+		})
+		if len(rows) > 0 && rows[0] == ',' {
+			rows = rows[1:]
+		}
+	}
+	sc.give(vals)
+	return append(b, ']'), err
 }
