@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -267,9 +268,37 @@ func buildTypeScriptClient(t *testing.T) string {
 		if installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil || installed.ModTime().Before(lock.ModTime()) {
 			run("npm", "ci", "--no-audit", "--no-fund")
 		}
-		run("node", filepath.Join("scripts", "build.mjs"))
+		if !builtSince(t, filepath.Join(dir, "dist", "src", "index.js"), filepath.Join(dir, "src"), filepath.Join(dir, "tsconfig.json")) {
+			run("node", filepath.Join("scripts", "build.mjs"))
+		}
 	})
+	// The followers import dist/ for the whole test, while the clients
+	// package may rebuild it (a build removes it first): hold it shared.
+	testnpm.Using(t, dir)
 	return filepath.Join(dir, "dist", "src", "index.js")
+}
+
+// builtSince says whether out exists and is newer than every file under
+// the sources named: a build that is current is not done again, so this
+// test never removes the dist/ another binary's test is running.
+func builtSince(t *testing.T, out string, sources ...string) bool {
+	built, err := os.Stat(out)
+	if err != nil {
+		return false
+	}
+	newer := false
+	for _, src := range sources {
+		require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if info, err := d.Info(); err == nil && info.ModTime().After(built.ModTime()) {
+				newer = true
+			}
+			return nil
+		}))
+	}
+	return !newer
 }
 
 // resumes are the lines testdata/follow.mjs writes as it resumes.

@@ -19,10 +19,30 @@ import (
 // dies, so a killed test never leaves it held).
 func Locked(t testing.TB, dir string, fn func()) {
 	t.Helper()
+	f := lock(t, dir, syscall.LOCK_EX)
+	defer f.Close()
+	fn()
+}
+
+// Using holds dir's lock shared until t ends, for a test that runs what
+// another binary may rebuild (a build removes dist/ first): Locked waits
+// for every user to finish, users wait for a build to finish, and users
+// do not wait for each other.
+func Using(t testing.TB, dir string) {
+	t.Helper()
+	f := lock(t, dir, syscall.LOCK_SH)
+	t.Cleanup(func() { f.Close() })
+}
+
+// lock opens dir's lock file and takes it as how says; closing the file
+// releases it.
+func lock(t testing.TB, dir string, how int) *os.File {
+	t.Helper()
 	f, err := os.OpenFile(filepath.Join(dir, ".npm-test.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	require.NoError(t, err)
-	defer f.Close()
-	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX), "locking %s", dir)
-	defer func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }()
-	fn()
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		require.NoError(t, err, "locking %s", dir)
+	}
+	return f
 }
