@@ -1930,24 +1930,24 @@ func (ec *executionContext) _ChatMessage(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatMessageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ChatMessage")
 		case "role":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Role)
+			out.Values[i] = ec._ChatMessage_role(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "content":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Content)
+			out.Values[i] = ec._ChatMessage_content(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
+			out.Values[i] = ec._ChatMessage_tokenCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1960,17 +1960,16 @@ func (ec *executionContext) _ChatMessage(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextBuildImplementors = []string{"ContextBuild"}
@@ -1979,34 +1978,34 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextBuildImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextBuild")
 		case "node":
-			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, field.Selections, obj.Node)
+			out.Values[i] = ec._ContextBuild_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Text)
+			out.Values[i] = ec._ContextBuild_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
+			out.Values[i] = ec._ContextBuild_tokenCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "budget":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Budget)
+			out.Values[i] = ec._ContextBuild_budget(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenizer":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Tokenizer)
+			out.Values[i] = ec._ContextBuild_tokenizer(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2026,7 +2025,7 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 				out.Invalids++
 			}
 		case "truncatedTurns":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TruncatedTurns)
+			out.Values[i] = ec._ContextBuild_truncatedTurns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2044,17 +2043,16 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextLineDiffImplementors = []string{"ContextLineDiff"}
@@ -2063,19 +2061,19 @@ func (ec *executionContext) _ContextLineDiff(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextLineDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextLineDiff")
 		case "change":
-			out.Values[i] = ec.marshalNContextLineChange2string(ctx, field.Selections, obj.Change)
+			out.Values[i] = ec._ContextLineDiff_change(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Text)
+			out.Values[i] = ec._ContextLineDiff_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2088,17 +2086,16 @@ func (ec *executionContext) _ContextLineDiff(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextReceiptDiffImplementors = []string{"ContextReceiptDiff"}
@@ -2107,8 +2104,8 @@ func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2139,7 +2136,7 @@ func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.Sel
 				out.Invalids++
 			}
 		case "textCompared":
-			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.TextCompared)
+			out.Values[i] = ec._ContextReceiptDiff_textCompared(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2152,17 +2149,16 @@ func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextReceiptSectionImplementors = []string{"ContextReceiptSection"}
@@ -2171,24 +2167,24 @@ func (ec *executionContext) _ContextReceiptSection(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptSectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextReceiptSection")
 		case "name":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
+			out.Values[i] = ec._ContextReceiptSection_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
+			out.Values[i] = ec._ContextReceiptSection_tokenCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "truncated":
-			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Truncated)
+			out.Values[i] = ec._ContextReceiptSection_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2201,17 +2197,16 @@ func (ec *executionContext) _ContextReceiptSection(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextSectionImplementors = []string{"ContextSection"}
@@ -2220,29 +2215,29 @@ func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextSectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextSection")
 		case "name":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
+			out.Values[i] = ec._ContextSection_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Text)
+			out.Values[i] = ec._ContextSection_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
+			out.Values[i] = ec._ContextSection_tokenCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "truncated":
-			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Truncated)
+			out.Values[i] = ec._ContextSection_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2255,17 +2250,16 @@ func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextSectionDiffImplementors = []string{"ContextSectionDiff"}
@@ -2274,29 +2268,29 @@ func (ec *executionContext) _ContextSectionDiff(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextSectionDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextSectionDiff")
 		case "name":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
+			out.Values[i] = ec._ContextSectionDiff_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "before":
-			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Before)
+			out.Values[i] = ec._ContextSectionDiff_before(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "after":
-			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.After)
+			out.Values[i] = ec._ContextSectionDiff_after(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "delta":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Delta)
+			out.Values[i] = ec._ContextSectionDiff_delta(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2309,17 +2303,16 @@ func (ec *executionContext) _ContextSectionDiff(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextTierDiffImplementors = []string{"ContextTierDiff"}
@@ -2328,14 +2321,14 @@ func (ec *executionContext) _ContextTierDiff(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextTierDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextTierDiff")
 		case "tier":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Tier)
+			out.Values[i] = ec._ContextTierDiff_tier(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2358,17 +2351,16 @@ func (ec *executionContext) _ContextTierDiff(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var contextTiersImplementors = []string{"ContextTiers"}
@@ -2377,8 +2369,8 @@ func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextTiersImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2407,17 +2399,16 @@ func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var factLossImplementors = []string{"FactLoss"}
@@ -2426,8 +2417,8 @@ func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, factLossImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2459,10 +2450,6 @@ func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2493,17 +2480,16 @@ func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var factReceiptImplementors = []string{"FactReceipt"}
@@ -2512,29 +2498,29 @@ func (ec *executionContext) _FactReceipt(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, factReceiptImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FactReceipt")
 		case "receiptID":
-			out.Values[i] = ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
+			out.Values[i] = ec._FactReceipt_receiptID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "turn":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Turn)
+			out.Values[i] = ec._FactReceipt_turn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "node":
-			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, field.Selections, obj.Node)
+			out.Values[i] = ec._FactReceipt_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "held":
-			out.Values[i] = ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.Held)
+			out.Values[i] = ec._FactReceipt_held(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2547,17 +2533,16 @@ func (ec *executionContext) _FactReceipt(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var factSearchImplementors = []string{"FactSearch"}
@@ -2566,8 +2551,8 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, factSearchImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2589,10 +2574,6 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2615,12 +2596,12 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "scanned":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Scanned)
+			out.Values[i] = ec._FactSearch_scanned(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "next":
-			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Next)
+			out.Values[i] = ec._FactSearch_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2633,17 +2614,16 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var factTraceImplementors = []string{"FactTrace"}
@@ -2652,8 +2632,8 @@ func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, factTraceImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2669,7 +2649,7 @@ func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet
 				out.Invalids++
 			}
 		case "more":
-			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.More)
+			out.Values[i] = ec._FactTrace_more(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2682,17 +2662,16 @@ func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recentEntityImplementors = []string{"RecentEntity"}
@@ -2701,29 +2680,29 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, recentEntityImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RecentEntity")
 		case "entityType":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.EntityType)
+			out.Values[i] = ec._RecentEntity_entityType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "ref":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Ref)
+			out.Values[i] = ec._RecentEntity_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "label":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Label)
+			out.Values[i] = ec._RecentEntity_label(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "turn":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Turn)
+			out.Values[i] = ec._RecentEntity_turn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2736,17 +2715,16 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recordContextPayloadImplementors = []string{"RecordContextPayload"}
@@ -2755,8 +2733,8 @@ func (ec *executionContext) _RecordContextPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordContextPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2780,17 +2758,16 @@ func (ec *executionContext) _RecordContextPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var resetConversationPayloadImplementors = []string{"ResetConversationPayload"}
@@ -2799,8 +2776,8 @@ func (ec *executionContext) _ResetConversationPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, resetConversationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2819,17 +2796,16 @@ func (ec *executionContext) _ResetConversationPayload(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var updateTurnPayloadImplementors = []string{"UpdateTurnPayload"}
@@ -2838,8 +2814,8 @@ func (ec *executionContext) _UpdateTurnPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateTurnPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2858,17 +2834,16 @@ func (ec *executionContext) _UpdateTurnPayload(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var workingMemoryImplementors = []string{"WorkingMemory"}
@@ -2877,14 +2852,14 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, workingMemoryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WorkingMemory")
 		case "turnCount":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TurnCount)
+			out.Values[i] = ec._WorkingMemory_turnCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2899,12 +2874,12 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 				out.Invalids++
 			}
 		case "summary":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Summary)
+			out.Values[i] = ec._WorkingMemory_summary(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "shouldSummarize":
-			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.ShouldSummarize)
+			out.Values[i] = ec._WorkingMemory_shouldSummarize(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2917,17 +2892,16 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -2939,7 +2913,7 @@ func (ec *executionContext) marshalNChatMessage2sessiongraphᚋinternalᚋcontex
 }
 
 func (ec *executionContext) marshalNChatMessage2ᚕsessiongraphᚋinternalᚋcontextbuildᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []contextbuild.Message) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNChatMessage2sessiongraphᚋinternalᚋcontextbuildᚐMessage(ctx, sel, v[i])
@@ -2985,7 +2959,7 @@ func (ec *executionContext) marshalNContextLineDiff2sessiongraphᚋinternalᚋen
 }
 
 func (ec *executionContext) marshalNContextLineDiff2ᚕsessiongraphᚋinternalᚋengineᚐLineDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.LineDiff) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextLineDiff2sessiongraphᚋinternalᚋengineᚐLineDiff(ctx, sel, v[i])
@@ -3049,7 +3023,7 @@ func (ec *executionContext) marshalNContextReceiptSection2sessiongraphᚋentᚋs
 }
 
 func (ec *executionContext) marshalNContextReceiptSection2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.ReceiptSection) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextReceiptSection2sessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSection(ctx, sel, v[i])
@@ -3069,7 +3043,7 @@ func (ec *executionContext) marshalNContextSection2sessiongraphᚋinternalᚋcon
 }
 
 func (ec *executionContext) marshalNContextSection2ᚕsessiongraphᚋinternalᚋcontextbuildᚐSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []contextbuild.Section) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextSection2sessiongraphᚋinternalᚋcontextbuildᚐSection(ctx, sel, v[i])
@@ -3089,7 +3063,7 @@ func (ec *executionContext) marshalNContextSectionDiff2sessiongraphᚋinternal�
 }
 
 func (ec *executionContext) marshalNContextSectionDiff2ᚕsessiongraphᚋinternalᚋengineᚐSectionDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.SectionDiff) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextSectionDiff2sessiongraphᚋinternalᚋengineᚐSectionDiff(ctx, sel, v[i])
@@ -3109,7 +3083,7 @@ func (ec *executionContext) marshalNContextTierDiff2sessiongraphᚋinternalᚋen
 }
 
 func (ec *executionContext) marshalNContextTierDiff2ᚕsessiongraphᚋinternalᚋengineᚐTierDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.TierDiff) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextTierDiff2sessiongraphᚋinternalᚋengineᚐTierDiff(ctx, sel, v[i])
@@ -3138,7 +3112,7 @@ func (ec *executionContext) marshalNFactReceipt2sessiongraphᚋinternalᚋengine
 }
 
 func (ec *executionContext) marshalNFactReceipt2ᚕsessiongraphᚋinternalᚋengineᚐFactReceiptᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.FactReceipt) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFactReceipt2sessiongraphᚋinternalᚋengineᚐFactReceipt(ctx, sel, v[i])
@@ -3174,7 +3148,7 @@ func (ec *executionContext) marshalNFactTrace2ᚖsessiongraphᚋinternalᚋengin
 }
 
 func (ec *executionContext) marshalNRecentEntity2ᚕᚖsessiongraphᚋinternalᚋengineᚐRecentEntityᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.RecentEntity) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRecentEntity2ᚖsessiongraphᚋinternalᚋengineᚐRecentEntity(ctx, sel, v[i])

@@ -1972,8 +1972,8 @@ func (ec *executionContext) _ActiveEntities(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, activeEntitiesImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2002,17 +2002,16 @@ func (ec *executionContext) _ActiveEntities(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var applyEnrichmentPayloadImplementors = []string{"ApplyEnrichmentPayload"}
@@ -2021,8 +2020,8 @@ func (ec *executionContext) _ApplyEnrichmentPayload(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, applyEnrichmentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2044,10 +2043,6 @@ func (ec *executionContext) _ApplyEnrichmentPayload(ctx context.Context, sel ast
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2083,17 +2078,16 @@ func (ec *executionContext) _ApplyEnrichmentPayload(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var clearArtifactPayloadImplementors = []string{"ClearArtifactPayload"}
@@ -2102,8 +2096,8 @@ func (ec *executionContext) _ClearArtifactPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, clearArtifactPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2125,10 +2119,6 @@ func (ec *executionContext) _ClearArtifactPayload(ctx context.Context, sel ast.S
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2159,17 +2149,16 @@ func (ec *executionContext) _ClearArtifactPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var enrichmentRequestImplementors = []string{"EnrichmentRequest"}
@@ -2178,34 +2167,34 @@ func (ec *executionContext) _EnrichmentRequest(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, enrichmentRequestImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("EnrichmentRequest")
 		case "ref":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Ref)
+			out.Values[i] = ec._EnrichmentRequest_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "entityType":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.EntityType)
+			out.Values[i] = ec._EnrichmentRequest_entityType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "entityID":
-			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.EntityID)
+			out.Values[i] = ec._EnrichmentRequest_entityID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "table":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Table)
+			out.Values[i] = ec._EnrichmentRequest_table(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "nameColumn":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.NameColumn)
+			out.Values[i] = ec._EnrichmentRequest_nameColumn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2218,17 +2207,16 @@ func (ec *executionContext) _EnrichmentRequest(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var filterImplementors = []string{"Filter"}
@@ -2237,24 +2225,24 @@ func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, filterImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Filter")
 		case "field":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Field)
+			out.Values[i] = ec._Filter_field(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "op":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Op)
+			out.Values[i] = ec._Filter_op(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "value":
-			out.Values[i] = ec.marshalOJSON2interface(ctx, field.Selections, obj.Value)
+			out.Values[i] = ec._Filter_value(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2267,17 +2255,16 @@ func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var mentionEntityPayloadImplementors = []string{"MentionEntityPayload"}
@@ -2286,8 +2273,8 @@ func (ec *executionContext) _MentionEntityPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, mentionEntityPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2309,10 +2296,6 @@ func (ec *executionContext) _MentionEntityPayload(ctx context.Context, sel ast.S
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2343,17 +2326,16 @@ func (ec *executionContext) _MentionEntityPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var readRefsResultImplementors = []string{"ReadRefsResult"}
@@ -2362,8 +2344,8 @@ func (ec *executionContext) _ReadRefsResult(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, readRefsResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2387,17 +2369,16 @@ func (ec *executionContext) _ReadRefsResult(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recordCreatedPayloadImplementors = []string{"RecordCreatedPayload"}
@@ -2406,8 +2387,8 @@ func (ec *executionContext) _RecordCreatedPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordCreatedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2429,10 +2410,6 @@ func (ec *executionContext) _RecordCreatedPayload(ctx context.Context, sel ast.S
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2455,7 +2432,7 @@ func (ec *executionContext) _RecordCreatedPayload(ctx context.Context, sel ast.S
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "promoted":
-			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Promoted)
+			out.Values[i] = ec._RecordCreatedPayload_promoted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2468,17 +2445,16 @@ func (ec *executionContext) _RecordCreatedPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recordDeletedPayloadImplementors = []string{"RecordDeletedPayload"}
@@ -2487,8 +2463,8 @@ func (ec *executionContext) _RecordDeletedPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordDeletedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2510,10 +2486,6 @@ func (ec *executionContext) _RecordDeletedPayload(ctx context.Context, sel ast.S
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2544,17 +2516,16 @@ func (ec *executionContext) _RecordDeletedPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recordGeneratedPayloadImplementors = []string{"RecordGeneratedPayload"}
@@ -2563,8 +2534,8 @@ func (ec *executionContext) _RecordGeneratedPayload(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordGeneratedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2586,10 +2557,6 @@ func (ec *executionContext) _RecordGeneratedPayload(ctx context.Context, sel ast
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2620,17 +2587,16 @@ func (ec *executionContext) _RecordGeneratedPayload(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recordReadPayloadImplementors = []string{"RecordReadPayload"}
@@ -2639,8 +2605,8 @@ func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordReadPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2667,10 +2633,6 @@ func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.Sele
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2714,10 +2676,6 @@ func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.Sele
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2748,17 +2706,16 @@ func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recordUpdatedPayloadImplementors = []string{"RecordUpdatedPayload"}
@@ -2767,8 +2724,8 @@ func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordUpdatedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2795,10 +2752,6 @@ func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.S
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2842,10 +2795,6 @@ func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.S
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2876,17 +2825,16 @@ func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var recordUserActionPayloadImplementors = []string{"RecordUserActionPayload"}
@@ -2895,8 +2843,8 @@ func (ec *executionContext) _RecordUserActionPayload(ctx context.Context, sel as
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordUserActionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2918,10 +2866,6 @@ func (ec *executionContext) _RecordUserActionPayload(ctx context.Context, sel as
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2952,17 +2896,16 @@ func (ec *executionContext) _RecordUserActionPayload(ctx context.Context, sel as
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var releaseRefPayloadImplementors = []string{"ReleaseRefPayload"}
@@ -2971,8 +2914,8 @@ func (ec *executionContext) _ReleaseRefPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, releaseRefPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2994,10 +2937,6 @@ func (ec *executionContext) _ReleaseRefPayload(ctx context.Context, sel ast.Sele
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -3028,17 +2967,16 @@ func (ec *executionContext) _ReleaseRefPayload(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var resolvedRefImplementors = []string{"ResolvedRef"}
@@ -3047,29 +2985,29 @@ func (ec *executionContext) _ResolvedRef(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, resolvedRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ResolvedRef")
 		case "ref":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Ref)
+			out.Values[i] = ec._ResolvedRef_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "entityType":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.EntityType)
+			out.Values[i] = ec._ResolvedRef_entityType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "entityID":
-			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.EntityID)
+			out.Values[i] = ec._ResolvedRef_entityID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "pending":
-			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Pending)
+			out.Values[i] = ec._ResolvedRef_pending(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3082,17 +3020,16 @@ func (ec *executionContext) _ResolvedRef(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var retainRefPayloadImplementors = []string{"RetainRefPayload"}
@@ -3101,8 +3038,8 @@ func (ec *executionContext) _RetainRefPayload(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, retainRefPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -3124,10 +3061,6 @@ func (ec *executionContext) _RetainRefPayload(ctx context.Context, sel ast.Selec
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -3158,17 +3091,16 @@ func (ec *executionContext) _RetainRefPayload(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var translatedFiltersImplementors = []string{"TranslatedFilters"}
@@ -3177,8 +3109,8 @@ func (ec *executionContext) _TranslatedFilters(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, translatedFiltersImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -3202,17 +3134,16 @@ func (ec *executionContext) _TranslatedFilters(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var translatedPayloadImplementors = []string{"TranslatedPayload"}
@@ -3221,8 +3152,8 @@ func (ec *executionContext) _TranslatedPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, translatedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -3233,7 +3164,7 @@ func (ec *executionContext) _TranslatedPayload(ctx context.Context, sel ast.Sele
 				out.Invalids++
 			}
 		case "saves":
-			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Saves)
+			out.Values[i] = ec._TranslatedPayload_saves(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -3246,17 +3177,16 @@ func (ec *executionContext) _TranslatedPayload(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var updateArtifactPayloadImplementors = []string{"UpdateArtifactPayload"}
@@ -3265,8 +3195,8 @@ func (ec *executionContext) _UpdateArtifactPayload(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateArtifactPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -3288,10 +3218,6 @@ func (ec *executionContext) _UpdateArtifactPayload(ctx context.Context, sel ast.
 			}
 
 			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet = graphql.NewFieldSet(nil)
-					deferLabelToView = make(map[string]*graphql.FieldSetView)
-				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -3322,17 +3248,16 @@ func (ec *executionContext) _UpdateArtifactPayload(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -3403,7 +3328,7 @@ func (ec *executionContext) marshalNEnrichmentRequest2sessiongraphᚋinternalᚋ
 }
 
 func (ec *executionContext) marshalNEnrichmentRequest2ᚕsessiongraphᚋinternalᚋengineᚐEnrichmentRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.EnrichmentRequest) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEnrichmentRequest2sessiongraphᚋinternalᚋengineᚐEnrichmentRequest(ctx, sel, v[i])
@@ -3419,7 +3344,7 @@ func (ec *executionContext) marshalNEnrichmentRequest2ᚕsessiongraphᚋinternal
 }
 
 func (ec *executionContext) marshalNEnrichmentRequest2ᚕᚖsessiongraphᚋinternalᚋengineᚐEnrichmentRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.EnrichmentRequest) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEnrichmentRequest2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentRequest(ctx, sel, v[i])
@@ -3449,7 +3374,7 @@ func (ec *executionContext) marshalNFilter2sessiongraphᚋinternalᚋengineᚐFi
 }
 
 func (ec *executionContext) marshalNFilter2ᚕsessiongraphᚋinternalᚋengineᚐFilterInputᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.FilterInput) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFilter2sessiongraphᚋinternalᚋengineᚐFilterInput(ctx, sel, v[i])
@@ -3665,7 +3590,7 @@ func (ec *executionContext) marshalNReleaseRefPayload2ᚖsessiongraphᚋinternal
 }
 
 func (ec *executionContext) marshalNResolvedRef2ᚕᚖsessiongraphᚋinternalᚋengineᚐResolvedRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.ResolvedRef) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNResolvedRef2ᚖsessiongraphᚋinternalᚋengineᚐResolvedRef(ctx, sel, v[i])

@@ -688,8 +688,8 @@ func (ec *executionContext) _Curation(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, curationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -713,17 +713,16 @@ func (ec *executionContext) _Curation(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var executionSummaryImplementors = []string{"ExecutionSummary"}
@@ -732,19 +731,19 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, executionSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ExecutionSummary")
 		case "decision":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Decision)
+			out.Values[i] = ec._ExecutionSummary_decision(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "goal":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Goal)
+			out.Values[i] = ec._ExecutionSummary_goal(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -759,17 +758,17 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 				out.Invalids++
 			}
 		case "phase":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Phase)
+			out.Values[i] = ec._ExecutionSummary_phase(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "userExpressed":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.UserExpressed)
+			out.Values[i] = ec._ExecutionSummary_userExpressed(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "blockedReason":
-			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.BlockedReason)
+			out.Values[i] = ec._ExecutionSummary_blockedReason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -782,17 +781,16 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var fKFieldImplementors = []string{"FKField"}
@@ -801,29 +799,29 @@ func (ec *executionContext) _FKField(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, fKFieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FKField")
 		case "field":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Field)
+			out.Values[i] = ec._FKField_field(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "targetType":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.TargetType)
+			out.Values[i] = ec._FKField_targetType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "table":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Table)
+			out.Values[i] = ec._FKField_table(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "nameColumn":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.NameColumn)
+			out.Values[i] = ec._FKField_nameColumn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -836,17 +834,16 @@ func (ec *executionContext) _FKField(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var focusImplementors = []string{"Focus"}
@@ -855,24 +852,24 @@ func (ec *executionContext) _Focus(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, focusImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Focus")
 		case "type":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec._Focus_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ID)
+			out.Values[i] = ec._Focus_id(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "context":
-			out.Values[i] = ec.marshalOMap2map(ctx, field.Selections, obj.Context)
+			out.Values[i] = ec._Focus_context(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -885,17 +882,16 @@ func (ec *executionContext) _Focus(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var nestedRelationImplementors = []string{"NestedRelation"}
@@ -904,19 +900,19 @@ func (ec *executionContext) _NestedRelation(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, nestedRelationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("NestedRelation")
 		case "field":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Field)
+			out.Values[i] = ec._NestedRelation_field(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "entityType":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.EntityType)
+			out.Values[i] = ec._NestedRelation_entityType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -929,17 +925,16 @@ func (ec *executionContext) _NestedRelation(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var retainedRefImplementors = []string{"RetainedRef"}
@@ -948,19 +943,19 @@ func (ec *executionContext) _RetainedRef(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, retainedRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RetainedRef")
 		case "ref":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Ref)
+			out.Values[i] = ec._RetainedRef_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "reason":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Reason)
+			out.Values[i] = ec._RetainedRef_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -973,17 +968,16 @@ func (ec *executionContext) _RetainedRef(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var stepSummaryImplementors = []string{"StepSummary"}
@@ -992,29 +986,29 @@ func (ec *executionContext) _StepSummary(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, stepSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	var deferredFieldSet *graphql.FieldSet
-	var deferLabelToView map[string]*graphql.FieldSetView
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("StepSummary")
 		case "step":
-			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Step)
+			out.Values[i] = ec._StepSummary_step(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "kind":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Kind)
+			out.Values[i] = ec._StepSummary_kind(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "description":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Description)
+			out.Values[i] = ec._StepSummary_description(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "outcome":
-			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Outcome)
+			out.Values[i] = ec._StepSummary_outcome(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -1032,17 +1026,16 @@ func (ec *executionContext) _StepSummary(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	if len(deferLabelToView) > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-		ec.ProcessDeferredGroup(graphql.DeferredGroup{
-			Defers:   deferLabelToView,
-			Path:     graphql.GetPath(ctx),
-			FieldSet: deferredFieldSet,
-			Context:  ctx,
-		})
-	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -1054,7 +1047,7 @@ func (ec *executionContext) marshalNFKField2sessiongraphᚋentᚋschemaᚋschema
 }
 
 func (ec *executionContext) marshalNFKField2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐFKFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.FKField) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFKField2sessiongraphᚋentᚋschemaᚋschematypeᚐFKField(ctx, sel, v[i])
@@ -1074,7 +1067,7 @@ func (ec *executionContext) marshalNNestedRelation2sessiongraphᚋentᚋschema�
 }
 
 func (ec *executionContext) marshalNNestedRelation2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐNestedRelationᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.NestedRelation) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNNestedRelation2sessiongraphᚋentᚋschemaᚋschematypeᚐNestedRelation(ctx, sel, v[i])
@@ -1130,7 +1123,7 @@ func (ec *executionContext) marshalORetainedRef2ᚕsessiongraphᚋentᚋschema�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRetainedRef2sessiongraphᚋentᚋschemaᚋschematypeᚐRetainedRef(ctx, sel, v[i])
@@ -1149,7 +1142,7 @@ func (ec *executionContext) marshalOStepSummary2ᚕsessiongraphᚋentᚋschema�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStepSummary2sessiongraphᚋentᚋschemaᚋschematypeᚐStepSummary(ctx, sel, v[i])
