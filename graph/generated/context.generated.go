@@ -1930,24 +1930,24 @@ func (ec *executionContext) _ChatMessage(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatMessageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ChatMessage")
 		case "role":
-			out.Values[i] = ec._ChatMessage_role(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Role)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "content":
-			out.Values[i] = ec._ChatMessage_content(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Content)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec._ChatMessage_tokenCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1960,14 +1960,16 @@ func (ec *executionContext) _ChatMessage(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -1978,34 +1980,34 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextBuildImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextBuild")
 		case "node":
-			out.Values[i] = ec._ContextBuild_node(ctx, field, obj)
+			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, field.Selections, obj.Node)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
-			out.Values[i] = ec._ContextBuild_text(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Text)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec._ContextBuild_tokenCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "budget":
-			out.Values[i] = ec._ContextBuild_budget(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Budget)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenizer":
-			out.Values[i] = ec._ContextBuild_tokenizer(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Tokenizer)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2025,7 +2027,7 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 				out.Invalids++
 			}
 		case "truncatedTurns":
-			out.Values[i] = ec._ContextBuild_truncatedTurns(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TruncatedTurns)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2043,14 +2045,16 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2061,19 +2065,19 @@ func (ec *executionContext) _ContextLineDiff(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextLineDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextLineDiff")
 		case "change":
-			out.Values[i] = ec._ContextLineDiff_change(ctx, field, obj)
+			out.Values[i] = ec.marshalNContextLineChange2string(ctx, field.Selections, obj.Change)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
-			out.Values[i] = ec._ContextLineDiff_text(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Text)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2086,14 +2090,16 @@ func (ec *executionContext) _ContextLineDiff(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2104,8 +2110,8 @@ func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2136,7 +2142,7 @@ func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.Sel
 				out.Invalids++
 			}
 		case "textCompared":
-			out.Values[i] = ec._ContextReceiptDiff_textCompared(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.TextCompared)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2149,14 +2155,16 @@ func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2167,24 +2175,24 @@ func (ec *executionContext) _ContextReceiptSection(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextReceiptSectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextReceiptSection")
 		case "name":
-			out.Values[i] = ec._ContextReceiptSection_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec._ContextReceiptSection_tokenCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "truncated":
-			out.Values[i] = ec._ContextReceiptSection_truncated(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Truncated)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2197,14 +2205,16 @@ func (ec *executionContext) _ContextReceiptSection(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2215,29 +2225,29 @@ func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextSectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextSection")
 		case "name":
-			out.Values[i] = ec._ContextSection_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
-			out.Values[i] = ec._ContextSection_text(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Text)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tokenCount":
-			out.Values[i] = ec._ContextSection_tokenCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "truncated":
-			out.Values[i] = ec._ContextSection_truncated(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Truncated)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2250,14 +2260,16 @@ func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2268,29 +2280,29 @@ func (ec *executionContext) _ContextSectionDiff(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextSectionDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextSectionDiff")
 		case "name":
-			out.Values[i] = ec._ContextSectionDiff_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "before":
-			out.Values[i] = ec._ContextSectionDiff_before(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Before)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "after":
-			out.Values[i] = ec._ContextSectionDiff_after(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.After)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "delta":
-			out.Values[i] = ec._ContextSectionDiff_delta(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Delta)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2303,14 +2315,16 @@ func (ec *executionContext) _ContextSectionDiff(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2321,14 +2335,14 @@ func (ec *executionContext) _ContextTierDiff(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextTierDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ContextTierDiff")
 		case "tier":
-			out.Values[i] = ec._ContextTierDiff_tier(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Tier)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2351,14 +2365,16 @@ func (ec *executionContext) _ContextTierDiff(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2369,8 +2385,8 @@ func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, contextTiersImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2399,14 +2415,16 @@ func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2417,8 +2435,8 @@ func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, factLossImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2450,6 +2468,10 @@ func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2480,14 +2502,16 @@ func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2498,29 +2522,29 @@ func (ec *executionContext) _FactReceipt(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, factReceiptImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FactReceipt")
 		case "receiptID":
-			out.Values[i] = ec._FactReceipt_receiptID(ctx, field, obj)
+			out.Values[i] = ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "turn":
-			out.Values[i] = ec._FactReceipt_turn(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Turn)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "node":
-			out.Values[i] = ec._FactReceipt_node(ctx, field, obj)
+			out.Values[i] = ec.marshalNContextNode2sessiongraphᚋentᚋschemaᚋschematypeᚐNode(ctx, field.Selections, obj.Node)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "held":
-			out.Values[i] = ec._FactReceipt_held(ctx, field, obj)
+			out.Values[i] = ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.Held)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2533,14 +2557,16 @@ func (ec *executionContext) _FactReceipt(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2551,8 +2577,8 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, factSearchImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2574,6 +2600,10 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -2596,12 +2626,12 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "scanned":
-			out.Values[i] = ec._FactSearch_scanned(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Scanned)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "next":
-			out.Values[i] = ec._FactSearch_next(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Next)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2614,14 +2644,16 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2632,8 +2664,8 @@ func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, factTraceImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2649,7 +2681,7 @@ func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet
 				out.Invalids++
 			}
 		case "more":
-			out.Values[i] = ec._FactTrace_more(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.More)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2662,14 +2694,16 @@ func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2680,29 +2714,29 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, recentEntityImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RecentEntity")
 		case "entityType":
-			out.Values[i] = ec._RecentEntity_entityType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.EntityType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "ref":
-			out.Values[i] = ec._RecentEntity_ref(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Ref)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "label":
-			out.Values[i] = ec._RecentEntity_label(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Label)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "turn":
-			out.Values[i] = ec._RecentEntity_turn(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Turn)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2715,14 +2749,16 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2733,8 +2769,8 @@ func (ec *executionContext) _RecordContextPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordContextPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2758,14 +2794,16 @@ func (ec *executionContext) _RecordContextPayload(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2776,8 +2814,8 @@ func (ec *executionContext) _ResetConversationPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, resetConversationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2796,14 +2834,16 @@ func (ec *executionContext) _ResetConversationPayload(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2814,8 +2854,8 @@ func (ec *executionContext) _UpdateTurnPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateTurnPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -2834,14 +2874,16 @@ func (ec *executionContext) _UpdateTurnPayload(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -2852,14 +2894,14 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, workingMemoryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WorkingMemory")
 		case "turnCount":
-			out.Values[i] = ec._WorkingMemory_turnCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TurnCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2874,12 +2916,12 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 				out.Invalids++
 			}
 		case "summary":
-			out.Values[i] = ec._WorkingMemory_summary(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Summary)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "shouldSummarize":
-			out.Values[i] = ec._WorkingMemory_shouldSummarize(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.ShouldSummarize)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2892,14 +2934,16 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }

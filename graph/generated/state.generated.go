@@ -688,8 +688,8 @@ func (ec *executionContext) _Curation(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, curationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -713,14 +713,16 @@ func (ec *executionContext) _Curation(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -731,19 +733,19 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, executionSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ExecutionSummary")
 		case "decision":
-			out.Values[i] = ec._ExecutionSummary_decision(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Decision)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "goal":
-			out.Values[i] = ec._ExecutionSummary_goal(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Goal)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -758,17 +760,17 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 				out.Invalids++
 			}
 		case "phase":
-			out.Values[i] = ec._ExecutionSummary_phase(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Phase)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "userExpressed":
-			out.Values[i] = ec._ExecutionSummary_userExpressed(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.UserExpressed)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "blockedReason":
-			out.Values[i] = ec._ExecutionSummary_blockedReason(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.BlockedReason)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -781,14 +783,16 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -799,29 +803,29 @@ func (ec *executionContext) _FKField(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, fKFieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FKField")
 		case "field":
-			out.Values[i] = ec._FKField_field(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Field)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "targetType":
-			out.Values[i] = ec._FKField_targetType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.TargetType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "table":
-			out.Values[i] = ec._FKField_table(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Table)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "nameColumn":
-			out.Values[i] = ec._FKField_nameColumn(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.NameColumn)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -834,14 +838,16 @@ func (ec *executionContext) _FKField(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -852,24 +858,24 @@ func (ec *executionContext) _Focus(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, focusImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Focus")
 		case "type":
-			out.Values[i] = ec._Focus_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._Focus_id(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "context":
-			out.Values[i] = ec._Focus_context(ctx, field, obj)
+			out.Values[i] = ec.marshalOMap2map(ctx, field.Selections, obj.Context)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -882,14 +888,16 @@ func (ec *executionContext) _Focus(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -900,19 +908,19 @@ func (ec *executionContext) _NestedRelation(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, nestedRelationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("NestedRelation")
 		case "field":
-			out.Values[i] = ec._NestedRelation_field(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Field)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "entityType":
-			out.Values[i] = ec._NestedRelation_entityType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.EntityType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -925,14 +933,16 @@ func (ec *executionContext) _NestedRelation(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -943,19 +953,19 @@ func (ec *executionContext) _RetainedRef(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, retainedRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RetainedRef")
 		case "ref":
-			out.Values[i] = ec._RetainedRef_ref(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Ref)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "reason":
-			out.Values[i] = ec._RetainedRef_reason(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Reason)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -968,14 +978,16 @@ func (ec *executionContext) _RetainedRef(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -986,29 +998,29 @@ func (ec *executionContext) _StepSummary(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, stepSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("StepSummary")
 		case "step":
-			out.Values[i] = ec._StepSummary_step(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Step)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "kind":
-			out.Values[i] = ec._StepSummary_kind(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Kind)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "description":
-			out.Values[i] = ec._StepSummary_description(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Description)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "outcome":
-			out.Values[i] = ec._StepSummary_outcome(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2string(ctx, field.Selections, obj.Outcome)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -1026,14 +1038,16 @@ func (ec *executionContext) _StepSummary(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }

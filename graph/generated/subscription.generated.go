@@ -609,34 +609,34 @@ func (ec *executionContext) _EntityChange(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, entityChangeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("EntityChange")
 		case "sequence":
-			out.Values[i] = ec._EntityChange_sequence(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.Sequence)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "kind":
-			out.Values[i] = ec._EntityChange_kind(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Kind)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "ref":
-			out.Values[i] = ec._EntityChange_ref(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Ref)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "entityType":
-			out.Values[i] = ec._EntityChange_entityType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.EntityType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "action":
-			out.Values[i] = ec._EntityChange_action(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Action)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -649,14 +649,16 @@ func (ec *executionContext) _EntityChange(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -667,14 +669,14 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SessionEvent")
 		case "sequence":
-			out.Values[i] = ec._SessionEvent_sequence(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.Sequence)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -684,17 +686,17 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 				out.Invalids++
 			}
 		case "sessionID":
-			out.Values[i] = ec._SessionEvent_sessionID(ctx, field, obj)
+			out.Values[i] = ec.marshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.SessionID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tenant":
-			out.Values[i] = ec._SessionEvent_tenant(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Tenant)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "kind":
-			out.Values[i] = ec._SessionEvent_kind(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Kind)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -704,7 +706,7 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._SessionEvent_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -717,14 +719,16 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
