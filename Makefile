@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: run test test-transports test-citus generate check-generated check-forks migration migration-hash lint fuzz bench bench-growth image compare-postgraphile
+.PHONY: run test test-transports test-citus generate check-generated migration migration-hash lint fuzz bench bench-growth image compare-postgraphile
 
 # make load (cmd/loadgen), and the dashboard's vendored files and screenshots.
 -include load.mk dashboard/vendor.mk graphiql/vendor.mk
@@ -55,43 +55,27 @@ test-citus:
 	TESTDB_CITUS_URL="$(CITUS_URL)" $(GO) test -tags citus -count=1 -timeout 30m -run '^($(CITUS_TESTS))$$' ./graph/
 
 ## generate: what derives from the table of event kinds (internal/eventkind/kinds.txt), ent (and
-## graph/schema/ent.graphql), then gqlgen with the templates in graph/templates, then the TypeScript
+## graph/schema/ent.graphql), then gqlgen, both with their templates patched by patches/ (apply.sh
+## applies them to the pinned modules' templates; generate fails when one no longer applies), then the TypeScript
 ## client's typed operations from the schema (npm ci on first use)
 EVENTKIND_FILES := internal/engine/eventkinds_gen.go internal/store/eventkinds_gen.go \
 	dashboard/static/js/eventkinds.js docs/event-kinds.md
 generate:
 	$(GO) run ./internal/eventkind/gen.go
-	$(GO) run -mod=mod ./ent/entc.go
-	$(GO) run -mod=mod ./graph/gqlgen.go
+	@patched=$$(mktemp -d) && trap 'rm -rf "$$patched"' EXIT && patches/apply.sh "$$patched" && \
+	echo "$(GO) run -mod=mod -modfile=<go.mod with the patched modules> ./ent/entc.go" && \
+	$(GO) run -mod=mod -modfile="$$patched/go.mod" ./ent/entc.go && \
+	echo "$(GO) run -mod=mod -modfile=<go.mod with the patched modules> github.com/99designs/gqlgen generate" && \
+	$(GO) run -mod=mod -modfile="$$patched/go.mod" github.com/99designs/gqlgen generate
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent generate
 
-## check-generated: fail when committed generated code differs from a fresh run, or a template
-## fork's upstream template changed (check-forks)
-check-generated: check-forks generate
+## check-generated: fail when committed generated code differs from a fresh run, or a patch of
+## patches/ no longer applies to the pinned module (generate fails then)
+check-generated: generate
 	@git diff --exit-code --stat -- ent graph go.mod go.sum clients/typescript/src/generated $(EVENTKIND_FILES) || \
 		(echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1)
 	@test -z "$$(git status --porcelain --untracked-files=all -- ent graph clients/typescript/src/generated $(EVENTKIND_FILES))" || \
 		(git status --porcelain -- ent graph clients/typescript/src/generated $(EVENTKIND_FILES); echo "generate made untracked files: commit them" >&2; exit 1)
-
-## check-forks: each template fork's upstream template, at the version graph/templates/forks.txt
-## says it was copied from, against the pinned module's (a difference is what an upgrade changed
-## under the fork: carry it in, then move the version); and every template is a listed fork or
-## says "Not a fork" on its first line
-check-forks:
-	@fail=0; \
-	while read -r fork module base file; do \
-		case "$$fork" in ''|\#*) continue;; esac; \
-		pinned=$$($(GO) list -m -f '{{.Dir}}' $$module) || exit 1; \
-		old=$$(cd "$${TMPDIR:-/tmp}" && GOFLAGS= $(GO) mod download -json $$module@$$base | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
-		test -n "$$old" || { echo "check-forks: cannot download $$module@$$base" >&2; exit 1; }; \
-		diff -u --label "$$module@$$base/$$file" --label "$$module@pinned/$$file" "$$old/$$file" "$$pinned/$$file" || \
-			{ echo "check-forks: $$fork was copied from $$module@$$base's $$file, which the pinned version changed (above): carry the change into $$fork, then set its base in graph/templates/forks.txt" >&2; fail=1; }; \
-	done < graph/templates/forks.txt; \
-	for t in graph/templates/root/* graph/templates/schema/* ent/template/*; do \
-		grep -q "^$$t " graph/templates/forks.txt || head -3 "$$t" | grep -q "Not a fork" || \
-			{ echo "check-forks: $$t is neither listed in graph/templates/forks.txt nor marked 'Not a fork'" >&2; fail=1; }; \
-	done; \
-	exit $$fail
 
 ## migration: write the next migration from the ent schema (NAME=what_changed)
 migration:

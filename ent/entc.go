@@ -33,8 +33,9 @@ func main() {
 		},
 	},
 		entc.Extensions(ex),
-		// After the extension, so that a template here replaces entgql's of
-		// the same name (ent/template says which and why).
+		// Our own templates (adopt.tmpl, gql_compiled_page.tmpl). entgql's
+		// come patched by patches/ (`make generate` runs this with their
+		// overlay).
 		func(cfg *gen.Config) error {
 			cfg.Templates = append(cfg.Templates, gen.MustParse(
 				gen.NewTemplate("sessiongraph").Funcs(entgql.TemplateFuncs).ParseDir("./ent/template")))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sessiongraph/internal/apitest"
+	"sessiongraph/internal/app"
 )
 
 // The one-row page benchmarks: the session graph page and the ids page as a
@@ -46,6 +47,25 @@ func BenchmarkSessionIDsOneRowGrown(b *testing.B) {
 	rec := &apitest.Recorder{}
 	g := apitest.NewGrown(b, apitest.Recording(rec))
 	benchOneRowPage(b, g.Server, rec, sessionIDsPage, 20)
+}
+
+// BenchmarkSessionGraphPageByGqlgen serves the session graph page of 620
+// objects with compiled reads off: what gqlgen's own execution costs for
+// what compiled reads decline, and so what the execution patches of
+// patches/ are worth (docs/generated-code.md).
+func BenchmarkSessionGraphPageByGqlgen(b *testing.B) {
+	s := apitest.New(b, func(c *app.Config) { c.CompiledReads = false })
+	apitest.SessionGraph(b, s, "acme", 20, 10, 20)
+	h := handlerClient{s: s}
+	require.Equal(b, 620, countPageObjects(b, h.post(b, sessionGraphPage, nil)))
+	for range 20 {
+		h.post(b, sessionGraphPage, nil)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		h.post(b, sessionGraphPage, nil)
+	}
 }
 
 // benchOneRowPage serves query b.N times and reports per page the

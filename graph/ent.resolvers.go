@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"sessiongraph/ent"
+	"sessiongraph/graph/compiled"
 	"sessiongraph/graph/generated"
 	"sessiongraph/graph/model"
 
@@ -29,8 +30,10 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder
 
 // Sessions is the resolver for the sessions field.
 func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*model.SessionConnection, error) {
-	if conn, ok, err := r.compiledSessions(ctx, after, first, before, last, orderBy, where); ok {
-		return conn, err
+	if r.CompiledReads {
+		if conn, ok, err := compiled.Sessions(ctx, r.Client, after, first, before, last, orderBy, where); ok {
+			return conn, err
+		}
 	}
 	page, err := r.Client.Session.Query().Paginate(ctx, after, first, before, last,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))

@@ -32,7 +32,7 @@ func TestSessionGraphPageCostsTheSameStatementsWhateverItsSize(t *testing.T) {
 	many, manyBody := pageStatements(t, 20, sessionGraphPage)
 	assert.Equal(t, 5+5*30, countPageObjects(t, fewBody))
 	assert.Equal(t, 20+20*30, countPageObjects(t, manyBody))
-	assert.Equal(t, int64(1+apitest.AuthStatements), few, "one statement writes the sessions with their turns and refs (compiled_reads.go)")
+	assert.Equal(t, int64(1+apitest.AuthStatements), few, "one statement writes the sessions with their turns and refs (graph/compiled)")
 	assert.Equal(t, few, many, "20 sessions cost what 5 do")
 }
 

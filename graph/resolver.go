@@ -16,7 +16,7 @@ type Resolver struct {
 	// Keys authenticates WebSocket connections and revokes keys.
 	Keys *access.Keys
 	// CompiledReads answers the session pages it can with one statement
-	// that writes their JSON (compiled_reads.go); NewServer sets it from
+	// that writes their JSON (graph/compiled); NewServer sets it from
 	// its config.
 	CompiledReads bool
 }

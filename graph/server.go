@@ -26,7 +26,7 @@ type ServerConfig struct {
 	// Introspection enables __schema and __type queries (off in production).
 	Introspection bool
 	// CompiledReads answers the pages it can with one statement that writes
-	// their JSON (graph/compiled_reads.go); off, gqlgen executes every field.
+	// their JSON (graph/compiled); off, gqlgen executes every field.
 	CompiledReads bool
 	// AllowedOrigins are host patterns (path.Match syntax, such as
 	// "*.example.com") of other origins whose pages may open a WebSocket;

@@ -310,7 +310,8 @@ func (ec *executionContext) _CreateAPIKeyPayload(ctx context.Context, sel ast.Se
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var revokeAPIKeyPayloadImplementors = []string{"RevokeAPIKeyPayload"}
@@ -349,7 +350,8 @@ func (ec *executionContext) _RevokeAPIKeyPayload(ctx context.Context, sel ast.Se
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var viewerImplementors = []string{"Viewer"}
@@ -398,7 +400,8 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************

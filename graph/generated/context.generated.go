@@ -1970,7 +1970,8 @@ func (ec *executionContext) _ChatMessage(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextBuildImplementors = []string{"ContextBuild"}
@@ -2054,7 +2055,8 @@ func (ec *executionContext) _ContextBuild(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextLineDiffImplementors = []string{"ContextLineDiff"}
@@ -2098,7 +2100,8 @@ func (ec *executionContext) _ContextLineDiff(ctx context.Context, sel ast.Select
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextReceiptDiffImplementors = []string{"ContextReceiptDiff"}
@@ -2162,7 +2165,8 @@ func (ec *executionContext) _ContextReceiptDiff(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextReceiptSectionImplementors = []string{"ContextReceiptSection"}
@@ -2211,7 +2215,8 @@ func (ec *executionContext) _ContextReceiptSection(ctx context.Context, sel ast.
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextSectionImplementors = []string{"ContextSection"}
@@ -2265,7 +2270,8 @@ func (ec *executionContext) _ContextSection(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextSectionDiffImplementors = []string{"ContextSectionDiff"}
@@ -2319,7 +2325,8 @@ func (ec *executionContext) _ContextSectionDiff(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextTierDiffImplementors = []string{"ContextTierDiff"}
@@ -2368,7 +2375,8 @@ func (ec *executionContext) _ContextTierDiff(ctx context.Context, sel ast.Select
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextTiersImplementors = []string{"ContextTiers"}
@@ -2417,7 +2425,8 @@ func (ec *executionContext) _ContextTiers(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var factLossImplementors = []string{"FactLoss"}
@@ -2503,7 +2512,8 @@ func (ec *executionContext) _FactLoss(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var factReceiptImplementors = []string{"FactReceipt"}
@@ -2557,7 +2567,8 @@ func (ec *executionContext) _FactReceipt(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var factSearchImplementors = []string{"FactSearch"}
@@ -2643,7 +2654,8 @@ func (ec *executionContext) _FactSearch(ctx context.Context, sel ast.SelectionSe
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var factTraceImplementors = []string{"FactTrace"}
@@ -2692,7 +2704,8 @@ func (ec *executionContext) _FactTrace(ctx context.Context, sel ast.SelectionSet
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recentEntityImplementors = []string{"RecentEntity"}
@@ -2746,7 +2759,8 @@ func (ec *executionContext) _RecentEntity(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordContextPayloadImplementors = []string{"RecordContextPayload"}
@@ -2790,7 +2804,8 @@ func (ec *executionContext) _RecordContextPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var resetConversationPayloadImplementors = []string{"ResetConversationPayload"}
@@ -2829,7 +2844,8 @@ func (ec *executionContext) _ResetConversationPayload(ctx context.Context, sel a
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var updateTurnPayloadImplementors = []string{"UpdateTurnPayload"}
@@ -2868,7 +2884,8 @@ func (ec *executionContext) _UpdateTurnPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var workingMemoryImplementors = []string{"WorkingMemory"}
@@ -2927,7 +2944,8 @@ func (ec *executionContext) _WorkingMemory(ctx context.Context, sel ast.Selectio
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -2939,7 +2957,7 @@ func (ec *executionContext) marshalNChatMessage2sessiongraphᚋinternalᚋcontex
 }
 
 func (ec *executionContext) marshalNChatMessage2ᚕsessiongraphᚋinternalᚋcontextbuildᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []contextbuild.Message) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNChatMessage2sessiongraphᚋinternalᚋcontextbuildᚐMessage(ctx, sel, v[i])
@@ -2985,7 +3003,7 @@ func (ec *executionContext) marshalNContextLineDiff2sessiongraphᚋinternalᚋen
 }
 
 func (ec *executionContext) marshalNContextLineDiff2ᚕsessiongraphᚋinternalᚋengineᚐLineDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.LineDiff) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextLineDiff2sessiongraphᚋinternalᚋengineᚐLineDiff(ctx, sel, v[i])
@@ -3049,7 +3067,7 @@ func (ec *executionContext) marshalNContextReceiptSection2sessiongraphᚋentᚋs
 }
 
 func (ec *executionContext) marshalNContextReceiptSection2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.ReceiptSection) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextReceiptSection2sessiongraphᚋentᚋschemaᚋschematypeᚐReceiptSection(ctx, sel, v[i])
@@ -3069,7 +3087,7 @@ func (ec *executionContext) marshalNContextSection2sessiongraphᚋinternalᚋcon
 }
 
 func (ec *executionContext) marshalNContextSection2ᚕsessiongraphᚋinternalᚋcontextbuildᚐSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []contextbuild.Section) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextSection2sessiongraphᚋinternalᚋcontextbuildᚐSection(ctx, sel, v[i])
@@ -3089,7 +3107,7 @@ func (ec *executionContext) marshalNContextSectionDiff2sessiongraphᚋinternal�
 }
 
 func (ec *executionContext) marshalNContextSectionDiff2ᚕsessiongraphᚋinternalᚋengineᚐSectionDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.SectionDiff) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextSectionDiff2sessiongraphᚋinternalᚋengineᚐSectionDiff(ctx, sel, v[i])
@@ -3109,7 +3127,7 @@ func (ec *executionContext) marshalNContextTierDiff2sessiongraphᚋinternalᚋen
 }
 
 func (ec *executionContext) marshalNContextTierDiff2ᚕsessiongraphᚋinternalᚋengineᚐTierDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.TierDiff) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextTierDiff2sessiongraphᚋinternalᚋengineᚐTierDiff(ctx, sel, v[i])
@@ -3138,7 +3156,7 @@ func (ec *executionContext) marshalNFactReceipt2sessiongraphᚋinternalᚋengine
 }
 
 func (ec *executionContext) marshalNFactReceipt2ᚕsessiongraphᚋinternalᚋengineᚐFactReceiptᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.FactReceipt) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFactReceipt2sessiongraphᚋinternalᚋengineᚐFactReceipt(ctx, sel, v[i])
@@ -3174,7 +3192,7 @@ func (ec *executionContext) marshalNFactTrace2ᚖsessiongraphᚋinternalᚋengin
 }
 
 func (ec *executionContext) marshalNRecentEntity2ᚕᚖsessiongraphᚋinternalᚋengineᚐRecentEntityᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.RecentEntity) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRecentEntity2ᚖsessiongraphᚋinternalᚋengineᚐRecentEntity(ctx, sel, v[i])

@@ -329,7 +329,8 @@ func (ec *executionContext) _UpsertEntityTypePayload(ctx context.Context, sel as
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************

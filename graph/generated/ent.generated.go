@@ -14993,7 +14993,8 @@ func (ec *executionContext) _APIKey(ctx context.Context, sel ast.SelectionSet, o
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var aPIKeyConnectionImplementors = []string{"APIKeyConnection"}
@@ -15042,7 +15043,8 @@ func (ec *executionContext) _APIKeyConnection(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var aPIKeyEdgeImplementors = []string{"APIKeyEdge"}
@@ -15086,7 +15088,8 @@ func (ec *executionContext) _APIKeyEdge(ctx context.Context, sel ast.SelectionSe
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var artifactImplementors = []string{"Artifact", "Node"}
@@ -15195,7 +15198,8 @@ func (ec *executionContext) _Artifact(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var artifactConnectionImplementors = []string{"ArtifactConnection"}
@@ -15244,7 +15248,8 @@ func (ec *executionContext) _ArtifactConnection(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var artifactEdgeImplementors = []string{"ArtifactEdge"}
@@ -15288,7 +15293,8 @@ func (ec *executionContext) _ArtifactEdge(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextReceiptImplementors = []string{"ContextReceipt", "Node"}
@@ -15402,7 +15408,8 @@ func (ec *executionContext) _ContextReceipt(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextReceiptConnectionImplementors = []string{"ContextReceiptConnection"}
@@ -15451,7 +15458,8 @@ func (ec *executionContext) _ContextReceiptConnection(ctx context.Context, sel a
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var contextReceiptEdgeImplementors = []string{"ContextReceiptEdge"}
@@ -15495,7 +15503,8 @@ func (ec *executionContext) _ContextReceiptEdge(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var entityTypeImplementors = []string{"EntityType", "Node"}
@@ -15604,7 +15613,8 @@ func (ec *executionContext) _EntityType(ctx context.Context, sel ast.SelectionSe
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var eventImplementors = []string{"Event", "Node"}
@@ -15673,7 +15683,8 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var eventConnectionImplementors = []string{"EventConnection"}
@@ -15722,7 +15733,8 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var eventEdgeImplementors = []string{"EventEdge"}
@@ -15766,7 +15778,8 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -15820,7 +15833,8 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var queryImplementors = []string{"Query"}
@@ -16140,6 +16154,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			Context:  ctx,
 		})
 	}
+
 	return out
 }
 
@@ -16311,7 +16326,8 @@ func (ec *executionContext) _Ref(ctx context.Context, sel ast.SelectionSet, obj 
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var refConnectionImplementors = []string{"RefConnection"}
@@ -16360,7 +16376,8 @@ func (ec *executionContext) _RefConnection(ctx context.Context, sel ast.Selectio
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var refEdgeImplementors = []string{"RefEdge"}
@@ -16404,7 +16421,8 @@ func (ec *executionContext) _RefEdge(ctx context.Context, sel ast.SelectionSet, 
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var sessionImplementors = []string{"Session", "Node"}
@@ -17119,7 +17137,8 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var sessionConnectionImplementors = []string{"SessionConnection"}
@@ -17171,7 +17190,8 @@ func (ec *executionContext) _SessionConnection(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var sessionEdgeImplementors = []string{"SessionEdge"}
@@ -17215,7 +17235,8 @@ func (ec *executionContext) _SessionEdge(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var stepResultImplementors = []string{"StepResult", "Node"}
@@ -17309,7 +17330,8 @@ func (ec *executionContext) _StepResult(ctx context.Context, sel ast.SelectionSe
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var stepResultConnectionImplementors = []string{"StepResultConnection"}
@@ -17358,7 +17380,8 @@ func (ec *executionContext) _StepResultConnection(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var stepResultEdgeImplementors = []string{"StepResultEdge"}
@@ -17402,7 +17425,8 @@ func (ec *executionContext) _StepResultEdge(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var turnImplementors = []string{"Turn", "Node"}
@@ -17585,7 +17609,8 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var turnConnectionImplementors = []string{"TurnConnection"}
@@ -17634,7 +17659,8 @@ func (ec *executionContext) _TurnConnection(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var turnEdgeImplementors = []string{"TurnEdge"}
@@ -17678,7 +17704,8 @@ func (ec *executionContext) _TurnEdge(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -17788,7 +17815,7 @@ func (ec *executionContext) unmarshalNArtifactWhereInput2ᚖsessiongraphᚋent�
 }
 
 func (ec *executionContext) marshalNContextReceipt2ᚕᚖsessiongraphᚋentᚐContextReceiptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ContextReceipt) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNContextReceipt2ᚖsessiongraphᚋentᚐContextReceipt(ctx, sel, v[i])
@@ -17866,7 +17893,7 @@ func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCurso
 }
 
 func (ec *executionContext) marshalNEntityType2ᚕᚖsessiongraphᚋentᚐEntityTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.EntityType) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEntityType2ᚖsessiongraphᚋentᚐEntityType(ctx, sel, v[i])
@@ -18168,7 +18195,7 @@ func (ec *executionContext) unmarshalNSessionWhereInput2ᚖsessiongraphᚋentᚐ
 }
 
 func (ec *executionContext) marshalNStepResult2ᚕᚖsessiongraphᚋentᚐStepResultᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.StepResult) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStepResult2ᚖsessiongraphᚋentᚐStepResult(ctx, sel, v[i])
@@ -18322,7 +18349,7 @@ func (ec *executionContext) marshalOAPIKeyEdge2ᚕᚖsessiongraphᚋentᚐAPIKey
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAPIKeyEdge2ᚖsessiongraphᚋentᚐAPIKeyEdge(ctx, sel, v[i])
@@ -18426,7 +18453,7 @@ func (ec *executionContext) marshalOArtifactEdge2ᚕᚖsessiongraphᚋentᚐArti
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOArtifactEdge2ᚖsessiongraphᚋentᚐArtifactEdge(ctx, sel, v[i])
@@ -18547,7 +18574,7 @@ func (ec *executionContext) marshalOContextReceiptEdge2ᚕᚖsessiongraphᚋent�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOContextReceiptEdge2ᚖsessiongraphᚋentᚐContextReceiptEdge(ctx, sel, v[i])
@@ -18658,7 +18685,7 @@ func (ec *executionContext) marshalOEventEdge2ᚕᚖsessiongraphᚋentᚐEventEd
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOEventEdge2ᚖsessiongraphᚋentᚐEventEdge(ctx, sel, v[i])
@@ -18839,7 +18866,7 @@ func (ec *executionContext) marshalORefEdge2ᚕᚖsessiongraphᚋentᚐRefEdge(c
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalORefEdge2ᚖsessiongraphᚋentᚐRefEdge(ctx, sel, v[i])
@@ -18908,7 +18935,7 @@ func (ec *executionContext) marshalOSessionEdge2ᚕᚖsessiongraphᚋentᚐSessi
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOSessionEdge2ᚖsessiongraphᚋentᚐSessionEdge(ctx, sel, v[i])
@@ -19029,7 +19056,7 @@ func (ec *executionContext) marshalOStepResultEdge2ᚕᚖsessiongraphᚋentᚐSt
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOStepResultEdge2ᚖsessiongraphᚋentᚐStepResultEdge(ctx, sel, v[i])
@@ -19203,7 +19230,7 @@ func (ec *executionContext) marshalOTurnEdge2ᚕᚖsessiongraphᚋentᚐTurnEdge
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOTurnEdge2ᚖsessiongraphᚋentᚐTurnEdge(ctx, sel, v[i])

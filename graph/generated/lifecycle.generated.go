@@ -295,7 +295,8 @@ func (ec *executionContext) _DeleteSessionPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var expireSessionPayloadImplementors = []string{"ExpireSessionPayload"}
@@ -334,7 +335,8 @@ func (ec *executionContext) _ExpireSessionPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var expireSessionsPayloadImplementors = []string{"ExpireSessionsPayload"}
@@ -373,7 +375,8 @@ func (ec *executionContext) _ExpireSessionsPayload(ctx context.Context, sel ast.
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var purgeExpiredPayloadImplementors = []string{"PurgeExpiredPayload"}
@@ -412,7 +415,8 @@ func (ec *executionContext) _PurgeExpiredPayload(ctx context.Context, sel ast.Se
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************

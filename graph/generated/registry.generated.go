@@ -2012,7 +2012,8 @@ func (ec *executionContext) _ActiveEntities(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var applyEnrichmentPayloadImplementors = []string{"ApplyEnrichmentPayload"}
@@ -2093,7 +2094,8 @@ func (ec *executionContext) _ApplyEnrichmentPayload(ctx context.Context, sel ast
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var clearArtifactPayloadImplementors = []string{"ClearArtifactPayload"}
@@ -2169,7 +2171,8 @@ func (ec *executionContext) _ClearArtifactPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var enrichmentRequestImplementors = []string{"EnrichmentRequest"}
@@ -2228,7 +2231,8 @@ func (ec *executionContext) _EnrichmentRequest(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var filterImplementors = []string{"Filter"}
@@ -2277,7 +2281,8 @@ func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, o
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var mentionEntityPayloadImplementors = []string{"MentionEntityPayload"}
@@ -2353,7 +2358,8 @@ func (ec *executionContext) _MentionEntityPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var readRefsResultImplementors = []string{"ReadRefsResult"}
@@ -2397,7 +2403,8 @@ func (ec *executionContext) _ReadRefsResult(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordCreatedPayloadImplementors = []string{"RecordCreatedPayload"}
@@ -2478,7 +2485,8 @@ func (ec *executionContext) _RecordCreatedPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordDeletedPayloadImplementors = []string{"RecordDeletedPayload"}
@@ -2554,7 +2562,8 @@ func (ec *executionContext) _RecordDeletedPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordGeneratedPayloadImplementors = []string{"RecordGeneratedPayload"}
@@ -2630,7 +2639,8 @@ func (ec *executionContext) _RecordGeneratedPayload(ctx context.Context, sel ast
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordReadPayloadImplementors = []string{"RecordReadPayload"}
@@ -2758,7 +2768,8 @@ func (ec *executionContext) _RecordReadPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordUpdatedPayloadImplementors = []string{"RecordUpdatedPayload"}
@@ -2886,7 +2897,8 @@ func (ec *executionContext) _RecordUpdatedPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordUserActionPayloadImplementors = []string{"RecordUserActionPayload"}
@@ -2962,7 +2974,8 @@ func (ec *executionContext) _RecordUserActionPayload(ctx context.Context, sel as
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var releaseRefPayloadImplementors = []string{"ReleaseRefPayload"}
@@ -3038,7 +3051,8 @@ func (ec *executionContext) _ReleaseRefPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var resolvedRefImplementors = []string{"ResolvedRef"}
@@ -3092,7 +3106,8 @@ func (ec *executionContext) _ResolvedRef(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var retainRefPayloadImplementors = []string{"RetainRefPayload"}
@@ -3168,7 +3183,8 @@ func (ec *executionContext) _RetainRefPayload(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var translatedFiltersImplementors = []string{"TranslatedFilters"}
@@ -3212,7 +3228,8 @@ func (ec *executionContext) _TranslatedFilters(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var translatedPayloadImplementors = []string{"TranslatedPayload"}
@@ -3256,7 +3273,8 @@ func (ec *executionContext) _TranslatedPayload(ctx context.Context, sel ast.Sele
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var updateArtifactPayloadImplementors = []string{"UpdateArtifactPayload"}
@@ -3332,7 +3350,8 @@ func (ec *executionContext) _UpdateArtifactPayload(ctx context.Context, sel ast.
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -3403,7 +3422,7 @@ func (ec *executionContext) marshalNEnrichmentRequest2sessiongraphᚋinternalᚋ
 }
 
 func (ec *executionContext) marshalNEnrichmentRequest2ᚕsessiongraphᚋinternalᚋengineᚐEnrichmentRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.EnrichmentRequest) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEnrichmentRequest2sessiongraphᚋinternalᚋengineᚐEnrichmentRequest(ctx, sel, v[i])
@@ -3419,7 +3438,7 @@ func (ec *executionContext) marshalNEnrichmentRequest2ᚕsessiongraphᚋinternal
 }
 
 func (ec *executionContext) marshalNEnrichmentRequest2ᚕᚖsessiongraphᚋinternalᚋengineᚐEnrichmentRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.EnrichmentRequest) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEnrichmentRequest2ᚖsessiongraphᚋinternalᚋengineᚐEnrichmentRequest(ctx, sel, v[i])
@@ -3449,7 +3468,7 @@ func (ec *executionContext) marshalNFilter2sessiongraphᚋinternalᚋengineᚐFi
 }
 
 func (ec *executionContext) marshalNFilter2ᚕsessiongraphᚋinternalᚋengineᚐFilterInputᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.FilterInput) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFilter2sessiongraphᚋinternalᚋengineᚐFilterInput(ctx, sel, v[i])
@@ -3665,7 +3684,7 @@ func (ec *executionContext) marshalNReleaseRefPayload2ᚖsessiongraphᚋinternal
 }
 
 func (ec *executionContext) marshalNResolvedRef2ᚕᚖsessiongraphᚋinternalᚋengineᚐResolvedRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.ResolvedRef) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNResolvedRef2ᚖsessiongraphᚋinternalᚋengineᚐResolvedRef(ctx, sel, v[i])

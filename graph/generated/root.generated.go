@@ -2085,6 +2085,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			Context:  ctx,
 		})
 	}
+
 	return out
 }
 

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"reflect"
 	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
@@ -7016,6 +7015,12 @@ scalar UUID
   sessionByKey(tenant: String!, externalKey: String!): Session
 }
 
+"Code generation only: the object's Go value may carry its own JSON, written in place of its fields (patches/gqlgen-compiled-objects.patch)."
+directive @goCompiled on OBJECT
+
+# A page of sessions answered by compiled reads carries its JSON (graph/compiled).
+extend type SessionConnection @goCompiled
+
 input OpenSessionInput {
   tenant: String!
   "The runtime's own key for the conversation; opening the same key again returns the same session."
@@ -8740,65 +8745,4 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 		return ec.fieldContext___Type_isOneOf(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type __Type", field.Name)
-}
-
-// marshalListInOrder marshals a list's elements one after another on the
-// calling goroutine, each under its own field context as
-// graphql.MarshalSliceConcurrently sets it; the list is null when marshalling
-// an element panics.
-func marshalListInOrder(ctx context.Context, length int, omitPanicHandler bool, marshalElement func(ctx context.Context, i int) graphql.Marshaler) (ret graphql.Array) {
-	ret = make(graphql.Array, length)
-	fcs := make([]graphql.FieldContext, length)
-	index := make([]int, length)
-	for i := range length {
-		index[i] = i
-		fcs[i].Index = &index[i]
-		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
-		if !omitPanicHandler && marshalElementRecovering(childCtx, i, marshalElement, ret) {
-			return nil
-		}
-		if omitPanicHandler {
-			ret[i] = marshalElement(childCtx, i)
-		}
-	}
-	return ret
-}
-
-// marshalElementRecovering marshals element i into ret and reports whether it
-// panicked (the panic is added to the response's errors).
-func marshalElementRecovering(ctx context.Context, i int, marshalElement func(ctx context.Context, i int) graphql.Marshaler, ret graphql.Array) (panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			graphql.AddError(ctx, graphql.Recover(ctx, r))
-			panicked = true
-		}
-	}()
-	ret[i] = marshalElement(ctx, i)
-	return false
-}
-
-// fieldsInOrder writes an object's fields in the order the query selected
-// them, as graphql.FieldSet does, without the map of written aliases and
-// the copy of every field it makes: graphql.CollectFields already merged the
-// fields of one alias, and an alias is a GraphQL name, which JSON need not
-// escape.
-type fieldsInOrder struct {
-	fields []graphql.CollectedField
-	values []graphql.Marshaler
-}
-
-// MarshalGQL implements graphql.Marshaler.
-func (f fieldsInOrder) MarshalGQL(w io.Writer) {
-	io.WriteString(w, "{")
-	for i := range f.fields {
-		if i > 0 {
-			io.WriteString(w, `,"`)
-		} else {
-			io.WriteString(w, `"`)
-		}
-		io.WriteString(w, f.fields[i].Alias)
-		io.WriteString(w, `":`)
-		f.values[i].MarshalGQL(w)
-	}
-	io.WriteString(w, "}")
 }

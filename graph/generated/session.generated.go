@@ -388,7 +388,8 @@ func (ec *executionContext) _OpenSessionPayload(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var updateSessionPayloadImplementors = []string{"UpdateSessionPayload"}
@@ -427,7 +428,8 @@ func (ec *executionContext) _UpdateSessionPayload(ctx context.Context, sel ast.S
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -723,7 +723,8 @@ func (ec *executionContext) _Curation(ctx context.Context, sel ast.SelectionSet,
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var executionSummaryImplementors = []string{"ExecutionSummary"}
@@ -792,7 +793,8 @@ func (ec *executionContext) _ExecutionSummary(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var fKFieldImplementors = []string{"FKField"}
@@ -846,7 +848,8 @@ func (ec *executionContext) _FKField(ctx context.Context, sel ast.SelectionSet, 
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var focusImplementors = []string{"Focus"}
@@ -895,7 +898,8 @@ func (ec *executionContext) _Focus(ctx context.Context, sel ast.SelectionSet, ob
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var nestedRelationImplementors = []string{"NestedRelation"}
@@ -939,7 +943,8 @@ func (ec *executionContext) _NestedRelation(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var retainedRefImplementors = []string{"RetainedRef"}
@@ -983,7 +988,8 @@ func (ec *executionContext) _RetainedRef(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var stepSummaryImplementors = []string{"StepSummary"}
@@ -1042,7 +1048,8 @@ func (ec *executionContext) _StepSummary(ctx context.Context, sel ast.SelectionS
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -1054,7 +1061,7 @@ func (ec *executionContext) marshalNFKField2sessiongraphᚋentᚋschemaᚋschema
 }
 
 func (ec *executionContext) marshalNFKField2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐFKFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.FKField) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFKField2sessiongraphᚋentᚋschemaᚋschematypeᚐFKField(ctx, sel, v[i])
@@ -1074,7 +1081,7 @@ func (ec *executionContext) marshalNNestedRelation2sessiongraphᚋentᚋschema�
 }
 
 func (ec *executionContext) marshalNNestedRelation2ᚕsessiongraphᚋentᚋschemaᚋschematypeᚐNestedRelationᚄ(ctx context.Context, sel ast.SelectionSet, v []schematype.NestedRelation) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNNestedRelation2sessiongraphᚋentᚋschemaᚋschematypeᚐNestedRelation(ctx, sel, v[i])
@@ -1130,7 +1137,7 @@ func (ec *executionContext) marshalORetainedRef2ᚕsessiongraphᚋentᚋschema�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRetainedRef2sessiongraphᚋentᚋschemaᚋschematypeᚐRetainedRef(ctx, sel, v[i])
@@ -1149,7 +1156,7 @@ func (ec *executionContext) marshalOStepSummary2ᚕsessiongraphᚋentᚋschema�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStepSummary2sessiongraphᚋentᚋschemaᚋschematypeᚐStepSummary(ctx, sel, v[i])

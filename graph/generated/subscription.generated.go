@@ -659,7 +659,8 @@ func (ec *executionContext) _EntityChange(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var sessionEventImplementors = []string{"SessionEvent"}
@@ -728,7 +729,8 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var subscriptionImplementors = []string{"Subscription"}

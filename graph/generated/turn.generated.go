@@ -1085,7 +1085,8 @@ func (ec *executionContext) _BeginTurnPayload(ctx context.Context, sel ast.Selec
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var closingWriteResultImplementors = []string{"ClosingWriteResult"}
@@ -1129,7 +1130,8 @@ func (ec *executionContext) _ClosingWriteResult(ctx context.Context, sel ast.Sel
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var endTurnPayloadImplementors = []string{"EndTurnPayload"}
@@ -1173,7 +1175,8 @@ func (ec *executionContext) _EndTurnPayload(ctx context.Context, sel ast.Selecti
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var failTurnPayloadImplementors = []string{"FailTurnPayload"}
@@ -1212,7 +1215,8 @@ func (ec *executionContext) _FailTurnPayload(ctx context.Context, sel ast.Select
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordExchangePayloadImplementors = []string{"RecordExchangePayload"}
@@ -1251,7 +1255,8 @@ func (ec *executionContext) _RecordExchangePayload(ctx context.Context, sel ast.
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordStepResultPayloadImplementors = []string{"RecordStepResultPayload"}
@@ -1290,7 +1295,8 @@ func (ec *executionContext) _RecordStepResultPayload(ctx context.Context, sel as
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -1318,7 +1324,7 @@ func (ec *executionContext) unmarshalNClosingWriteInput2sessiongraphᚋinternal�
 }
 
 func (ec *executionContext) marshalNClosingWriteResult2ᚕᚖsessiongraphᚋinternalᚋengineᚐClosingResultᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.ClosingResult) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNClosingWriteResult2ᚖsessiongraphᚋinternalᚋengineᚐClosingResult(ctx, sel, v[i])

@@ -13,6 +13,7 @@ type SessionConnection struct {
 	*ent.SessionConnection
 	// Compiled, when set, writes the whole connection for the selection
 	// it was planned from; gqlgen's marshaller of the type writes it in
-	// place of the fields (graph/templates/schema/object.gotpl).
+	// place of the fields (the schema marks the type @goCompiled:
+	// patches/gqlgen-compiled-objects.patch).
 	Compiled graphql.Marshaler
 }

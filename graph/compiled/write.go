@@ -1,7 +1,7 @@
-package graph
+package compiled
 
 // Writing a compiled page: the JSON of each node from the values
-// PostgreSQL returned (compiled_sql.go), appended to one buffer, and the
+// PostgreSQL returned (sql.go), appended to one buffer, and the
 // connection in Go around it.
 
 import (

@@ -1,4 +1,4 @@
-package graph
+package compiled
 
 // The values of a compiled page: read from PostgreSQL's text of a text
 // array, element by element, without copying, and written as gqlgen

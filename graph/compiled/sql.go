@@ -1,4 +1,4 @@
-package graph
+package compiled
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 
 // The SQL of compiled reads: PostgreSQL returns each node's values as text,
 // a nested page's rows as a two-dimensional text array, and Go writes the
-// JSON (compiled_write.go). Every value is one text expression, so a
+// JSON (write.go). Every value is one text expression, so a
 // node's values are a list, in the order the writer reads them: a column
 // per field, and per nested page its totalCount, its hasNextPage and its
 // edges' rows, as selected.

@@ -1,4 +1,4 @@
-package graph
+package compiled
 
 // Remembered plans: a root page's plan and the SQL of its edges depend on
 // the operation's document alone when the operation uses no variable but

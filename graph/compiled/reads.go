@@ -1,35 +1,8 @@
-package graph
-
-// Compiled reads: a page of sessions whose selection is plain columns and
-// first pages of their connections (turns, refs, artifacts, step results,
-// context receipts) is answered by one statement in which PostgreSQL
-// returns each session's values as text, a nested page's rows as a text
-// array, and the server writes the JSON. gqlgen's execution of the same
-// page spends most of its CPU on a field context, a marshaller and
-// allocations per returned value; here a page of 620 objects is 20 rows
-// appended to one buffer. PostgreSQL does not write the JSON: its
-// to_json, string concatenations and aggregates took the statement's
-// execution 1.6-2.7 times as long as returning the values (BENCHMARKS.md,
-// "The nested page's JSON written in Go").
-//
-// The plan is made from the field's collected selection (fragments,
-// aliases, @skip and @include applied by gqlgen's CollectFields). Anything
-// it does not know (a field with a resolver, a JSON field, a nested page
-// with a cursor, a filter or last) leaves the whole field to gqlgen, so a
-// compiled answer is never a partial one. The root page itself is read by
-// entgql's own pager (ent's CompiledPage), so its filter, order, cursors and
-// pageInfo are entgql's; compiled_reads_test.go compares every field both
-// ways.
-//
-// What the compiler knows of each type (its table, the column and JSON kind
-// of each field, its nested connections, the predicates its interceptors
-// add) is ent.CompiledTypes, generated from ent/schema
-// (ent/template/gql_compiled_page.tmpl): this file only plans and writes.
-// The page's JSON travels in the connection the resolver returns
-// (model.SessionConnection), which gqlgen's marshaller of the type writes.
+package compiled
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 
@@ -48,18 +21,17 @@ import (
 // sessionType is the root page's node type.
 var sessionType = ent.CompiledTypes["Session"]
 
-// compiledSessions answers a sessions page by compiled reads, or reports
-// ok false when its selection is not one they know.
-func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (conn *model.SessionConnection, ok bool, err error) {
-	if !r.CompiledReads {
-		return nil, false, nil
-	}
+// Sessions answers the Query.sessions field of ctx (gqlgen's field context)
+// with these arguments by a compiled read, or reports ok false when its
+// selection is not one compiled reads know: gqlgen answers it then. With ok,
+// err is the read's error.
+func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (conn *model.SessionConnection, ok bool, err error) {
 	oc := graphql.GetOperationContext(ctx)
 	fc := graphql.GetFieldContext(ctx)
 	if oc == nil || fc == nil {
 		return nil, false, nil
 	}
-	pl := planner{ctx: ctx, oc: oc, client: r.Client}
+	pl := planner{ctx: ctx, oc: oc, client: client}
 	// The page's statements run detached: no goroutine of database/sql's
 	// per statement, and the request's end still ends them.
 	read := readwatch.Detach(ctx)
@@ -75,7 +47,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 			values = func(s *entsql.Selector) { s.AppendSelectExpr(entsql.Expr(edgeSQL)) }
 		}
 		e := &edgeRows{page: p, first: *first}
-		info, ok, err := r.Client.Session.Query().CompiledEdges(read, after, *first, before, values, e.row,
+		info, ok, err := client.Session.Query().CompiledEdges(read, after, *first, before, values, e.row,
 			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 		if ok {
 			if err != nil {
@@ -94,7 +66,7 @@ func (r *queryResolver) compiledSessions(ctx context.Context, after *entgql.Curs
 			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, s.C) }), "gql")
 		}
 	}
-	page, texts, err := r.Client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
+	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err
@@ -191,7 +163,7 @@ func (pl planner) edges(sel ast.SelectionSet, t *ent.CompiledType, withCursor bo
 }
 
 // nodePlan is one node's fields, in order: their values are read in SQL
-// (compiled_sql.go) and their JSON written in Go (compiled_write.go).
+// (sql.go) and their JSON written in Go (write.go).
 type nodePlan struct {
 	typ   *ent.CompiledType
 	parts []nodePart
@@ -251,10 +223,10 @@ func (pl planner) nestedPage(conn *ent.CompiledConnection, f graphql.CollectedFi
 	for name, v := range args {
 		switch name {
 		case "first":
-			// pagination.go's asInt; the page limits checked the value
-			// already. An empty nested page is gqlgen's: entgql answers its
+			// The page limits (graph/limits.go) checked the value already.
+			// An empty nested page is gqlgen's: entgql answers its
 			// hasNextPage false whatever the count.
-			n, ok := asInt(v)
+			n, ok := argInt(v)
 			if !ok || n <= 0 || n > 1000 {
 				return nil, false, nil
 			}
@@ -306,6 +278,23 @@ func (pl planner) nestedPage(conn *ent.CompiledConnection, f graphql.CollectedFi
 	}
 	p.preds = preds
 	return p, true, nil
+}
+
+// argInt is an integer argument as gqlgen's ArgumentMap gives it: a
+// literal's int64, a variable's json.Number (or a number a caller decoded).
+func argInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
 }
 
 // selects reports whether fields hold the field name.
