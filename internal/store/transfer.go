@@ -21,6 +21,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/sessionkey"
@@ -313,7 +314,8 @@ type NodeTable struct{ Table, Session string }
 // NodeTables are the tables of Relay nodes, sessions first.
 var NodeTables = []NodeTable{
 	{session.Table, "id"}, {turn.Table, "session_id"}, {ref.Table, "session_id"}, {artifact.Table, "session_id"},
-	{stepresult.Table, "session_id"}, {contextreceipt.Table, "session_id"}, {event.Table, "session_id"},
+	{stepresult.Table, "session_id"}, {contextreceipt.Table, "session_id"},
+	{modelcall.Table, "session_id"}, {event.Table, "session_id"},
 	{entitytype.Table, "NULL::uuid"}, {apikey.Table, "NULL::uuid"},
 }
 
