@@ -78,8 +78,8 @@ func (rc *Receipts) RecordModelCall(ctx context.Context, in RecordModelCallInput
 		return nil, err
 	}
 	if n >= MaxModelCallsPerReceipt {
-		return nil, apperr.TooLarge("receiptID", "context receipt %s has %d model calls, the most a build feeds: record the next build (recordContext) for another call",
-			receipt.ID, MaxModelCallsPerReceipt)
+		return nil, apperr.TooLarge("receiptID", "context receipt %s has %d model calls, the most a build feeds: record the next build (%s) for another call",
+			receipt.ID, MaxModelCallsPerReceipt, apperr.OpRecordContext)
 	}
 	call, err := w.Tx.ModelCall.Create().SetSessionID(receipt.SessionID).SetReceiptID(receipt.ID).
 		SetTurn(receipt.Turn).SetNode(receipt.Node).SetModel(in.Model).
@@ -145,8 +145,8 @@ func (rc *Receipts) fedReceipt(ctx context.Context, in RecordModelCallInput) (*e
 		Where(contextreceipt.SessionID(s.ID), contextreceipt.Turn(s.CurrentTurn), contextreceipt.NodeEQ(*in.Node)).
 		Order(ent.Desc(contextreceipt.FieldCreatedAt), ent.Desc(contextreceipt.FieldID)).First(ctx)
 	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.NotFound, "session %s has no context receipt of %s in turn %d: record the build first (recordContext), then its model call",
-			s.ID, *in.Node, s.CurrentTurn)
+		return nil, apperr.New(apperr.NotFound, "session %s has no context receipt of %s in turn %d: record the build first (%s, or %s with -record-contexts), then its model call",
+			s.ID, *in.Node, s.CurrentTurn, apperr.OpRecordContext, apperr.OpContext)
 	}
 	return r, err
 }
