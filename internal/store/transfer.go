@@ -43,6 +43,7 @@ type Export struct {
 	Artifacts       []json.RawMessage `json:"artifacts"`
 	StepResults     []json.RawMessage `json:"stepResults"`
 	ContextReceipts []json.RawMessage `json:"contextReceipts"`
+	ModelCalls      []json.RawMessage `json:"modelCalls"`
 	Events          []json.RawMessage `json:"events"`
 }
 
@@ -51,7 +52,7 @@ const ExportFormat = "sessiongraph.session/v1"
 
 // rows is the document's list of transferLists[i].
 func (x *Export) rows(i int) *[]json.RawMessage {
-	return [...]*[]json.RawMessage{&x.SessionKeys, &x.Turns, &x.Refs, &x.Artifacts, &x.StepResults, &x.ContextReceipts, &x.Events}[i]
+	return [...]*[]json.RawMessage{&x.SessionKeys, &x.Turns, &x.Refs, &x.Artifacts, &x.StepResults, &x.ContextReceipts, &x.ModelCalls, &x.Events}[i]
 }
 
 // ExportSession reads the session's rows in one statement, so one snapshot:
