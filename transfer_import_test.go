@@ -91,7 +91,7 @@ func (d document) write(t *testing.T, replace ...string) string {
 	// In the order export writes it, then any key it does not write.
 	var buf bytes.Buffer
 	buf.WriteByte('{')
-	keys := []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "events"}
+	keys := []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "modelCalls", "events"}
 	for k := range d {
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -161,8 +161,10 @@ func newImportFixture(t *testing.T) *importFixture {
 	f := &importFixture{marker: "doc-" + uuid.NewString()}
 	f.docID = seedUserSession(t, from, "acme", "u-1", f.marker)
 	from.MustDo(t, `mutation($s: ID!) { recordContext(input: {sessionID: $s, node: THINK}) { receipt { id } } }`, map[string]any{"s": f.docID}, nil)
+	from.MustDo(t, `mutation($s: ID!) { recordModelCall(input: {sessionID: $s, node: THINK, model: "gpt-4o", inputTokens: 900,
+		outputTokens: 80, latencyMs: 700, cost: 0.0004}) { modelCall { id } } }`, map[string]any{"s": f.docID}, nil)
 	f.doc = exportDocument(t, from, f.docID)
-	for _, list := range []string{"sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "events"} {
+	for _, list := range []string{"sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "modelCalls", "events"} {
 		require.NotZero(t, f.doc.rows(list), "the document holds %s", list)
 	}
 
@@ -222,6 +224,8 @@ func TestAnImportOfRowsOfAnotherSessionIsRefusedWhole(t *testing.T) {
 			code: "BAD_USER_INPUT", says: []string{"stepResults[" + fmt.Sprint(f.doc.rows("stepResults")) + "].session_id is " + f.victimID}},
 		{name: "a receipt", change: other("contextReceipts", 0, map[string]any{"text": f.marker}),
 			code: "BAD_USER_INPUT", says: []string{"contextReceipts[1].session_id is " + f.victimID}},
+		{name: "a model call", change: other("modelCalls", 0, map[string]any{"model": f.marker}),
+			code: "BAD_USER_INPUT", says: []string{"modelCalls[1].session_id is " + f.victimID}},
 		{name: "an artifact", change: other("artifacts", 0, map[string]any{"label": f.marker}),
 			code: "BAD_USER_INPUT", says: []string{"artifacts[1].session_id is " + f.victimID}},
 		{name: "an artifact of the victim's ref", change: func(t *testing.T, d, victim document) []string {
@@ -309,6 +313,14 @@ func TestAnImportWhoseNumbersDisagreeWithItsCountersIsRefused(t *testing.T) {
 			d.row("contextReceipts", 0)["event_sequence"] = 999
 			return nil
 		}, code: "BAD_USER_INPUT", says: []string{fmt.Sprintf("contextReceipts[0].event_sequence is 999, past the session's event_sequence %d", n)}},
+		{name: "a model call past the current turn", change: func(t *testing.T, d, _ document) []string {
+			d.row("modelCalls", 0)["turn"] = 50
+			return nil
+		}, code: "BAD_USER_INPUT", says: []string{"modelCalls[0] is a model call of turn 50, past the session's current turn 1"}},
+		{name: "a model call of a receipt the document lacks", change: func(t *testing.T, d, _ document) []string {
+			d.row("modelCalls", 0)["receipt_id"] = uuid.NewString()
+			return nil
+		}, code: "BAD_USER_INPUT", says: []string{"importing modelCalls[0…0]", "model_calls_context_receipts_model_calls"}},
 		{name: "a step naming a ref the document lacks", change: func(t *testing.T, d, _ document) []string {
 			d.row("stepResults", 0)["refs"] = []any{"recipe_777"}
 			return nil
@@ -390,7 +402,7 @@ func TestAnImportChecksItsTextAsTheAPIDoes(t *testing.T) {
 		}, code: "BAD_USER_INPUT", says: []string{"session.tenant holds the invisible or control character U+200B"}},
 		{name: "a list out of order", change: func(t *testing.T, d, _ document) []string {
 			return []string{`"artifacts":`, `"events":[],"artifacts":`}
-		}, code: "BAD_USER_INPUT", says: []string{"artifacts come after events in the document: its lists are in the order sessionKeys, turns, refs, artifacts, stepResults, contextReceipts, events"}},
+		}, code: "BAD_USER_INPUT", says: []string{"artifacts come after events in the document: its lists are in the order sessionKeys, turns, refs, artifacts, stepResults, contextReceipts, modelCalls, events"}},
 		{name: "a list the format lacks", change: func(t *testing.T, d, _ document) []string {
 			d["comments"] = []any{}
 			return nil
@@ -430,7 +442,7 @@ func writeLargeDocument(t *testing.T, d document, turns int) (string, int64) {
 	defer file.Close()
 	w := bufio.NewWriter(file)
 	text := strings.Repeat("The user asked for a recipe with what is in the fridge. ", 146)
-	for i, k := range []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "events"} {
+	for i, k := range []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "modelCalls", "events"} {
 		if i > 0 {
 			w.WriteByte(',')
 		} else {

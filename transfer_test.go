@@ -15,10 +15,13 @@ import (
 )
 
 // sessionSeen is everything of a session the API shows that an import
-// must carry: state, turns, refs, artifacts, events, a context build.
+// must carry: state, turns, refs, artifacts, events, a context build, the
+// receipts' model calls and their totals.
 const sessionSeen = `query($s: ID!) { session(id: $s) { id tenant externalKey userID status systemPrompt currentTurn
 	createdAt lastActiveAt expiresAt
-	turns(first: 50, orderBy: {field: NUMBER}) { edges { node { number userMessage assistantMessage assistantSummary status startedAt completedAt } } }
+	turns(first: 50, orderBy: {field: NUMBER}) { edges { node { number userMessage assistantMessage assistantSummary status startedAt completedAt
+		receipts { id node modelCalls { id model inputTokens outputTokens latencyMs cost finishReason error } } } } }
+	modelCallTotals { calls failedCalls inputTokens outputTokens latencyMs cost }
 	refs(first: 50, orderBy: {field: REF}) { edges { node { ref label action entityType entityID detailLevel turnCreated turnLastReferenced activeReason } } }
 	artifacts(first: 50, orderBy: {field: CREATED_AT}) { edges { node { label status revision content createdTurn } } }
 	events(first: 50, orderBy: {field: SEQUENCE}) { edges { node { sequence tenant kind payload createdAt } } }
@@ -43,6 +46,9 @@ func TestAnExportedSessionImportsIntoAFreshDatabase(t *testing.T) {
 	from.MustDo(t, `mutation($s: ID!) { retainRef(input: {sessionID: $s, ref: "recipe_1", reason: "the user likes it"}) { ref { ref } } }`,
 		map[string]any{"s": id}, nil)
 	from.MustDo(t, `mutation($s: ID!) { beginTurn(input: {sessionID: $s, userMessage: "save it"}) { turn { number } } }`, map[string]any{"s": id}, nil)
+	from.MustDo(t, `mutation($s: ID!) { recordContext(input: {sessionID: $s, node: ACT}) { receipt { id } } }`, map[string]any{"s": id}, nil)
+	from.MustDo(t, `mutation($s: ID!) { recordModelCall(input: {sessionID: $s, node: ACT, model: "gpt-4o", inputTokens: 900,
+		outputTokens: 80, latencyMs: 700, cost: 0.0004, error: "timeout"}) { modelCall { id } } }`, map[string]any{"s": id}, nil)
 	from.MustDo(t, `mutation($s: ID!) { recordCreated(input: {sessionID: $s, entityType: "meal_plan",
 		entityID: "0190a5b4-0000-7000-8000-0000000000aa", genRef: "gen_meal_plan_1"}) { promoted } }`, map[string]any{"s": id}, nil)
 

@@ -39,6 +39,13 @@ func (c *EventClient) Adopt(e *Event) *Event {
 
 // Adopt binds e, made by the caller from values it knows are stored, to c:
 // its edges are then queried through c, as if c had read it.
+func (c *ModelCallClient) Adopt(e *ModelCall) *ModelCall {
+	e.config = c.config
+	return e
+}
+
+// Adopt binds e, made by the caller from values it knows are stored, to c:
+// its edges are then queried through c, as if c had read it.
 func (c *RefClient) Adopt(e *Ref) *Ref {
 	e.config = c.config
 	return e

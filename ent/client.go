@@ -16,6 +16,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/sessionkey"
@@ -46,6 +47,8 @@ type Client struct {
 	EntityType *EntityTypeClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// ModelCall is the client for interacting with the ModelCall builders.
+	ModelCall *ModelCallClient
 	// Ref is the client for interacting with the Ref builders.
 	Ref *RefClient
 	// Session is the client for interacting with the Session builders.
@@ -72,6 +75,7 @@ func (c *Client) init() {
 	c.ContextReceipt = NewContextReceiptClient(c.config)
 	c.EntityType = NewEntityTypeClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.ModelCall = NewModelCallClient(c.config)
 	c.Ref = NewRefClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.SessionKey = NewSessionKeyClient(c.config)
@@ -174,6 +178,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ContextReceipt: NewContextReceiptClient(cfg),
 		EntityType:     NewEntityTypeClient(cfg),
 		Event:          NewEventClient(cfg),
+		ModelCall:      NewModelCallClient(cfg),
 		Ref:            NewRefClient(cfg),
 		Session:        NewSessionClient(cfg),
 		SessionKey:     NewSessionKeyClient(cfg),
@@ -203,6 +208,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ContextReceipt: NewContextReceiptClient(cfg),
 		EntityType:     NewEntityTypeClient(cfg),
 		Event:          NewEventClient(cfg),
+		ModelCall:      NewModelCallClient(cfg),
 		Ref:            NewRefClient(cfg),
 		Session:        NewSessionClient(cfg),
 		SessionKey:     NewSessionKeyClient(cfg),
@@ -237,8 +243,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.Ref, c.Session,
-		c.SessionKey, c.StepResult, c.Turn,
+		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.ModelCall,
+		c.Ref, c.Session, c.SessionKey, c.StepResult, c.Turn,
 	} {
 		n.Use(hooks...)
 	}
@@ -248,8 +254,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.Ref, c.Session,
-		c.SessionKey, c.StepResult, c.Turn,
+		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.ModelCall,
+		c.Ref, c.Session, c.SessionKey, c.StepResult, c.Turn,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -268,6 +274,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.EntityType.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *ModelCallMutation:
+		return c.ModelCall.mutate(ctx, m)
 	case *RefMutation:
 		return c.Ref.mutate(ctx, m)
 	case *SessionMutation:
@@ -996,6 +1004,155 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 	}
 }
 
+// ModelCallClient is a client for the ModelCall schema.
+type ModelCallClient struct {
+	config
+}
+
+// NewModelCallClient returns a client for the ModelCall from the given config.
+func NewModelCallClient(c config) *ModelCallClient {
+	return &ModelCallClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `modelcall.Hooks(f(g(h())))`.
+func (c *ModelCallClient) Use(hooks ...Hook) {
+	c.hooks.ModelCall = append(c.hooks.ModelCall, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `modelcall.Intercept(f(g(h())))`.
+func (c *ModelCallClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ModelCall = append(c.inters.ModelCall, interceptors...)
+}
+
+// Create returns a builder for creating a ModelCall entity.
+func (c *ModelCallClient) Create() *ModelCallCreate {
+	mutation := newModelCallMutation(c.config, OpCreate)
+	return &ModelCallCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ModelCall entities.
+func (c *ModelCallClient) CreateBulk(builders ...*ModelCallCreate) *ModelCallCreateBulk {
+	return &ModelCallCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ModelCallClient) MapCreateBulk(slice any, setFunc func(*ModelCallCreate, int)) *ModelCallCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ModelCallCreateBulk{err: fmt.Errorf("calling to ModelCallClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ModelCallCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ModelCallCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ModelCall.
+func (c *ModelCallClient) Update() *ModelCallUpdate {
+	mutation := newModelCallMutation(c.config, OpUpdate)
+	return &ModelCallUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ModelCallClient) UpdateOne(_m *ModelCall) *ModelCallUpdateOne {
+	mutation := newModelCallMutation(c.config, OpUpdateOne, withModelCall(_m))
+	return &ModelCallUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ModelCallClient) UpdateOneID(id uuid.UUID) *ModelCallUpdateOne {
+	mutation := newModelCallMutation(c.config, OpUpdateOne, withModelCallID(id))
+	return &ModelCallUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ModelCall.
+func (c *ModelCallClient) Delete() *ModelCallDelete {
+	mutation := newModelCallMutation(c.config, OpDelete)
+	return &ModelCallDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ModelCallClient) DeleteOne(_m *ModelCall) *ModelCallDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ModelCallClient) DeleteOneID(id uuid.UUID) *ModelCallDeleteOne {
+	builder := c.Delete().Where(modelcall.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ModelCallDeleteOne{builder}
+}
+
+// Query returns a query builder for ModelCall.
+func (c *ModelCallClient) Query() *ModelCallQuery {
+	return &ModelCallQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeModelCall},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ModelCall entity by its id.
+func (c *ModelCallClient) Get(ctx context.Context, id uuid.UUID) (*ModelCall, error) {
+	return c.Query().Where(modelcall.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ModelCallClient) GetX(ctx context.Context, id uuid.UUID) *ModelCall {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a ModelCall.
+func (c *ModelCallClient) QuerySession(_m *ModelCall) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(modelcall.Table, modelcall.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, modelcall.SessionTable, modelcall.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ModelCallClient) Hooks() []Hook {
+	return c.hooks.ModelCall
+}
+
+// Interceptors returns the client interceptors.
+func (c *ModelCallClient) Interceptors() []Interceptor {
+	return c.inters.ModelCall
+}
+
+func (c *ModelCallClient) mutate(ctx context.Context, m *ModelCallMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ModelCallCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ModelCallUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ModelCallUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ModelCallDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ModelCall mutation op: %q", m.Op())
+	}
+}
+
 // RefClient is a client for the Ref schema.
 type RefClient struct {
 	config
@@ -1342,6 +1499,22 @@ func (c *SessionClient) QueryContextReceipts(_m *Session) *ContextReceiptQuery {
 			sqlgraph.From(session.Table, session.FieldID, id),
 			sqlgraph.To(contextreceipt.Table, contextreceipt.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.ContextReceiptsTable, session.ContextReceiptsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryModelCalls queries the model_calls edge of a Session.
+func (c *SessionClient) QueryModelCalls(_m *Session) *ModelCallQuery {
+	query := (&ModelCallClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(modelcall.Table, modelcall.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.ModelCallsTable, session.ModelCallsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -1808,12 +1981,12 @@ func (c *TurnClient) mutate(ctx context.Context, m *TurnMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Artifact, ContextReceipt, EntityType, Event, Ref, Session, SessionKey,
-		StepResult, Turn []ent.Hook
+		APIKey, Artifact, ContextReceipt, EntityType, Event, ModelCall, Ref, Session,
+		SessionKey, StepResult, Turn []ent.Hook
 	}
 	inters struct {
-		APIKey, Artifact, ContextReceipt, EntityType, Event, Ref, Session, SessionKey,
-		StepResult, Turn []ent.Interceptor
+		APIKey, Artifact, ContextReceipt, EntityType, Event, ModelCall, Ref, Session,
+		SessionKey, StepResult, Turn []ent.Interceptor
 	}
 )
 

@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/sessionkey"
@@ -87,6 +88,7 @@ func checkColumn(t, c string) error {
 			contextreceipt.Table: contextreceipt.ValidColumn,
 			entitytype.Table:     entitytype.ValidColumn,
 			event.Table:          event.ValidColumn,
+			modelcall.Table:      modelcall.ValidColumn,
 			ref.Table:            ref.ValidColumn,
 			session.Table:        session.ValidColumn,
 			sessionkey.Table:     sessionkey.ValidColumn,

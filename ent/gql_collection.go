@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
@@ -788,6 +789,143 @@ func newEventPaginateArgs(rv map[string]any) *eventPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*EventWhereInput); ok {
 		args.opts = append(args.opts, WithEventFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ModelCallQuery) CollectFields(ctx context.Context, satisfies ...string) (*ModelCallQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ModelCallQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(modelcall.Columns))
+		selectedFields = []string{modelcall.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "session":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SessionClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, sessionImplementors)...); err != nil {
+				return err
+			}
+			_q.withSession = query
+			if _, ok := fieldSeen[modelcall.FieldSessionID]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldSessionID)
+				fieldSeen[modelcall.FieldSessionID] = struct{}{}
+			}
+		case "sessionID":
+			if _, ok := fieldSeen[modelcall.FieldSessionID]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldSessionID)
+				fieldSeen[modelcall.FieldSessionID] = struct{}{}
+			}
+		case "receiptID":
+			if _, ok := fieldSeen[modelcall.FieldReceiptID]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldReceiptID)
+				fieldSeen[modelcall.FieldReceiptID] = struct{}{}
+			}
+		case "turn":
+			if _, ok := fieldSeen[modelcall.FieldTurn]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldTurn)
+				fieldSeen[modelcall.FieldTurn] = struct{}{}
+			}
+		case "node":
+			if _, ok := fieldSeen[modelcall.FieldNode]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldNode)
+				fieldSeen[modelcall.FieldNode] = struct{}{}
+			}
+		case "model":
+			if _, ok := fieldSeen[modelcall.FieldModel]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldModel)
+				fieldSeen[modelcall.FieldModel] = struct{}{}
+			}
+		case "inputTokens":
+			if _, ok := fieldSeen[modelcall.FieldInputTokens]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldInputTokens)
+				fieldSeen[modelcall.FieldInputTokens] = struct{}{}
+			}
+		case "outputTokens":
+			if _, ok := fieldSeen[modelcall.FieldOutputTokens]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldOutputTokens)
+				fieldSeen[modelcall.FieldOutputTokens] = struct{}{}
+			}
+		case "latencyMs":
+			if _, ok := fieldSeen[modelcall.FieldLatencyMs]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldLatencyMs)
+				fieldSeen[modelcall.FieldLatencyMs] = struct{}{}
+			}
+		case "cost":
+			if _, ok := fieldSeen[modelcall.FieldCost]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldCost)
+				fieldSeen[modelcall.FieldCost] = struct{}{}
+			}
+		case "finishReason":
+			if _, ok := fieldSeen[modelcall.FieldFinishReason]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldFinishReason)
+				fieldSeen[modelcall.FieldFinishReason] = struct{}{}
+			}
+		case "error":
+			if _, ok := fieldSeen[modelcall.FieldError]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldError)
+				fieldSeen[modelcall.FieldError] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[modelcall.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, modelcall.FieldCreatedAt)
+				fieldSeen[modelcall.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type modelcallPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	badCursor     bool
+	opts          []ModelCallPaginateOption
+}
+
+func newModelCallPaginateArgs(rv map[string]any) *modelcallPaginateArgs {
+	args := &modelcallPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		c, ok := v.(*Cursor)
+		args.after, args.badCursor = c, !ok
+	}
+	if v := rv[beforeField]; v != nil {
+		c, ok := v.(*Cursor)
+		args.before, args.badCursor = c, args.badCursor || !ok
 	}
 	return args
 }

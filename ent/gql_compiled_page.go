@@ -9,6 +9,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
@@ -160,6 +161,26 @@ var CompiledTypes = map[string]*CompiledType{
 			"kind":      {event.FieldKind, CompiledString},
 			"payload":   {event.FieldPayload, CompiledNone},
 			"createdAt": {event.FieldCreatedAt, CompiledTime},
+		},
+		Connections: map[string]*CompiledConnection{},
+	},
+	"ModelCall": {
+		Name:  "ModelCall",
+		Table: modelcall.Table,
+		Fields: map[string]CompiledField{
+			"id":           {modelcall.FieldID, CompiledString},
+			"sessionID":    {modelcall.FieldSessionID, CompiledString},
+			"receiptID":    {modelcall.FieldReceiptID, CompiledString},
+			"turn":         {modelcall.FieldTurn, CompiledNumber},
+			"node":         {modelcall.FieldNode, CompiledNone},
+			"model":        {modelcall.FieldModel, CompiledString},
+			"inputTokens":  {modelcall.FieldInputTokens, CompiledNumber},
+			"outputTokens": {modelcall.FieldOutputTokens, CompiledNumber},
+			"latencyMs":    {modelcall.FieldLatencyMs, CompiledNumber},
+			"cost":         {modelcall.FieldCost, CompiledNone},
+			"finishReason": {modelcall.FieldFinishReason, CompiledString},
+			"error":        {modelcall.FieldError, CompiledString},
+			"createdAt":    {modelcall.FieldCreatedAt, CompiledTime},
 		},
 		Connections: map[string]*CompiledConnection{},
 	},
@@ -1219,6 +1240,183 @@ func (f *EventOrderField) Column() string { return f.column }
 // does more than add predicates (it is not a Traverser): such a read is
 // ent's alone.
 func (q *EventQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return nil, false, nil
+		}
+	}
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, false, err
+	}
+	ps = make([]func(*sql.Selector), len(q.predicates))
+	for i, p := range q.predicates {
+		ps[i] = p
+	}
+	return ps, true, nil
+}
+
+// CompiledPage reads the page Paginate would, for a caller that knows the
+// connection's selection: edges whether its edges are selected, count
+// whether to count every matching row (totalCount, or pageInfo without
+// edges). Only the id and the order's columns are read into each node;
+// extra adds one text column, last, whose value for the node of each edge
+// comes back in texts, in the edges' order.
+func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ModelCallPaginateOption) (conn *ModelCallConnection, texts []string, err error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, nil, err
+	}
+	pager, err := newModelCallPager(opts, last != nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return nil, nil, err
+	}
+	conn = &ModelCallConnection{Edges: []*ModelCallEdge{}}
+	if count {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || !edges {
+			c := q.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if !edges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil, nil
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return nil, nil, err
+	}
+	if limit := paginateLimit(first, last); limit != 0 {
+		q.Limit(limit)
+	}
+	q.ctx.Fields = []string{modelcall.FieldID}
+	q = pager.applyOrder(q)
+	if extra == nil {
+		nodes, err := q.All(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil, nil
+	}
+	q.modifiers = append(q.modifiers, extra)
+	// All, with the extra column scanned as text beside the node's own
+	// columns: through ent's selectValues it would cost a lookup of every
+	// column's type on every row. One set of scan values serves every row
+	// (ent's assignValues copies each value out). The interceptors run as
+	// for All.
+	var rowTexts []string
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return nil, nil, err
+	}
+	all := ent.QuerierFunc(func(ctx context.Context, query ent.Query) (ent.Value, error) {
+		return query.(*ModelCallQuery).sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			scan, assign := spec.ScanValues, spec.Assign
+			var values []any
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				if values == nil {
+					own, err := scan(columns[:len(columns)-1])
+					if err != nil {
+						return nil, err
+					}
+					values = append(own, new(sql.NullString))
+				}
+				return values, nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				n := len(columns) - 1
+				rowTexts = append(rowTexts, values[n].(*sql.NullString).String)
+				return assign(columns[:n], values[:n])
+			}
+		})
+	})
+	nodes, err := withInterceptors[[]*ModelCall](ctx, q, all, q.inters)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	// build drops the row past the page and, for last, reverses the rows.
+	texts = rowTexts[:len(conn.Edges)]
+	if last != nil {
+		slices.Reverse(texts)
+	}
+	return conn, texts, nil
+}
+
+// CompiledEdges reads the first page that CompiledPage would for a
+// selection of edges without cursors, in one statement that returns the
+// page's rows only: values (a selector modifier) selects the columns of
+// each row, and row scans each of the page's rows, in order; the row past
+// the page is only counted, for hasNextPage. ok is false, with nothing
+// read, when an interceptor of the query does more than add predicates:
+// that read is CompiledPage's.
+func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ModelCallPaginateOption) (info PageInfo, ok bool, err error) {
+	for _, inter := range q.inters {
+		if _, ok := inter.(Traverser); !ok {
+			return info, false, nil
+		}
+	}
+	if err := validateFirstLast(&first, nil); err != nil {
+		return info, true, err
+	}
+	pager, err := newModelCallPager(opts, false)
+	if err != nil {
+		return info, true, err
+	}
+	if q, err = pager.applyFilter(q); err != nil {
+		return info, true, err
+	}
+	if q, err = pager.applyCursors(q, after, before); err != nil {
+		return info, true, err
+	}
+	q.Limit(first + 1)
+	q.ctx.Fields = []string{modelcall.FieldID}
+	q = pager.applyOrder(q)
+	q.modifiers = append(q.modifiers, func(s *sql.Selector) {
+		s.Select()
+		values(s)
+	})
+	ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+	if err := q.prepareQuery(ctx); err != nil {
+		return info, true, err
+	}
+	query, args := q.sqlQuery(ctx).Query()
+	var rows sql.Rows
+	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
+		return info, true, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if n++; n <= first {
+			if err := row(&rows); err != nil {
+				return info, true, err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return info, true, err
+	}
+	info.HasNextPage = before != nil || n > first
+	info.HasPreviousPage = after != nil
+	return info, true, rows.Close()
+}
+
+// Column is the database column the order field sorts by.
+func (f *ModelCallOrderField) Column() string { return f.column }
+
+// CompiledPredicates runs the query's interceptors as a read of it would
+// and returns the predicates it then holds, for a read by another path (a
+// compiled nested page) to apply the same. ok is false when an interceptor
+// does more than add predicates (it is not a Traverser): such a read is
+// ent's alone.
+func (q *ModelCallQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selector), ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return nil, false, nil

@@ -32,6 +32,14 @@ func (_m *ContextReceipt) Session(ctx context.Context) (*Session, error) {
 	return result, err
 }
 
+func (_m *ModelCall) Session(ctx context.Context) (*Session, error) {
+	result, err := _m.Edges.SessionOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySession().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Ref) Session(ctx context.Context) (*Session, error) {
 	result, err := _m.Edges.SessionOrErr()
 	if IsNotLoaded(err) {

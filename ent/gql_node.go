@@ -10,6 +10,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
@@ -50,6 +51,11 @@ var eventImplementors = []string{"Event", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Event) IsNode() {}
+
+var modelcallImplementors = []string{"ModelCall", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*ModelCall) IsNode() {}
 
 var refImplementors = []string{"Ref", "Node"}
 
@@ -170,6 +176,15 @@ func (c *Client) noder(ctx context.Context, table string, id uuid.UUID) (Noder, 
 			Where(event.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, eventImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case modelcall.Table:
+		query := c.ModelCall.Query().
+			Where(modelcall.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, modelcallImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -351,6 +366,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []uuid.UUID) ([]N
 		query := c.Event.Query().
 			Where(event.IDIn(ids...))
 		query, err := query.CollectFields(ctx, eventImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case modelcall.Table:
+		query := c.ModelCall.Query().
+			Where(modelcall.IDIn(ids...))
+		query, err := query.CollectFields(ctx, modelcallImplementors...)
 		if err != nil {
 			return nil, err
 		}

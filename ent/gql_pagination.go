@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
@@ -1823,6 +1824,255 @@ func (_m *Event) ToEdge(order *EventOrder) *EventEdge {
 		order = DefaultEventOrder
 	}
 	return &EventEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// ModelCallEdge is the edge representation of ModelCall.
+type ModelCallEdge struct {
+	Node   *ModelCall `json:"node"`
+	Cursor Cursor     `json:"cursor"`
+}
+
+// ModelCallConnection is the connection containing edges to ModelCall.
+type ModelCallConnection struct {
+	Edges      []*ModelCallEdge `json:"edges"`
+	PageInfo   PageInfo         `json:"pageInfo"`
+	TotalCount int              `json:"totalCount"`
+}
+
+func (c *ModelCallConnection) build(nodes []*ModelCall, pager *modelcallPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *ModelCall
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *ModelCall {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *ModelCall {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*ModelCallEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &ModelCallEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// ModelCallPaginateOption enables pagination customization.
+type ModelCallPaginateOption func(*modelcallPager) error
+
+// WithModelCallOrder configures pagination ordering.
+func WithModelCallOrder(order *ModelCallOrder) ModelCallPaginateOption {
+	if order == nil {
+		order = DefaultModelCallOrder
+	}
+	o := *order
+	return func(pager *modelcallPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultModelCallOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithModelCallFilter configures pagination filter.
+func WithModelCallFilter(filter func(*ModelCallQuery) (*ModelCallQuery, error)) ModelCallPaginateOption {
+	return func(pager *modelcallPager) error {
+		if filter == nil {
+			return errors.New("ModelCallQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type modelcallPager struct {
+	reverse bool
+	order   *ModelCallOrder
+	filter  func(*ModelCallQuery) (*ModelCallQuery, error)
+}
+
+func newModelCallPager(opts []ModelCallPaginateOption, reverse bool) (*modelcallPager, error) {
+	pager := &modelcallPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultModelCallOrder
+	}
+	return pager, nil
+}
+
+func (p *modelcallPager) applyFilter(query *ModelCallQuery) (*ModelCallQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *modelcallPager) toCursor(_m *ModelCall) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *modelcallPager) applyCursors(query *ModelCallQuery, after, before *Cursor) (*ModelCallQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultModelCallOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *modelcallPager) applyOrder(query *ModelCallQuery) *ModelCallQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultModelCallOrder.Field {
+		query = query.Order(DefaultModelCallOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *modelcallPager) orderExpr(query *ModelCallQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultModelCallOrder.Field {
+			b.Comma().Ident(DefaultModelCallOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to ModelCall.
+func (_m *ModelCallQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...ModelCallPaginateOption,
+) (*ModelCallConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newModelCallPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &ModelCallConnection{Edges: []*ModelCallEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || (ignoredEdges && hasCollectedField(ctx, pageInfoField)) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// ModelCallOrderField defines the ordering field of ModelCall.
+type ModelCallOrderField struct {
+	// Value extracts the ordering value from the given ModelCall.
+	Value    func(*ModelCall) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) modelcall.OrderOption
+	toCursor func(*ModelCall) Cursor
+}
+
+// ModelCallOrder defines the ordering of ModelCall.
+type ModelCallOrder struct {
+	Direction OrderDirection       `json:"direction"`
+	Field     *ModelCallOrderField `json:"field"`
+}
+
+// DefaultModelCallOrder is the default ordering of ModelCall.
+var DefaultModelCallOrder = &ModelCallOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &ModelCallOrderField{
+		Value: func(_m *ModelCall) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: modelcall.FieldID,
+		toTerm: modelcall.ByID,
+		toCursor: func(_m *ModelCall) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts ModelCall into ModelCallEdge.
+func (_m *ModelCall) ToEdge(order *ModelCallOrder) *ModelCallEdge {
+	if order == nil {
+		order = DefaultModelCallOrder
+	}
+	return &ModelCallEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

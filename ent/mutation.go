@@ -11,6 +11,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
@@ -40,6 +41,7 @@ const (
 	TypeContextReceipt = "ContextReceipt"
 	TypeEntityType     = "EntityType"
 	TypeEvent          = "Event"
+	TypeModelCall      = "ModelCall"
 	TypeRef            = "Ref"
 	TypeSession        = "Session"
 	TypeSessionKey     = "SessionKey"
@@ -5135,6 +5137,1195 @@ func (m *EventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Event edge %s", name)
 }
 
+// ModelCallMutation represents an operation that mutates the ModelCall nodes in the graph.
+type ModelCallMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *uuid.UUID
+	receipt_id       *uuid.UUID
+	turn             *int
+	addturn          *int
+	node             *schematype.Node
+	model            *string
+	input_tokens     *int
+	addinput_tokens  *int
+	output_tokens    *int
+	addoutput_tokens *int
+	latency_ms       *int
+	addlatency_ms    *int
+	cost             *float64
+	addcost          *float64
+	finish_reason    *string
+	error            *string
+	created_at       *time.Time
+	clearedFields    map[string]struct{}
+	session          *uuid.UUID
+	clearedsession   bool
+	done             bool
+	oldValue         func(context.Context) (*ModelCall, error)
+	predicates       []predicate.ModelCall
+}
+
+var _ ent.Mutation = (*ModelCallMutation)(nil)
+
+// modelcallOption allows management of the mutation configuration using functional options.
+type modelcallOption func(*ModelCallMutation)
+
+// newModelCallMutation creates new mutation for the ModelCall entity.
+func newModelCallMutation(c config, op Op, opts ...modelcallOption) *ModelCallMutation {
+	m := &ModelCallMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeModelCall,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withModelCallID sets the ID field of the mutation.
+func withModelCallID(id uuid.UUID) modelcallOption {
+	return func(m *ModelCallMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ModelCall
+		)
+		m.oldValue = func(ctx context.Context) (*ModelCall, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ModelCall.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withModelCall sets the old ModelCall of the mutation.
+func withModelCall(node *ModelCall) modelcallOption {
+	return func(m *ModelCallMutation) {
+		m.oldValue = func(context.Context) (*ModelCall, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ModelCallMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ModelCallMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ModelCall entities.
+func (m *ModelCallMutation) SetID(id uuid.UUID) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ModelCallMutation) ID() (id uuid.UUID, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ModelCallMutation) IDs(ctx context.Context) ([]uuid.UUID, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []uuid.UUID{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ModelCall.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *ModelCallMutation) SetSessionID(u uuid.UUID) {
+	m.session = &u
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *ModelCallMutation) SessionID() (r uuid.UUID, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldSessionID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *ModelCallMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetReceiptID sets the "receipt_id" field.
+func (m *ModelCallMutation) SetReceiptID(u uuid.UUID) {
+	m.receipt_id = &u
+}
+
+// ReceiptID returns the value of the "receipt_id" field in the mutation.
+func (m *ModelCallMutation) ReceiptID() (r uuid.UUID, exists bool) {
+	v := m.receipt_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceiptID returns the old "receipt_id" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldReceiptID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceiptID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceiptID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceiptID: %w", err)
+	}
+	return oldValue.ReceiptID, nil
+}
+
+// ResetReceiptID resets all changes to the "receipt_id" field.
+func (m *ModelCallMutation) ResetReceiptID() {
+	m.receipt_id = nil
+}
+
+// SetTurn sets the "turn" field.
+func (m *ModelCallMutation) SetTurn(i int) {
+	m.turn = &i
+	m.addturn = nil
+}
+
+// Turn returns the value of the "turn" field in the mutation.
+func (m *ModelCallMutation) Turn() (r int, exists bool) {
+	v := m.turn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurn returns the old "turn" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldTurn(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurn: %w", err)
+	}
+	return oldValue.Turn, nil
+}
+
+// AddTurn adds i to the "turn" field.
+func (m *ModelCallMutation) AddTurn(i int) {
+	if m.addturn != nil {
+		*m.addturn += i
+	} else {
+		m.addturn = &i
+	}
+}
+
+// AddedTurn returns the value that was added to the "turn" field in this mutation.
+func (m *ModelCallMutation) AddedTurn() (r int, exists bool) {
+	v := m.addturn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTurn resets all changes to the "turn" field.
+func (m *ModelCallMutation) ResetTurn() {
+	m.turn = nil
+	m.addturn = nil
+}
+
+// SetNode sets the "node" field.
+func (m *ModelCallMutation) SetNode(s schematype.Node) {
+	m.node = &s
+}
+
+// Node returns the value of the "node" field in the mutation.
+func (m *ModelCallMutation) Node() (r schematype.Node, exists bool) {
+	v := m.node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNode returns the old "node" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldNode(ctx context.Context) (v schematype.Node, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNode: %w", err)
+	}
+	return oldValue.Node, nil
+}
+
+// ResetNode resets all changes to the "node" field.
+func (m *ModelCallMutation) ResetNode() {
+	m.node = nil
+}
+
+// SetModel sets the "model" field.
+func (m *ModelCallMutation) SetModel(s string) {
+	m.model = &s
+}
+
+// Model returns the value of the "model" field in the mutation.
+func (m *ModelCallMutation) Model() (r string, exists bool) {
+	v := m.model
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldModel returns the old "model" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldModel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldModel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldModel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldModel: %w", err)
+	}
+	return oldValue.Model, nil
+}
+
+// ResetModel resets all changes to the "model" field.
+func (m *ModelCallMutation) ResetModel() {
+	m.model = nil
+}
+
+// SetInputTokens sets the "input_tokens" field.
+func (m *ModelCallMutation) SetInputTokens(i int) {
+	m.input_tokens = &i
+	m.addinput_tokens = nil
+}
+
+// InputTokens returns the value of the "input_tokens" field in the mutation.
+func (m *ModelCallMutation) InputTokens() (r int, exists bool) {
+	v := m.input_tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInputTokens returns the old "input_tokens" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldInputTokens(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInputTokens is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInputTokens requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInputTokens: %w", err)
+	}
+	return oldValue.InputTokens, nil
+}
+
+// AddInputTokens adds i to the "input_tokens" field.
+func (m *ModelCallMutation) AddInputTokens(i int) {
+	if m.addinput_tokens != nil {
+		*m.addinput_tokens += i
+	} else {
+		m.addinput_tokens = &i
+	}
+}
+
+// AddedInputTokens returns the value that was added to the "input_tokens" field in this mutation.
+func (m *ModelCallMutation) AddedInputTokens() (r int, exists bool) {
+	v := m.addinput_tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInputTokens resets all changes to the "input_tokens" field.
+func (m *ModelCallMutation) ResetInputTokens() {
+	m.input_tokens = nil
+	m.addinput_tokens = nil
+}
+
+// SetOutputTokens sets the "output_tokens" field.
+func (m *ModelCallMutation) SetOutputTokens(i int) {
+	m.output_tokens = &i
+	m.addoutput_tokens = nil
+}
+
+// OutputTokens returns the value of the "output_tokens" field in the mutation.
+func (m *ModelCallMutation) OutputTokens() (r int, exists bool) {
+	v := m.output_tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutputTokens returns the old "output_tokens" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldOutputTokens(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutputTokens is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutputTokens requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutputTokens: %w", err)
+	}
+	return oldValue.OutputTokens, nil
+}
+
+// AddOutputTokens adds i to the "output_tokens" field.
+func (m *ModelCallMutation) AddOutputTokens(i int) {
+	if m.addoutput_tokens != nil {
+		*m.addoutput_tokens += i
+	} else {
+		m.addoutput_tokens = &i
+	}
+}
+
+// AddedOutputTokens returns the value that was added to the "output_tokens" field in this mutation.
+func (m *ModelCallMutation) AddedOutputTokens() (r int, exists bool) {
+	v := m.addoutput_tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOutputTokens resets all changes to the "output_tokens" field.
+func (m *ModelCallMutation) ResetOutputTokens() {
+	m.output_tokens = nil
+	m.addoutput_tokens = nil
+}
+
+// SetLatencyMs sets the "latency_ms" field.
+func (m *ModelCallMutation) SetLatencyMs(i int) {
+	m.latency_ms = &i
+	m.addlatency_ms = nil
+}
+
+// LatencyMs returns the value of the "latency_ms" field in the mutation.
+func (m *ModelCallMutation) LatencyMs() (r int, exists bool) {
+	v := m.latency_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLatencyMs returns the old "latency_ms" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldLatencyMs(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLatencyMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLatencyMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLatencyMs: %w", err)
+	}
+	return oldValue.LatencyMs, nil
+}
+
+// AddLatencyMs adds i to the "latency_ms" field.
+func (m *ModelCallMutation) AddLatencyMs(i int) {
+	if m.addlatency_ms != nil {
+		*m.addlatency_ms += i
+	} else {
+		m.addlatency_ms = &i
+	}
+}
+
+// AddedLatencyMs returns the value that was added to the "latency_ms" field in this mutation.
+func (m *ModelCallMutation) AddedLatencyMs() (r int, exists bool) {
+	v := m.addlatency_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLatencyMs resets all changes to the "latency_ms" field.
+func (m *ModelCallMutation) ResetLatencyMs() {
+	m.latency_ms = nil
+	m.addlatency_ms = nil
+}
+
+// SetCost sets the "cost" field.
+func (m *ModelCallMutation) SetCost(f float64) {
+	m.cost = &f
+	m.addcost = nil
+}
+
+// Cost returns the value of the "cost" field in the mutation.
+func (m *ModelCallMutation) Cost() (r float64, exists bool) {
+	v := m.cost
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCost returns the old "cost" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldCost(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCost: %w", err)
+	}
+	return oldValue.Cost, nil
+}
+
+// AddCost adds f to the "cost" field.
+func (m *ModelCallMutation) AddCost(f float64) {
+	if m.addcost != nil {
+		*m.addcost += f
+	} else {
+		m.addcost = &f
+	}
+}
+
+// AddedCost returns the value that was added to the "cost" field in this mutation.
+func (m *ModelCallMutation) AddedCost() (r float64, exists bool) {
+	v := m.addcost
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCost resets all changes to the "cost" field.
+func (m *ModelCallMutation) ResetCost() {
+	m.cost = nil
+	m.addcost = nil
+}
+
+// SetFinishReason sets the "finish_reason" field.
+func (m *ModelCallMutation) SetFinishReason(s string) {
+	m.finish_reason = &s
+}
+
+// FinishReason returns the value of the "finish_reason" field in the mutation.
+func (m *ModelCallMutation) FinishReason() (r string, exists bool) {
+	v := m.finish_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFinishReason returns the old "finish_reason" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldFinishReason(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFinishReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFinishReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFinishReason: %w", err)
+	}
+	return oldValue.FinishReason, nil
+}
+
+// ClearFinishReason clears the value of the "finish_reason" field.
+func (m *ModelCallMutation) ClearFinishReason() {
+	m.finish_reason = nil
+	m.clearedFields[modelcall.FieldFinishReason] = struct{}{}
+}
+
+// FinishReasonCleared returns if the "finish_reason" field was cleared in this mutation.
+func (m *ModelCallMutation) FinishReasonCleared() bool {
+	_, ok := m.clearedFields[modelcall.FieldFinishReason]
+	return ok
+}
+
+// ResetFinishReason resets all changes to the "finish_reason" field.
+func (m *ModelCallMutation) ResetFinishReason() {
+	m.finish_reason = nil
+	delete(m.clearedFields, modelcall.FieldFinishReason)
+}
+
+// SetError sets the "error" field.
+func (m *ModelCallMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *ModelCallMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldError(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ClearError clears the value of the "error" field.
+func (m *ModelCallMutation) ClearError() {
+	m.error = nil
+	m.clearedFields[modelcall.FieldError] = struct{}{}
+}
+
+// ErrorCleared returns if the "error" field was cleared in this mutation.
+func (m *ModelCallMutation) ErrorCleared() bool {
+	_, ok := m.clearedFields[modelcall.FieldError]
+	return ok
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *ModelCallMutation) ResetError() {
+	m.error = nil
+	delete(m.clearedFields, modelcall.FieldError)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ModelCallMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ModelCallMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ModelCall entity.
+// If the ModelCall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelCallMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ModelCallMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *ModelCallMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[modelcall.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *ModelCallMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *ModelCallMutation) SessionIDs() (ids []uuid.UUID) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *ModelCallMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the ModelCallMutation builder.
+func (m *ModelCallMutation) Where(ps ...predicate.ModelCall) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ModelCallMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ModelCallMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ModelCall, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ModelCallMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ModelCallMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ModelCall).
+func (m *ModelCallMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ModelCallMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.session != nil {
+		fields = append(fields, modelcall.FieldSessionID)
+	}
+	if m.receipt_id != nil {
+		fields = append(fields, modelcall.FieldReceiptID)
+	}
+	if m.turn != nil {
+		fields = append(fields, modelcall.FieldTurn)
+	}
+	if m.node != nil {
+		fields = append(fields, modelcall.FieldNode)
+	}
+	if m.model != nil {
+		fields = append(fields, modelcall.FieldModel)
+	}
+	if m.input_tokens != nil {
+		fields = append(fields, modelcall.FieldInputTokens)
+	}
+	if m.output_tokens != nil {
+		fields = append(fields, modelcall.FieldOutputTokens)
+	}
+	if m.latency_ms != nil {
+		fields = append(fields, modelcall.FieldLatencyMs)
+	}
+	if m.cost != nil {
+		fields = append(fields, modelcall.FieldCost)
+	}
+	if m.finish_reason != nil {
+		fields = append(fields, modelcall.FieldFinishReason)
+	}
+	if m.error != nil {
+		fields = append(fields, modelcall.FieldError)
+	}
+	if m.created_at != nil {
+		fields = append(fields, modelcall.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ModelCallMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case modelcall.FieldSessionID:
+		return m.SessionID()
+	case modelcall.FieldReceiptID:
+		return m.ReceiptID()
+	case modelcall.FieldTurn:
+		return m.Turn()
+	case modelcall.FieldNode:
+		return m.Node()
+	case modelcall.FieldModel:
+		return m.Model()
+	case modelcall.FieldInputTokens:
+		return m.InputTokens()
+	case modelcall.FieldOutputTokens:
+		return m.OutputTokens()
+	case modelcall.FieldLatencyMs:
+		return m.LatencyMs()
+	case modelcall.FieldCost:
+		return m.Cost()
+	case modelcall.FieldFinishReason:
+		return m.FinishReason()
+	case modelcall.FieldError:
+		return m.Error()
+	case modelcall.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ModelCallMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case modelcall.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case modelcall.FieldReceiptID:
+		return m.OldReceiptID(ctx)
+	case modelcall.FieldTurn:
+		return m.OldTurn(ctx)
+	case modelcall.FieldNode:
+		return m.OldNode(ctx)
+	case modelcall.FieldModel:
+		return m.OldModel(ctx)
+	case modelcall.FieldInputTokens:
+		return m.OldInputTokens(ctx)
+	case modelcall.FieldOutputTokens:
+		return m.OldOutputTokens(ctx)
+	case modelcall.FieldLatencyMs:
+		return m.OldLatencyMs(ctx)
+	case modelcall.FieldCost:
+		return m.OldCost(ctx)
+	case modelcall.FieldFinishReason:
+		return m.OldFinishReason(ctx)
+	case modelcall.FieldError:
+		return m.OldError(ctx)
+	case modelcall.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ModelCall field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ModelCallMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case modelcall.FieldSessionID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case modelcall.FieldReceiptID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceiptID(v)
+		return nil
+	case modelcall.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurn(v)
+		return nil
+	case modelcall.FieldNode:
+		v, ok := value.(schematype.Node)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNode(v)
+		return nil
+	case modelcall.FieldModel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetModel(v)
+		return nil
+	case modelcall.FieldInputTokens:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInputTokens(v)
+		return nil
+	case modelcall.FieldOutputTokens:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutputTokens(v)
+		return nil
+	case modelcall.FieldLatencyMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLatencyMs(v)
+		return nil
+	case modelcall.FieldCost:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCost(v)
+		return nil
+	case modelcall.FieldFinishReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFinishReason(v)
+		return nil
+	case modelcall.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case modelcall.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ModelCall field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ModelCallMutation) AddedFields() []string {
+	var fields []string
+	if m.addturn != nil {
+		fields = append(fields, modelcall.FieldTurn)
+	}
+	if m.addinput_tokens != nil {
+		fields = append(fields, modelcall.FieldInputTokens)
+	}
+	if m.addoutput_tokens != nil {
+		fields = append(fields, modelcall.FieldOutputTokens)
+	}
+	if m.addlatency_ms != nil {
+		fields = append(fields, modelcall.FieldLatencyMs)
+	}
+	if m.addcost != nil {
+		fields = append(fields, modelcall.FieldCost)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ModelCallMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case modelcall.FieldTurn:
+		return m.AddedTurn()
+	case modelcall.FieldInputTokens:
+		return m.AddedInputTokens()
+	case modelcall.FieldOutputTokens:
+		return m.AddedOutputTokens()
+	case modelcall.FieldLatencyMs:
+		return m.AddedLatencyMs()
+	case modelcall.FieldCost:
+		return m.AddedCost()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ModelCallMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case modelcall.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTurn(v)
+		return nil
+	case modelcall.FieldInputTokens:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInputTokens(v)
+		return nil
+	case modelcall.FieldOutputTokens:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOutputTokens(v)
+		return nil
+	case modelcall.FieldLatencyMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLatencyMs(v)
+		return nil
+	case modelcall.FieldCost:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCost(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ModelCall numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ModelCallMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(modelcall.FieldFinishReason) {
+		fields = append(fields, modelcall.FieldFinishReason)
+	}
+	if m.FieldCleared(modelcall.FieldError) {
+		fields = append(fields, modelcall.FieldError)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ModelCallMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ModelCallMutation) ClearField(name string) error {
+	switch name {
+	case modelcall.FieldFinishReason:
+		m.ClearFinishReason()
+		return nil
+	case modelcall.FieldError:
+		m.ClearError()
+		return nil
+	}
+	return fmt.Errorf("unknown ModelCall nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ModelCallMutation) ResetField(name string) error {
+	switch name {
+	case modelcall.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case modelcall.FieldReceiptID:
+		m.ResetReceiptID()
+		return nil
+	case modelcall.FieldTurn:
+		m.ResetTurn()
+		return nil
+	case modelcall.FieldNode:
+		m.ResetNode()
+		return nil
+	case modelcall.FieldModel:
+		m.ResetModel()
+		return nil
+	case modelcall.FieldInputTokens:
+		m.ResetInputTokens()
+		return nil
+	case modelcall.FieldOutputTokens:
+		m.ResetOutputTokens()
+		return nil
+	case modelcall.FieldLatencyMs:
+		m.ResetLatencyMs()
+		return nil
+	case modelcall.FieldCost:
+		m.ResetCost()
+		return nil
+	case modelcall.FieldFinishReason:
+		m.ResetFinishReason()
+		return nil
+	case modelcall.FieldError:
+		m.ResetError()
+		return nil
+	case modelcall.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ModelCall field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ModelCallMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, modelcall.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ModelCallMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case modelcall.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ModelCallMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ModelCallMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ModelCallMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, modelcall.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ModelCallMutation) EdgeCleared(name string) bool {
+	switch name {
+	case modelcall.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ModelCallMutation) ClearEdge(name string) error {
+	switch name {
+	case modelcall.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ModelCall unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ModelCallMutation) ResetEdge(name string) error {
+	switch name {
+	case modelcall.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ModelCall edge %s", name)
+}
+
 // RefMutation represents an operation that mutates the Ref nodes in the graph.
 type RefMutation struct {
 	config
@@ -6822,6 +8013,9 @@ type SessionMutation struct {
 	context_receipts        map[uuid.UUID]struct{}
 	removedcontext_receipts map[uuid.UUID]struct{}
 	clearedcontext_receipts bool
+	model_calls             map[uuid.UUID]struct{}
+	removedmodel_calls      map[uuid.UUID]struct{}
+	clearedmodel_calls      bool
 	done                    bool
 	oldValue                func(context.Context) (*Session, error)
 	predicates              []predicate.Session
@@ -8240,6 +9434,60 @@ func (m *SessionMutation) ResetContextReceipts() {
 	m.removedcontext_receipts = nil
 }
 
+// AddModelCallIDs adds the "model_calls" edge to the ModelCall entity by ids.
+func (m *SessionMutation) AddModelCallIDs(ids ...uuid.UUID) {
+	if m.model_calls == nil {
+		m.model_calls = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		m.model_calls[ids[i]] = struct{}{}
+	}
+}
+
+// ClearModelCalls clears the "model_calls" edge to the ModelCall entity.
+func (m *SessionMutation) ClearModelCalls() {
+	m.clearedmodel_calls = true
+}
+
+// ModelCallsCleared reports if the "model_calls" edge to the ModelCall entity was cleared.
+func (m *SessionMutation) ModelCallsCleared() bool {
+	return m.clearedmodel_calls
+}
+
+// RemoveModelCallIDs removes the "model_calls" edge to the ModelCall entity by IDs.
+func (m *SessionMutation) RemoveModelCallIDs(ids ...uuid.UUID) {
+	if m.removedmodel_calls == nil {
+		m.removedmodel_calls = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		delete(m.model_calls, ids[i])
+		m.removedmodel_calls[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedModelCalls returns the removed IDs of the "model_calls" edge to the ModelCall entity.
+func (m *SessionMutation) RemovedModelCallsIDs() (ids []uuid.UUID) {
+	for id := range m.removedmodel_calls {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ModelCallsIDs returns the "model_calls" edge IDs in the mutation.
+func (m *SessionMutation) ModelCallsIDs() (ids []uuid.UUID) {
+	for id := range m.model_calls {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetModelCalls resets all changes to the "model_calls" edge.
+func (m *SessionMutation) ResetModelCalls() {
+	m.model_calls = nil
+	m.clearedmodel_calls = false
+	m.removedmodel_calls = nil
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -8865,7 +10113,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.turns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -8880,6 +10128,9 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.context_receipts != nil {
 		edges = append(edges, session.EdgeContextReceipts)
+	}
+	if m.model_calls != nil {
+		edges = append(edges, session.EdgeModelCalls)
 	}
 	return edges
 }
@@ -8918,13 +10169,19 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeModelCalls:
+		ids := make([]ent.Value, 0, len(m.model_calls))
+		for id := range m.model_calls {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.removedturns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -8939,6 +10196,9 @@ func (m *SessionMutation) RemovedEdges() []string {
 	}
 	if m.removedcontext_receipts != nil {
 		edges = append(edges, session.EdgeContextReceipts)
+	}
+	if m.removedmodel_calls != nil {
+		edges = append(edges, session.EdgeModelCalls)
 	}
 	return edges
 }
@@ -8977,13 +10237,19 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeModelCalls:
+		ids := make([]ent.Value, 0, len(m.removedmodel_calls))
+		for id := range m.removedmodel_calls {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.clearedturns {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -8998,6 +10264,9 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedcontext_receipts {
 		edges = append(edges, session.EdgeContextReceipts)
+	}
+	if m.clearedmodel_calls {
+		edges = append(edges, session.EdgeModelCalls)
 	}
 	return edges
 }
@@ -9016,6 +10285,8 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedstep_results
 	case session.EdgeContextReceipts:
 		return m.clearedcontext_receipts
+	case session.EdgeModelCalls:
+		return m.clearedmodel_calls
 	}
 	return false
 }
@@ -9046,6 +10317,9 @@ func (m *SessionMutation) ResetEdge(name string) error {
 		return nil
 	case session.EdgeContextReceipts:
 		m.ResetContextReceipts()
+		return nil
+	case session.EdgeModelCalls:
+		m.ResetModelCalls()
 		return nil
 	}
 	return fmt.Errorf("unknown Session edge %s", name)

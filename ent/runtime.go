@@ -8,6 +8,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema"
 	"sessiongraph/ent/schema/schematype"
@@ -268,6 +269,58 @@ func init() {
 	eventDescID := eventFields[0].Descriptor()
 	// event.DefaultID holds the default value on creation for the id field.
 	event.DefaultID = eventDescID.Default.(func() uuid.UUID)
+	modelcallFields := schema.ModelCall{}.Fields()
+	_ = modelcallFields
+	// modelcallDescTurn is the schema descriptor for turn field.
+	modelcallDescTurn := modelcallFields[3].Descriptor()
+	// modelcall.TurnValidator is a validator for the "turn" field. It is called by the builders before save.
+	modelcall.TurnValidator = modelcallDescTurn.Validators[0].(func(int) error)
+	// modelcallDescModel is the schema descriptor for model field.
+	modelcallDescModel := modelcallFields[5].Descriptor()
+	// modelcall.ModelValidator is a validator for the "model" field. It is called by the builders before save.
+	modelcall.ModelValidator = func() func(string) error {
+		validators := modelcallDescModel.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(model string) error {
+			for _, fn := range fns {
+				if err := fn(model); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// modelcallDescInputTokens is the schema descriptor for input_tokens field.
+	modelcallDescInputTokens := modelcallFields[6].Descriptor()
+	// modelcall.InputTokensValidator is a validator for the "input_tokens" field. It is called by the builders before save.
+	modelcall.InputTokensValidator = modelcallDescInputTokens.Validators[0].(func(int) error)
+	// modelcallDescOutputTokens is the schema descriptor for output_tokens field.
+	modelcallDescOutputTokens := modelcallFields[7].Descriptor()
+	// modelcall.OutputTokensValidator is a validator for the "output_tokens" field. It is called by the builders before save.
+	modelcall.OutputTokensValidator = modelcallDescOutputTokens.Validators[0].(func(int) error)
+	// modelcallDescLatencyMs is the schema descriptor for latency_ms field.
+	modelcallDescLatencyMs := modelcallFields[8].Descriptor()
+	// modelcall.LatencyMsValidator is a validator for the "latency_ms" field. It is called by the builders before save.
+	modelcall.LatencyMsValidator = modelcallDescLatencyMs.Validators[0].(func(int) error)
+	// modelcallDescCost is the schema descriptor for cost field.
+	modelcallDescCost := modelcallFields[9].Descriptor()
+	// modelcall.CostValidator is a validator for the "cost" field. It is called by the builders before save.
+	modelcall.CostValidator = modelcallDescCost.Validators[0].(func(float64) error)
+	// modelcallDescFinishReason is the schema descriptor for finish_reason field.
+	modelcallDescFinishReason := modelcallFields[10].Descriptor()
+	// modelcall.FinishReasonValidator is a validator for the "finish_reason" field. It is called by the builders before save.
+	modelcall.FinishReasonValidator = modelcallDescFinishReason.Validators[0].(func(string) error)
+	// modelcallDescCreatedAt is the schema descriptor for created_at field.
+	modelcallDescCreatedAt := modelcallFields[12].Descriptor()
+	// modelcall.DefaultCreatedAt holds the default value on creation for the created_at field.
+	modelcall.DefaultCreatedAt = modelcallDescCreatedAt.Default.(func() time.Time)
+	// modelcallDescID is the schema descriptor for id field.
+	modelcallDescID := modelcallFields[0].Descriptor()
+	// modelcall.DefaultID holds the default value on creation for the id field.
+	modelcall.DefaultID = modelcallDescID.Default.(func() uuid.UUID)
 	refFields := schema.Ref{}.Fields()
 	_ = refFields
 	// refDescRef is the schema descriptor for ref field.

@@ -88,9 +88,11 @@ type SessionEdges struct {
 	StepResults []*StepResult `json:"step_results,omitempty"`
 	// ContextReceipts holds the value of the context_receipts edge.
 	ContextReceipts []*ContextReceipt `json:"context_receipts,omitempty"`
+	// ModelCalls holds the value of the model_calls edge.
+	ModelCalls []*ModelCall `json:"model_calls,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 	// totalCount holds the count of the edges above.
 	totalCount [5]map[string]int
 
@@ -99,6 +101,7 @@ type SessionEdges struct {
 	namedArtifacts       map[string][]*Artifact
 	namedStepResults     map[string][]*StepResult
 	namedContextReceipts map[string][]*ContextReceipt
+	namedModelCalls      map[string][]*ModelCall
 }
 
 // TurnsOrErr returns the Turns value or an error if the edge
@@ -144,6 +147,15 @@ func (e SessionEdges) ContextReceiptsOrErr() ([]*ContextReceipt, error) {
 		return e.ContextReceipts, nil
 	}
 	return nil, &NotLoadedError{edge: "context_receipts"}
+}
+
+// ModelCallsOrErr returns the ModelCalls value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) ModelCallsOrErr() ([]*ModelCall, error) {
+	if e.loadedTypes[5] {
+		return e.ModelCalls, nil
+	}
+	return nil, &NotLoadedError{edge: "model_calls"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -381,6 +393,11 @@ func (_m *Session) QueryContextReceipts() *ContextReceiptQuery {
 	return NewSessionClient(_m.config).QueryContextReceipts(_m)
 }
 
+// QueryModelCalls queries the "model_calls" edge of the Session entity.
+func (_m *Session) QueryModelCalls() *ModelCallQuery {
+	return NewSessionClient(_m.config).QueryModelCalls(_m)
+}
+
 // Update returns a builder for updating this Session.
 // Note that you need to call Session.Unwrap() before calling this method if this Session
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -601,6 +618,30 @@ func (_m *Session) appendNamedContextReceipts(name string, edges ...*ContextRece
 		_m.Edges.namedContextReceipts[name] = []*ContextReceipt{}
 	} else {
 		_m.Edges.namedContextReceipts[name] = append(_m.Edges.namedContextReceipts[name], edges...)
+	}
+}
+
+// NamedModelCalls returns the ModelCalls named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Session) NamedModelCalls(name string) ([]*ModelCall, error) {
+	if _m.Edges.namedModelCalls == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedModelCalls[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Session) appendNamedModelCalls(name string, edges ...*ModelCall) {
+	if _m.Edges.namedModelCalls == nil {
+		_m.Edges.namedModelCalls = make(map[string][]*ModelCall)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedModelCalls[name] = []*ModelCall{}
+	} else {
+		_m.Edges.namedModelCalls[name] = append(_m.Edges.namedModelCalls[name], edges...)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/contextreceipt"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
@@ -387,6 +388,21 @@ func (_c *SessionCreate) AddContextReceipts(v ...*ContextReceipt) *SessionCreate
 		ids[i] = v[i].ID
 	}
 	return _c.AddContextReceiptIDs(ids...)
+}
+
+// AddModelCallIDs adds the "model_calls" edge to the ModelCall entity by IDs.
+func (_c *SessionCreate) AddModelCallIDs(ids ...uuid.UUID) *SessionCreate {
+	_c.mutation.AddModelCallIDs(ids...)
+	return _c
+}
+
+// AddModelCalls adds the "model_calls" edges to the ModelCall entity.
+func (_c *SessionCreate) AddModelCalls(v ...*ModelCall) *SessionCreate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddModelCallIDs(ids...)
 }
 
 // Mutation returns the SessionMutation object of the builder.
@@ -825,6 +841,22 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ModelCallsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ModelCallsTable,
+			Columns: []string{session.ModelCallsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

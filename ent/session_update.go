@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/contextreceipt"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/schema/schematype"
@@ -410,6 +411,21 @@ func (_u *SessionUpdate) AddContextReceipts(v ...*ContextReceipt) *SessionUpdate
 	return _u.AddContextReceiptIDs(ids...)
 }
 
+// AddModelCallIDs adds the "model_calls" edge to the ModelCall entity by IDs.
+func (_u *SessionUpdate) AddModelCallIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.AddModelCallIDs(ids...)
+	return _u
+}
+
+// AddModelCalls adds the "model_calls" edges to the ModelCall entity.
+func (_u *SessionUpdate) AddModelCalls(v ...*ModelCall) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddModelCallIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -518,6 +534,27 @@ func (_u *SessionUpdate) RemoveContextReceipts(v ...*ContextReceipt) *SessionUpd
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveContextReceiptIDs(ids...)
+}
+
+// ClearModelCalls clears all "model_calls" edges to the ModelCall entity.
+func (_u *SessionUpdate) ClearModelCalls() *SessionUpdate {
+	_u.mutation.ClearModelCalls()
+	return _u
+}
+
+// RemoveModelCallIDs removes the "model_calls" edge to ModelCall entities by IDs.
+func (_u *SessionUpdate) RemoveModelCallIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.RemoveModelCallIDs(ids...)
+	return _u
+}
+
+// RemoveModelCalls removes "model_calls" edges to ModelCall entities.
+func (_u *SessionUpdate) RemoveModelCalls(v ...*ModelCall) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveModelCallIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -926,6 +963,51 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.ModelCallsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ModelCallsTable,
+			Columns: []string{session.ModelCallsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedModelCallsIDs(); len(nodes) > 0 && !_u.mutation.ModelCallsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ModelCallsTable,
+			Columns: []string{session.ModelCallsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ModelCallsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ModelCallsTable,
+			Columns: []string{session.ModelCallsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1322,6 +1404,21 @@ func (_u *SessionUpdateOne) AddContextReceipts(v ...*ContextReceipt) *SessionUpd
 	return _u.AddContextReceiptIDs(ids...)
 }
 
+// AddModelCallIDs adds the "model_calls" edge to the ModelCall entity by IDs.
+func (_u *SessionUpdateOne) AddModelCallIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.AddModelCallIDs(ids...)
+	return _u
+}
+
+// AddModelCalls adds the "model_calls" edges to the ModelCall entity.
+func (_u *SessionUpdateOne) AddModelCalls(v ...*ModelCall) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddModelCallIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -1430,6 +1527,27 @@ func (_u *SessionUpdateOne) RemoveContextReceipts(v ...*ContextReceipt) *Session
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveContextReceiptIDs(ids...)
+}
+
+// ClearModelCalls clears all "model_calls" edges to the ModelCall entity.
+func (_u *SessionUpdateOne) ClearModelCalls() *SessionUpdateOne {
+	_u.mutation.ClearModelCalls()
+	return _u
+}
+
+// RemoveModelCallIDs removes the "model_calls" edge to ModelCall entities by IDs.
+func (_u *SessionUpdateOne) RemoveModelCallIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.RemoveModelCallIDs(ids...)
+	return _u
+}
+
+// RemoveModelCalls removes "model_calls" edges to ModelCall entities.
+func (_u *SessionUpdateOne) RemoveModelCalls(v ...*ModelCall) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveModelCallIDs(ids...)
 }
 
 // Where appends a list predicates to the SessionUpdate builder.
@@ -1861,6 +1979,51 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ModelCallsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ModelCallsTable,
+			Columns: []string{session.ModelCallsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedModelCallsIDs(); len(nodes) > 0 && !_u.mutation.ModelCallsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ModelCallsTable,
+			Columns: []string{session.ModelCallsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ModelCallsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ModelCallsTable,
+			Columns: []string{session.ModelCallsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

@@ -24,6 +24,8 @@ type Tx struct {
 	EntityType *EntityTypeClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// ModelCall is the client for interacting with the ModelCall builders.
+	ModelCall *ModelCallClient
 	// Ref is the client for interacting with the Ref builders.
 	Ref *RefClient
 	// Session is the client for interacting with the Session builders.
@@ -170,6 +172,7 @@ func (tx *Tx) init() {
 	tx.ContextReceipt = NewContextReceiptClient(tx.config)
 	tx.EntityType = NewEntityTypeClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.ModelCall = NewModelCallClient(tx.config)
 	tx.Ref = NewRefClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.SessionKey = NewSessionKeyClient(tx.config)

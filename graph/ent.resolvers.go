@@ -48,6 +48,11 @@ func (r *refResolver) Artifact(ctx context.Context, obj *ent.Ref) (*ent.Artifact
 	return r.Engine.Reads.RefArtifact(ctx, obj)
 }
 
+// ContextReceipt returns generated.ContextReceiptResolver implementation.
+func (r *Resolver) ContextReceipt() generated.ContextReceiptResolver {
+	return &contextReceiptResolver{r}
+}
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
@@ -60,9 +65,16 @@ func (r *Resolver) Session() generated.SessionResolver { return &sessionResolver
 // Turn returns generated.TurnResolver implementation.
 func (r *Resolver) Turn() generated.TurnResolver { return &turnResolver{r} }
 
+// SessionWhereInput returns generated.SessionWhereInputResolver implementation.
+func (r *Resolver) SessionWhereInput() generated.SessionWhereInputResolver {
+	return &sessionWhereInputResolver{r}
+}
+
 type (
-	queryResolver   struct{ *Resolver }
-	refResolver     struct{ *Resolver }
-	sessionResolver struct{ *Resolver }
-	turnResolver    struct{ *Resolver }
+	contextReceiptResolver    struct{ *Resolver }
+	queryResolver             struct{ *Resolver }
+	refResolver               struct{ *Resolver }
+	sessionResolver           struct{ *Resolver }
+	turnResolver              struct{ *Resolver }
+	sessionWhereInputResolver struct{ *Resolver }
 )

@@ -68,6 +68,18 @@ func (f EventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventMutation", m)
 }
 
+// The ModelCallFunc type is an adapter to allow the use of ordinary
+// function as ModelCall mutator.
+type ModelCallFunc func(context.Context, *ent.ModelCallMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ModelCallFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ModelCallMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ModelCallMutation", m)
+}
+
 // The RefFunc type is an adapter to allow the use of ordinary
 // function as Ref mutator.
 type RefFunc func(context.Context, *ent.RefMutation) (ent.Value, error)

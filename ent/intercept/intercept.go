@@ -12,6 +12,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
@@ -213,6 +214,33 @@ func (f TraverseEvent) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.EventQuery", q)
 }
 
+// The ModelCallFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ModelCallFunc func(context.Context, *ent.ModelCallQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ModelCallFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ModelCallQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ModelCallQuery", q)
+}
+
+// The TraverseModelCall type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseModelCall func(context.Context, *ent.ModelCallQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseModelCall) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseModelCall) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ModelCallQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ModelCallQuery", q)
+}
+
 // The RefFunc type is an adapter to allow the use of ordinary function as a Querier.
 type RefFunc func(context.Context, *ent.RefQuery) (ent.Value, error)
 
@@ -361,6 +389,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.EntityTypeQuery, predicate.EntityType, entitytype.OrderOption]{typ: ent.TypeEntityType, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
+	case *ent.ModelCallQuery:
+		return &query[*ent.ModelCallQuery, predicate.ModelCall, modelcall.OrderOption]{typ: ent.TypeModelCall, tq: q}, nil
 	case *ent.RefQuery:
 		return &query[*ent.RefQuery, predicate.Ref, ref.OrderOption]{typ: ent.TypeRef, tq: q}, nil
 	case *ent.SessionQuery:

@@ -204,6 +204,48 @@ var (
 			},
 		},
 	}
+	// ModelCallsColumns holds the columns for the "model_calls" table.
+	ModelCallsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "receipt_id", Type: field.TypeUUID},
+		{Name: "turn", Type: field.TypeInt},
+		{Name: "node", Type: field.TypeString},
+		{Name: "model", Type: field.TypeString, Size: 200},
+		{Name: "input_tokens", Type: field.TypeInt},
+		{Name: "output_tokens", Type: field.TypeInt},
+		{Name: "latency_ms", Type: field.TypeInt},
+		{Name: "cost", Type: field.TypeFloat64, SchemaType: map[string]string{"postgres": "numeric(20,10)"}},
+		{Name: "finish_reason", Type: field.TypeString, Nullable: true, Size: 100},
+		{Name: "error", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeUUID},
+	}
+	// ModelCallsTable holds the schema information for the "model_calls" table.
+	ModelCallsTable = &schema.Table{
+		Name:       "model_calls",
+		Columns:    ModelCallsColumns,
+		PrimaryKey: []*schema.Column{ModelCallsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "model_calls_sessions_model_calls",
+				Columns:    []*schema.Column{ModelCallsColumns[12]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "modelcall_session_id_receipt_id",
+				Unique:  false,
+				Columns: []*schema.Column{ModelCallsColumns[12], ModelCallsColumns[1]},
+			},
+			{
+				Name:    "modelcall_session_id_turn",
+				Unique:  false,
+				Columns: []*schema.Column{ModelCallsColumns[12], ModelCallsColumns[2]},
+			},
+		},
+	}
 	// RefsColumns holds the columns for the "refs" table.
 	RefsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeUUID},
@@ -504,6 +546,7 @@ var (
 		ContextReceiptsTable,
 		EntityTypesTable,
 		EventsTable,
+		ModelCallsTable,
 		RefsTable,
 		SessionsTable,
 		SessionKeysTable,
@@ -516,6 +559,7 @@ func init() {
 	ArtifactsTable.ForeignKeys[0].RefTable = RefsTable
 	ArtifactsTable.ForeignKeys[1].RefTable = SessionsTable
 	ContextReceiptsTable.ForeignKeys[0].RefTable = SessionsTable
+	ModelCallsTable.ForeignKeys[0].RefTable = SessionsTable
 	RefsTable.ForeignKeys[0].RefTable = SessionsTable
 	StepResultsTable.ForeignKeys[0].RefTable = SessionsTable
 	TurnsTable.ForeignKeys[0].RefTable = SessionsTable

@@ -21,6 +21,9 @@ type EntityType func(*sql.Selector)
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// ModelCall is the predicate function for modelcall builders.
+type ModelCall func(*sql.Selector)
+
 // Ref is the predicate function for ref builders.
 type Ref func(*sql.Selector)
 

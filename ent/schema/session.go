@@ -83,6 +83,9 @@ func (Session) Edges() []ent.Edge {
 		edge.To("artifacts", Artifact.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("step_results", StepResult.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("context_receipts", ContextReceipt.Type).Annotations(cascade, entgql.RelayConnection()),
+		// Read through receipts and the totals (modelCallTotals), not as a
+		// connection of their own.
+		edge.To("model_calls", ModelCall.Type).Annotations(cascade, entgql.Skip()),
 	}
 }
 

@@ -78,6 +78,8 @@ const (
 	EdgeStepResults = "step_results"
 	// EdgeContextReceipts holds the string denoting the context_receipts edge name in mutations.
 	EdgeContextReceipts = "context_receipts"
+	// EdgeModelCalls holds the string denoting the model_calls edge name in mutations.
+	EdgeModelCalls = "model_calls"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// TurnsTable is the table that holds the turns relation/edge.
@@ -115,6 +117,13 @@ const (
 	ContextReceiptsInverseTable = "context_receipts"
 	// ContextReceiptsColumn is the table column denoting the context_receipts relation/edge.
 	ContextReceiptsColumn = "session_id"
+	// ModelCallsTable is the table that holds the model_calls relation/edge.
+	ModelCallsTable = "model_calls"
+	// ModelCallsInverseTable is the table name for the ModelCall entity.
+	// It exists in this package in order to avoid circular dependency with the "modelcall" package.
+	ModelCallsInverseTable = "model_calls"
+	// ModelCallsColumn is the table column denoting the model_calls relation/edge.
+	ModelCallsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -417,6 +426,20 @@ func ByContextReceipts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newContextReceiptsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByModelCallsCount orders the results by model_calls count.
+func ByModelCallsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newModelCallsStep(), opts...)
+	}
+}
+
+// ByModelCalls orders the results by model_calls terms.
+func ByModelCalls(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newModelCallsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTurnsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -450,6 +473,13 @@ func newContextReceiptsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ContextReceiptsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ContextReceiptsTable, ContextReceiptsColumn),
+	)
+}
+func newModelCallsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ModelCallsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ModelCallsTable, ModelCallsColumn),
 	)
 }
 

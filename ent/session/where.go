@@ -1301,6 +1301,29 @@ func HasContextReceiptsWith(preds ...predicate.ContextReceipt) predicate.Session
 	})
 }
 
+// HasModelCalls applies the HasEdge predicate on the "model_calls" edge.
+func HasModelCalls() predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ModelCallsTable, ModelCallsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasModelCallsWith applies the HasEdge predicate on the "model_calls" edge with a given conditions (other predicates).
+func HasModelCallsWith(preds ...predicate.ModelCall) predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := newModelCallsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Session) predicate.Session {
 	return predicate.Session(sql.AndPredicates(predicates...))

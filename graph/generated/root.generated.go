@@ -29,6 +29,7 @@ type MutationResolver interface {
 	ExpireSessions(ctx context.Context, input model.ExpireSessionsInput) (*model.CountPayload, error)
 	DeleteSession(ctx context.Context, input model.DeleteSessionInput) (*model.DeleteSessionPayload, error)
 	PurgeExpired(ctx context.Context, input model.PurgeExpiredInput) (*model.CountPayload, error)
+	RecordModelCall(ctx context.Context, input engine.RecordModelCallInput) (*model.RecordModelCallPayload, error)
 	RecordRead(ctx context.Context, input engine.RecordReadInput) (*engine.RecordsResult, error)
 	RecordUpdated(ctx context.Context, input engine.RecordReadInput) (*engine.RecordsResult, error)
 	RecordGenerated(ctx context.Context, input engine.RecordGeneratedInput) (*engine.RefResult, error)
@@ -284,6 +285,20 @@ func (ec *executionContext) field_Mutation_recordGenerated_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (engine.RecordGeneratedInput, error) {
 			return ec.unmarshalNRecordGeneratedInput2sessiongraphᚋinternalᚋengineᚐRecordGeneratedInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordModelCall_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (engine.RecordModelCallInput, error) {
+			return ec.unmarshalNRecordModelCallInput2sessiongraphᚋinternalᚋengineᚐRecordModelCallInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -989,6 +1004,50 @@ func (ec *executionContext) fieldContext_Mutation_purgeExpired(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_purgeExpired_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordModelCall(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordModelCall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordModelCall(ctx, fc.Args["input"].(engine.RecordModelCallInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordModelCallPayload) graphql.Marshaler {
+			return ec.marshalNRecordModelCallPayload2ᚖsessiongraphᚋgraphᚋmodelᚐRecordModelCallPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordModelCall(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordModelCallPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordModelCall_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -1929,6 +1988,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "purgeExpired":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_purgeExpired(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordModelCall":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordModelCall(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

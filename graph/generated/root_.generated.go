@@ -32,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	ApplyEnrichmentPayload() ApplyEnrichmentPayloadResolver
 	ClearArtifactPayload() ClearArtifactPayloadResolver
+	ContextReceipt() ContextReceiptResolver
 	FactLoss() FactLossResolver
 	FactSearch() FactSearchResolver
 	MentionEntityPayload() MentionEntityPayloadResolver
@@ -50,6 +51,7 @@ type ResolverRoot interface {
 	Subscription() SubscriptionResolver
 	Turn() TurnResolver
 	UpdateArtifactPayload() UpdateArtifactPayloadResolver
+	SessionWhereInput() SessionWhereInputResolver
 }
 
 type DirectiveRoot struct {
@@ -162,6 +164,7 @@ type ComplexityRoot struct {
 		CreatedAt      func(childComplexity int) int
 		EventSequence  func(childComplexity int) int
 		ID             func(childComplexity int) int
+		ModelCalls     func(childComplexity int) int
 		Node           func(childComplexity int) int
 		Notes          func(childComplexity int) int
 		Sections       func(childComplexity int) int
@@ -372,6 +375,32 @@ type ComplexityRoot struct {
 		Refs func(childComplexity int) int
 	}
 
+	ModelCall struct {
+		Cost         func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Error        func(childComplexity int) int
+		FinishReason func(childComplexity int) int
+		ID           func(childComplexity int) int
+		InputTokens  func(childComplexity int) int
+		LatencyMs    func(childComplexity int) int
+		Model        func(childComplexity int) int
+		Node         func(childComplexity int) int
+		OutputTokens func(childComplexity int) int
+		ReceiptID    func(childComplexity int) int
+		Session      func(childComplexity int) int
+		SessionID    func(childComplexity int) int
+		Turn         func(childComplexity int) int
+	}
+
+	ModelCallTotals struct {
+		Calls        func(childComplexity int) int
+		Cost         func(childComplexity int) int
+		FailedCalls  func(childComplexity int) int
+		InputTokens  func(childComplexity int) int
+		LatencyMs    func(childComplexity int) int
+		OutputTokens func(childComplexity int) int
+	}
+
 	Mutation struct {
 		ApplyEnrichment   func(childComplexity int, input engine.ApplyEnrichmentInput) int
 		BeginTurn         func(childComplexity int, input model.BeginTurnInput) int
@@ -390,6 +419,7 @@ type ComplexityRoot struct {
 		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
 		RecordExchange    func(childComplexity int, input engine.RecordExchangeInput) int
 		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
+		RecordModelCall   func(childComplexity int, input engine.RecordModelCallInput) int
 		RecordRead        func(childComplexity int, input engine.RecordReadInput) int
 		RecordStepResult  func(childComplexity int, input engine.RecordStepResultInput) int
 		RecordUpdated     func(childComplexity int, input engine.RecordReadInput) int
@@ -473,6 +503,10 @@ type ComplexityRoot struct {
 
 	RecordGeneratedPayload struct {
 		Ref func(childComplexity int) int
+	}
+
+	RecordModelCallPayload struct {
+		ModelCall func(childComplexity int) int
 	}
 
 	RecordReadPayload struct {
@@ -581,6 +615,7 @@ type ComplexityRoot struct {
 		JustSavedArtifacts   func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) int
 		LastActiveAt         func(childComplexity int) int
 		Metadata             func(childComplexity int) int
+		ModelCallTotals      func(childComplexity int) int
 		PendingArtifacts     func(childComplexity int, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.ArtifactOrder) int
 		PendingClarification func(childComplexity int) int
 		ReadRefs             func(childComplexity int, refs []string) int
@@ -681,6 +716,7 @@ type ComplexityRoot struct {
 		CompletedAt      func(childComplexity int) int
 		ExecutionSummary func(childComplexity int) int
 		ID               func(childComplexity int) int
+		ModelCallTotals  func(childComplexity int) int
 		Number           func(childComplexity int) int
 		Receipts         func(childComplexity int) int
 		Session          func(childComplexity int) int
@@ -1128,6 +1164,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContextReceipt.ID(childComplexity), true
+	case "ContextReceipt.modelCalls":
+		if e.ComplexityRoot.ContextReceipt.ModelCalls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextReceipt.ModelCalls(childComplexity), true
 	case "ContextReceipt.node":
 		if e.ComplexityRoot.ContextReceipt.Node == nil {
 			break
@@ -1867,6 +1909,128 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MentionEntityPayload.Refs(childComplexity), true
 
+	case "ModelCall.cost":
+		if e.ComplexityRoot.ModelCall.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.Cost(childComplexity), true
+	case "ModelCall.createdAt":
+		if e.ComplexityRoot.ModelCall.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.CreatedAt(childComplexity), true
+	case "ModelCall.error":
+		if e.ComplexityRoot.ModelCall.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.Error(childComplexity), true
+	case "ModelCall.finishReason":
+		if e.ComplexityRoot.ModelCall.FinishReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.FinishReason(childComplexity), true
+	case "ModelCall.id":
+		if e.ComplexityRoot.ModelCall.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.ID(childComplexity), true
+	case "ModelCall.inputTokens":
+		if e.ComplexityRoot.ModelCall.InputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.InputTokens(childComplexity), true
+	case "ModelCall.latencyMs":
+		if e.ComplexityRoot.ModelCall.LatencyMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.LatencyMs(childComplexity), true
+	case "ModelCall.model":
+		if e.ComplexityRoot.ModelCall.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.Model(childComplexity), true
+	case "ModelCall.node":
+		if e.ComplexityRoot.ModelCall.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.Node(childComplexity), true
+	case "ModelCall.outputTokens":
+		if e.ComplexityRoot.ModelCall.OutputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.OutputTokens(childComplexity), true
+	case "ModelCall.receiptID":
+		if e.ComplexityRoot.ModelCall.ReceiptID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.ReceiptID(childComplexity), true
+	case "ModelCall.session":
+		if e.ComplexityRoot.ModelCall.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.Session(childComplexity), true
+	case "ModelCall.sessionID":
+		if e.ComplexityRoot.ModelCall.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.SessionID(childComplexity), true
+	case "ModelCall.turn":
+		if e.ComplexityRoot.ModelCall.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCall.Turn(childComplexity), true
+
+	case "ModelCallTotals.calls":
+		if e.ComplexityRoot.ModelCallTotals.Calls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCallTotals.Calls(childComplexity), true
+	case "ModelCallTotals.cost":
+		if e.ComplexityRoot.ModelCallTotals.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCallTotals.Cost(childComplexity), true
+	case "ModelCallTotals.failedCalls":
+		if e.ComplexityRoot.ModelCallTotals.FailedCalls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCallTotals.FailedCalls(childComplexity), true
+	case "ModelCallTotals.inputTokens":
+		if e.ComplexityRoot.ModelCallTotals.InputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCallTotals.InputTokens(childComplexity), true
+	case "ModelCallTotals.latencyMs":
+		if e.ComplexityRoot.ModelCallTotals.LatencyMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCallTotals.LatencyMs(childComplexity), true
+	case "ModelCallTotals.outputTokens":
+		if e.ComplexityRoot.ModelCallTotals.OutputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelCallTotals.OutputTokens(childComplexity), true
+
 	case "Mutation.applyEnrichment":
 		if e.ComplexityRoot.Mutation.ApplyEnrichment == nil {
 			break
@@ -2054,6 +2218,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordGenerated(childComplexity, args["input"].(engine.RecordGeneratedInput)), true
+	case "Mutation.recordModelCall":
+		if e.ComplexityRoot.Mutation.RecordModelCall == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordModelCall_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordModelCall(childComplexity, args["input"].(engine.RecordModelCallInput)), true
 	case "Mutation.recordRead":
 		if e.ComplexityRoot.Mutation.RecordRead == nil {
 			break
@@ -2459,6 +2634,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RecordGeneratedPayload.Ref(childComplexity), true
+
+	case "RecordModelCallPayload.modelCall":
+		if e.ComplexityRoot.RecordModelCallPayload.ModelCall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordModelCallPayload.ModelCall(childComplexity), true
 
 	case "RecordReadPayload.context":
 		if e.ComplexityRoot.RecordReadPayload.Context == nil {
@@ -2919,6 +3101,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Metadata(childComplexity), true
+	case "Session.modelCallTotals":
+		if e.ComplexityRoot.Session.ModelCallTotals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.ModelCallTotals(childComplexity), true
 	case "Session.pendingArtifacts":
 		if e.ComplexityRoot.Session.PendingArtifacts == nil {
 			break
@@ -3397,6 +3585,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.ID(childComplexity), true
+	case "Turn.modelCallTotals":
+		if e.ComplexityRoot.Turn.ModelCallTotals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.ModelCallTotals(childComplexity), true
 	case "Turn.number":
 		if e.ComplexityRoot.Turn.Number == nil {
 			break
@@ -3617,6 +3811,7 @@ func (e *executableSchema) inputUnmarshalMap() map[reflect.Type]reflect.Value {
 		ec.unmarshalInputRecordDeletedInput,
 		ec.unmarshalInputRecordExchangeInput,
 		ec.unmarshalInputRecordGeneratedInput,
+		ec.unmarshalInputRecordModelCallInput,
 		ec.unmarshalInputRecordReadInput,
 		ec.unmarshalInputRecordStepResultInput,
 		ec.unmarshalInputRecordUpdatedInput,
@@ -5144,6 +5339,43 @@ input EventWhereInput {
 The builtin Map type
 """
 scalar Map
+type ModelCall implements Node {
+  id: ID!
+  sessionID: ID!
+  """
+  The context receipt of the build the call was fed.
+  """
+  receiptID: ID!
+  """
+  The receipt's turn.
+  """
+  turn: Int!
+  """
+  The receipt's node.
+  """
+  node: ContextNode!
+  model: String!
+  inputTokens: Int!
+  outputTokens: Int!
+  """
+  How long the call took, in milliseconds.
+  """
+  latencyMs: Int!
+  """
+  What the call cost, in US dollars.
+  """
+  cost: Float!
+  """
+  Why the model stopped (stop, length, tool_calls, ...), as the provider says it.
+  """
+  finishReason: String
+  """
+  What went wrong; null when the call succeeded. A call with an error is a failed call.
+  """
+  error: String
+  createdAt: Time!
+  session: Session!
+}
 """
 An object with an ID.
 Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
@@ -6609,6 +6841,8 @@ enum EventKind {
   STEP_RECORDED
   "context.recorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount."
   CONTEXT_RECORDED
+  "model.call_recorded: The model call a recorded build fed was recorded: its model, latency, cost, and whether it failed. Payload: receipt, turn, model, latencyMs, cost, failed."
+  MODEL_CALL_RECORDED
   "receipts.texts_cleared: The reaper cleared the session's receipt texts past their retention; their hashes stay. Payload: reason."
   RECEIPTS_TEXTS_CLEARED
   "session.imported: The session was imported; events counts the events the import brought. Payload: events."
@@ -6682,6 +6916,83 @@ extend type Mutation {
   deleteSession(input: DeleteSessionInput!): DeleteSessionPayload! @admin
   "Delete the sessions that expired long enough ago."
   purgeExpired(input: PurgeExpiredInput!): PurgeExpiredPayload! @admin
+}
+`, BuiltIn: false},
+	{Name: "../schema/modelcall.graphql", Input: `# Model calls: the call to a model that a recorded context build fed, as
+# the runtime reports it after the call (recordModelCall), and their totals
+# per turn and per session, by which the session list finds the failed,
+# slow and expensive sessions.
+
+input RecordModelCallInput {
+  "The receipt of the build the call was fed (RecordContextPayload.receipt). Or give sessionID and node instead."
+  receiptID: ID
+  """
+  The build's session. With receiptID, the receipt must be of this session, and a distributed database reads its
+  shard only (docs/scale-out.md); with node, the call fed the node's newest receipt in the session's current turn.
+  """
+  sessionID: ID
+  "With sessionID: the node whose newest build of the current turn the call was fed."
+  node: ContextNode
+  "The model called, as the provider names it (at most 200 bytes)."
+  model: String!
+  "Tokens the model read (0 to 100,000,000)."
+  inputTokens: Int!
+  "Tokens the model wrote (0 to 100,000,000)."
+  outputTokens: Int!
+  "How long the call took, in milliseconds (0 to a day)."
+  latencyMs: Int!
+  "What the call cost, in US dollars (0 to 1,000,000; kept to 10 decimal places)."
+  cost: Float!
+  "Why the model stopped (stop, length, tool_calls, ...), as the provider says it (at most 100 bytes)."
+  finishReason: String
+  "What went wrong (at most 10,000 bytes); null when the call succeeded. A call with an error is a failed call."
+  error: String
+}
+
+type RecordModelCallPayload {
+  modelCall: ModelCall!
+}
+
+"The sums of a turn's or a session's model calls."
+type ModelCallTotals {
+  calls: Int!
+  "Calls that returned an error."
+  failedCalls: Int!
+  inputTokens: Int!
+  outputTokens: Int!
+  "The calls' latencies added up, in milliseconds: the time spent waiting on models."
+  latencyMs: Int!
+  "In US dollars."
+  cost: Float!
+}
+
+extend type Mutation {
+  "Attach a model call to the recorded build it fed; a receipt of another tenant is NOT_FOUND. At most 20 calls a receipt."
+  recordModelCall(input: RecordModelCallInput!): RecordModelCallPayload!
+}
+
+extend type ContextReceipt {
+  "The model calls this build fed, oldest first."
+  modelCalls: [ModelCall!]!
+}
+
+extend type Turn {
+  "The sums of the model calls its builds fed."
+  modelCallTotals: ModelCallTotals!
+}
+
+extend type Session {
+  "The sums of its model calls."
+  modelCallTotals: ModelCallTotals!
+}
+
+extend input SessionWhereInput {
+  "Sessions with (true) or without (false) a failed turn: one that failed (failTurn) or whose builds fed a model call that returned an error."
+  hasFailedTurn: Boolean
+  "Sessions with a turn whose model calls took longer than this many milliseconds in all."
+  turnSlowerThanMs: Int
+  "Sessions whose model calls cost more than this many US dollars in all."
+  costAbove: Float
 }
 `, BuiltIn: false},
 	{Name: "../schema/registry.graphql", Input: `# The ref registry: how entities enter, change and leave a session's memory.
@@ -7625,6 +7936,8 @@ func (ec *executionContext) childFields_ContextReceipt(ctx context.Context, fiel
 		return ec.fieldContext_ContextReceipt_createdAt(ctx, field)
 	case "session":
 		return ec.fieldContext_ContextReceipt_session(ctx, field)
+	case "modelCalls":
+		return ec.fieldContext_ContextReceipt_modelCalls(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContextReceipt", field.Name)
 }
@@ -8021,6 +8334,58 @@ func (ec *executionContext) childFields_MentionEntityPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type MentionEntityPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ModelCall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ModelCall_id(ctx, field)
+	case "sessionID":
+		return ec.fieldContext_ModelCall_sessionID(ctx, field)
+	case "receiptID":
+		return ec.fieldContext_ModelCall_receiptID(ctx, field)
+	case "turn":
+		return ec.fieldContext_ModelCall_turn(ctx, field)
+	case "node":
+		return ec.fieldContext_ModelCall_node(ctx, field)
+	case "model":
+		return ec.fieldContext_ModelCall_model(ctx, field)
+	case "inputTokens":
+		return ec.fieldContext_ModelCall_inputTokens(ctx, field)
+	case "outputTokens":
+		return ec.fieldContext_ModelCall_outputTokens(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_ModelCall_latencyMs(ctx, field)
+	case "cost":
+		return ec.fieldContext_ModelCall_cost(ctx, field)
+	case "finishReason":
+		return ec.fieldContext_ModelCall_finishReason(ctx, field)
+	case "error":
+		return ec.fieldContext_ModelCall_error(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ModelCall_createdAt(ctx, field)
+	case "session":
+		return ec.fieldContext_ModelCall_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ModelCall", field.Name)
+}
+
+func (ec *executionContext) childFields_ModelCallTotals(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "calls":
+		return ec.fieldContext_ModelCallTotals_calls(ctx, field)
+	case "failedCalls":
+		return ec.fieldContext_ModelCallTotals_failedCalls(ctx, field)
+	case "inputTokens":
+		return ec.fieldContext_ModelCallTotals_inputTokens(ctx, field)
+	case "outputTokens":
+		return ec.fieldContext_ModelCallTotals_outputTokens(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_ModelCallTotals_latencyMs(ctx, field)
+	case "cost":
+		return ec.fieldContext_ModelCallTotals_cost(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ModelCallTotals", field.Name)
+}
+
 func (ec *executionContext) childFields_NestedRelation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "field":
@@ -8131,6 +8496,14 @@ func (ec *executionContext) childFields_RecordGeneratedPayload(ctx context.Conte
 		return ec.fieldContext_RecordGeneratedPayload_ref(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecordGeneratedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordModelCallPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "modelCall":
+		return ec.fieldContext_RecordModelCallPayload_modelCall(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordModelCallPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RecordReadPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8363,6 +8736,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_workingMemory(ctx, field)
 	case "factTrace":
 		return ec.fieldContext_Session_factTrace(ctx, field)
+	case "modelCallTotals":
+		return ec.fieldContext_Session_modelCallTotals(ctx, field)
 	case "resolveRefs":
 		return ec.fieldContext_Session_resolveRefs(ctx, field)
 	case "translateFilters":
@@ -8547,6 +8922,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_session(ctx, field)
 	case "receipts":
 		return ec.fieldContext_Turn_receipts(ctx, field)
+	case "modelCallTotals":
+		return ec.fieldContext_Turn_modelCallTotals(ctx, field)
 	case "stepResults":
 		return ec.fieldContext_Turn_stepResults(ctx, field)
 	}

@@ -62,6 +62,10 @@ type PurgeExpiredInput struct {
 	OlderThanSeconds *int `json:"olderThanSeconds,omitempty"`
 }
 
+type RecordModelCallPayload struct {
+	ModelCall *ent.ModelCall `json:"modelCall"`
+}
+
 type RecordStepResultPayload struct {
 	StepResult *ent.StepResult `json:"stepResult"`
 }
@@ -155,6 +159,8 @@ const (
 	EventKindStepRecorded EventKind = "STEP_RECORDED"
 	// context.recorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount.
 	EventKindContextRecorded EventKind = "CONTEXT_RECORDED"
+	// model.call_recorded: The model call a recorded build fed was recorded: its model, latency, cost, and whether it failed. Payload: receipt, turn, model, latencyMs, cost, failed.
+	EventKindModelCallRecorded EventKind = "MODEL_CALL_RECORDED"
 	// receipts.texts_cleared: The reaper cleared the session's receipt texts past their retention; their hashes stay. Payload: reason.
 	EventKindReceiptsTextsCleared EventKind = "RECEIPTS_TEXTS_CLEARED"
 	// session.imported: The session was imported; events counts the events the import brought. Payload: events.
@@ -188,6 +194,7 @@ var AllEventKind = []EventKind{
 	EventKindArtifactCleared,
 	EventKindStepRecorded,
 	EventKindContextRecorded,
+	EventKindModelCallRecorded,
 	EventKindReceiptsTextsCleared,
 	EventKindSessionImported,
 	EventKindAPIKeyRevoked,
@@ -195,7 +202,7 @@ var AllEventKind = []EventKind{
 
 func (e EventKind) IsValid() bool {
 	switch e {
-	case EventKindSessionOpened, EventKindSessionUpdated, EventKindSessionExpired, EventKindSessionDeleted, EventKindTurnBegan, EventKindTurnUpdated, EventKindTurnEnded, EventKindTurnFailed, EventKindConversationReset, EventKindRefsRead, EventKindRefsUpdated, EventKindRefsDeleted, EventKindRefsMentioned, EventKindRefsEnriched, EventKindRefUserAction, EventKindRefCreated, EventKindRefPromoted, EventKindRefRetained, EventKindRefReleased, EventKindArtifactGenerated, EventKindArtifactRevised, EventKindArtifactCleared, EventKindStepRecorded, EventKindContextRecorded, EventKindReceiptsTextsCleared, EventKindSessionImported, EventKindAPIKeyRevoked:
+	case EventKindSessionOpened, EventKindSessionUpdated, EventKindSessionExpired, EventKindSessionDeleted, EventKindTurnBegan, EventKindTurnUpdated, EventKindTurnEnded, EventKindTurnFailed, EventKindConversationReset, EventKindRefsRead, EventKindRefsUpdated, EventKindRefsDeleted, EventKindRefsMentioned, EventKindRefsEnriched, EventKindRefUserAction, EventKindRefCreated, EventKindRefPromoted, EventKindRefRetained, EventKindRefReleased, EventKindArtifactGenerated, EventKindArtifactRevised, EventKindArtifactCleared, EventKindStepRecorded, EventKindContextRecorded, EventKindModelCallRecorded, EventKindReceiptsTextsCleared, EventKindSessionImported, EventKindAPIKeyRevoked:
 		return true
 	}
 	return false

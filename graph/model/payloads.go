@@ -52,3 +52,11 @@ func StepResult(r *ent.StepResult, err error) (*RecordStepResultPayload, error) 
 	}
 	return &RecordStepResultPayload{StepResult: r}, nil
 }
+
+// ModelCall wraps recordModelCall's result in its payload.
+func ModelCall(c *ent.ModelCall, err error) (*RecordModelCallPayload, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &RecordModelCallPayload{ModelCall: c}, nil
+}

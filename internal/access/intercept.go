@@ -9,6 +9,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/event"
 	"sessiongraph/ent/intercept"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
@@ -16,7 +17,7 @@ import (
 )
 
 // Confine makes every query of client keep to the tenant of the request's key:
-// sessions by their tenant, turns, refs, artifacts, step results and context receipts by their
+// sessions by their tenant, turns, refs, artifacts, step results, context receipts and model calls by their
 // session's, events by the tenant they carry. API keys are visible to admins; any
 // other key sees only itself. Entity types are shared by every tenant.
 //
@@ -41,6 +42,9 @@ func Confine(client *ent.Client) {
 	}))
 	client.ContextReceipt.Intercept(intercept.TraverseContextReceipt(func(ctx context.Context, q *ent.ContextReceiptQuery) error {
 		return scoped(ctx, func(t string) { q.Where(contextreceipt.HasSessionWith(session.Tenant(t))) })
+	}))
+	client.ModelCall.Intercept(intercept.TraverseModelCall(func(ctx context.Context, q *ent.ModelCallQuery) error {
+		return scoped(ctx, func(t string) { q.Where(modelcall.HasSessionWith(session.Tenant(t))) })
 	}))
 	client.Event.Intercept(intercept.TraverseEvent(func(ctx context.Context, q *ent.EventQuery) error {
 		return scoped(ctx, func(t string) { q.Where(event.Tenant(t)) })

@@ -28,4 +28,6 @@ const (
 	OpContext          Operation = "context"
 	OpWorkingMemory    Operation = "workingMemory"
 	OpUpsertEntityType Operation = "upsertEntityType"
+	OpRecordModelCall  Operation = "recordModelCall"
+	OpRecordContext    Operation = "recordContext"
 )

@@ -48,6 +48,8 @@ const (
 	KindStepRecorded = "step.recorded"
 	// KindContextRecorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount.
 	KindContextRecorded = "context.recorded"
+	// KindModelCallRecorded: The model call a recorded build fed was recorded: its model, latency, cost, and whether it failed. Payload: receipt, turn, model, latencyMs, cost, failed.
+	KindModelCallRecorded = "model.call_recorded"
 )
 
 // FeedKinds are the event kinds a session records, each of which a
@@ -77,6 +79,7 @@ var FeedKinds = []string{
 	KindArtifactCleared,
 	KindStepRecorded,
 	KindContextRecorded,
+	KindModelCallRecorded,
 	store.KindReceiptTextsCleared,
 	store.KindSessionImported,
 }

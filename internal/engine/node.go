@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
@@ -49,6 +50,9 @@ var nodeLoaders = map[string]func(ctx context.Context, c *ent.Client, ids, sessi
 	},
 	contextreceipt.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
 		return collectNodes(ctx, c.ContextReceipt.Query().Where(contextreceipt.IDIn(ids...), contextreceipt.SessionIDIn(sessions...)), "ContextReceipt", found, func(n *ent.ContextReceipt) uuid.UUID { return n.ID })
+	},
+	modelcall.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
+		return collectNodes(ctx, c.ModelCall.Query().Where(modelcall.IDIn(ids...), modelcall.SessionIDIn(sessions...)), "ModelCall", found, func(n *ent.ModelCall) uuid.UUID { return n.ID })
 	},
 	event.Table: func(ctx context.Context, c *ent.Client, ids, sessions []uuid.UUID, found map[uuid.UUID]ent.Noder) error {
 		return collectNodes(ctx, c.Event.Query().Where(event.IDIn(ids...), event.SessionIDIn(sessions...)), "Event", found, func(n *ent.Event) uuid.UUID { return n.ID })

@@ -44,7 +44,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	require.NoError(t, err)
-	require.False(t, res.IsError, "%s: %v", name, res.Content)
+	require.False(t, res.IsError, "%s: %s", name, func() string { b, _ := json.Marshal(res.Content); return string(b) }())
 	var out map[string]any
 	b, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
@@ -131,7 +131,7 @@ func TestMCPReaderKeyReadsButDoesNotWrite(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"begin_turn": false, "build_context": true, "end_turn": false, "fail_turn": false,
 		"open_session": false, "read_refs": true, "record_created": false, "record_deleted": false, "record_generated": false,
-		"record_read": false, "record_updated": false, "release_ref": false, "resolve_refs": true, "retain_ref": false,
+		"record_model_call": false, "record_read": false, "record_updated": false, "release_ref": false, "resolve_refs": true, "retain_ref": false,
 		"translate_filters": true, "translate_payload": true, "working_memory": true}, readOnly)
 
 	for name, args := range map[string]map[string]any{

@@ -179,6 +179,8 @@ func sweepCalls(id string) map[string]map[string]any {
 		"build_context": {"sessionID": id, "node": "MESSAGES", "turnsWindow": 2, "tokenBudget": 4000, "tokenizer": "chars4",
 			"strategy": "SUMMARY", "modelLimit": 5000, "keepRecent": 10},
 		"working_memory": {"sessionID": id, "everyNTurns": 5},
+		"record_model_call": {"sessionID": id, "node": "THINK", "receiptID": "0193f0c4-0000-7000-8000-000000000001", "model": "gpt-4o",
+			"inputTokens": 800, "outputTokens": 90, "latencyMs": 600, "cost": 0.0002, "finishReason": "stop", "error": "timeout"},
 	}
 }
 

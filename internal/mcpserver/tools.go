@@ -52,6 +52,7 @@ func (t *tools) add(s *mcp.Server) {
 	addTool(s, t, "translate_filters", apperr.OpTranslateFilters, "Replace refs by ids in query filters; pendingRefs are gen refs to read with read_refs instead.", read, t.translateFilters)
 	addTool(s, t, "read_refs", apperr.OpReadRefs, "Read generated refs from their pending artifacts, in the shape of a database read; fromDatabase lists the refs to read from your database.", read, t.readRefs)
 	addTool(s, t, "build_context", apperr.OpContext, "Build a pipeline node's context (UNDERSTAND, THINK, ACT, REPLY or MESSAGES) within its token budget: the text for the prompt, its sections with token counts, the tiers of refs, what was cut.", read, t.buildContext)
+	addTool(s, t, "record_model_call", apperr.OpRecordModelCall, "After calling the model with a build: record the call (model, tokens in and out, latency, cost, finish reason, error) on the build's receipt, so that slow, failed and expensive turns can be found.", write, t.recordModelCall)
 	addTool(s, t, "working_memory", apperr.OpWorkingMemory, "The session's compact state: turn count, focus, the 20 most recently referenced entities, the history summary.", read, t.workingMemory)
 }
 

@@ -21,6 +21,7 @@ import (
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/entitytype"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/sessionkey"
@@ -42,6 +43,7 @@ type Export struct {
 	Artifacts       []json.RawMessage `json:"artifacts"`
 	StepResults     []json.RawMessage `json:"stepResults"`
 	ContextReceipts []json.RawMessage `json:"contextReceipts"`
+	ModelCalls      []json.RawMessage `json:"modelCalls"`
 	Events          []json.RawMessage `json:"events"`
 }
 
@@ -50,7 +52,7 @@ const ExportFormat = "sessiongraph.session/v1"
 
 // rows is the document's list of transferLists[i].
 func (x *Export) rows(i int) *[]json.RawMessage {
-	return [...]*[]json.RawMessage{&x.SessionKeys, &x.Turns, &x.Refs, &x.Artifacts, &x.StepResults, &x.ContextReceipts, &x.Events}[i]
+	return [...]*[]json.RawMessage{&x.SessionKeys, &x.Turns, &x.Refs, &x.Artifacts, &x.StepResults, &x.ContextReceipts, &x.ModelCalls, &x.Events}[i]
 }
 
 // ExportSession reads the session's rows in one statement, so one snapshot:
@@ -313,7 +315,8 @@ type NodeTable struct{ Table, Session string }
 // NodeTables are the tables of Relay nodes, sessions first.
 var NodeTables = []NodeTable{
 	{session.Table, "id"}, {turn.Table, "session_id"}, {ref.Table, "session_id"}, {artifact.Table, "session_id"},
-	{stepresult.Table, "session_id"}, {contextreceipt.Table, "session_id"}, {event.Table, "session_id"},
+	{stepresult.Table, "session_id"}, {contextreceipt.Table, "session_id"},
+	{modelcall.Table, "session_id"}, {event.Table, "session_id"},
 	{entitytype.Table, "NULL::uuid"}, {apikey.Table, "NULL::uuid"},
 }
 

@@ -9,6 +9,7 @@ import (
 	"sessiongraph/ent/artifact"
 	"sessiongraph/ent/contextreceipt"
 	"sessiongraph/ent/event"
+	"sessiongraph/ent/modelcall"
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
@@ -42,6 +43,7 @@ var transferLists = []transferList{
 	{list: "artifacts", table: artifact.Table, order: "r.id", check: checkArtifact, twice: artifactTwice},
 	{list: "stepResults", table: stepresult.Table, order: "r.id", check: checkStep, twice: stepTwice},
 	{list: "contextReceipts", table: contextreceipt.Table, order: "r.id", grown: []string{contextreceipt.FieldText}, check: checkReceipt, twice: anotherTwice},
+	{list: "modelCalls", table: modelcall.Table, order: "r.id", check: checkModelCall, twice: anotherTwice},
 	{list: "events", table: event.Table, order: "r.sequence", check: checkEvent, twice: anotherTwice},
 }
 
@@ -233,6 +235,18 @@ func checkReceipt(im *importer, at string, r *rowKeys) error {
 	case r.EventSequence > s.EventSequence:
 		return apperr.Invalid(at+".event_sequence", "%s.event_sequence is %d, past the session's event_sequence %d: a receipt shows a state the session was in",
 			at, r.EventSequence, s.EventSequence)
+	}
+	return nil
+}
+
+// A model call is of a turn the session had; its receipt, of the session
+// and written before it, is the table's foreign key's to check.
+func checkModelCall(im *importer, at string, r *rowKeys) error {
+	switch err := modelcall.TurnValidator(r.Turn); {
+	case err != nil:
+		return valid(at, columnCheck{"turn", r.Turn, err})
+	case r.Turn > im.session.CurrentTurn:
+		return apperr.Invalid(at+".turn", "%s is a model call of turn %d, past the session's current turn %d", at, r.Turn, im.session.CurrentTurn)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ from .types import (
     ContextOptions, CreateAPIKeyPayload, EndTurnPayload, EnrichmentLabel, EntityChange,
     ExecutionSummaryInput, FailTurnPayload, FilterInput, JSONMap, MentionEntityPayload,
     OpenSessionPayload, ReadRefsResult, RecordCreatedPayload, RecordDeletedPayload,
-    RecordExchangePayload, RecordGeneratedPayload, RecordReadPayload, RecordStepResultPayload,
+    RecordExchangePayload, RecordGeneratedPayload, RecordModelCallPayload, RecordReadPayload, RecordStepResultPayload,
     RecordUpdatedPayload, RecordUserActionPayload, ReleaseRefPayload, ResetConversationPayload, ResolvedRef,
     RetainRefPayload, RevokeAPIKeyPayload, Session, SessionEvent, TranslatedFilters,
     TranslatedPayload, UpdateArtifactPayload, UpdateSessionPayload, UpdateTurnPayload, Viewer,
@@ -224,6 +224,15 @@ def update_turn(session: SessionLike, summary: Union[ExecutionSummaryInput, JSON
 def record_step_result(session: SessionLike, step: int, kind: str, *, description: Optional[str] = None,
                        data: Any = None, refs: Optional[List[str]] = None) -> RecordStepResultPayload:
     """Describe a step of the open turn (kind READ, WRITE, GENERATE or ANALYZE), or give its data."""
+
+
+@mutation("recordModelCall", RecordModelCallPayload)
+def record_model_call(model: str, input_tokens: int, output_tokens: int, latency_ms: int, cost: float, *,
+                      session: Optional[SessionLike] = None, node: Optional[str] = None,
+                      receipt_id: Optional[str] = None, finish_reason: Optional[str] = None,
+                      error: Optional[str] = None) -> RecordModelCallPayload:
+    """Record the model call a recorded build fed: name its receipt_id, or its session and node (the
+    node's newest build in the current turn). cost is in US dollars; error is None when the call succeeded."""
 
 
 # ----------------------------------------------------------------- registry

@@ -229,6 +229,29 @@ class RecordStepResultPayload:
 
 
 @dataclass
+class ModelCall:
+    """The call to a model that a recorded context build fed."""
+    __gql__ = "ModelCall"
+    id: str
+    receipt_id: str
+    turn: int
+    node: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    latency_ms: int
+    cost: float
+    finish_reason: Optional[str]
+    error: Optional[str]
+
+
+@dataclass
+class RecordModelCallPayload:
+    __gql__ = "RecordModelCallPayload"
+    model_call: ModelCall
+
+
+@dataclass
 class BeginTurnPayload:
     __gql__ = "BeginTurnPayload"
     turn: Turn

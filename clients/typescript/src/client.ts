@@ -283,6 +283,25 @@ export class SessionGraphClient {
     return (await this.session$(ops.ContextDocument, { sessionID, node, ...(options ? { options } : {}) })).context;
   }
 
+  /** Builds a node's context and records it as a receipt of the current turn: the build to send, and its receipt. */
+  async recordContext(input: Input<ops.RecordContextMutationVariables>) {
+    return (await this.request(ops.RecordContextDocument, { input })).recordContext;
+  }
+
+  /**
+   * Records the model call a recorded build fed (model, tokens, latencyMs, cost in US dollars,
+   * finishReason, error when it failed): name its receiptID, or its sessionID and node (the
+   * node's newest build in the current turn).
+   */
+  async recordModelCall(input: Input<ops.RecordModelCallMutationVariables>) {
+    return (await this.request(ops.RecordModelCallDocument, { input })).recordModelCall.modelCall;
+  }
+
+  /** The sums of a session's model calls: calls, failed calls, tokens, latency and cost. */
+  async modelCallTotals(sessionID: string) {
+    return (await this.session$(ops.ModelCallTotalsDocument, { sessionID })).modelCallTotals;
+  }
+
   async workingMemory(sessionID: string, everyNTurns?: number) {
     return (await this.session$(ops.WorkingMemoryDocument, { sessionID, ...(everyNTurns ? { everyNTurns } : {}) }))
       .workingMemory;

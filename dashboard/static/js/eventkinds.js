@@ -29,6 +29,7 @@ export const kindWords = {
   "artifact.cleared": "artifact cleared",
   "step.recorded": "step recorded",
   "context.recorded": "context recorded",
+  "model.call_recorded": "model call recorded",
   "receipts.texts_cleared": "receipt texts cleared",
   "session.imported": "imported",
   "apikey.revoked": "key revoked",

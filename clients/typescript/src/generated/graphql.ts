@@ -466,6 +466,12 @@ export type OrderDirection =
   /** Specifies a descending order for a given `orderBy` argument. */
   | 'DESC';
 
+export type RecordContextInput = {
+  node: ContextNode;
+  options?: ContextOptions | null | undefined;
+  sessionID: string | number;
+};
+
 export type RecordCreatedInput = {
   /** The new entity's id in the runtime's database. */
   entityID: string;
@@ -503,6 +509,32 @@ export type RecordGeneratedInput = {
   label?: string | null | undefined;
   sessionID: string | number;
   step?: number | null | undefined;
+};
+
+export type RecordModelCallInput = {
+  /** What the call cost, in US dollars (0 to 1,000,000; kept to 10 decimal places). */
+  cost: number;
+  /** What went wrong (at most 10,000 bytes); null when the call succeeded. A call with an error is a failed call. */
+  error?: string | null | undefined;
+  /** Why the model stopped (stop, length, tool_calls, ...), as the provider says it (at most 100 bytes). */
+  finishReason?: string | null | undefined;
+  /** Tokens the model read (0 to 100,000,000). */
+  inputTokens: number;
+  /** How long the call took, in milliseconds (0 to a day). */
+  latencyMs: number;
+  /** The model called, as the provider names it (at most 200 bytes). */
+  model: string;
+  /** With sessionID: the node whose newest build of the current turn the call was fed. */
+  node?: ContextNode | null | undefined;
+  /** Tokens the model wrote (0 to 100,000,000). */
+  outputTokens: number;
+  /** The receipt of the build the call was fed (RecordContextPayload.receipt). Or give sessionID and node instead. */
+  receiptID?: string | number | null | undefined;
+  /**
+   * The build's session. With receiptID, the receipt must be of this session, and a distributed database reads its
+   * shard only (docs/scale-out.md); with node, the call fed the node's newest receipt in the session's current turn.
+   */
+  sessionID?: string | number | null | undefined;
 };
 
 /**
@@ -843,6 +875,8 @@ export type SessionStatus =
  */
 export type SessionWhereInput = {
   and?: Array<SessionWhereInput> | null | undefined;
+  /** Sessions whose model calls cost more than this many US dollars in all. */
+  costAbove?: number | null | undefined;
   /** created_at field predicates */
   createdAt?: string | null | undefined;
   createdAtGT?: string | null | undefined;
@@ -929,6 +963,8 @@ export type SessionWhereInput = {
   /** context_receipts edge predicates */
   hasContextReceipts?: boolean | null | undefined;
   hasContextReceiptsWith?: Array<ContextReceiptWhereInput> | null | undefined;
+  /** Sessions with (true) or without (false) a failed turn: one that failed (failTurn) or whose builds fed a model call that returned an error. */
+  hasFailedTurn?: boolean | null | undefined;
   /** refs edge predicates */
   hasRefs?: boolean | null | undefined;
   hasRefsWith?: Array<RefWhereInput> | null | undefined;
@@ -1051,6 +1087,8 @@ export type SessionWhereInput = {
   ttlSecondsLTE?: number | null | undefined;
   ttlSecondsNEQ?: number | null | undefined;
   ttlSecondsNotIn?: Array<number> | null | undefined;
+  /** Sessions with a turn whose model calls took longer than this many milliseconds in all. */
+  turnSlowerThanMs?: number | null | undefined;
   /** updated_at field predicates */
   updatedAt?: string | null | undefined;
   updatedAtGT?: string | null | undefined;
@@ -1395,6 +1433,27 @@ export type WorkingMemoryQueryVariables = Exact<{
 
 
 export type WorkingMemoryQuery = { session: { workingMemory: { turnCount: number, summary: string, shouldSummarize: boolean, focus: { type: string, id: string | null, context: Record<string, unknown> | null } | null, recentEntities: Array<{ entityType: string, ref: string, label: string, turn: number }> } } | null };
+
+export type RecordContextMutationVariables = Exact<{
+  input: RecordContextInput;
+}>;
+
+
+export type RecordContextMutation = { recordContext: { build: { node: ContextNode, text: string, tokenCount: number, budget: number, tokenizer: string, truncatedTurns: number, notes: Array<string>, sections: Array<{ name: string, text: string, tokenCount: number, truncated: boolean }>, messages: Array<{ role: string, content: string, tokenCount: number }>, tiers: { active: Array<string>, generated: Array<string>, retained: Array<string> } }, receipt: { id: string, turn: number, node: ContextNode, tokenCount: number } } };
+
+export type RecordModelCallMutationVariables = Exact<{
+  input: RecordModelCallInput;
+}>;
+
+
+export type RecordModelCallMutation = { recordModelCall: { modelCall: { id: string, receiptID: string, turn: number, node: ContextNode, model: string, inputTokens: number, outputTokens: number, latencyMs: number, cost: number, finishReason: string | null, error: string | null } } };
+
+export type ModelCallTotalsQueryVariables = Exact<{
+  sessionID: string | number;
+}>;
+
+
+export type ModelCallTotalsQuery = { session: { modelCallTotals: { calls: number, failedCalls: number, inputTokens: number, outputTokens: number, latencyMs: number, cost: number } } | null };
 
 export type SessionFieldsFragment = { id: string, tenant: string, externalKey: string, userID: string, domain: string, status: SessionStatus, systemPrompt: string, currentTurn: number, tokenizer: string, tokenCount: number, metadata: Record<string, string>, ttlSeconds: number, createdAt: string, lastActiveAt: string, expiresAt: string, expiredAt: string | null };
 
@@ -1947,6 +2006,78 @@ export const WorkingMemoryDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<WorkingMemoryQuery, WorkingMemoryQueryVariables>;
+export const RecordContextDocument = new TypedDocumentString(`
+    mutation RecordContext($input: RecordContextInput!) {
+  recordContext(input: $input) {
+    build {
+      ...ContextBuildFields
+    }
+    receipt {
+      id
+      turn
+      node
+      tokenCount
+    }
+  }
+}
+    fragment ContextBuildFields on ContextBuild {
+  node
+  text
+  tokenCount
+  budget
+  tokenizer
+  sections {
+    name
+    text
+    tokenCount
+    truncated
+  }
+  messages {
+    role
+    content
+    tokenCount
+  }
+  tiers {
+    active
+    generated
+    retained
+  }
+  truncatedTurns
+  notes
+}`) as unknown as TypedDocumentString<RecordContextMutation, RecordContextMutationVariables>;
+export const RecordModelCallDocument = new TypedDocumentString(`
+    mutation RecordModelCall($input: RecordModelCallInput!) {
+  recordModelCall(input: $input) {
+    modelCall {
+      id
+      receiptID
+      turn
+      node
+      model
+      inputTokens
+      outputTokens
+      latencyMs
+      cost
+      finishReason
+      error
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<RecordModelCallMutation, RecordModelCallMutationVariables>;
+export const ModelCallTotalsDocument = new TypedDocumentString(`
+    query ModelCallTotals($sessionID: ID!) {
+  session(id: $sessionID) {
+    modelCallTotals {
+      calls
+      failedCalls
+      inputTokens
+      outputTokens
+      latencyMs
+      cost
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ModelCallTotalsQuery, ModelCallTotalsQueryVariables>;
 export const RecordReadDocument = new TypedDocumentString(`
     mutation RecordRead($input: RecordReadInput!) {
   recordRead(input: $input) {
