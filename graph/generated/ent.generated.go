@@ -16395,7 +16395,8 @@ func (ec *executionContext) _ModelCall(ctx context.Context, sel ast.SelectionSet
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -18727,7 +18728,7 @@ func (ec *executionContext) marshalNMap2ᚕmapᚄ(ctx context.Context, sel ast.S
 }
 
 func (ec *executionContext) marshalNModelCall2ᚕᚖsessiongraphᚋentᚐModelCallᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ModelCall) graphql.Marshaler {
-	ret := marshalListInOrder(ctx, len(v), false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNModelCall2ᚖsessiongraphᚋentᚐModelCall(ctx, sel, v[i])

@@ -362,7 +362,8 @@ func (ec *executionContext) _ModelCallTotals(ctx context.Context, sel ast.Select
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 var recordModelCallPayloadImplementors = []string{"RecordModelCallPayload"}
@@ -401,7 +402,8 @@ func (ec *executionContext) _RecordModelCallPayload(ctx context.Context, sel ast
 			Context:  ctx,
 		})
 	}
-	return fieldsInOrder{fields: fields, values: out.Values}
+
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************
