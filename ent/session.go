@@ -88,9 +88,11 @@ type SessionEdges struct {
 	StepResults []*StepResult `json:"step_results,omitempty"`
 	// ContextReceipts holds the value of the context_receipts edge.
 	ContextReceipts []*ContextReceipt `json:"context_receipts,omitempty"`
+	// TurnItems holds the value of the turn_items edge.
+	TurnItems []*TurnItem `json:"turn_items,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 	// totalCount holds the count of the edges above.
 	totalCount [5]map[string]int
 
@@ -99,6 +101,7 @@ type SessionEdges struct {
 	namedArtifacts       map[string][]*Artifact
 	namedStepResults     map[string][]*StepResult
 	namedContextReceipts map[string][]*ContextReceipt
+	namedTurnItems       map[string][]*TurnItem
 }
 
 // TurnsOrErr returns the Turns value or an error if the edge
@@ -144,6 +147,15 @@ func (e SessionEdges) ContextReceiptsOrErr() ([]*ContextReceipt, error) {
 		return e.ContextReceipts, nil
 	}
 	return nil, &NotLoadedError{edge: "context_receipts"}
+}
+
+// TurnItemsOrErr returns the TurnItems value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) TurnItemsOrErr() ([]*TurnItem, error) {
+	if e.loadedTypes[5] {
+		return e.TurnItems, nil
+	}
+	return nil, &NotLoadedError{edge: "turn_items"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -381,6 +393,11 @@ func (_m *Session) QueryContextReceipts() *ContextReceiptQuery {
 	return NewSessionClient(_m.config).QueryContextReceipts(_m)
 }
 
+// QueryTurnItems queries the "turn_items" edge of the Session entity.
+func (_m *Session) QueryTurnItems() *TurnItemQuery {
+	return NewSessionClient(_m.config).QueryTurnItems(_m)
+}
+
 // Update returns a builder for updating this Session.
 // Note that you need to call Session.Unwrap() before calling this method if this Session
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -601,6 +618,30 @@ func (_m *Session) appendNamedContextReceipts(name string, edges ...*ContextRece
 		_m.Edges.namedContextReceipts[name] = []*ContextReceipt{}
 	} else {
 		_m.Edges.namedContextReceipts[name] = append(_m.Edges.namedContextReceipts[name], edges...)
+	}
+}
+
+// NamedTurnItems returns the TurnItems named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Session) NamedTurnItems(name string) ([]*TurnItem, error) {
+	if _m.Edges.namedTurnItems == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedTurnItems[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Session) appendNamedTurnItems(name string, edges ...*TurnItem) {
+	if _m.Edges.namedTurnItems == nil {
+		_m.Edges.namedTurnItems = make(map[string][]*TurnItem)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedTurnItems[name] = []*TurnItem{}
+	} else {
+		_m.Edges.namedTurnItems[name] = append(_m.Edges.namedTurnItems[name], edges...)
 	}
 }
 

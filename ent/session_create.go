@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -387,6 +388,21 @@ func (_c *SessionCreate) AddContextReceipts(v ...*ContextReceipt) *SessionCreate
 		ids[i] = v[i].ID
 	}
 	return _c.AddContextReceiptIDs(ids...)
+}
+
+// AddTurnItemIDs adds the "turn_items" edge to the TurnItem entity by IDs.
+func (_c *SessionCreate) AddTurnItemIDs(ids ...uuid.UUID) *SessionCreate {
+	_c.mutation.AddTurnItemIDs(ids...)
+	return _c
+}
+
+// AddTurnItems adds the "turn_items" edges to the TurnItem entity.
+func (_c *SessionCreate) AddTurnItems(v ...*TurnItem) *SessionCreate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddTurnItemIDs(ids...)
 }
 
 // Mutation returns the SessionMutation object of the builder.
@@ -825,6 +841,22 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.TurnItemsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -410,6 +411,21 @@ func (_u *SessionUpdate) AddContextReceipts(v ...*ContextReceipt) *SessionUpdate
 	return _u.AddContextReceiptIDs(ids...)
 }
 
+// AddTurnItemIDs adds the "turn_items" edge to the TurnItem entity by IDs.
+func (_u *SessionUpdate) AddTurnItemIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.AddTurnItemIDs(ids...)
+	return _u
+}
+
+// AddTurnItems adds the "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdate) AddTurnItems(v ...*TurnItem) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddTurnItemIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -518,6 +534,27 @@ func (_u *SessionUpdate) RemoveContextReceipts(v ...*ContextReceipt) *SessionUpd
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveContextReceiptIDs(ids...)
+}
+
+// ClearTurnItems clears all "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdate) ClearTurnItems() *SessionUpdate {
+	_u.mutation.ClearTurnItems()
+	return _u
+}
+
+// RemoveTurnItemIDs removes the "turn_items" edge to TurnItem entities by IDs.
+func (_u *SessionUpdate) RemoveTurnItemIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.RemoveTurnItemIDs(ids...)
+	return _u
+}
+
+// RemoveTurnItems removes "turn_items" edges to TurnItem entities.
+func (_u *SessionUpdate) RemoveTurnItems(v ...*TurnItem) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveTurnItemIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -926,6 +963,51 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedTurnItemsIDs(); len(nodes) > 0 && !_u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.TurnItemsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1322,6 +1404,21 @@ func (_u *SessionUpdateOne) AddContextReceipts(v ...*ContextReceipt) *SessionUpd
 	return _u.AddContextReceiptIDs(ids...)
 }
 
+// AddTurnItemIDs adds the "turn_items" edge to the TurnItem entity by IDs.
+func (_u *SessionUpdateOne) AddTurnItemIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.AddTurnItemIDs(ids...)
+	return _u
+}
+
+// AddTurnItems adds the "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdateOne) AddTurnItems(v ...*TurnItem) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddTurnItemIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -1430,6 +1527,27 @@ func (_u *SessionUpdateOne) RemoveContextReceipts(v ...*ContextReceipt) *Session
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveContextReceiptIDs(ids...)
+}
+
+// ClearTurnItems clears all "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdateOne) ClearTurnItems() *SessionUpdateOne {
+	_u.mutation.ClearTurnItems()
+	return _u
+}
+
+// RemoveTurnItemIDs removes the "turn_items" edge to TurnItem entities by IDs.
+func (_u *SessionUpdateOne) RemoveTurnItemIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.RemoveTurnItemIDs(ids...)
+	return _u
+}
+
+// RemoveTurnItems removes "turn_items" edges to TurnItem entities.
+func (_u *SessionUpdateOne) RemoveTurnItems(v ...*TurnItem) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveTurnItemIDs(ids...)
 }
 
 // Where appends a list predicates to the SessionUpdate builder.
@@ -1861,6 +1979,51 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(contextreceipt.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedTurnItemsIDs(); len(nodes) > 0 && !_u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.TurnItemsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

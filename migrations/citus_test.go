@@ -47,6 +47,7 @@ var citus = placement{
 		{"artifacts", "session_id"},
 		{"step_results", "session_id"},
 		{"context_receipts", "session_id"},
+		{"turn_items", "session_id"},
 		{"events", "session_id"},
 	},
 	local: map[string]string{

@@ -83,6 +83,7 @@ func (Session) Edges() []ent.Edge {
 		edge.To("artifacts", Artifact.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("step_results", StepResult.Type).Annotations(cascade, entgql.RelayConnection()),
 		edge.To("context_receipts", ContextReceipt.Type).Annotations(cascade, entgql.RelayConnection()),
+		edge.To("turn_items", TurnItem.Type).Annotations(cascade, entgql.Skip(entgql.SkipAll)),
 	}
 }
 

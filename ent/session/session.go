@@ -78,6 +78,8 @@ const (
 	EdgeStepResults = "step_results"
 	// EdgeContextReceipts holds the string denoting the context_receipts edge name in mutations.
 	EdgeContextReceipts = "context_receipts"
+	// EdgeTurnItems holds the string denoting the turn_items edge name in mutations.
+	EdgeTurnItems = "turn_items"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// TurnsTable is the table that holds the turns relation/edge.
@@ -115,6 +117,13 @@ const (
 	ContextReceiptsInverseTable = "context_receipts"
 	// ContextReceiptsColumn is the table column denoting the context_receipts relation/edge.
 	ContextReceiptsColumn = "session_id"
+	// TurnItemsTable is the table that holds the turn_items relation/edge.
+	TurnItemsTable = "turn_items"
+	// TurnItemsInverseTable is the table name for the TurnItem entity.
+	// It exists in this package in order to avoid circular dependency with the "turnitem" package.
+	TurnItemsInverseTable = "turn_items"
+	// TurnItemsColumn is the table column denoting the turn_items relation/edge.
+	TurnItemsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -417,6 +426,20 @@ func ByContextReceipts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newContextReceiptsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByTurnItemsCount orders the results by turn_items count.
+func ByTurnItemsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newTurnItemsStep(), opts...)
+	}
+}
+
+// ByTurnItems orders the results by turn_items terms.
+func ByTurnItems(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newTurnItemsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTurnsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -450,6 +473,13 @@ func newContextReceiptsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ContextReceiptsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ContextReceiptsTable, ContextReceiptsColumn),
+	)
+}
+func newTurnItemsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(TurnItemsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, TurnItemsTable, TurnItemsColumn),
 	)
 }
 

@@ -68,6 +68,7 @@ type SessionResolver interface {
 type TurnResolver interface {
 	Receipts(ctx context.Context, obj *ent.Turn) ([]*ent.ContextReceipt, error)
 	StepResults(ctx context.Context, obj *ent.Turn) ([]*ent.StepResult, error)
+	Items(ctx context.Context, obj *ent.Turn) ([]*engine.TurnItem, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -6512,6 +6513,38 @@ func (ec *executionContext) fieldContext_Turn_stepResults(_ context.Context, fie
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_StepResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_items(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().Items(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*engine.TurnItem) graphql.Marshaler {
+			return ec.marshalNTurnItem2ᚕᚖsessiongraphᚋinternalᚋengineᚐTurnItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TurnItem(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17534,6 +17567,48 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._Turn_stepResults(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "items":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Turn_items(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 )
 
 // Confine makes every query of client keep to the tenant of the request's key:
@@ -41,6 +42,9 @@ func Confine(client *ent.Client) {
 	}))
 	client.ContextReceipt.Intercept(intercept.TraverseContextReceipt(func(ctx context.Context, q *ent.ContextReceiptQuery) error {
 		return scoped(ctx, func(t string) { q.Where(contextreceipt.HasSessionWith(session.Tenant(t))) })
+	}))
+	client.TurnItem.Intercept(intercept.TraverseTurnItem(func(ctx context.Context, q *ent.TurnItemQuery) error {
+		return scoped(ctx, func(t string) { q.Where(turnitem.HasSessionWith(session.Tenant(t))) })
 	}))
 	client.Event.Intercept(intercept.TraverseEvent(func(ctx context.Context, q *ent.EventQuery) error {
 		return scoped(ctx, func(t string) { q.Where(event.Tenant(t)) })

@@ -1,0 +1,2 @@
+-- reverse: create "turn_items" table (and its indexes)
+DROP TABLE "turn_items";
