@@ -91,7 +91,7 @@ func (d document) write(t *testing.T, replace ...string) string {
 	// In the order export writes it, then any key it does not write.
 	var buf bytes.Buffer
 	buf.WriteByte('{')
-	keys := []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "events"}
+	keys := []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "turnItems", "contextReceipts", "events"}
 	for k := range d {
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -127,7 +127,7 @@ func sessionRows(t *testing.T, db *sql.DB, id string) map[string]string {
 	require.NoError(t, db.QueryRow(`SELECT COALESCE(jsonb_agg(to_jsonb(k) ORDER BY k.id), '[]')::text FROM session_keys k
 		WHERE k.id IN (SELECT k2.id FROM session_keys k2 JOIN sessions s ON s.tenant = k2.tenant AND s.external_key = k2.external_key WHERE s.id = $1)`, id).Scan(&row))
 	out["session_keys"] = row
-	for _, table := range []string{"turns", "refs", "artifacts", "step_results", "context_receipts", "events"} {
+	for _, table := range []string{"turns", "refs", "artifacts", "step_results", "turn_items", "context_receipts", "events"} {
 		q := fmt.Sprintf(`SELECT COALESCE(jsonb_agg(to_jsonb(r) ORDER BY r.id), '[]')::text FROM %s r WHERE r.session_id = $1`, pq.QuoteIdentifier(table))
 		require.NoError(t, db.QueryRow(q, id).Scan(&row))
 		out[table] = row
@@ -162,7 +162,7 @@ func newImportFixture(t *testing.T) *importFixture {
 	f.docID = seedUserSession(t, from, "acme", "u-1", f.marker)
 	from.MustDo(t, `mutation($s: ID!) { recordContext(input: {sessionID: $s, node: THINK}) { receipt { id } } }`, map[string]any{"s": f.docID}, nil)
 	f.doc = exportDocument(t, from, f.docID)
-	for _, list := range []string{"sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "events"} {
+	for _, list := range []string{"sessionKeys", "turns", "refs", "artifacts", "stepResults", "turnItems", "contextReceipts", "events"} {
 		require.NotZero(t, f.doc.rows(list), "the document holds %s", list)
 	}
 
@@ -309,6 +309,10 @@ func TestAnImportWhoseNumbersDisagreeWithItsCountersIsRefused(t *testing.T) {
 			d.row("contextReceipts", 0)["event_sequence"] = 999
 			return nil
 		}, code: "BAD_USER_INPUT", says: []string{fmt.Sprintf("contextReceipts[0].event_sequence is 999, past the session's event_sequence %d", n)}},
+		{name: "an item past the current turn", change: func(t *testing.T, d, _ document) []string {
+			d.row("turnItems", 0)["turn"] = 99
+			return nil
+		}, code: "BAD_USER_INPUT", says: []string{"turnItems[0] is an item of turn 99, past the session's current turn 1"}},
 		{name: "a step naming a ref the document lacks", change: func(t *testing.T, d, _ document) []string {
 			d.row("stepResults", 0)["refs"] = []any{"recipe_777"}
 			return nil
@@ -353,6 +357,10 @@ func TestAnImportOfADocumentHoldingARowTwiceSaysWhich(t *testing.T) {
 			d.add("stepResults", 0, map[string]any{"id": uuid.NewString()})
 			return nil
 		}, code: "BAD_USER_INPUT", says: []string{fmt.Sprintf("stepResults[%d]: the document holds step %v of turn 1 twice", f.doc.rows("stepResults"), f.doc.row("stepResults", 0)["step"])}},
+		{name: "an item", change: func(t *testing.T, d, _ document) []string {
+			d.add("turnItems", 0, map[string]any{"id": uuid.NewString()})
+			return nil
+		}, code: "BAD_USER_INPUT", says: []string{fmt.Sprintf("turnItems[%d]: the document holds item 1 of turn 1 twice", f.doc.rows("turnItems"))}},
 		{name: "a list", change: func(t *testing.T, d, _ document) []string {
 			return []string{`"turns":`, `"turns":[],"turns":`}
 		}, code: "BAD_USER_INPUT", says: []string{"the document holds turns twice"}},
@@ -390,7 +398,7 @@ func TestAnImportChecksItsTextAsTheAPIDoes(t *testing.T) {
 		}, code: "BAD_USER_INPUT", says: []string{"session.tenant holds the invisible or control character U+200B"}},
 		{name: "a list out of order", change: func(t *testing.T, d, _ document) []string {
 			return []string{`"artifacts":`, `"events":[],"artifacts":`}
-		}, code: "BAD_USER_INPUT", says: []string{"artifacts come after events in the document: its lists are in the order sessionKeys, turns, refs, artifacts, stepResults, contextReceipts, events"}},
+		}, code: "BAD_USER_INPUT", says: []string{"artifacts come after events in the document: its lists are in the order sessionKeys, turns, refs, artifacts, stepResults, turnItems, contextReceipts, events"}},
 		{name: "a list the format lacks", change: func(t *testing.T, d, _ document) []string {
 			d["comments"] = []any{}
 			return nil
@@ -430,7 +438,7 @@ func writeLargeDocument(t *testing.T, d document, turns int) (string, int64) {
 	defer file.Close()
 	w := bufio.NewWriter(file)
 	text := strings.Repeat("The user asked for a recipe with what is in the fridge. ", 146)
-	for i, k := range []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "events"} {
+	for i, k := range []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "turnItems", "contextReceipts", "events"} {
 		if i > 0 {
 			w.WriteByte(',')
 		} else {

@@ -10597,6 +10597,8 @@ type TurnMutation struct {
 	adduser_tokens      *int
 	assistant_tokens    *int
 	addassistant_tokens *int
+	item_count          *int
+	additem_count       *int
 	status              *turn.Status
 	execution_summary   **schematype.ExecutionSummary
 	started_at          *time.Time
@@ -11025,6 +11027,62 @@ func (m *TurnMutation) ResetAssistantTokens() {
 	m.addassistant_tokens = nil
 }
 
+// SetItemCount sets the "item_count" field.
+func (m *TurnMutation) SetItemCount(i int) {
+	m.item_count = &i
+	m.additem_count = nil
+}
+
+// ItemCount returns the value of the "item_count" field in the mutation.
+func (m *TurnMutation) ItemCount() (r int, exists bool) {
+	v := m.item_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemCount returns the old "item_count" field's value of the Turn entity.
+// If the Turn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnMutation) OldItemCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemCount: %w", err)
+	}
+	return oldValue.ItemCount, nil
+}
+
+// AddItemCount adds i to the "item_count" field.
+func (m *TurnMutation) AddItemCount(i int) {
+	if m.additem_count != nil {
+		*m.additem_count += i
+	} else {
+		m.additem_count = &i
+	}
+}
+
+// AddedItemCount returns the value that was added to the "item_count" field in this mutation.
+func (m *TurnMutation) AddedItemCount() (r int, exists bool) {
+	v := m.additem_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetItemCount resets all changes to the "item_count" field.
+func (m *TurnMutation) ResetItemCount() {
+	m.item_count = nil
+	m.additem_count = nil
+}
+
 // SetStatus sets the "status" field.
 func (m *TurnMutation) SetStatus(t turn.Status) {
 	m.status = &t
@@ -11256,7 +11314,7 @@ func (m *TurnMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TurnMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.session != nil {
 		fields = append(fields, turn.FieldSessionID)
 	}
@@ -11277,6 +11335,9 @@ func (m *TurnMutation) Fields() []string {
 	}
 	if m.assistant_tokens != nil {
 		fields = append(fields, turn.FieldAssistantTokens)
+	}
+	if m.item_count != nil {
+		fields = append(fields, turn.FieldItemCount)
 	}
 	if m.status != nil {
 		fields = append(fields, turn.FieldStatus)
@@ -11312,6 +11373,8 @@ func (m *TurnMutation) Field(name string) (ent.Value, bool) {
 		return m.UserTokens()
 	case turn.FieldAssistantTokens:
 		return m.AssistantTokens()
+	case turn.FieldItemCount:
+		return m.ItemCount()
 	case turn.FieldStatus:
 		return m.Status()
 	case turn.FieldExecutionSummary:
@@ -11343,6 +11406,8 @@ func (m *TurnMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldUserTokens(ctx)
 	case turn.FieldAssistantTokens:
 		return m.OldAssistantTokens(ctx)
+	case turn.FieldItemCount:
+		return m.OldItemCount(ctx)
 	case turn.FieldStatus:
 		return m.OldStatus(ctx)
 	case turn.FieldExecutionSummary:
@@ -11409,6 +11474,13 @@ func (m *TurnMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAssistantTokens(v)
 		return nil
+	case turn.FieldItemCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemCount(v)
+		return nil
 	case turn.FieldStatus:
 		v, ok := value.(turn.Status)
 		if !ok {
@@ -11454,6 +11526,9 @@ func (m *TurnMutation) AddedFields() []string {
 	if m.addassistant_tokens != nil {
 		fields = append(fields, turn.FieldAssistantTokens)
 	}
+	if m.additem_count != nil {
+		fields = append(fields, turn.FieldItemCount)
+	}
 	return fields
 }
 
@@ -11468,6 +11543,8 @@ func (m *TurnMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedUserTokens()
 	case turn.FieldAssistantTokens:
 		return m.AddedAssistantTokens()
+	case turn.FieldItemCount:
+		return m.AddedItemCount()
 	}
 	return nil, false
 }
@@ -11497,6 +11574,13 @@ func (m *TurnMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddAssistantTokens(v)
+		return nil
+	case turn.FieldItemCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddItemCount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Turn numeric field %s", name)
@@ -11560,6 +11644,9 @@ func (m *TurnMutation) ResetField(name string) error {
 		return nil
 	case turn.FieldAssistantTokens:
 		m.ResetAssistantTokens()
+		return nil
+	case turn.FieldItemCount:
+		m.ResetItemCount()
 		return nil
 	case turn.FieldStatus:
 		m.ResetStatus()

@@ -601,8 +601,14 @@ func init() {
 	turn.DefaultAssistantTokens = turnDescAssistantTokens.Default.(int)
 	// turn.AssistantTokensValidator is a validator for the "assistant_tokens" field. It is called by the builders before save.
 	turn.AssistantTokensValidator = turnDescAssistantTokens.Validators[0].(func(int) error)
+	// turnDescItemCount is the schema descriptor for item_count field.
+	turnDescItemCount := turnFields[8].Descriptor()
+	// turn.DefaultItemCount holds the default value on creation for the item_count field.
+	turn.DefaultItemCount = turnDescItemCount.Default.(int)
+	// turn.ItemCountValidator is a validator for the "item_count" field. It is called by the builders before save.
+	turn.ItemCountValidator = turnDescItemCount.Validators[0].(func(int) error)
 	// turnDescStartedAt is the schema descriptor for started_at field.
-	turnDescStartedAt := turnFields[10].Descriptor()
+	turnDescStartedAt := turnFields[11].Descriptor()
 	// turn.DefaultStartedAt holds the default value on creation for the started_at field.
 	turn.DefaultStartedAt = turnDescStartedAt.Default.(func() time.Time)
 	// turnDescID is the schema descriptor for id field.

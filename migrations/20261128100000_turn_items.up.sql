@@ -8,3 +8,6 @@ CREATE TABLE "turn_items" ("id" uuid NOT NULL, "turn" bigint NOT NULL, "position
 CREATE INDEX "turn_item_content_trgm" ON "turn_items" USING gin ("content" gin_trgm_ops);
 -- create index "turnitem_session_id_turn_position" to table: "turn_items"
 CREATE UNIQUE INDEX "turnitem_session_id_turn_position" ON "turn_items" ("session_id", "turn", "position");
+-- modify "turns" table: how many items each turn has, so that a build
+-- reads items only when a turn it shows has some
+ALTER TABLE "turns" ADD COLUMN "item_count" bigint NOT NULL DEFAULT 0;

@@ -439,6 +439,7 @@ var (
 		{Name: "assistant_summary", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "user_tokens", Type: field.TypeInt, Default: 0},
 		{Name: "assistant_tokens", Type: field.TypeInt, Default: 0},
+		{Name: "item_count", Type: field.TypeInt, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"OPEN", "COMPLETED", "FAILED"}, Default: "OPEN"},
 		{Name: "execution_summary", Type: field.TypeJSON, Nullable: true},
 		{Name: "started_at", Type: field.TypeTime},
@@ -453,7 +454,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "turns_sessions_turns",
-				Columns:    []*schema.Column{TurnsColumns[11]},
+				Columns:    []*schema.Column{TurnsColumns[12]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -462,17 +463,17 @@ var (
 			{
 				Name:    "turn_session_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{TurnsColumns[11], TurnsColumns[0]},
+				Columns: []*schema.Column{TurnsColumns[12], TurnsColumns[0]},
 			},
 			{
 				Name:    "turn_session_id_number",
 				Unique:  true,
-				Columns: []*schema.Column{TurnsColumns[11], TurnsColumns[1]},
+				Columns: []*schema.Column{TurnsColumns[12], TurnsColumns[1]},
 			},
 			{
 				Name:    "turn_one_open_per_session",
 				Unique:  true,
-				Columns: []*schema.Column{TurnsColumns[11]},
+				Columns: []*schema.Column{TurnsColumns[12]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "((status)::text = 'OPEN'::text)",
 				},

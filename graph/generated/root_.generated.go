@@ -693,6 +693,7 @@ type ComplexityRoot struct {
 		CompletedAt      func(childComplexity int) int
 		ExecutionSummary func(childComplexity int) int
 		ID               func(childComplexity int) int
+		ItemCount        func(childComplexity int) int
 		Items            func(childComplexity int) int
 		Number           func(childComplexity int) int
 		Receipts         func(childComplexity int) int
@@ -3476,6 +3477,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.ID(childComplexity), true
+	case "Turn.itemCount":
+		if e.ComplexityRoot.Turn.ItemCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.ItemCount(childComplexity), true
 	case "Turn.items":
 		if e.ComplexityRoot.Turn.Items == nil {
 			break
@@ -6496,6 +6503,10 @@ type Turn implements Node {
   assistantSummary: String!
   userTokens: Int!
   assistantTokens: Int!
+  """
+  How many items were recorded in the turn (recordItems): the builds read items only for turns that have some.
+  """
+  itemCount: Int!
   status: TurnStatus!
   executionSummary: ExecutionSummary
   startedAt: Time!
@@ -6668,6 +6679,17 @@ input TurnWhereInput {
   assistantTokensGTE: Int
   assistantTokensLT: Int
   assistantTokensLTE: Int
+  """
+  item_count field predicates
+  """
+  itemCount: Int
+  itemCountNEQ: Int
+  itemCountIn: [Int!]
+  itemCountNotIn: [Int!]
+  itemCountGT: Int
+  itemCountGTE: Int
+  itemCountLT: Int
+  itemCountLTE: Int
   """
   status field predicates
   """
@@ -8775,6 +8797,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_userTokens(ctx, field)
 	case "assistantTokens":
 		return ec.fieldContext_Turn_assistantTokens(ctx, field)
+	case "itemCount":
+		return ec.fieldContext_Turn_itemCount(ctx, field)
 	case "status":
 		return ec.fieldContext_Turn_status(ctx, field)
 	case "executionSummary":

@@ -306,9 +306,16 @@ func (bs *Builds) itemsShown(ctx context.Context, s *ent.Session, node contextbu
 	if len(turns) == 0 || (node != contextbuild.Messages && node != contextbuild.Think && node != contextbuild.Reply) {
 		return nil, nil
 	}
-	numbers := make([]int, len(turns))
-	for i, t := range turns {
-		numbers[i] = t.Number
+	// Only turns that have items: most sessions record none, and their
+	// builds read no more than before.
+	var numbers []int
+	for _, t := range turns {
+		if t.ItemCount > 0 {
+			numbers = append(numbers, t.Number)
+		}
+	}
+	if len(numbers) == 0 {
+		return nil, nil
 	}
 	rows, err := bs.client.TurnItem.Query().Where(turnitem.SessionID(s.ID), turnitem.TurnIn(numbers...)).
 		Order(ent.Asc(turnitem.FieldTurn), ent.Asc(turnitem.FieldPosition)).All(ctx)

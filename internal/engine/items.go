@@ -240,12 +240,10 @@ func (ts *Turns) RecordItems(ctx context.Context, in RecordItemsInput) (*Recorde
 	if in.TurnID != nil && *in.TurnID != open.ID {
 		return nil, apperr.Invalid("turnID", "turn %s is not the session's open turn (turn %d, id %s): items are recorded while their turn runs", in.TurnID, open.Number, open.ID)
 	}
-	// Positions follow on from the items recorded before: the session's
-	// lock keeps another write from taking the same ones.
-	recorded, err := tw.Tx.Tx.TurnItem.Query().Where(turnitem.SessionID(in.SessionID), turnitem.Turn(open.Number)).Count(ctx)
-	if err != nil {
-		return nil, err
-	}
+	// Positions follow on from the items recorded before (the turn's
+	// count, read under the session's lock, which keeps another write from
+	// taking the same ones).
+	recorded := open.ItemCount
 	if recorded+len(items) > MaxTurnItems {
 		return nil, apperr.TooLarge("items", "turn %d holds %d items; %d more would pass the %d a turn may hold", open.Number, recorded, len(items), MaxTurnItems)
 	}
@@ -269,6 +267,8 @@ func (ts *Turns) RecordItems(ctx context.Context, in RecordItemsInput) (*Recorde
 			it.Position++
 		}
 	}
+	tw.ExecWithCommit(`UPDATE turns SET item_count = item_count + $3 WHERE session_id = $1 AND id = $2`, in.SessionID, open.ID, len(items))
+	open.ItemCount += len(items)
 	tw.Update().AddTokenCount(total)
 	ev := store.Event{Kind: KindTurnItemsRecorded, Payload: map[string]any{"turn": open.Number, "count": len(items)}}
 	if _, err := tw.Commit(ctx, store.Record(ev)); err != nil {
@@ -280,11 +280,14 @@ func (ts *Turns) RecordItems(ctx context.Context, in RecordItemsInput) (*Recorde
 // TurnItems returns a turn's items in order: its user message, the items
 // recorded in it, and its assistant message once it has ended.
 func (rd *Reads) TurnItems(ctx context.Context, t *ent.Turn) ([]*TurnItem, error) {
-	rows, err := rd.client.TurnItem.Query().
-		Where(turnitem.SessionID(t.SessionID), turnitem.Turn(t.Number)).
-		Order(ent.Asc(turnitem.FieldPosition)).Limit(MaxTurnItems).All(ctx)
-	if err != nil {
-		return nil, err
+	var rows []*ent.TurnItem
+	if t.ItemCount > 0 {
+		var err error
+		if rows, err = rd.client.TurnItem.Query().
+			Where(turnitem.SessionID(t.SessionID), turnitem.Turn(t.Number)).
+			Order(ent.Asc(turnitem.FieldPosition)).Limit(MaxTurnItems).All(ctx); err != nil {
+			return nil, err
+		}
 	}
 	items := itemsOfTurn(t.UserMessage, t.UserTokens, t.AssistantMessage, t.AssistantTokens, t.Status != turn.StatusOpen, rows)
 	out := make([]*TurnItem, len(items))

@@ -203,14 +203,16 @@ func (ts *Turns) FailTurn(ctx context.Context, sessionID uuid.UUID, reason strin
 	}
 	done := tw.done
 	// The items recorded in the turn leave the count with its user message.
-	counts, err := tw.Tx.Tx.TurnItem.Query().Where(turnitem.SessionID(sessionID), turnitem.Turn(done.Number)).
-		Select(turnitem.FieldTokens).Ints(ctx) // at most MaxTurnItems
-	if err != nil {
-		return nil, err
-	}
 	itemTokens := 0
-	for _, n := range counts {
-		itemTokens += n
+	if done.ItemCount > 0 {
+		counts, err := tw.Tx.Tx.TurnItem.Query().Where(turnitem.SessionID(sessionID), turnitem.Turn(done.Number)).
+			Select(turnitem.FieldTokens).Ints(ctx) // at most MaxTurnItems
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range counts {
+			itemTokens += n
+		}
 	}
 	done.Status, done.CompletedAt = turn.StatusFailed, &tw.Now
 	done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
