@@ -12,8 +12,8 @@ import (
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
-	"sessiongraph/ent/turnitem"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
 )
