@@ -59,6 +59,9 @@ func seedUserSession(t *testing.T, s *apitest.Server, tenant, user, marker strin
 		map[string]any{"s": id, "r": []map[string]any{{"id": uuid.NewString(), "name": "Dish " + marker}}}, nil)
 	s.MustDo(t, `mutation($s: ID!, $c: Map!) { recordGenerated(input: {sessionID: $s, entityType: "meal_plan", step: 2, content: $c}) { ref { ref } } }`,
 		map[string]any{"s": id, "c": map[string]any{"date": "2026-01-12", "meal_type": "dinner " + marker, "recipe_id": "recipe_1"}}, nil)
+	s.MustDo(t, `mutation($s: ID!, $i: [String!]!) { recordItems(input: {sessionID: $s, items: $i}) { turn { number } } }`,
+		map[string]any{"s": id, "i": []string{`{"type":"function_call","name":"find_dish","call_id":"call_1","arguments":"{\"q\":\"` + marker + `\"}"}`,
+			`{"type":"function_call_output","call_id":"call_1","output":"Dish ` + marker + `"}`}}, nil)
 	s.MustDo(t, `mutation($s: ID!, $m: String!) { endTurn(input: {sessionID: $s, assistantMessage: $m}) { turn { number } } }`,
 		map[string]any{"s": id, "m": "reply " + marker}, nil)
 	return id

@@ -91,7 +91,7 @@ func (d document) write(t *testing.T, replace ...string) string {
 	// In the order export writes it, then any key it does not write.
 	var buf bytes.Buffer
 	buf.WriteByte('{')
-	keys := []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "modelCalls", "events"}
+	keys := []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "turnItems", "contextReceipts", "modelCalls", "events"}
 	for k := range d {
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -127,7 +127,7 @@ func sessionRows(t *testing.T, db *sql.DB, id string) map[string]string {
 	require.NoError(t, db.QueryRow(`SELECT COALESCE(jsonb_agg(to_jsonb(k) ORDER BY k.id), '[]')::text FROM session_keys k
 		WHERE k.id IN (SELECT k2.id FROM session_keys k2 JOIN sessions s ON s.tenant = k2.tenant AND s.external_key = k2.external_key WHERE s.id = $1)`, id).Scan(&row))
 	out["session_keys"] = row
-	for _, table := range []string{"turns", "refs", "artifacts", "step_results", "context_receipts", "events"} {
+	for _, table := range []string{"turns", "refs", "artifacts", "step_results", "turn_items", "context_receipts", "model_calls", "events"} {
 		q := fmt.Sprintf(`SELECT COALESCE(jsonb_agg(to_jsonb(r) ORDER BY r.id), '[]')::text FROM %s r WHERE r.session_id = $1`, pq.QuoteIdentifier(table))
 		require.NoError(t, db.QueryRow(q, id).Scan(&row))
 		out[table] = row
@@ -164,7 +164,7 @@ func newImportFixture(t *testing.T) *importFixture {
 	from.MustDo(t, `mutation($s: ID!) { recordModelCall(input: {sessionID: $s, node: THINK, model: "gpt-4o", inputTokens: 900,
 		outputTokens: 80, latencyMs: 700, cost: 0.0004}) { modelCall { id } } }`, map[string]any{"s": f.docID}, nil)
 	f.doc = exportDocument(t, from, f.docID)
-	for _, list := range []string{"sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "modelCalls", "events"} {
+	for _, list := range []string{"sessionKeys", "turns", "refs", "artifacts", "stepResults", "turnItems", "contextReceipts", "modelCalls", "events"} {
 		require.NotZero(t, f.doc.rows(list), "the document holds %s", list)
 	}
 
@@ -365,6 +365,10 @@ func TestAnImportOfADocumentHoldingARowTwiceSaysWhich(t *testing.T) {
 			d.add("stepResults", 0, map[string]any{"id": uuid.NewString()})
 			return nil
 		}, code: "BAD_USER_INPUT", says: []string{fmt.Sprintf("stepResults[%d]: the document holds step %v of turn 1 twice", f.doc.rows("stepResults"), f.doc.row("stepResults", 0)["step"])}},
+		{name: "an item", change: func(t *testing.T, d, _ document) []string {
+			d.add("turnItems", 0, map[string]any{"id": uuid.NewString()})
+			return nil
+		}, code: "BAD_USER_INPUT", says: []string{fmt.Sprintf("turnItems[%d]: the document holds item 1 of turn 1 twice", f.doc.rows("turnItems"))}},
 		{name: "a list", change: func(t *testing.T, d, _ document) []string {
 			return []string{`"turns":`, `"turns":[],"turns":`}
 		}, code: "BAD_USER_INPUT", says: []string{"the document holds turns twice"}},
@@ -442,7 +446,7 @@ func writeLargeDocument(t *testing.T, d document, turns int) (string, int64) {
 	defer file.Close()
 	w := bufio.NewWriter(file)
 	text := strings.Repeat("The user asked for a recipe with what is in the fridge. ", 146)
-	for i, k := range []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "contextReceipts", "modelCalls", "events"} {
+	for i, k := range []string{"format", "schemaVersion", "session", "sessionKeys", "turns", "refs", "artifacts", "stepResults", "turnItems", "contextReceipts", "modelCalls", "events"} {
 		if i > 0 {
 			w.WriteByte(',')
 		} else {

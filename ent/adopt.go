@@ -78,3 +78,10 @@ func (c *TurnClient) Adopt(e *Turn) *Turn {
 	e.config = c.config
 	return e
 }
+
+// Adopt binds e, made by the caller from values it knows are stored, to c:
+// its edges are then queried through c, as if c had read it.
+func (c *TurnItemClient) Adopt(e *TurnItem) *TurnItem {
+	e.config = c.config
+	return e
+}

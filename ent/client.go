@@ -22,6 +22,7 @@ import (
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -59,6 +60,8 @@ type Client struct {
 	StepResult *StepResultClient
 	// Turn is the client for interacting with the Turn builders.
 	Turn *TurnClient
+	// TurnItem is the client for interacting with the TurnItem builders.
+	TurnItem *TurnItemClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -81,6 +84,7 @@ func (c *Client) init() {
 	c.SessionKey = NewSessionKeyClient(c.config)
 	c.StepResult = NewStepResultClient(c.config)
 	c.Turn = NewTurnClient(c.config)
+	c.TurnItem = NewTurnItemClient(c.config)
 }
 
 type (
@@ -184,6 +188,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SessionKey:     NewSessionKeyClient(cfg),
 		StepResult:     NewStepResultClient(cfg),
 		Turn:           NewTurnClient(cfg),
+		TurnItem:       NewTurnItemClient(cfg),
 	}, nil
 }
 
@@ -214,6 +219,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SessionKey:     NewSessionKeyClient(cfg),
 		StepResult:     NewStepResultClient(cfg),
 		Turn:           NewTurnClient(cfg),
+		TurnItem:       NewTurnItemClient(cfg),
 	}, nil
 }
 
@@ -244,7 +250,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.ModelCall,
-		c.Ref, c.Session, c.SessionKey, c.StepResult, c.Turn,
+		c.Ref, c.Session, c.SessionKey, c.StepResult, c.Turn, c.TurnItem,
 	} {
 		n.Use(hooks...)
 	}
@@ -255,7 +261,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Artifact, c.ContextReceipt, c.EntityType, c.Event, c.ModelCall,
-		c.Ref, c.Session, c.SessionKey, c.StepResult, c.Turn,
+		c.Ref, c.Session, c.SessionKey, c.StepResult, c.Turn, c.TurnItem,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -286,6 +292,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.StepResult.mutate(ctx, m)
 	case *TurnMutation:
 		return c.Turn.mutate(ctx, m)
+	case *TurnItemMutation:
+		return c.TurnItem.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -1522,6 +1530,22 @@ func (c *SessionClient) QueryModelCalls(_m *Session) *ModelCallQuery {
 	return query
 }
 
+// QueryTurnItems queries the turn_items edge of a Session.
+func (c *SessionClient) QueryTurnItems(_m *Session) *TurnItemQuery {
+	query := (&TurnItemClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(turnitem.Table, turnitem.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.TurnItemsTable, session.TurnItemsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *SessionClient) Hooks() []Hook {
 	return c.hooks.Session
@@ -1978,15 +2002,164 @@ func (c *TurnClient) mutate(ctx context.Context, m *TurnMutation) (Value, error)
 	}
 }
 
+// TurnItemClient is a client for the TurnItem schema.
+type TurnItemClient struct {
+	config
+}
+
+// NewTurnItemClient returns a client for the TurnItem from the given config.
+func NewTurnItemClient(c config) *TurnItemClient {
+	return &TurnItemClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `turnitem.Hooks(f(g(h())))`.
+func (c *TurnItemClient) Use(hooks ...Hook) {
+	c.hooks.TurnItem = append(c.hooks.TurnItem, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `turnitem.Intercept(f(g(h())))`.
+func (c *TurnItemClient) Intercept(interceptors ...Interceptor) {
+	c.inters.TurnItem = append(c.inters.TurnItem, interceptors...)
+}
+
+// Create returns a builder for creating a TurnItem entity.
+func (c *TurnItemClient) Create() *TurnItemCreate {
+	mutation := newTurnItemMutation(c.config, OpCreate)
+	return &TurnItemCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of TurnItem entities.
+func (c *TurnItemClient) CreateBulk(builders ...*TurnItemCreate) *TurnItemCreateBulk {
+	return &TurnItemCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *TurnItemClient) MapCreateBulk(slice any, setFunc func(*TurnItemCreate, int)) *TurnItemCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &TurnItemCreateBulk{err: fmt.Errorf("calling to TurnItemClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*TurnItemCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &TurnItemCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for TurnItem.
+func (c *TurnItemClient) Update() *TurnItemUpdate {
+	mutation := newTurnItemMutation(c.config, OpUpdate)
+	return &TurnItemUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *TurnItemClient) UpdateOne(_m *TurnItem) *TurnItemUpdateOne {
+	mutation := newTurnItemMutation(c.config, OpUpdateOne, withTurnItem(_m))
+	return &TurnItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *TurnItemClient) UpdateOneID(id uuid.UUID) *TurnItemUpdateOne {
+	mutation := newTurnItemMutation(c.config, OpUpdateOne, withTurnItemID(id))
+	return &TurnItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for TurnItem.
+func (c *TurnItemClient) Delete() *TurnItemDelete {
+	mutation := newTurnItemMutation(c.config, OpDelete)
+	return &TurnItemDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *TurnItemClient) DeleteOne(_m *TurnItem) *TurnItemDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *TurnItemClient) DeleteOneID(id uuid.UUID) *TurnItemDeleteOne {
+	builder := c.Delete().Where(turnitem.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &TurnItemDeleteOne{builder}
+}
+
+// Query returns a query builder for TurnItem.
+func (c *TurnItemClient) Query() *TurnItemQuery {
+	return &TurnItemQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeTurnItem},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a TurnItem entity by its id.
+func (c *TurnItemClient) Get(ctx context.Context, id uuid.UUID) (*TurnItem, error) {
+	return c.Query().Where(turnitem.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *TurnItemClient) GetX(ctx context.Context, id uuid.UUID) *TurnItem {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a TurnItem.
+func (c *TurnItemClient) QuerySession(_m *TurnItem) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(turnitem.Table, turnitem.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, turnitem.SessionTable, turnitem.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *TurnItemClient) Hooks() []Hook {
+	return c.hooks.TurnItem
+}
+
+// Interceptors returns the client interceptors.
+func (c *TurnItemClient) Interceptors() []Interceptor {
+	return c.inters.TurnItem
+}
+
+func (c *TurnItemClient) mutate(ctx context.Context, m *TurnItemMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&TurnItemCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&TurnItemUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&TurnItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&TurnItemDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown TurnItem mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
 		APIKey, Artifact, ContextReceipt, EntityType, Event, ModelCall, Ref, Session,
-		SessionKey, StepResult, Turn []ent.Hook
+		SessionKey, StepResult, Turn, TurnItem []ent.Hook
 	}
 	inters struct {
 		APIKey, Artifact, ContextReceipt, EntityType, Event, ModelCall, Ref, Session,
-		SessionKey, StepResult, Turn []ent.Interceptor
+		SessionKey, StepResult, Turn, TurnItem []ent.Interceptor
 	}
 )
 

@@ -18,6 +18,7 @@ import (
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"sync"
 
 	"entgo.io/ent"
@@ -94,6 +95,7 @@ func checkColumn(t, c string) error {
 			sessionkey.Table:     sessionkey.ValidColumn,
 			stepresult.Table:     stepresult.ValidColumn,
 			turn.Table:           turn.ValidColumn,
+			turnitem.Table:       turnitem.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -2021,6 +2021,11 @@ func (_q *TurnQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, turn.FieldAssistantTokens)
 				fieldSeen[turn.FieldAssistantTokens] = struct{}{}
 			}
+		case "itemCount":
+			if _, ok := fieldSeen[turn.FieldItemCount]; !ok {
+				selectedFields = append(selectedFields, turn.FieldItemCount)
+				fieldSeen[turn.FieldItemCount] = struct{}{}
+			}
 		case "status":
 			if _, ok := fieldSeen[turn.FieldStatus]; !ok {
 				selectedFields = append(selectedFields, turn.FieldStatus)

@@ -361,6 +361,7 @@ var CompiledTypes = map[string]*CompiledType{
 			"assistantSummary": {turn.FieldAssistantSummary, CompiledString},
 			"userTokens":       {turn.FieldUserTokens, CompiledNumber},
 			"assistantTokens":  {turn.FieldAssistantTokens, CompiledNumber},
+			"itemCount":        {turn.FieldItemCount, CompiledNumber},
 			"status":           {turn.FieldStatus, CompiledString},
 			"executionSummary": {turn.FieldExecutionSummary, CompiledNone},
 			"startedAt":        {turn.FieldStartedAt, CompiledTime},

@@ -4939,6 +4939,16 @@ type TurnWhereInput struct {
 	AssistantTokensLT    *int  `json:"assistantTokensLT,omitempty"`
 	AssistantTokensLTE   *int  `json:"assistantTokensLTE,omitempty"`
 
+	// "item_count" field predicates.
+	ItemCount      *int  `json:"itemCount,omitempty"`
+	ItemCountNEQ   *int  `json:"itemCountNEQ,omitempty"`
+	ItemCountIn    []int `json:"itemCountIn,omitempty"`
+	ItemCountNotIn []int `json:"itemCountNotIn,omitempty"`
+	ItemCountGT    *int  `json:"itemCountGT,omitempty"`
+	ItemCountGTE   *int  `json:"itemCountGTE,omitempty"`
+	ItemCountLT    *int  `json:"itemCountLT,omitempty"`
+	ItemCountLTE   *int  `json:"itemCountLTE,omitempty"`
+
 	// "status" field predicates.
 	Status      *turn.Status  `json:"status,omitempty"`
 	StatusNEQ   *turn.Status  `json:"statusNEQ,omitempty"`
@@ -5267,6 +5277,30 @@ func (i *TurnWhereInput) P() (predicate.Turn, error) {
 	}
 	if i.AssistantTokensLTE != nil {
 		predicates = append(predicates, turn.AssistantTokensLTE(*i.AssistantTokensLTE))
+	}
+	if i.ItemCount != nil {
+		predicates = append(predicates, turn.ItemCountEQ(*i.ItemCount))
+	}
+	if i.ItemCountNEQ != nil {
+		predicates = append(predicates, turn.ItemCountNEQ(*i.ItemCountNEQ))
+	}
+	if len(i.ItemCountIn) > 0 {
+		predicates = append(predicates, turn.ItemCountIn(i.ItemCountIn...))
+	}
+	if len(i.ItemCountNotIn) > 0 {
+		predicates = append(predicates, turn.ItemCountNotIn(i.ItemCountNotIn...))
+	}
+	if i.ItemCountGT != nil {
+		predicates = append(predicates, turn.ItemCountGT(*i.ItemCountGT))
+	}
+	if i.ItemCountGTE != nil {
+		predicates = append(predicates, turn.ItemCountGTE(*i.ItemCountGTE))
+	}
+	if i.ItemCountLT != nil {
+		predicates = append(predicates, turn.ItemCountLT(*i.ItemCountLT))
+	}
+	if i.ItemCountLTE != nil {
+		predicates = append(predicates, turn.ItemCountLTE(*i.ItemCountLTE))
 	}
 	if i.Status != nil {
 		predicates = append(predicates, turn.StatusEQ(*i.Status))

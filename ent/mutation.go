@@ -19,6 +19,7 @@ import (
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"sync"
 	"time"
 
@@ -47,6 +48,7 @@ const (
 	TypeSessionKey     = "SessionKey"
 	TypeStepResult     = "StepResult"
 	TypeTurn           = "Turn"
+	TypeTurnItem       = "TurnItem"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -8016,6 +8018,9 @@ type SessionMutation struct {
 	model_calls             map[uuid.UUID]struct{}
 	removedmodel_calls      map[uuid.UUID]struct{}
 	clearedmodel_calls      bool
+	turn_items              map[uuid.UUID]struct{}
+	removedturn_items       map[uuid.UUID]struct{}
+	clearedturn_items       bool
 	done                    bool
 	oldValue                func(context.Context) (*Session, error)
 	predicates              []predicate.Session
@@ -9488,6 +9493,60 @@ func (m *SessionMutation) ResetModelCalls() {
 	m.removedmodel_calls = nil
 }
 
+// AddTurnItemIDs adds the "turn_items" edge to the TurnItem entity by ids.
+func (m *SessionMutation) AddTurnItemIDs(ids ...uuid.UUID) {
+	if m.turn_items == nil {
+		m.turn_items = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		m.turn_items[ids[i]] = struct{}{}
+	}
+}
+
+// ClearTurnItems clears the "turn_items" edge to the TurnItem entity.
+func (m *SessionMutation) ClearTurnItems() {
+	m.clearedturn_items = true
+}
+
+// TurnItemsCleared reports if the "turn_items" edge to the TurnItem entity was cleared.
+func (m *SessionMutation) TurnItemsCleared() bool {
+	return m.clearedturn_items
+}
+
+// RemoveTurnItemIDs removes the "turn_items" edge to the TurnItem entity by IDs.
+func (m *SessionMutation) RemoveTurnItemIDs(ids ...uuid.UUID) {
+	if m.removedturn_items == nil {
+		m.removedturn_items = make(map[uuid.UUID]struct{})
+	}
+	for i := range ids {
+		delete(m.turn_items, ids[i])
+		m.removedturn_items[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedTurnItems returns the removed IDs of the "turn_items" edge to the TurnItem entity.
+func (m *SessionMutation) RemovedTurnItemsIDs() (ids []uuid.UUID) {
+	for id := range m.removedturn_items {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// TurnItemsIDs returns the "turn_items" edge IDs in the mutation.
+func (m *SessionMutation) TurnItemsIDs() (ids []uuid.UUID) {
+	for id := range m.turn_items {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetTurnItems resets all changes to the "turn_items" edge.
+func (m *SessionMutation) ResetTurnItems() {
+	m.turn_items = nil
+	m.clearedturn_items = false
+	m.removedturn_items = nil
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -10113,7 +10172,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.turns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -10131,6 +10190,9 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.model_calls != nil {
 		edges = append(edges, session.EdgeModelCalls)
+	}
+	if m.turn_items != nil {
+		edges = append(edges, session.EdgeTurnItems)
 	}
 	return edges
 }
@@ -10175,13 +10237,19 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeTurnItems:
+		ids := make([]ent.Value, 0, len(m.turn_items))
+		for id := range m.turn_items {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.removedturns != nil {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -10199,6 +10267,9 @@ func (m *SessionMutation) RemovedEdges() []string {
 	}
 	if m.removedmodel_calls != nil {
 		edges = append(edges, session.EdgeModelCalls)
+	}
+	if m.removedturn_items != nil {
+		edges = append(edges, session.EdgeTurnItems)
 	}
 	return edges
 }
@@ -10243,13 +10314,19 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeTurnItems:
+		ids := make([]ent.Value, 0, len(m.removedturn_items))
+		for id := range m.removedturn_items {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.clearedturns {
 		edges = append(edges, session.EdgeTurns)
 	}
@@ -10267,6 +10344,9 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedmodel_calls {
 		edges = append(edges, session.EdgeModelCalls)
+	}
+	if m.clearedturn_items {
+		edges = append(edges, session.EdgeTurnItems)
 	}
 	return edges
 }
@@ -10287,6 +10367,8 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedcontext_receipts
 	case session.EdgeModelCalls:
 		return m.clearedmodel_calls
+	case session.EdgeTurnItems:
+		return m.clearedturn_items
 	}
 	return false
 }
@@ -10320,6 +10402,9 @@ func (m *SessionMutation) ResetEdge(name string) error {
 		return nil
 	case session.EdgeModelCalls:
 		m.ResetModelCalls()
+		return nil
+	case session.EdgeTurnItems:
+		m.ResetTurnItems()
 		return nil
 	}
 	return fmt.Errorf("unknown Session edge %s", name)
@@ -11786,6 +11871,8 @@ type TurnMutation struct {
 	adduser_tokens      *int
 	assistant_tokens    *int
 	addassistant_tokens *int
+	item_count          *int
+	additem_count       *int
 	status              *turn.Status
 	execution_summary   **schematype.ExecutionSummary
 	started_at          *time.Time
@@ -12214,6 +12301,62 @@ func (m *TurnMutation) ResetAssistantTokens() {
 	m.addassistant_tokens = nil
 }
 
+// SetItemCount sets the "item_count" field.
+func (m *TurnMutation) SetItemCount(i int) {
+	m.item_count = &i
+	m.additem_count = nil
+}
+
+// ItemCount returns the value of the "item_count" field in the mutation.
+func (m *TurnMutation) ItemCount() (r int, exists bool) {
+	v := m.item_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemCount returns the old "item_count" field's value of the Turn entity.
+// If the Turn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnMutation) OldItemCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemCount: %w", err)
+	}
+	return oldValue.ItemCount, nil
+}
+
+// AddItemCount adds i to the "item_count" field.
+func (m *TurnMutation) AddItemCount(i int) {
+	if m.additem_count != nil {
+		*m.additem_count += i
+	} else {
+		m.additem_count = &i
+	}
+}
+
+// AddedItemCount returns the value that was added to the "item_count" field in this mutation.
+func (m *TurnMutation) AddedItemCount() (r int, exists bool) {
+	v := m.additem_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetItemCount resets all changes to the "item_count" field.
+func (m *TurnMutation) ResetItemCount() {
+	m.item_count = nil
+	m.additem_count = nil
+}
+
 // SetStatus sets the "status" field.
 func (m *TurnMutation) SetStatus(t turn.Status) {
 	m.status = &t
@@ -12445,7 +12588,7 @@ func (m *TurnMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TurnMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.session != nil {
 		fields = append(fields, turn.FieldSessionID)
 	}
@@ -12466,6 +12609,9 @@ func (m *TurnMutation) Fields() []string {
 	}
 	if m.assistant_tokens != nil {
 		fields = append(fields, turn.FieldAssistantTokens)
+	}
+	if m.item_count != nil {
+		fields = append(fields, turn.FieldItemCount)
 	}
 	if m.status != nil {
 		fields = append(fields, turn.FieldStatus)
@@ -12501,6 +12647,8 @@ func (m *TurnMutation) Field(name string) (ent.Value, bool) {
 		return m.UserTokens()
 	case turn.FieldAssistantTokens:
 		return m.AssistantTokens()
+	case turn.FieldItemCount:
+		return m.ItemCount()
 	case turn.FieldStatus:
 		return m.Status()
 	case turn.FieldExecutionSummary:
@@ -12532,6 +12680,8 @@ func (m *TurnMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldUserTokens(ctx)
 	case turn.FieldAssistantTokens:
 		return m.OldAssistantTokens(ctx)
+	case turn.FieldItemCount:
+		return m.OldItemCount(ctx)
 	case turn.FieldStatus:
 		return m.OldStatus(ctx)
 	case turn.FieldExecutionSummary:
@@ -12598,6 +12748,13 @@ func (m *TurnMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAssistantTokens(v)
 		return nil
+	case turn.FieldItemCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemCount(v)
+		return nil
 	case turn.FieldStatus:
 		v, ok := value.(turn.Status)
 		if !ok {
@@ -12643,6 +12800,9 @@ func (m *TurnMutation) AddedFields() []string {
 	if m.addassistant_tokens != nil {
 		fields = append(fields, turn.FieldAssistantTokens)
 	}
+	if m.additem_count != nil {
+		fields = append(fields, turn.FieldItemCount)
+	}
 	return fields
 }
 
@@ -12657,6 +12817,8 @@ func (m *TurnMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedUserTokens()
 	case turn.FieldAssistantTokens:
 		return m.AddedAssistantTokens()
+	case turn.FieldItemCount:
+		return m.AddedItemCount()
 	}
 	return nil, false
 }
@@ -12686,6 +12848,13 @@ func (m *TurnMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddAssistantTokens(v)
+		return nil
+	case turn.FieldItemCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddItemCount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Turn numeric field %s", name)
@@ -12749,6 +12918,9 @@ func (m *TurnMutation) ResetField(name string) error {
 		return nil
 	case turn.FieldAssistantTokens:
 		m.ResetAssistantTokens()
+		return nil
+	case turn.FieldItemCount:
+		m.ResetItemCount()
 		return nil
 	case turn.FieldStatus:
 		m.ResetStatus()
@@ -12838,4 +13010,1086 @@ func (m *TurnMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Turn edge %s", name)
+}
+
+// TurnItemMutation represents an operation that mutates the TurnItem nodes in the graph.
+type TurnItemMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *uuid.UUID
+	turn           *int
+	addturn        *int
+	position       *int
+	addposition    *int
+	kind           *turnitem.Kind
+	role           *string
+	name           *string
+	call_id        *string
+	arguments      *string
+	content        *string
+	json           *string
+	tokens         *int
+	addtokens      *int
+	created_at     *time.Time
+	clearedFields  map[string]struct{}
+	session        *uuid.UUID
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*TurnItem, error)
+	predicates     []predicate.TurnItem
+}
+
+var _ ent.Mutation = (*TurnItemMutation)(nil)
+
+// turnitemOption allows management of the mutation configuration using functional options.
+type turnitemOption func(*TurnItemMutation)
+
+// newTurnItemMutation creates new mutation for the TurnItem entity.
+func newTurnItemMutation(c config, op Op, opts ...turnitemOption) *TurnItemMutation {
+	m := &TurnItemMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeTurnItem,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withTurnItemID sets the ID field of the mutation.
+func withTurnItemID(id uuid.UUID) turnitemOption {
+	return func(m *TurnItemMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *TurnItem
+		)
+		m.oldValue = func(ctx context.Context) (*TurnItem, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().TurnItem.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withTurnItem sets the old TurnItem of the mutation.
+func withTurnItem(node *TurnItem) turnitemOption {
+	return func(m *TurnItemMutation) {
+		m.oldValue = func(context.Context) (*TurnItem, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m TurnItemMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m TurnItemMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of TurnItem entities.
+func (m *TurnItemMutation) SetID(id uuid.UUID) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *TurnItemMutation) ID() (id uuid.UUID, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *TurnItemMutation) IDs(ctx context.Context) ([]uuid.UUID, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []uuid.UUID{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().TurnItem.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *TurnItemMutation) SetSessionID(u uuid.UUID) {
+	m.session = &u
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *TurnItemMutation) SessionID() (r uuid.UUID, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldSessionID(ctx context.Context) (v uuid.UUID, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *TurnItemMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetTurn sets the "turn" field.
+func (m *TurnItemMutation) SetTurn(i int) {
+	m.turn = &i
+	m.addturn = nil
+}
+
+// Turn returns the value of the "turn" field in the mutation.
+func (m *TurnItemMutation) Turn() (r int, exists bool) {
+	v := m.turn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurn returns the old "turn" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldTurn(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurn: %w", err)
+	}
+	return oldValue.Turn, nil
+}
+
+// AddTurn adds i to the "turn" field.
+func (m *TurnItemMutation) AddTurn(i int) {
+	if m.addturn != nil {
+		*m.addturn += i
+	} else {
+		m.addturn = &i
+	}
+}
+
+// AddedTurn returns the value that was added to the "turn" field in this mutation.
+func (m *TurnItemMutation) AddedTurn() (r int, exists bool) {
+	v := m.addturn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTurn resets all changes to the "turn" field.
+func (m *TurnItemMutation) ResetTurn() {
+	m.turn = nil
+	m.addturn = nil
+}
+
+// SetPosition sets the "position" field.
+func (m *TurnItemMutation) SetPosition(i int) {
+	m.position = &i
+	m.addposition = nil
+}
+
+// Position returns the value of the "position" field in the mutation.
+func (m *TurnItemMutation) Position() (r int, exists bool) {
+	v := m.position
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPosition returns the old "position" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldPosition(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPosition is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPosition requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPosition: %w", err)
+	}
+	return oldValue.Position, nil
+}
+
+// AddPosition adds i to the "position" field.
+func (m *TurnItemMutation) AddPosition(i int) {
+	if m.addposition != nil {
+		*m.addposition += i
+	} else {
+		m.addposition = &i
+	}
+}
+
+// AddedPosition returns the value that was added to the "position" field in this mutation.
+func (m *TurnItemMutation) AddedPosition() (r int, exists bool) {
+	v := m.addposition
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPosition resets all changes to the "position" field.
+func (m *TurnItemMutation) ResetPosition() {
+	m.position = nil
+	m.addposition = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *TurnItemMutation) SetKind(t turnitem.Kind) {
+	m.kind = &t
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *TurnItemMutation) Kind() (r turnitem.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldKind(ctx context.Context) (v turnitem.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *TurnItemMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetRole sets the "role" field.
+func (m *TurnItemMutation) SetRole(s string) {
+	m.role = &s
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *TurnItemMutation) Role() (r string, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldRole(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *TurnItemMutation) ResetRole() {
+	m.role = nil
+}
+
+// SetName sets the "name" field.
+func (m *TurnItemMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *TurnItemMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *TurnItemMutation) ResetName() {
+	m.name = nil
+}
+
+// SetCallID sets the "call_id" field.
+func (m *TurnItemMutation) SetCallID(s string) {
+	m.call_id = &s
+}
+
+// CallID returns the value of the "call_id" field in the mutation.
+func (m *TurnItemMutation) CallID() (r string, exists bool) {
+	v := m.call_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCallID returns the old "call_id" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldCallID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCallID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCallID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCallID: %w", err)
+	}
+	return oldValue.CallID, nil
+}
+
+// ResetCallID resets all changes to the "call_id" field.
+func (m *TurnItemMutation) ResetCallID() {
+	m.call_id = nil
+}
+
+// SetArguments sets the "arguments" field.
+func (m *TurnItemMutation) SetArguments(s string) {
+	m.arguments = &s
+}
+
+// Arguments returns the value of the "arguments" field in the mutation.
+func (m *TurnItemMutation) Arguments() (r string, exists bool) {
+	v := m.arguments
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldArguments returns the old "arguments" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldArguments(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldArguments is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldArguments requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldArguments: %w", err)
+	}
+	return oldValue.Arguments, nil
+}
+
+// ResetArguments resets all changes to the "arguments" field.
+func (m *TurnItemMutation) ResetArguments() {
+	m.arguments = nil
+}
+
+// SetContent sets the "content" field.
+func (m *TurnItemMutation) SetContent(s string) {
+	m.content = &s
+}
+
+// Content returns the value of the "content" field in the mutation.
+func (m *TurnItemMutation) Content() (r string, exists bool) {
+	v := m.content
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContent returns the old "content" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldContent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContent: %w", err)
+	}
+	return oldValue.Content, nil
+}
+
+// ResetContent resets all changes to the "content" field.
+func (m *TurnItemMutation) ResetContent() {
+	m.content = nil
+}
+
+// SetJSON sets the "json" field.
+func (m *TurnItemMutation) SetJSON(s string) {
+	m.json = &s
+}
+
+// JSON returns the value of the "json" field in the mutation.
+func (m *TurnItemMutation) JSON() (r string, exists bool) {
+	v := m.json
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJSON returns the old "json" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldJSON(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJSON is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJSON requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJSON: %w", err)
+	}
+	return oldValue.JSON, nil
+}
+
+// ResetJSON resets all changes to the "json" field.
+func (m *TurnItemMutation) ResetJSON() {
+	m.json = nil
+}
+
+// SetTokens sets the "tokens" field.
+func (m *TurnItemMutation) SetTokens(i int) {
+	m.tokens = &i
+	m.addtokens = nil
+}
+
+// Tokens returns the value of the "tokens" field in the mutation.
+func (m *TurnItemMutation) Tokens() (r int, exists bool) {
+	v := m.tokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokens returns the old "tokens" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldTokens(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokens is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokens requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokens: %w", err)
+	}
+	return oldValue.Tokens, nil
+}
+
+// AddTokens adds i to the "tokens" field.
+func (m *TurnItemMutation) AddTokens(i int) {
+	if m.addtokens != nil {
+		*m.addtokens += i
+	} else {
+		m.addtokens = &i
+	}
+}
+
+// AddedTokens returns the value that was added to the "tokens" field in this mutation.
+func (m *TurnItemMutation) AddedTokens() (r int, exists bool) {
+	v := m.addtokens
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokens resets all changes to the "tokens" field.
+func (m *TurnItemMutation) ResetTokens() {
+	m.tokens = nil
+	m.addtokens = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *TurnItemMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *TurnItemMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the TurnItem entity.
+// If the TurnItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TurnItemMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *TurnItemMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *TurnItemMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[turnitem.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *TurnItemMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *TurnItemMutation) SessionIDs() (ids []uuid.UUID) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *TurnItemMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the TurnItemMutation builder.
+func (m *TurnItemMutation) Where(ps ...predicate.TurnItem) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the TurnItemMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *TurnItemMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.TurnItem, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *TurnItemMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *TurnItemMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (TurnItem).
+func (m *TurnItemMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *TurnItemMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.session != nil {
+		fields = append(fields, turnitem.FieldSessionID)
+	}
+	if m.turn != nil {
+		fields = append(fields, turnitem.FieldTurn)
+	}
+	if m.position != nil {
+		fields = append(fields, turnitem.FieldPosition)
+	}
+	if m.kind != nil {
+		fields = append(fields, turnitem.FieldKind)
+	}
+	if m.role != nil {
+		fields = append(fields, turnitem.FieldRole)
+	}
+	if m.name != nil {
+		fields = append(fields, turnitem.FieldName)
+	}
+	if m.call_id != nil {
+		fields = append(fields, turnitem.FieldCallID)
+	}
+	if m.arguments != nil {
+		fields = append(fields, turnitem.FieldArguments)
+	}
+	if m.content != nil {
+		fields = append(fields, turnitem.FieldContent)
+	}
+	if m.json != nil {
+		fields = append(fields, turnitem.FieldJSON)
+	}
+	if m.tokens != nil {
+		fields = append(fields, turnitem.FieldTokens)
+	}
+	if m.created_at != nil {
+		fields = append(fields, turnitem.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *TurnItemMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case turnitem.FieldSessionID:
+		return m.SessionID()
+	case turnitem.FieldTurn:
+		return m.Turn()
+	case turnitem.FieldPosition:
+		return m.Position()
+	case turnitem.FieldKind:
+		return m.Kind()
+	case turnitem.FieldRole:
+		return m.Role()
+	case turnitem.FieldName:
+		return m.Name()
+	case turnitem.FieldCallID:
+		return m.CallID()
+	case turnitem.FieldArguments:
+		return m.Arguments()
+	case turnitem.FieldContent:
+		return m.Content()
+	case turnitem.FieldJSON:
+		return m.JSON()
+	case turnitem.FieldTokens:
+		return m.Tokens()
+	case turnitem.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *TurnItemMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case turnitem.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case turnitem.FieldTurn:
+		return m.OldTurn(ctx)
+	case turnitem.FieldPosition:
+		return m.OldPosition(ctx)
+	case turnitem.FieldKind:
+		return m.OldKind(ctx)
+	case turnitem.FieldRole:
+		return m.OldRole(ctx)
+	case turnitem.FieldName:
+		return m.OldName(ctx)
+	case turnitem.FieldCallID:
+		return m.OldCallID(ctx)
+	case turnitem.FieldArguments:
+		return m.OldArguments(ctx)
+	case turnitem.FieldContent:
+		return m.OldContent(ctx)
+	case turnitem.FieldJSON:
+		return m.OldJSON(ctx)
+	case turnitem.FieldTokens:
+		return m.OldTokens(ctx)
+	case turnitem.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown TurnItem field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TurnItemMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case turnitem.FieldSessionID:
+		v, ok := value.(uuid.UUID)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case turnitem.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurn(v)
+		return nil
+	case turnitem.FieldPosition:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPosition(v)
+		return nil
+	case turnitem.FieldKind:
+		v, ok := value.(turnitem.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case turnitem.FieldRole:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case turnitem.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case turnitem.FieldCallID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCallID(v)
+		return nil
+	case turnitem.FieldArguments:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetArguments(v)
+		return nil
+	case turnitem.FieldContent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContent(v)
+		return nil
+	case turnitem.FieldJSON:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJSON(v)
+		return nil
+	case turnitem.FieldTokens:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokens(v)
+		return nil
+	case turnitem.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown TurnItem field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *TurnItemMutation) AddedFields() []string {
+	var fields []string
+	if m.addturn != nil {
+		fields = append(fields, turnitem.FieldTurn)
+	}
+	if m.addposition != nil {
+		fields = append(fields, turnitem.FieldPosition)
+	}
+	if m.addtokens != nil {
+		fields = append(fields, turnitem.FieldTokens)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *TurnItemMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case turnitem.FieldTurn:
+		return m.AddedTurn()
+	case turnitem.FieldPosition:
+		return m.AddedPosition()
+	case turnitem.FieldTokens:
+		return m.AddedTokens()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TurnItemMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case turnitem.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTurn(v)
+		return nil
+	case turnitem.FieldPosition:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPosition(v)
+		return nil
+	case turnitem.FieldTokens:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokens(v)
+		return nil
+	}
+	return fmt.Errorf("unknown TurnItem numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *TurnItemMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *TurnItemMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *TurnItemMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown TurnItem nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *TurnItemMutation) ResetField(name string) error {
+	switch name {
+	case turnitem.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case turnitem.FieldTurn:
+		m.ResetTurn()
+		return nil
+	case turnitem.FieldPosition:
+		m.ResetPosition()
+		return nil
+	case turnitem.FieldKind:
+		m.ResetKind()
+		return nil
+	case turnitem.FieldRole:
+		m.ResetRole()
+		return nil
+	case turnitem.FieldName:
+		m.ResetName()
+		return nil
+	case turnitem.FieldCallID:
+		m.ResetCallID()
+		return nil
+	case turnitem.FieldArguments:
+		m.ResetArguments()
+		return nil
+	case turnitem.FieldContent:
+		m.ResetContent()
+		return nil
+	case turnitem.FieldJSON:
+		m.ResetJSON()
+		return nil
+	case turnitem.FieldTokens:
+		m.ResetTokens()
+		return nil
+	case turnitem.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown TurnItem field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *TurnItemMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, turnitem.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *TurnItemMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case turnitem.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *TurnItemMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *TurnItemMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *TurnItemMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, turnitem.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *TurnItemMutation) EdgeCleared(name string) bool {
+	switch name {
+	case turnitem.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *TurnItemMutation) ClearEdge(name string) error {
+	switch name {
+	case turnitem.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown TurnItem unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *TurnItemMutation) ResetEdge(name string) error {
+	switch name {
+	case turnitem.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown TurnItem edge %s", name)
 }

@@ -16,6 +16,7 @@ import (
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"time"
 
 	"github.com/google/uuid"
@@ -653,12 +654,62 @@ func init() {
 	turn.DefaultAssistantTokens = turnDescAssistantTokens.Default.(int)
 	// turn.AssistantTokensValidator is a validator for the "assistant_tokens" field. It is called by the builders before save.
 	turn.AssistantTokensValidator = turnDescAssistantTokens.Validators[0].(func(int) error)
+	// turnDescItemCount is the schema descriptor for item_count field.
+	turnDescItemCount := turnFields[8].Descriptor()
+	// turn.DefaultItemCount holds the default value on creation for the item_count field.
+	turn.DefaultItemCount = turnDescItemCount.Default.(int)
+	// turn.ItemCountValidator is a validator for the "item_count" field. It is called by the builders before save.
+	turn.ItemCountValidator = turnDescItemCount.Validators[0].(func(int) error)
 	// turnDescStartedAt is the schema descriptor for started_at field.
-	turnDescStartedAt := turnFields[10].Descriptor()
+	turnDescStartedAt := turnFields[11].Descriptor()
 	// turn.DefaultStartedAt holds the default value on creation for the started_at field.
 	turn.DefaultStartedAt = turnDescStartedAt.Default.(func() time.Time)
 	// turnDescID is the schema descriptor for id field.
 	turnDescID := turnFields[0].Descriptor()
 	// turn.DefaultID holds the default value on creation for the id field.
 	turn.DefaultID = turnDescID.Default.(func() uuid.UUID)
+	turnitemFields := schema.TurnItem{}.Fields()
+	_ = turnitemFields
+	// turnitemDescTurn is the schema descriptor for turn field.
+	turnitemDescTurn := turnitemFields[2].Descriptor()
+	// turnitem.TurnValidator is a validator for the "turn" field. It is called by the builders before save.
+	turnitem.TurnValidator = turnitemDescTurn.Validators[0].(func(int) error)
+	// turnitemDescPosition is the schema descriptor for position field.
+	turnitemDescPosition := turnitemFields[3].Descriptor()
+	// turnitem.PositionValidator is a validator for the "position" field. It is called by the builders before save.
+	turnitem.PositionValidator = turnitemDescPosition.Validators[0].(func(int) error)
+	// turnitemDescRole is the schema descriptor for role field.
+	turnitemDescRole := turnitemFields[5].Descriptor()
+	// turnitem.DefaultRole holds the default value on creation for the role field.
+	turnitem.DefaultRole = turnitemDescRole.Default.(string)
+	// turnitemDescName is the schema descriptor for name field.
+	turnitemDescName := turnitemFields[6].Descriptor()
+	// turnitem.DefaultName holds the default value on creation for the name field.
+	turnitem.DefaultName = turnitemDescName.Default.(string)
+	// turnitemDescCallID is the schema descriptor for call_id field.
+	turnitemDescCallID := turnitemFields[7].Descriptor()
+	// turnitem.DefaultCallID holds the default value on creation for the call_id field.
+	turnitem.DefaultCallID = turnitemDescCallID.Default.(string)
+	// turnitemDescArguments is the schema descriptor for arguments field.
+	turnitemDescArguments := turnitemFields[8].Descriptor()
+	// turnitem.DefaultArguments holds the default value on creation for the arguments field.
+	turnitem.DefaultArguments = turnitemDescArguments.Default.(string)
+	// turnitemDescContent is the schema descriptor for content field.
+	turnitemDescContent := turnitemFields[9].Descriptor()
+	// turnitem.DefaultContent holds the default value on creation for the content field.
+	turnitem.DefaultContent = turnitemDescContent.Default.(string)
+	// turnitemDescTokens is the schema descriptor for tokens field.
+	turnitemDescTokens := turnitemFields[11].Descriptor()
+	// turnitem.DefaultTokens holds the default value on creation for the tokens field.
+	turnitem.DefaultTokens = turnitemDescTokens.Default.(int)
+	// turnitem.TokensValidator is a validator for the "tokens" field. It is called by the builders before save.
+	turnitem.TokensValidator = turnitemDescTokens.Validators[0].(func(int) error)
+	// turnitemDescCreatedAt is the schema descriptor for created_at field.
+	turnitemDescCreatedAt := turnitemFields[12].Descriptor()
+	// turnitem.DefaultCreatedAt holds the default value on creation for the created_at field.
+	turnitem.DefaultCreatedAt = turnitemDescCreatedAt.Default.(func() time.Time)
+	// turnitemDescID is the schema descriptor for id field.
+	turnitemDescID := turnitemFields[0].Descriptor()
+	// turnitem.DefaultID holds the default value on creation for the id field.
+	turnitem.DefaultID = turnitemDescID.Default.(func() uuid.UUID)
 }

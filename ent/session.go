@@ -90,9 +90,11 @@ type SessionEdges struct {
 	ContextReceipts []*ContextReceipt `json:"context_receipts,omitempty"`
 	// ModelCalls holds the value of the model_calls edge.
 	ModelCalls []*ModelCall `json:"model_calls,omitempty"`
+	// TurnItems holds the value of the turn_items edge.
+	TurnItems []*TurnItem `json:"turn_items,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [7]bool
 	// totalCount holds the count of the edges above.
 	totalCount [5]map[string]int
 
@@ -102,6 +104,7 @@ type SessionEdges struct {
 	namedStepResults     map[string][]*StepResult
 	namedContextReceipts map[string][]*ContextReceipt
 	namedModelCalls      map[string][]*ModelCall
+	namedTurnItems       map[string][]*TurnItem
 }
 
 // TurnsOrErr returns the Turns value or an error if the edge
@@ -156,6 +159,15 @@ func (e SessionEdges) ModelCallsOrErr() ([]*ModelCall, error) {
 		return e.ModelCalls, nil
 	}
 	return nil, &NotLoadedError{edge: "model_calls"}
+}
+
+// TurnItemsOrErr returns the TurnItems value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) TurnItemsOrErr() ([]*TurnItem, error) {
+	if e.loadedTypes[6] {
+		return e.TurnItems, nil
+	}
+	return nil, &NotLoadedError{edge: "turn_items"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -396,6 +408,11 @@ func (_m *Session) QueryContextReceipts() *ContextReceiptQuery {
 // QueryModelCalls queries the "model_calls" edge of the Session entity.
 func (_m *Session) QueryModelCalls() *ModelCallQuery {
 	return NewSessionClient(_m.config).QueryModelCalls(_m)
+}
+
+// QueryTurnItems queries the "turn_items" edge of the Session entity.
+func (_m *Session) QueryTurnItems() *TurnItemQuery {
+	return NewSessionClient(_m.config).QueryTurnItems(_m)
 }
 
 // Update returns a builder for updating this Session.
@@ -642,6 +659,30 @@ func (_m *Session) appendNamedModelCalls(name string, edges ...*ModelCall) {
 		_m.Edges.namedModelCalls[name] = []*ModelCall{}
 	} else {
 		_m.Edges.namedModelCalls[name] = append(_m.Edges.namedModelCalls[name], edges...)
+	}
+}
+
+// NamedTurnItems returns the TurnItems named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Session) NamedTurnItems(name string) ([]*TurnItem, error) {
+	if _m.Edges.namedTurnItems == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedTurnItems[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Session) appendNamedTurnItems(name string, edges ...*TurnItem) {
+	if _m.Edges.namedTurnItems == nil {
+		_m.Edges.namedTurnItems = make(map[string][]*TurnItem)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedTurnItems[name] = []*TurnItem{}
+	} else {
+		_m.Edges.namedTurnItems[name] = append(_m.Edges.namedTurnItems[name], edges...)
 	}
 }
 

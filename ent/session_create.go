@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -403,6 +404,21 @@ func (_c *SessionCreate) AddModelCalls(v ...*ModelCall) *SessionCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddModelCallIDs(ids...)
+}
+
+// AddTurnItemIDs adds the "turn_items" edge to the TurnItem entity by IDs.
+func (_c *SessionCreate) AddTurnItemIDs(ids ...uuid.UUID) *SessionCreate {
+	_c.mutation.AddTurnItemIDs(ids...)
+	return _c
+}
+
+// AddTurnItems adds the "turn_items" edges to the TurnItem entity.
+func (_c *SessionCreate) AddTurnItems(v ...*TurnItem) *SessionCreate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddTurnItemIDs(ids...)
 }
 
 // Mutation returns the SessionMutation object of the builder.
@@ -857,6 +873,22 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.TurnItemsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

@@ -15,6 +15,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -37,6 +38,7 @@ type SessionQuery struct {
 	withStepResults          *StepResultQuery
 	withContextReceipts      *ContextReceiptQuery
 	withModelCalls           *ModelCallQuery
+	withTurnItems            *TurnItemQuery
 	loadTotal                []func(context.Context, []*Session) error
 	modifiers                []func(*sql.Selector)
 	withNamedTurns           map[string]*TurnQuery
@@ -45,6 +47,7 @@ type SessionQuery struct {
 	withNamedStepResults     map[string]*StepResultQuery
 	withNamedContextReceipts map[string]*ContextReceiptQuery
 	withNamedModelCalls      map[string]*ModelCallQuery
+	withNamedTurnItems       map[string]*TurnItemQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -206,6 +209,28 @@ func (_q *SessionQuery) QueryModelCalls() *ModelCallQuery {
 			sqlgraph.From(session.Table, session.FieldID, selector),
 			sqlgraph.To(modelcall.Table, modelcall.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.ModelCallsTable, session.ModelCallsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryTurnItems chains the current query on the "turn_items" edge.
+func (_q *SessionQuery) QueryTurnItems() *TurnItemQuery {
+	query := (&TurnItemClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(turnitem.Table, turnitem.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.TurnItemsTable, session.TurnItemsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -411,6 +436,7 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		withStepResults:     _q.withStepResults.Clone(),
 		withContextReceipts: _q.withContextReceipts.Clone(),
 		withModelCalls:      _q.withModelCalls.Clone(),
+		withTurnItems:       _q.withTurnItems.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -481,6 +507,17 @@ func (_q *SessionQuery) WithModelCalls(opts ...func(*ModelCallQuery)) *SessionQu
 		opt(query)
 	}
 	_q.withModelCalls = query
+	return _q
+}
+
+// WithTurnItems tells the query-builder to eager-load the nodes that are connected to
+// the "turn_items" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithTurnItems(opts ...func(*TurnItemQuery)) *SessionQuery {
+	query := (&TurnItemClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withTurnItems = query
 	return _q
 }
 
@@ -562,13 +599,14 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [7]bool{
 			_q.withTurns != nil,
 			_q.withRefs != nil,
 			_q.withArtifacts != nil,
 			_q.withStepResults != nil,
 			_q.withContextReceipts != nil,
 			_q.withModelCalls != nil,
+			_q.withTurnItems != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -634,6 +672,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 			return nil, err
 		}
 	}
+	if query := _q.withTurnItems; query != nil {
+		if err := _q.loadTurnItems(ctx, query, nodes,
+			func(n *Session) { n.Edges.TurnItems = []*TurnItem{} },
+			func(n *Session, e *TurnItem) { n.Edges.TurnItems = append(n.Edges.TurnItems, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedTurns {
 		if err := _q.loadTurns(ctx, query, nodes,
 			func(n *Session) { n.appendNamedTurns(name) },
@@ -673,6 +718,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadModelCalls(ctx, query, nodes,
 			func(n *Session) { n.appendNamedModelCalls(name) },
 			func(n *Session, e *ModelCall) { n.appendNamedModelCalls(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedTurnItems {
+		if err := _q.loadTurnItems(ctx, query, nodes,
+			func(n *Session) { n.appendNamedTurnItems(name) },
+			func(n *Session, e *TurnItem) { n.appendNamedTurnItems(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -849,6 +901,36 @@ func (_q *SessionQuery) loadModelCalls(ctx context.Context, query *ModelCallQuer
 	}
 	query.Where(predicate.ModelCall(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.ModelCallsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadTurnItems(ctx context.Context, query *TurnItemQuery, nodes []*Session, init func(*Session), assign func(*Session, *TurnItem)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[uuid.UUID]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(turnitem.FieldSessionID)
+	}
+	query.Where(predicate.TurnItem(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.TurnItemsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -1065,6 +1147,20 @@ func (_q *SessionQuery) WithNamedModelCalls(name string, opts ...func(*ModelCall
 		_q.withNamedModelCalls = make(map[string]*ModelCallQuery)
 	}
 	_q.withNamedModelCalls[name] = query
+	return _q
+}
+
+// WithNamedTurnItems tells the query-builder to eager-load the nodes that are connected to the "turn_items"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithNamedTurnItems(name string, opts ...func(*TurnItemQuery)) *SessionQuery {
+	query := (&TurnItemClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedTurnItems == nil {
+		_q.withNamedTurnItems = make(map[string]*TurnItemQuery)
+	}
+	_q.withNamedTurnItems[name] = query
 	return _q
 }
 

@@ -15,6 +15,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -426,6 +427,21 @@ func (_u *SessionUpdate) AddModelCalls(v ...*ModelCall) *SessionUpdate {
 	return _u.AddModelCallIDs(ids...)
 }
 
+// AddTurnItemIDs adds the "turn_items" edge to the TurnItem entity by IDs.
+func (_u *SessionUpdate) AddTurnItemIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.AddTurnItemIDs(ids...)
+	return _u
+}
+
+// AddTurnItems adds the "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdate) AddTurnItems(v ...*TurnItem) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddTurnItemIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -555,6 +571,27 @@ func (_u *SessionUpdate) RemoveModelCalls(v ...*ModelCall) *SessionUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveModelCallIDs(ids...)
+}
+
+// ClearTurnItems clears all "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdate) ClearTurnItems() *SessionUpdate {
+	_u.mutation.ClearTurnItems()
+	return _u
+}
+
+// RemoveTurnItemIDs removes the "turn_items" edge to TurnItem entities by IDs.
+func (_u *SessionUpdate) RemoveTurnItemIDs(ids ...uuid.UUID) *SessionUpdate {
+	_u.mutation.RemoveTurnItemIDs(ids...)
+	return _u
+}
+
+// RemoveTurnItems removes "turn_items" edges to TurnItem entities.
+func (_u *SessionUpdate) RemoveTurnItems(v ...*TurnItem) *SessionUpdate {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveTurnItemIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -1008,6 +1045,51 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedTurnItemsIDs(); len(nodes) > 0 && !_u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.TurnItemsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1419,6 +1501,21 @@ func (_u *SessionUpdateOne) AddModelCalls(v ...*ModelCall) *SessionUpdateOne {
 	return _u.AddModelCallIDs(ids...)
 }
 
+// AddTurnItemIDs adds the "turn_items" edge to the TurnItem entity by IDs.
+func (_u *SessionUpdateOne) AddTurnItemIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.AddTurnItemIDs(ids...)
+	return _u
+}
+
+// AddTurnItems adds the "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdateOne) AddTurnItems(v ...*TurnItem) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddTurnItemIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -1548,6 +1645,27 @@ func (_u *SessionUpdateOne) RemoveModelCalls(v ...*ModelCall) *SessionUpdateOne 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveModelCallIDs(ids...)
+}
+
+// ClearTurnItems clears all "turn_items" edges to the TurnItem entity.
+func (_u *SessionUpdateOne) ClearTurnItems() *SessionUpdateOne {
+	_u.mutation.ClearTurnItems()
+	return _u
+}
+
+// RemoveTurnItemIDs removes the "turn_items" edge to TurnItem entities by IDs.
+func (_u *SessionUpdateOne) RemoveTurnItemIDs(ids ...uuid.UUID) *SessionUpdateOne {
+	_u.mutation.RemoveTurnItemIDs(ids...)
+	return _u
+}
+
+// RemoveTurnItems removes "turn_items" edges to TurnItem entities.
+func (_u *SessionUpdateOne) RemoveTurnItems(v ...*TurnItem) *SessionUpdateOne {
+	ids := make([]uuid.UUID, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveTurnItemIDs(ids...)
 }
 
 // Where appends a list predicates to the SessionUpdate builder.
@@ -2024,6 +2142,51 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(modelcall.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedTurnItemsIDs(); len(nodes) > 0 && !_u.mutation.TurnItemsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.TurnItemsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.TurnItemsTable,
+			Columns: []string{session.TurnItemsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(turnitem.FieldID, field.TypeUUID),
 			},
 		}
 		for _, k := range nodes {

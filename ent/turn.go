@@ -35,6 +35,8 @@ type Turn struct {
 	UserTokens int `json:"user_tokens,omitempty"`
 	// AssistantTokens holds the value of the "assistant_tokens" field.
 	AssistantTokens int `json:"assistant_tokens,omitempty"`
+	// How many items were recorded in the turn (recordItems): the builds read items only for turns that have some.
+	ItemCount int `json:"item_count,omitempty"`
 	// Status holds the value of the "status" field.
 	Status turn.Status `json:"status,omitempty"`
 	// ExecutionSummary holds the value of the "execution_summary" field.
@@ -78,7 +80,7 @@ func (*Turn) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case turn.FieldExecutionSummary:
 			values[i] = new([]byte)
-		case turn.FieldNumber, turn.FieldUserTokens, turn.FieldAssistantTokens:
+		case turn.FieldNumber, turn.FieldUserTokens, turn.FieldAssistantTokens, turn.FieldItemCount:
 			values[i] = new(sql.NullInt64)
 		case turn.FieldUserMessage, turn.FieldAssistantMessage, turn.FieldAssistantSummary, turn.FieldStatus:
 			values[i] = new(sql.NullString)
@@ -148,6 +150,12 @@ func (_m *Turn) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field assistant_tokens", values[i])
 			} else if value.Valid {
 				_m.AssistantTokens = int(value.Int64)
+			}
+		case turn.FieldItemCount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field item_count", values[i])
+			} else if value.Valid {
+				_m.ItemCount = int(value.Int64)
 			}
 		case turn.FieldStatus:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -237,6 +245,9 @@ func (_m *Turn) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("assistant_tokens=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AssistantTokens))
+	builder.WriteString(", ")
+	builder.WriteString("item_count=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ItemCount))
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))

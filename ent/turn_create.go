@@ -108,6 +108,20 @@ func (_c *TurnCreate) SetNillableAssistantTokens(v *int) *TurnCreate {
 	return _c
 }
 
+// SetItemCount sets the "item_count" field.
+func (_c *TurnCreate) SetItemCount(v int) *TurnCreate {
+	_c.mutation.SetItemCount(v)
+	return _c
+}
+
+// SetNillableItemCount sets the "item_count" field if the given value is not nil.
+func (_c *TurnCreate) SetNillableItemCount(v *int) *TurnCreate {
+	if v != nil {
+		_c.SetItemCount(*v)
+	}
+	return _c
+}
+
 // SetStatus sets the "status" field.
 func (_c *TurnCreate) SetStatus(v turn.Status) *TurnCreate {
 	_c.mutation.SetStatus(v)
@@ -230,6 +244,10 @@ func (_c *TurnCreate) defaults() {
 		v := turn.DefaultAssistantTokens
 		_c.mutation.SetAssistantTokens(v)
 	}
+	if _, ok := _c.mutation.ItemCount(); !ok {
+		v := turn.DefaultItemCount
+		_c.mutation.SetItemCount(v)
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		v := turn.DefaultStatus
 		_c.mutation.SetStatus(v)
@@ -280,6 +298,14 @@ func (_c *TurnCreate) check() error {
 	if v, ok := _c.mutation.AssistantTokens(); ok {
 		if err := turn.AssistantTokensValidator(v); err != nil {
 			return &ValidationError{Name: "assistant_tokens", err: fmt.Errorf(`ent: validator failed for field "Turn.assistant_tokens": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ItemCount(); !ok {
+		return &ValidationError{Name: "item_count", err: errors.New(`ent: missing required field "Turn.item_count"`)}
+	}
+	if v, ok := _c.mutation.ItemCount(); ok {
+		if err := turn.ItemCountValidator(v); err != nil {
+			return &ValidationError{Name: "item_count", err: fmt.Errorf(`ent: validator failed for field "Turn.item_count": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.Status(); !ok {
@@ -355,6 +381,10 @@ func (_c *TurnCreate) createSpec() (*Turn, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AssistantTokens(); ok {
 		_spec.SetField(turn.FieldAssistantTokens, field.TypeInt, value)
 		_node.AssistantTokens = value
+	}
+	if value, ok := _c.mutation.ItemCount(); ok {
+		_spec.SetField(turn.FieldItemCount, field.TypeInt, value)
+		_node.ItemCount = value
 	}
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(turn.FieldStatus, field.TypeEnum, value)
@@ -510,6 +540,24 @@ func (u *TurnUpsert) UpdateAssistantTokens() *TurnUpsert {
 // AddAssistantTokens adds v to the "assistant_tokens" field.
 func (u *TurnUpsert) AddAssistantTokens(v int) *TurnUpsert {
 	u.Add(turn.FieldAssistantTokens, v)
+	return u
+}
+
+// SetItemCount sets the "item_count" field.
+func (u *TurnUpsert) SetItemCount(v int) *TurnUpsert {
+	u.Set(turn.FieldItemCount, v)
+	return u
+}
+
+// UpdateItemCount sets the "item_count" field to the value that was provided on create.
+func (u *TurnUpsert) UpdateItemCount() *TurnUpsert {
+	u.SetExcluded(turn.FieldItemCount)
+	return u
+}
+
+// AddItemCount adds v to the "item_count" field.
+func (u *TurnUpsert) AddItemCount(v int) *TurnUpsert {
+	u.Add(turn.FieldItemCount, v)
 	return u
 }
 
@@ -699,6 +747,27 @@ func (u *TurnUpsertOne) AddAssistantTokens(v int) *TurnUpsertOne {
 func (u *TurnUpsertOne) UpdateAssistantTokens() *TurnUpsertOne {
 	return u.Update(func(s *TurnUpsert) {
 		s.UpdateAssistantTokens()
+	})
+}
+
+// SetItemCount sets the "item_count" field.
+func (u *TurnUpsertOne) SetItemCount(v int) *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetItemCount(v)
+	})
+}
+
+// AddItemCount adds v to the "item_count" field.
+func (u *TurnUpsertOne) AddItemCount(v int) *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.AddItemCount(v)
+	})
+}
+
+// UpdateItemCount sets the "item_count" field to the value that was provided on create.
+func (u *TurnUpsertOne) UpdateItemCount() *TurnUpsertOne {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateItemCount()
 	})
 }
 
@@ -1063,6 +1132,27 @@ func (u *TurnUpsertBulk) AddAssistantTokens(v int) *TurnUpsertBulk {
 func (u *TurnUpsertBulk) UpdateAssistantTokens() *TurnUpsertBulk {
 	return u.Update(func(s *TurnUpsert) {
 		s.UpdateAssistantTokens()
+	})
+}
+
+// SetItemCount sets the "item_count" field.
+func (u *TurnUpsertBulk) SetItemCount(v int) *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.SetItemCount(v)
+	})
+}
+
+// AddItemCount adds v to the "item_count" field.
+func (u *TurnUpsertBulk) AddItemCount(v int) *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.AddItemCount(v)
+	})
+}
+
+// UpdateItemCount sets the "item_count" field to the value that was provided on create.
+func (u *TurnUpsertBulk) UpdateItemCount() *TurnUpsertBulk {
+	return u.Update(func(s *TurnUpsert) {
+		s.UpdateItemCount()
 	})
 }
 

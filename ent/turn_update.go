@@ -114,6 +114,27 @@ func (_u *TurnUpdate) AddAssistantTokens(v int) *TurnUpdate {
 	return _u
 }
 
+// SetItemCount sets the "item_count" field.
+func (_u *TurnUpdate) SetItemCount(v int) *TurnUpdate {
+	_u.mutation.ResetItemCount()
+	_u.mutation.SetItemCount(v)
+	return _u
+}
+
+// SetNillableItemCount sets the "item_count" field if the given value is not nil.
+func (_u *TurnUpdate) SetNillableItemCount(v *int) *TurnUpdate {
+	if v != nil {
+		_u.SetItemCount(*v)
+	}
+	return _u
+}
+
+// AddItemCount adds value to the "item_count" field.
+func (_u *TurnUpdate) AddItemCount(v int) *TurnUpdate {
+	_u.mutation.AddItemCount(v)
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *TurnUpdate) SetStatus(v turn.Status) *TurnUpdate {
 	_u.mutation.SetStatus(v)
@@ -204,6 +225,11 @@ func (_u *TurnUpdate) check() error {
 			return &ValidationError{Name: "assistant_tokens", err: fmt.Errorf(`ent: validator failed for field "Turn.assistant_tokens": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ItemCount(); ok {
+		if err := turn.ItemCountValidator(v); err != nil {
+			return &ValidationError{Name: "item_count", err: fmt.Errorf(`ent: validator failed for field "Turn.item_count": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Status(); ok {
 		if err := turn.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Turn.status": %w`, err)}
@@ -253,6 +279,12 @@ func (_u *TurnUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedAssistantTokens(); ok {
 		_spec.AddField(turn.FieldAssistantTokens, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ItemCount(); ok {
+		_spec.SetField(turn.FieldItemCount, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedItemCount(); ok {
+		_spec.AddField(turn.FieldItemCount, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(turn.FieldStatus, field.TypeEnum, value)
@@ -375,6 +407,27 @@ func (_u *TurnUpdateOne) AddAssistantTokens(v int) *TurnUpdateOne {
 	return _u
 }
 
+// SetItemCount sets the "item_count" field.
+func (_u *TurnUpdateOne) SetItemCount(v int) *TurnUpdateOne {
+	_u.mutation.ResetItemCount()
+	_u.mutation.SetItemCount(v)
+	return _u
+}
+
+// SetNillableItemCount sets the "item_count" field if the given value is not nil.
+func (_u *TurnUpdateOne) SetNillableItemCount(v *int) *TurnUpdateOne {
+	if v != nil {
+		_u.SetItemCount(*v)
+	}
+	return _u
+}
+
+// AddItemCount adds value to the "item_count" field.
+func (_u *TurnUpdateOne) AddItemCount(v int) *TurnUpdateOne {
+	_u.mutation.AddItemCount(v)
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *TurnUpdateOne) SetStatus(v turn.Status) *TurnUpdateOne {
 	_u.mutation.SetStatus(v)
@@ -478,6 +531,11 @@ func (_u *TurnUpdateOne) check() error {
 			return &ValidationError{Name: "assistant_tokens", err: fmt.Errorf(`ent: validator failed for field "Turn.assistant_tokens": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ItemCount(); ok {
+		if err := turn.ItemCountValidator(v); err != nil {
+			return &ValidationError{Name: "item_count", err: fmt.Errorf(`ent: validator failed for field "Turn.item_count": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Status(); ok {
 		if err := turn.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Turn.status": %w`, err)}
@@ -544,6 +602,12 @@ func (_u *TurnUpdateOne) sqlSave(ctx context.Context) (_node *Turn, err error) {
 	}
 	if value, ok := _u.mutation.AddedAssistantTokens(); ok {
 		_spec.AddField(turn.FieldAssistantTokens, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ItemCount(); ok {
+		_spec.SetField(turn.FieldItemCount, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedItemCount(); ok {
+		_spec.AddField(turn.FieldItemCount, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(turn.FieldStatus, field.TypeEnum, value)

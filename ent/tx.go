@@ -36,6 +36,8 @@ type Tx struct {
 	StepResult *StepResultClient
 	// Turn is the client for interacting with the Turn builders.
 	Turn *TurnClient
+	// TurnItem is the client for interacting with the TurnItem builders.
+	TurnItem *TurnItemClient
 
 	// lazily loaded.
 	client     *Client
@@ -178,6 +180,7 @@ func (tx *Tx) init() {
 	tx.SessionKey = NewSessionKeyClient(tx.config)
 	tx.StepResult = NewStepResultClient(tx.config)
 	tx.Turn = NewTurnClient(tx.config)
+	tx.TurnItem = NewTurnItemClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -37,7 +37,17 @@ func (r *mutationResolver) RecordStepResult(ctx context.Context, input engine.Re
 	return model.StepResult(r.Engine.Writes.RecordStepResult(ctx, input))
 }
 
+// RecordItems is the resolver for the recordItems field.
+func (r *mutationResolver) RecordItems(ctx context.Context, input engine.RecordItemsInput) (*engine.RecordedItems, error) {
+	return r.Engine.Turns.RecordItems(ctx, input)
+}
+
 // StepResults is the resolver for the stepResults field.
 func (r *turnResolver) StepResults(ctx context.Context, obj *ent.Turn) ([]*ent.StepResult, error) {
 	return r.Engine.Reads.StepResultsOfTurn(ctx, obj.SessionID, obj.Number)
+}
+
+// Items is the resolver for the items field.
+func (r *turnResolver) Items(ctx context.Context, obj *ent.Turn) ([]*engine.TurnItem, error) {
+	return r.Engine.Reads.TurnItems(ctx, obj)
 }

@@ -48,6 +48,7 @@ var citus = placement{
 		{"step_results", "session_id"},
 		{"context_receipts", "session_id"},
 		{"model_calls", "session_id"},
+		{"turn_items", "session_id"},
 		{"events", "session_id"},
 	},
 	local: map[string]string{

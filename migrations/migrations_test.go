@@ -31,6 +31,7 @@ var entCannotSay = []string{
 	`ALTER TABLE "step_results" DROP CONSTRAINT "step_results_pkey", ADD PRIMARY KEY ("id");`,
 	`ALTER TABLE "turns" DROP CONSTRAINT "turns_pkey", ADD PRIMARY KEY ("id");`,
 	`ALTER TABLE "context_receipts" DROP CONSTRAINT "context_receipts_pkey", ADD PRIMARY KEY ("id");`,
+	`ALTER TABLE "turn_items" DROP CONSTRAINT "turn_items_pkey", ADD PRIMARY KEY ("id");`,
 	`ALTER TABLE "artifacts" DROP CONSTRAINT "artifacts_pkey", DROP CONSTRAINT "artifacts_refs_artifact", ADD PRIMARY KEY ("id"), ADD CONSTRAINT "artifacts_refs_artifact" FOREIGN KEY ("ref_id") REFERENCES "refs" ("id") ON DELETE CASCADE;`,
 	// The O2O edge from refs makes ref_id unique on its own; the schema
 	// has (session_id, ref_id) unique instead (ent/schema/artifact.go).

@@ -140,6 +140,18 @@ func (f TurnFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TurnMutation", m)
 }
 
+// The TurnItemFunc type is an adapter to allow the use of ordinary
+// function as TurnItem mutator.
+type TurnItemFunc func(context.Context, *ent.TurnItemMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f TurnItemFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.TurnItemMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TurnItemMutation", m)
+}
+
 // Condition is a hook condition function.
 type Condition func(context.Context, ent.Mutation) bool
 

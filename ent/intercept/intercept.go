@@ -19,6 +19,7 @@ import (
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 
 	"entgo.io/ent/dialect/sql"
 )
@@ -376,6 +377,33 @@ func (f TraverseTurn) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.TurnQuery", q)
 }
 
+// The TurnItemFunc type is an adapter to allow the use of ordinary function as a Querier.
+type TurnItemFunc func(context.Context, *ent.TurnItemQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f TurnItemFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.TurnItemQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.TurnItemQuery", q)
+}
+
+// The TraverseTurnItem type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseTurnItem func(context.Context, *ent.TurnItemQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseTurnItem) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseTurnItem) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.TurnItemQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.TurnItemQuery", q)
+}
+
 // NewQuery returns the generic Query interface for the given typed query.
 func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
@@ -401,6 +429,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.StepResultQuery, predicate.StepResult, stepresult.OrderOption]{typ: ent.TypeStepResult, tq: q}, nil
 	case *ent.TurnQuery:
 		return &query[*ent.TurnQuery, predicate.Turn, turn.OrderOption]{typ: ent.TypeTurn, tq: q}, nil
+	case *ent.TurnItemQuery:
+		return &query[*ent.TurnItemQuery, predicate.TurnItem, turnitem.OrderOption]{typ: ent.TypeTurnItem, tq: q}, nil
 	default:
 		return nil, fmt.Errorf("unknown query type %T", q)
 	}

@@ -481,6 +481,7 @@ var (
 		{Name: "assistant_summary", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "user_tokens", Type: field.TypeInt, Default: 0},
 		{Name: "assistant_tokens", Type: field.TypeInt, Default: 0},
+		{Name: "item_count", Type: field.TypeInt, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"OPEN", "COMPLETED", "FAILED"}, Default: "OPEN"},
 		{Name: "execution_summary", Type: field.TypeJSON, Nullable: true},
 		{Name: "started_at", Type: field.TypeTime},
@@ -495,7 +496,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "turns_sessions_turns",
-				Columns:    []*schema.Column{TurnsColumns[11]},
+				Columns:    []*schema.Column{TurnsColumns[12]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -504,17 +505,17 @@ var (
 			{
 				Name:    "turn_session_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{TurnsColumns[11], TurnsColumns[0]},
+				Columns: []*schema.Column{TurnsColumns[12], TurnsColumns[0]},
 			},
 			{
 				Name:    "turn_session_id_number",
 				Unique:  true,
-				Columns: []*schema.Column{TurnsColumns[11], TurnsColumns[1]},
+				Columns: []*schema.Column{TurnsColumns[12], TurnsColumns[1]},
 			},
 			{
 				Name:    "turn_one_open_per_session",
 				Unique:  true,
-				Columns: []*schema.Column{TurnsColumns[11]},
+				Columns: []*schema.Column{TurnsColumns[12]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "((status)::text = 'OPEN'::text)",
 				},
@@ -539,6 +540,52 @@ var (
 			},
 		},
 	}
+	// TurnItemsColumns holds the columns for the "turn_items" table.
+	TurnItemsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeUUID},
+		{Name: "turn", Type: field.TypeInt},
+		{Name: "position", Type: field.TypeInt},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"MESSAGE", "FUNCTION_CALL", "FUNCTION_CALL_OUTPUT", "REASONING", "OTHER"}},
+		{Name: "role", Type: field.TypeString, Default: ""},
+		{Name: "name", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "call_id", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "arguments", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "content", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "json", Type: field.TypeString, Size: 2147483647},
+		{Name: "tokens", Type: field.TypeInt, Default: 0},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeUUID},
+	}
+	// TurnItemsTable holds the schema information for the "turn_items" table.
+	TurnItemsTable = &schema.Table{
+		Name:       "turn_items",
+		Columns:    TurnItemsColumns,
+		PrimaryKey: []*schema.Column{TurnItemsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "turn_items_sessions_turn_items",
+				Columns:    []*schema.Column{TurnItemsColumns[12]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "turnitem_session_id_turn_position",
+				Unique:  true,
+				Columns: []*schema.Column{TurnItemsColumns[12], TurnItemsColumns[1], TurnItemsColumns[2]},
+			},
+			{
+				Name:    "turn_item_content_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{TurnItemsColumns[8]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
@@ -552,6 +599,7 @@ var (
 		SessionKeysTable,
 		StepResultsTable,
 		TurnsTable,
+		TurnItemsTable,
 	}
 )
 
@@ -563,4 +611,5 @@ func init() {
 	RefsTable.ForeignKeys[0].RefTable = SessionsTable
 	StepResultsTable.ForeignKeys[0].RefTable = SessionsTable
 	TurnsTable.ForeignKeys[0].RefTable = SessionsTable
+	TurnItemsTable.ForeignKeys[0].RefTable = SessionsTable
 }

@@ -38,3 +38,6 @@ type StepResult func(*sql.Selector)
 
 // Turn is the predicate function for turn builders.
 type Turn func(*sql.Selector)
+
+// TurnItem is the predicate function for turnitem builders.
+type TurnItem func(*sql.Selector)

@@ -86,6 +86,7 @@ func (Session) Edges() []ent.Edge {
 		// Read through receipts and the totals (modelCallTotals), not as a
 		// connection of their own.
 		edge.To("model_calls", ModelCall.Type).Annotations(cascade, entgql.Skip()),
+		edge.To("turn_items", TurnItem.Type).Annotations(cascade, entgql.Skip(entgql.SkipAll)),
 	}
 }
 

@@ -34,6 +34,8 @@ func (Turn) Fields() []ent.Field {
 			Comment("The assistant message compressed by the three summarization rules (docs/context-rules.md)."),
 		field.Int("user_tokens").Default(0).NonNegative(),
 		field.Int("assistant_tokens").Default(0).NonNegative(),
+		field.Int("item_count").Default(0).NonNegative().
+			Comment("How many items were recorded in the turn (recordItems): the builds read items only for turns that have some."),
 		field.Enum("status").NamedValues("Open", "OPEN", "Completed", "COMPLETED", "Failed", "FAILED").Default("OPEN").
 			Annotations(entgql.OrderField("STATUS")),
 		field.JSON("execution_summary", &schematype.ExecutionSummary{}).Optional().

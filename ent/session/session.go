@@ -80,6 +80,8 @@ const (
 	EdgeContextReceipts = "context_receipts"
 	// EdgeModelCalls holds the string denoting the model_calls edge name in mutations.
 	EdgeModelCalls = "model_calls"
+	// EdgeTurnItems holds the string denoting the turn_items edge name in mutations.
+	EdgeTurnItems = "turn_items"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// TurnsTable is the table that holds the turns relation/edge.
@@ -124,6 +126,13 @@ const (
 	ModelCallsInverseTable = "model_calls"
 	// ModelCallsColumn is the table column denoting the model_calls relation/edge.
 	ModelCallsColumn = "session_id"
+	// TurnItemsTable is the table that holds the turn_items relation/edge.
+	TurnItemsTable = "turn_items"
+	// TurnItemsInverseTable is the table name for the TurnItem entity.
+	// It exists in this package in order to avoid circular dependency with the "turnitem" package.
+	TurnItemsInverseTable = "turn_items"
+	// TurnItemsColumn is the table column denoting the turn_items relation/edge.
+	TurnItemsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -440,6 +449,20 @@ func ByModelCalls(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newModelCallsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByTurnItemsCount orders the results by turn_items count.
+func ByTurnItemsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newTurnItemsStep(), opts...)
+	}
+}
+
+// ByTurnItems orders the results by turn_items terms.
+func ByTurnItems(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newTurnItemsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTurnsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -480,6 +503,13 @@ func newModelCallsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ModelCallsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ModelCallsTable, ModelCallsColumn),
+	)
+}
+func newTurnItemsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(TurnItemsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, TurnItemsTable, TurnItemsColumn),
 	)
 }
 

@@ -1324,6 +1324,29 @@ func HasModelCallsWith(preds ...predicate.ModelCall) predicate.Session {
 	})
 }
 
+// HasTurnItems applies the HasEdge predicate on the "turn_items" edge.
+func HasTurnItems() predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, TurnItemsTable, TurnItemsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasTurnItemsWith applies the HasEdge predicate on the "turn_items" edge with a given conditions (other predicates).
+func HasTurnItemsWith(preds ...predicate.TurnItem) predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := newTurnItemsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Session) predicate.Session {
 	return predicate.Session(sql.AndPredicates(predicates...))

@@ -32,6 +32,8 @@ const (
 	FieldUserTokens = "user_tokens"
 	// FieldAssistantTokens holds the string denoting the assistant_tokens field in the database.
 	FieldAssistantTokens = "assistant_tokens"
+	// FieldItemCount holds the string denoting the item_count field in the database.
+	FieldItemCount = "item_count"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
 	// FieldExecutionSummary holds the string denoting the execution_summary field in the database.
@@ -63,6 +65,7 @@ var Columns = []string{
 	FieldAssistantSummary,
 	FieldUserTokens,
 	FieldAssistantTokens,
+	FieldItemCount,
 	FieldStatus,
 	FieldExecutionSummary,
 	FieldStartedAt,
@@ -96,6 +99,10 @@ var (
 	DefaultAssistantTokens int
 	// AssistantTokensValidator is a validator for the "assistant_tokens" field. It is called by the builders before save.
 	AssistantTokensValidator func(int) error
+	// DefaultItemCount holds the default value on creation for the "item_count" field.
+	DefaultItemCount int
+	// ItemCountValidator is a validator for the "item_count" field. It is called by the builders before save.
+	ItemCountValidator func(int) error
 	// DefaultStartedAt holds the default value on creation for the "started_at" field.
 	DefaultStartedAt func() time.Time
 	// DefaultID holds the default value on creation for the "id" field.
@@ -170,6 +177,11 @@ func ByUserTokens(opts ...sql.OrderTermOption) OrderOption {
 // ByAssistantTokens orders the results by the assistant_tokens field.
 func ByAssistantTokens(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAssistantTokens, opts...).ToFunc()
+}
+
+// ByItemCount orders the results by the item_count field.
+func ByItemCount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldItemCount, opts...).ToFunc()
 }
 
 // ByStatus orders the results by the status field.

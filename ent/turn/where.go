@@ -91,6 +91,11 @@ func AssistantTokens(v int) predicate.Turn {
 	return predicate.Turn(sql.FieldEQ(FieldAssistantTokens, v))
 }
 
+// ItemCount applies equality check predicate on the "item_count" field. It's identical to ItemCountEQ.
+func ItemCount(v int) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldItemCount, v))
+}
+
 // StartedAt applies equality check predicate on the "started_at" field. It's identical to StartedAtEQ.
 func StartedAt(v time.Time) predicate.Turn {
 	return predicate.Turn(sql.FieldEQ(FieldStartedAt, v))
@@ -434,6 +439,46 @@ func AssistantTokensLT(v int) predicate.Turn {
 // AssistantTokensLTE applies the LTE predicate on the "assistant_tokens" field.
 func AssistantTokensLTE(v int) predicate.Turn {
 	return predicate.Turn(sql.FieldLTE(FieldAssistantTokens, v))
+}
+
+// ItemCountEQ applies the EQ predicate on the "item_count" field.
+func ItemCountEQ(v int) predicate.Turn {
+	return predicate.Turn(sql.FieldEQ(FieldItemCount, v))
+}
+
+// ItemCountNEQ applies the NEQ predicate on the "item_count" field.
+func ItemCountNEQ(v int) predicate.Turn {
+	return predicate.Turn(sql.FieldNEQ(FieldItemCount, v))
+}
+
+// ItemCountIn applies the In predicate on the "item_count" field.
+func ItemCountIn(vs ...int) predicate.Turn {
+	return predicate.Turn(sql.FieldIn(FieldItemCount, vs...))
+}
+
+// ItemCountNotIn applies the NotIn predicate on the "item_count" field.
+func ItemCountNotIn(vs ...int) predicate.Turn {
+	return predicate.Turn(sql.FieldNotIn(FieldItemCount, vs...))
+}
+
+// ItemCountGT applies the GT predicate on the "item_count" field.
+func ItemCountGT(v int) predicate.Turn {
+	return predicate.Turn(sql.FieldGT(FieldItemCount, v))
+}
+
+// ItemCountGTE applies the GTE predicate on the "item_count" field.
+func ItemCountGTE(v int) predicate.Turn {
+	return predicate.Turn(sql.FieldGTE(FieldItemCount, v))
+}
+
+// ItemCountLT applies the LT predicate on the "item_count" field.
+func ItemCountLT(v int) predicate.Turn {
+	return predicate.Turn(sql.FieldLT(FieldItemCount, v))
+}
+
+// ItemCountLTE applies the LTE predicate on the "item_count" field.
+func ItemCountLTE(v int) predicate.Turn {
+	return predicate.Turn(sql.FieldLTE(FieldItemCount, v))
 }
 
 // StatusEQ applies the EQ predicate on the "status" field.

@@ -73,6 +73,7 @@ type TurnResolver interface {
 	Receipts(ctx context.Context, obj *ent.Turn) ([]*ent.ContextReceipt, error)
 	ModelCallTotals(ctx context.Context, obj *ent.Turn) (*engine.ModelCallTotals, error)
 	StepResults(ctx context.Context, obj *ent.Turn) ([]*ent.StepResult, error)
+	Items(ctx context.Context, obj *ent.Turn) ([]*engine.TurnItem, error)
 }
 
 type SessionWhereInputResolver interface {
@@ -6726,6 +6727,29 @@ func (ec *executionContext) fieldContext_Turn_assistantTokens(_ context.Context,
 	return graphql.NewScalarFieldContext("Turn", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Turn_itemCount(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_itemCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_itemCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Turn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Turn_status(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6950,6 +6974,38 @@ func (ec *executionContext) fieldContext_Turn_stepResults(_ context.Context, fie
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_StepResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_items(ctx context.Context, field graphql.CollectedField, obj *ent.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().Items(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*engine.TurnItem) graphql.Marshaler {
+			return ec.marshalNTurnItem2ᚕᚖsessiongraphᚋinternalᚋengineᚐTurnItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TurnItem(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14577,7 +14633,7 @@ func (ec *executionContext) unmarshalInputTurnWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "sessionID", "sessionIDNEQ", "sessionIDIn", "sessionIDNotIn", "number", "numberNEQ", "numberIn", "numberNotIn", "numberGT", "numberGTE", "numberLT", "numberLTE", "userMessage", "userMessageNEQ", "userMessageIn", "userMessageNotIn", "userMessageGT", "userMessageGTE", "userMessageLT", "userMessageLTE", "userMessageContains", "userMessageHasPrefix", "userMessageHasSuffix", "userMessageEqualFold", "userMessageContainsFold", "assistantMessage", "assistantMessageNEQ", "assistantMessageIn", "assistantMessageNotIn", "assistantMessageGT", "assistantMessageGTE", "assistantMessageLT", "assistantMessageLTE", "assistantMessageContains", "assistantMessageHasPrefix", "assistantMessageHasSuffix", "assistantMessageEqualFold", "assistantMessageContainsFold", "assistantSummary", "assistantSummaryNEQ", "assistantSummaryIn", "assistantSummaryNotIn", "assistantSummaryGT", "assistantSummaryGTE", "assistantSummaryLT", "assistantSummaryLTE", "assistantSummaryContains", "assistantSummaryHasPrefix", "assistantSummaryHasSuffix", "assistantSummaryEqualFold", "assistantSummaryContainsFold", "userTokens", "userTokensNEQ", "userTokensIn", "userTokensNotIn", "userTokensGT", "userTokensGTE", "userTokensLT", "userTokensLTE", "assistantTokens", "assistantTokensNEQ", "assistantTokensIn", "assistantTokensNotIn", "assistantTokensGT", "assistantTokensGTE", "assistantTokensLT", "assistantTokensLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "completedAt", "completedAtNEQ", "completedAtIn", "completedAtNotIn", "completedAtGT", "completedAtGTE", "completedAtLT", "completedAtLTE", "completedAtIsNil", "completedAtNotNil", "hasSession", "hasSessionWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "sessionID", "sessionIDNEQ", "sessionIDIn", "sessionIDNotIn", "number", "numberNEQ", "numberIn", "numberNotIn", "numberGT", "numberGTE", "numberLT", "numberLTE", "userMessage", "userMessageNEQ", "userMessageIn", "userMessageNotIn", "userMessageGT", "userMessageGTE", "userMessageLT", "userMessageLTE", "userMessageContains", "userMessageHasPrefix", "userMessageHasSuffix", "userMessageEqualFold", "userMessageContainsFold", "assistantMessage", "assistantMessageNEQ", "assistantMessageIn", "assistantMessageNotIn", "assistantMessageGT", "assistantMessageGTE", "assistantMessageLT", "assistantMessageLTE", "assistantMessageContains", "assistantMessageHasPrefix", "assistantMessageHasSuffix", "assistantMessageEqualFold", "assistantMessageContainsFold", "assistantSummary", "assistantSummaryNEQ", "assistantSummaryIn", "assistantSummaryNotIn", "assistantSummaryGT", "assistantSummaryGTE", "assistantSummaryLT", "assistantSummaryLTE", "assistantSummaryContains", "assistantSummaryHasPrefix", "assistantSummaryHasSuffix", "assistantSummaryEqualFold", "assistantSummaryContainsFold", "userTokens", "userTokensNEQ", "userTokensIn", "userTokensNotIn", "userTokensGT", "userTokensGTE", "userTokensLT", "userTokensLTE", "assistantTokens", "assistantTokensNEQ", "assistantTokensIn", "assistantTokensNotIn", "assistantTokensGT", "assistantTokensGTE", "assistantTokensLT", "assistantTokensLTE", "itemCount", "itemCountNEQ", "itemCountIn", "itemCountNotIn", "itemCountGT", "itemCountGTE", "itemCountLT", "itemCountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "completedAt", "completedAtNEQ", "completedAtIn", "completedAtNotIn", "completedAtGT", "completedAtGTE", "completedAtLT", "completedAtLTE", "completedAtIsNil", "completedAtNotNil", "hasSession", "hasSessionWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15130,6 +15186,62 @@ func (ec *executionContext) unmarshalInputTurnWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.AssistantTokensLTE = data
+		case "itemCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCount = data
+		case "itemCountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCountNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCountNEQ = data
+		case "itemCountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCountIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCountIn = data
+		case "itemCountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCountNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCountNotIn = data
+		case "itemCountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCountGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCountGT = data
+		case "itemCountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCountGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCountGTE = data
+		case "itemCountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCountLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCountLT = data
+		case "itemCountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemCountLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemCountLTE = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
 			data, err := ec.unmarshalOTurnStatus2ᚖsessiongraphᚋentᚋturnᚐStatus(ctx, v)
@@ -18140,6 +18252,11 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "itemCount":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.ItemCount)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "status":
 			out.Values[i] = ec.marshalNTurnStatus2sessiongraphᚋentᚋturnᚐStatus(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
@@ -18259,6 +18376,48 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._Turn_stepResults(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "items":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Turn_items(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

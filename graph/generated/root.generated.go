@@ -49,6 +49,7 @@ type MutationResolver interface {
 	FailTurn(ctx context.Context, input model.FailTurnInput) (*model.TurnPayload, error)
 	RecordExchange(ctx context.Context, input engine.RecordExchangeInput) (*model.TurnPayload, error)
 	RecordStepResult(ctx context.Context, input engine.RecordStepResultInput) (*model.RecordStepResultPayload, error)
+	RecordItems(ctx context.Context, input engine.RecordItemsInput) (*engine.RecordedItems, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -285,6 +286,20 @@ func (ec *executionContext) field_Mutation_recordGenerated_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (engine.RecordGeneratedInput, error) {
 			return ec.unmarshalNRecordGeneratedInput2sessiongraphᚋinternalᚋengineᚐRecordGeneratedInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordItems_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (engine.RecordItemsInput, error) {
+			return ec.unmarshalNRecordItemsInput2sessiongraphᚋinternalᚋengineᚐRecordItemsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1890,6 +1905,50 @@ func (ec *executionContext) fieldContext_Mutation_recordStepResult(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_recordItems(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordItems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordItems(ctx, fc.Args["input"].(engine.RecordItemsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.RecordedItems) graphql.Marshaler {
+			return ec.marshalNRecordItemsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordedItems(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordItems(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordItemsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordItems_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -2128,6 +2187,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "recordStepResult":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_recordStepResult(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordItems":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordItems(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

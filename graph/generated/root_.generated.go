@@ -127,7 +127,12 @@ type ComplexityRoot struct {
 	}
 
 	ChatMessage struct {
+		Arguments  func(childComplexity int) int
+		CallID     func(childComplexity int) int
 		Content    func(childComplexity int) int
+		JSON       func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Name       func(childComplexity int) int
 		Role       func(childComplexity int) int
 		TokenCount func(childComplexity int) int
 	}
@@ -419,6 +424,7 @@ type ComplexityRoot struct {
 		RecordDeleted     func(childComplexity int, input engine.RecordDeletedInput) int
 		RecordExchange    func(childComplexity int, input engine.RecordExchangeInput) int
 		RecordGenerated   func(childComplexity int, input engine.RecordGeneratedInput) int
+		RecordItems       func(childComplexity int, input engine.RecordItemsInput) int
 		RecordModelCall   func(childComplexity int, input engine.RecordModelCallInput) int
 		RecordRead        func(childComplexity int, input engine.RecordReadInput) int
 		RecordStepResult  func(childComplexity int, input engine.RecordStepResultInput) int
@@ -503,6 +509,11 @@ type ComplexityRoot struct {
 
 	RecordGeneratedPayload struct {
 		Ref func(childComplexity int) int
+	}
+
+	RecordItemsPayload struct {
+		Items func(childComplexity int) int
+		Turn  func(childComplexity int) int
 	}
 
 	RecordModelCallPayload struct {
@@ -716,6 +727,8 @@ type ComplexityRoot struct {
 		CompletedAt      func(childComplexity int) int
 		ExecutionSummary func(childComplexity int) int
 		ID               func(childComplexity int) int
+		ItemCount        func(childComplexity int) int
+		Items            func(childComplexity int) int
 		ModelCallTotals  func(childComplexity int) int
 		Number           func(childComplexity int) int
 		Receipts         func(childComplexity int) int
@@ -737,6 +750,18 @@ type ComplexityRoot struct {
 	TurnEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	TurnItem struct {
+		Arguments  func(childComplexity int) int
+		CallID     func(childComplexity int) int
+		Content    func(childComplexity int) int
+		JSON       func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Position   func(childComplexity int) int
+		Role       func(childComplexity int) int
+		TokenCount func(childComplexity int) int
 	}
 
 	UpdateArtifactPayload struct {
@@ -1027,12 +1052,42 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BeginTurnPayload.Turn(childComplexity), true
 
+	case "ChatMessage.arguments":
+		if e.ComplexityRoot.ChatMessage.Arguments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.Arguments(childComplexity), true
+	case "ChatMessage.callID":
+		if e.ComplexityRoot.ChatMessage.CallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.CallID(childComplexity), true
 	case "ChatMessage.content":
 		if e.ComplexityRoot.ChatMessage.Content == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ChatMessage.Content(childComplexity), true
+	case "ChatMessage.json":
+		if e.ComplexityRoot.ChatMessage.JSON == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.JSON(childComplexity), true
+	case "ChatMessage.kind":
+		if e.ComplexityRoot.ChatMessage.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.Kind(childComplexity), true
+	case "ChatMessage.name":
+		if e.ComplexityRoot.ChatMessage.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChatMessage.Name(childComplexity), true
 	case "ChatMessage.role":
 		if e.ComplexityRoot.ChatMessage.Role == nil {
 			break
@@ -2218,6 +2273,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordGenerated(childComplexity, args["input"].(engine.RecordGeneratedInput)), true
+	case "Mutation.recordItems":
+		if e.ComplexityRoot.Mutation.RecordItems == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordItems_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordItems(childComplexity, args["input"].(engine.RecordItemsInput)), true
 	case "Mutation.recordModelCall":
 		if e.ComplexityRoot.Mutation.RecordModelCall == nil {
 			break
@@ -2634,6 +2700,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RecordGeneratedPayload.Ref(childComplexity), true
+
+	case "RecordItemsPayload.items":
+		if e.ComplexityRoot.RecordItemsPayload.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordItemsPayload.Items(childComplexity), true
+	case "RecordItemsPayload.turn":
+		if e.ComplexityRoot.RecordItemsPayload.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordItemsPayload.Turn(childComplexity), true
 
 	case "RecordModelCallPayload.modelCall":
 		if e.ComplexityRoot.RecordModelCallPayload.ModelCall == nil {
@@ -3585,6 +3664,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.ID(childComplexity), true
+	case "Turn.itemCount":
+		if e.ComplexityRoot.Turn.ItemCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.ItemCount(childComplexity), true
+	case "Turn.items":
+		if e.ComplexityRoot.Turn.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.Items(childComplexity), true
 	case "Turn.modelCallTotals":
 		if e.ComplexityRoot.Turn.ModelCallTotals == nil {
 			break
@@ -3677,6 +3768,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
+
+	case "TurnItem.arguments":
+		if e.ComplexityRoot.TurnItem.Arguments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.Arguments(childComplexity), true
+	case "TurnItem.callID":
+		if e.ComplexityRoot.TurnItem.CallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.CallID(childComplexity), true
+	case "TurnItem.content":
+		if e.ComplexityRoot.TurnItem.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.Content(childComplexity), true
+	case "TurnItem.json":
+		if e.ComplexityRoot.TurnItem.JSON == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.JSON(childComplexity), true
+	case "TurnItem.kind":
+		if e.ComplexityRoot.TurnItem.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.Kind(childComplexity), true
+	case "TurnItem.name":
+		if e.ComplexityRoot.TurnItem.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.Name(childComplexity), true
+	case "TurnItem.position":
+		if e.ComplexityRoot.TurnItem.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.Position(childComplexity), true
+	case "TurnItem.role":
+		if e.ComplexityRoot.TurnItem.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.Role(childComplexity), true
+	case "TurnItem.tokenCount":
+		if e.ComplexityRoot.TurnItem.TokenCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnItem.TokenCount(childComplexity), true
 
 	case "UpdateArtifactPayload.ref":
 		if e.ComplexityRoot.UpdateArtifactPayload.Ref == nil {
@@ -3811,6 +3957,7 @@ func (e *executableSchema) inputUnmarshalMap() map[reflect.Type]reflect.Value {
 		ec.unmarshalInputRecordDeletedInput,
 		ec.unmarshalInputRecordExchangeInput,
 		ec.unmarshalInputRecordGeneratedInput,
+		ec.unmarshalInputRecordItemsInput,
 		ec.unmarshalInputRecordModelCallInput,
 		ec.unmarshalInputRecordReadInput,
 		ec.unmarshalInputRecordStepResultInput,
@@ -4029,10 +4176,23 @@ type ContextSection {
   truncated: Boolean!
 }
 
+"""
+A chat message of a MESSAGES build: the system prompt, a turn's message, or an item recorded in a
+turn (a function call's role is assistant, its output's tool).
+"""
 type ChatMessage {
   role: String!
   content: String!
   tokenCount: Int!
+  kind: TurnItemKind!
+  "A function call's name."
+  name: String!
+  "The call id of a function call or of its output."
+  callID: String!
+  "A function call's arguments."
+  arguments: String!
+  "The message as an item's JSON: a recorded item's exactly as it was sent."
+  json: String!
 }
 
 "The refs the build placed in each tier."
@@ -6574,6 +6734,10 @@ type Turn implements Node {
   assistantSummary: String!
   userTokens: Int!
   assistantTokens: Int!
+  """
+  How many items were recorded in the turn (recordItems): the builds read items only for turns that have some.
+  """
+  itemCount: Int!
   status: TurnStatus!
   executionSummary: ExecutionSummary
   startedAt: Time!
@@ -6747,6 +6911,17 @@ input TurnWhereInput {
   assistantTokensLT: Int
   assistantTokensLTE: Int
   """
+  item_count field predicates
+  """
+  itemCount: Int
+  itemCountNEQ: Int
+  itemCountIn: [Int!]
+  itemCountNotIn: [Int!]
+  itemCountGT: Int
+  itemCountGTE: Int
+  itemCountLT: Int
+  itemCountLTE: Int
+  """
   status field predicates
   """
   status: TurnStatus
@@ -6837,6 +7012,8 @@ enum EventKind {
   ARTIFACT_REVISED
   "artifact.cleared: A pending or promoted artifact was cleared before its turn ended. Payload: ref, was, changes."
   ARTIFACT_CLEARED
+  "turn.items_recorded: Items (messages, tool calls, their outputs, reasoning) were appended to the open turn. Payload: turn, count."
+  TURN_ITEMS_RECORDED
   "step.recorded: A step's result was recorded. Payload: turn, step, kind, itemCount, refs."
   STEP_RECORDED
   "context.recorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount."
@@ -7696,6 +7873,76 @@ extend type Mutation {
   "Record or describe a step of the open turn and its data."
   recordStepResult(input: RecordStepResultInput!): RecordStepResultPayload!
 }
+
+"What an item of a turn is."
+enum TurnItemKind {
+  "A message of any role: system, developer, user, assistant, tool."
+  MESSAGE
+  "A function (tool) call: its name, call id and arguments."
+  FUNCTION_CALL
+  "A function call's output, naming the call by its call id."
+  FUNCTION_CALL_OUTPUT
+  "A reasoning item; its content is the summary's text."
+  REASONING
+  "Any other item type, kept as it was sent."
+  OTHER
+}
+
+"""
+One item of a turn, as the agent produced it, in the Responses API's item shapes. The turn's user
+message (beginTurn) is its first item and its assistant message (endTurn) its last; recordItems
+adds those between.
+"""
+type TurnItem {
+  "The item's place in the turn, from 1."
+  position: Int!
+  kind: TurnItemKind!
+  "A message's role; empty for other kinds."
+  role: String!
+  "A function call's name."
+  name: String!
+  "The call id of a function call or of its output."
+  callID: String!
+  "A function call's arguments, as sent (usually JSON text)."
+  arguments: String!
+  "The item's text as a model reads it: a message's text parts, a call's output, a reasoning summary."
+  content: String!
+  "The item exactly as it was sent, byte for byte (the turn's own messages as the server writes them)."
+  json: String!
+  "Tokens by the session's tokenizer: the content, or a call's name and arguments."
+  tokenCount: Int!
+}
+
+input RecordItemsInput {
+  sessionID: ID!
+  "The open turn, as a check that the items go where you think; the open turn when left out."
+  turnID: ID
+  """
+  The items in order (at most 100), each its JSON text: one object of at most 1 MiB, such as
+  {"type":"function_call","name":"get_weather","call_id":"c1","arguments":"{}"}. A message needs a
+  role, a function_call its name and call_id, a function_call_output its call_id.
+  """
+  items: [String!]!
+}
+
+type RecordItemsPayload {
+  turn: Turn!
+  "The items appended, as Turn.items shows them."
+  items: [TurnItem!]!
+}
+
+extend type Turn {
+  "The turn's items in order: its user message, the items recorded in it, its assistant message."
+  items: [TurnItem!]!
+}
+
+extend type Mutation {
+  """
+  Append items (messages of any role, function calls and their outputs, reasoning) to the open turn,
+  after those recorded before. One refused item refuses them all.
+  """
+  recordItems(input: RecordItemsInput!): RecordItemsPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -7844,6 +8091,16 @@ func (ec *executionContext) childFields_ChatMessage(ctx context.Context, field g
 		return ec.fieldContext_ChatMessage_content(ctx, field)
 	case "tokenCount":
 		return ec.fieldContext_ChatMessage_tokenCount(ctx, field)
+	case "kind":
+		return ec.fieldContext_ChatMessage_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_ChatMessage_name(ctx, field)
+	case "callID":
+		return ec.fieldContext_ChatMessage_callID(ctx, field)
+	case "arguments":
+		return ec.fieldContext_ChatMessage_arguments(ctx, field)
+	case "json":
+		return ec.fieldContext_ChatMessage_json(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChatMessage", field.Name)
 }
@@ -8498,6 +8755,16 @@ func (ec *executionContext) childFields_RecordGeneratedPayload(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type RecordGeneratedPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RecordItemsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turn":
+		return ec.fieldContext_RecordItemsPayload_turn(ctx, field)
+	case "items":
+		return ec.fieldContext_RecordItemsPayload_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordItemsPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RecordModelCallPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "modelCall":
@@ -8910,6 +9177,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_userTokens(ctx, field)
 	case "assistantTokens":
 		return ec.fieldContext_Turn_assistantTokens(ctx, field)
+	case "itemCount":
+		return ec.fieldContext_Turn_itemCount(ctx, field)
 	case "status":
 		return ec.fieldContext_Turn_status(ctx, field)
 	case "executionSummary":
@@ -8926,6 +9195,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_modelCallTotals(ctx, field)
 	case "stepResults":
 		return ec.fieldContext_Turn_stepResults(ctx, field)
+	case "items":
+		return ec.fieldContext_Turn_items(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }
@@ -8950,6 +9221,30 @@ func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field grap
 		return ec.fieldContext_TurnEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_TurnItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "position":
+		return ec.fieldContext_TurnItem_position(ctx, field)
+	case "kind":
+		return ec.fieldContext_TurnItem_kind(ctx, field)
+	case "role":
+		return ec.fieldContext_TurnItem_role(ctx, field)
+	case "name":
+		return ec.fieldContext_TurnItem_name(ctx, field)
+	case "callID":
+		return ec.fieldContext_TurnItem_callID(ctx, field)
+	case "arguments":
+		return ec.fieldContext_TurnItem_arguments(ctx, field)
+	case "content":
+		return ec.fieldContext_TurnItem_content(ctx, field)
+	case "json":
+		return ec.fieldContext_TurnItem_json(ctx, field)
+	case "tokenCount":
+		return ec.fieldContext_TurnItem_tokenCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TurnItem", field.Name)
 }
 
 func (ec *executionContext) childFields_UpdateArtifactPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

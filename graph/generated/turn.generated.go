@@ -8,6 +8,7 @@ import (
 	"math"
 	"sessiongraph/ent"
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/ent/turnitem"
 	"sessiongraph/graph/model"
 	"sessiongraph/internal/engine"
 	"strconv"
@@ -233,6 +234,70 @@ func (ec *executionContext) fieldContext_RecordExchangePayload_turn(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _RecordItemsPayload_turn(ctx context.Context, field graphql.CollectedField, obj *engine.RecordedItems) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordItemsPayload_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Turn) graphql.Marshaler {
+			return ec.marshalNTurn2ᚖsessiongraphᚋentᚐTurn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordItemsPayload_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordItemsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordItemsPayload_items(ctx context.Context, field graphql.CollectedField, obj *engine.RecordedItems) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordItemsPayload_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []engine.TurnItem) graphql.Marshaler {
+			return ec.marshalNTurnItem2ᚕsessiongraphᚋinternalᚋengineᚐTurnItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordItemsPayload_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordItemsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TurnItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RecordStepResultPayload_stepResult(ctx context.Context, field graphql.CollectedField, obj *model.RecordStepResultPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -263,6 +328,213 @@ func (ec *executionContext) fieldContext_RecordStepResultPayload_stepResult(_ co
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TurnItem_position(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_kind(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v turnitem.Kind) graphql.Marshaler {
+			return ec.marshalNTurnItemKind2sessiongraphᚋentᚋturnitemᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type TurnItemKind does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_role(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_name(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_callID(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_callID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_callID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_arguments(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_arguments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Arguments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_arguments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_content(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_json(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_json(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JSON, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_json(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TurnItem_tokenCount(ctx context.Context, field graphql.CollectedField, obj *engine.TurnItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnItem_tokenCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnItem_tokenCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnItem", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -881,6 +1153,50 @@ func (ec *executionContext) unmarshalInputRecordExchangeInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRecordItemsInput(ctx context.Context, obj any) (engine.RecordItemsInput, error) {
+	var it engine.RecordItemsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionID", "turnID", "items"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionID"))
+			data, err := ec.unmarshalNID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "turnID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnID"))
+			data, err := ec.unmarshalOID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnID = data
+		case "items":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Items = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRecordStepResultInput(ctx context.Context, obj any) (engine.RecordStepResultInput, error) {
 	var it engine.RecordStepResultInput
 	if obj == nil {
@@ -1259,6 +1575,51 @@ func (ec *executionContext) _RecordExchangePayload(ctx context.Context, sel ast.
 	return out
 }
 
+var recordItemsPayloadImplementors = []string{"RecordItemsPayload"}
+
+func (ec *executionContext) _RecordItemsPayload(ctx context.Context, sel ast.SelectionSet, obj *engine.RecordedItems) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordItemsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordItemsPayload")
+		case "turn":
+			out.Values[i] = ec._RecordItemsPayload_turn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._RecordItemsPayload_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var recordStepResultPayloadImplementors = []string{"RecordStepResultPayload"}
 
 func (ec *executionContext) _RecordStepResultPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordStepResultPayload) graphql.Marshaler {
@@ -1273,6 +1634,86 @@ func (ec *executionContext) _RecordStepResultPayload(ctx context.Context, sel as
 			out.Values[i] = graphql.MarshalString("RecordStepResultPayload")
 		case "stepResult":
 			out.Values[i] = ec._RecordStepResultPayload_stepResult(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if len(deferLabelToView) > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var turnItemImplementors = []string{"TurnItem"}
+
+func (ec *executionContext) _TurnItem(ctx context.Context, sel ast.SelectionSet, obj *engine.TurnItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, turnItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TurnItem")
+		case "position":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Position)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec.marshalNTurnItemKind2sessiongraphᚋentᚋturnitemᚐKind(ctx, field.Selections, obj.Kind)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Role)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "callID":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.CallID)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "arguments":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Arguments)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "content":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Content)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "json":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.JSON)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokenCount":
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TokenCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1399,6 +1840,21 @@ func (ec *executionContext) marshalNRecordExchangePayload2ᚖsessiongraphᚋgrap
 	return ec._RecordExchangePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRecordItemsInput2sessiongraphᚋinternalᚋengineᚐRecordItemsInput(ctx context.Context, v any) (engine.RecordItemsInput, error) {
+	res, err := ec.unmarshalInputRecordItemsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordItemsPayload2ᚖsessiongraphᚋinternalᚋengineᚐRecordedItems(ctx context.Context, sel ast.SelectionSet, v *engine.RecordedItems) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordItemsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRecordStepResultInput2sessiongraphᚋinternalᚋengineᚐRecordStepResultInput(ctx context.Context, v any) (engine.RecordStepResultInput, error) {
 	res, err := ec.unmarshalInputRecordStepResultInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1422,6 +1878,62 @@ func (ec *executionContext) unmarshalNRetainedRefInput2sessiongraphᚋentᚋsche
 func (ec *executionContext) unmarshalNStepSummaryInput2sessiongraphᚋentᚋschemaᚋschematypeᚐStepSummary(ctx context.Context, v any) (schematype.StepSummary, error) {
 	res, err := ec.unmarshalInputStepSummaryInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTurnItem2sessiongraphᚋinternalᚋengineᚐTurnItem(ctx context.Context, sel ast.SelectionSet, v engine.TurnItem) graphql.Marshaler {
+	return ec._TurnItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTurnItem2ᚕsessiongraphᚋinternalᚋengineᚐTurnItemᚄ(ctx context.Context, sel ast.SelectionSet, v []engine.TurnItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTurnItem2sessiongraphᚋinternalᚋengineᚐTurnItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTurnItem2ᚕᚖsessiongraphᚋinternalᚋengineᚐTurnItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.TurnItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTurnItem2ᚖsessiongraphᚋinternalᚋengineᚐTurnItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTurnItem2ᚖsessiongraphᚋinternalᚋengineᚐTurnItem(ctx context.Context, sel ast.SelectionSet, v *engine.TurnItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TurnItem(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTurnItemKind2sessiongraphᚋentᚋturnitemᚐKind(ctx context.Context, v any) (turnitem.Kind, error) {
+	var res turnitem.Kind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTurnItemKind2sessiongraphᚋentᚋturnitemᚐKind(ctx context.Context, sel ast.SelectionSet, v turnitem.Kind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalOClosingCreatedInput2ᚖsessiongraphᚋinternalᚋengineᚐRecordCreatedInput(ctx context.Context, v any) (*engine.RecordCreatedInput, error) {

@@ -155,6 +155,8 @@ const (
 	EventKindArtifactRevised EventKind = "ARTIFACT_REVISED"
 	// artifact.cleared: A pending or promoted artifact was cleared before its turn ended. Payload: ref, was, changes.
 	EventKindArtifactCleared EventKind = "ARTIFACT_CLEARED"
+	// turn.items_recorded: Items (messages, tool calls, their outputs, reasoning) were appended to the open turn. Payload: turn, count.
+	EventKindTurnItemsRecorded EventKind = "TURN_ITEMS_RECORDED"
 	// step.recorded: A step's result was recorded. Payload: turn, step, kind, itemCount, refs.
 	EventKindStepRecorded EventKind = "STEP_RECORDED"
 	// context.recorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount.
@@ -192,6 +194,7 @@ var AllEventKind = []EventKind{
 	EventKindArtifactGenerated,
 	EventKindArtifactRevised,
 	EventKindArtifactCleared,
+	EventKindTurnItemsRecorded,
 	EventKindStepRecorded,
 	EventKindContextRecorded,
 	EventKindModelCallRecorded,
@@ -202,7 +205,7 @@ var AllEventKind = []EventKind{
 
 func (e EventKind) IsValid() bool {
 	switch e {
-	case EventKindSessionOpened, EventKindSessionUpdated, EventKindSessionExpired, EventKindSessionDeleted, EventKindTurnBegan, EventKindTurnUpdated, EventKindTurnEnded, EventKindTurnFailed, EventKindConversationReset, EventKindRefsRead, EventKindRefsUpdated, EventKindRefsDeleted, EventKindRefsMentioned, EventKindRefsEnriched, EventKindRefUserAction, EventKindRefCreated, EventKindRefPromoted, EventKindRefRetained, EventKindRefReleased, EventKindArtifactGenerated, EventKindArtifactRevised, EventKindArtifactCleared, EventKindStepRecorded, EventKindContextRecorded, EventKindModelCallRecorded, EventKindReceiptsTextsCleared, EventKindSessionImported, EventKindAPIKeyRevoked:
+	case EventKindSessionOpened, EventKindSessionUpdated, EventKindSessionExpired, EventKindSessionDeleted, EventKindTurnBegan, EventKindTurnUpdated, EventKindTurnEnded, EventKindTurnFailed, EventKindConversationReset, EventKindRefsRead, EventKindRefsUpdated, EventKindRefsDeleted, EventKindRefsMentioned, EventKindRefsEnriched, EventKindRefUserAction, EventKindRefCreated, EventKindRefPromoted, EventKindRefRetained, EventKindRefReleased, EventKindArtifactGenerated, EventKindArtifactRevised, EventKindArtifactCleared, EventKindTurnItemsRecorded, EventKindStepRecorded, EventKindContextRecorded, EventKindModelCallRecorded, EventKindReceiptsTextsCleared, EventKindSessionImported, EventKindAPIKeyRevoked:
 		return true
 	}
 	return false

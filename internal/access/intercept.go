@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/session"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 )
 
 // Confine makes every query of client keep to the tenant of the request's key:
@@ -45,6 +46,9 @@ func Confine(client *ent.Client) {
 	}))
 	client.ModelCall.Intercept(intercept.TraverseModelCall(func(ctx context.Context, q *ent.ModelCallQuery) error {
 		return scoped(ctx, func(t string) { q.Where(modelcall.HasSessionWith(session.Tenant(t))) })
+	}))
+	client.TurnItem.Intercept(intercept.TraverseTurnItem(func(ctx context.Context, q *ent.TurnItemQuery) error {
+		return scoped(ctx, func(t string) { q.Where(turnitem.HasSessionWith(session.Tenant(t))) })
 	}))
 	client.Event.Intercept(intercept.TraverseEvent(func(ctx context.Context, q *ent.EventQuery) error {
 		return scoped(ctx, func(t string) { q.Where(event.Tenant(t)) })

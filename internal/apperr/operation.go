@@ -13,6 +13,7 @@ const (
 	OpEndTurn          Operation = "endTurn"
 	OpFailTurn         Operation = "failTurn"
 	OpRecordExchange   Operation = "recordExchange"
+	OpRecordItems      Operation = "recordItems"
 	OpRecordStepResult Operation = "recordStepResult"
 	OpRecordRead       Operation = "recordRead"
 	OpRecordUpdated    Operation = "recordUpdated"

@@ -6,7 +6,12 @@
 package contextbuild
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
 	"sessiongraph/ent/schema/schematype"
+	"sessiongraph/ent/turnitem"
 	"sessiongraph/internal/registry"
 )
 
@@ -64,7 +69,30 @@ type Turn struct {
 	UserTokens      int
 	AssistantTokens int
 	Summary         *schematype.ExecutionSummary
+	// Items are the items recorded in the turn, in order, between its
+	// user message and its assistant message (recordItems).
+	Items []Item
 }
+
+// Item is an item recorded in a turn: a message of any role, a function
+// call, its output, reasoning or another item of the Responses API.
+type Item struct {
+	Kind      turnitem.Kind
+	Role      string
+	Name      string
+	CallID    string
+	Arguments string
+	Content   string
+	JSON      string
+	Tokens    int
+}
+
+// The item kinds a build treats apart.
+const (
+	ItemMessage            = turnitem.KindMessage
+	ItemFunctionCall       = turnitem.KindFunctionCall
+	ItemFunctionCallOutput = turnitem.KindFunctionCallOutput
+)
 
 // Snapshot is everything a build may show: bounded by the engine to the
 // refs that matter now and the turns the node shows.
@@ -128,11 +156,43 @@ type Section struct {
 	Truncated  bool
 }
 
-// Message is one chat message of a MESSAGES build.
+// Message is one chat message of a MESSAGES build: a turn's message or
+// one of its recorded items (Kind, and for a call its Name, CallID and
+// Arguments, with JSON as recorded), or a message of the build's own.
 type Message struct {
 	Role       string
 	Content    string
 	TokenCount int
+	Kind       turnitem.Kind
+	Name       string
+	CallID     string
+	Arguments  string
+	// Recorded is a recorded item's JSON as sent; empty for the turns' own
+	// messages and the build's (see JSON).
+	Recorded string
+}
+
+// JSON is the message as an item's JSON: a recorded item's as it was
+// sent, or the message's own as the server writes it.
+func (m Message) JSON() string {
+	if m.Recorded != "" {
+		return m.Recorded
+	}
+	return MessageJSON(m.Role, m.Content)
+}
+
+// MessageJSON is a plain message in the Responses API's item shape, its
+// fields in the API's order and its text unescaped past what JSON needs.
+func MessageJSON(role, content string) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}{"message", role, content})
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Tiers lists the refs of each tier that the build placed; the type is the

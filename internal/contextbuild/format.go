@@ -78,6 +78,7 @@ func conversationLines(turns []Turn, annotate func(Turn) string) []string {
 	var lines []string
 	for _, t := range turns {
 		lines = append(lines, fmt.Sprintf("Turn %d — User: %s", t.Number, oneLine(t.UserMessage)))
+		lines = append(lines, itemLines(t)...)
 		if t.AssistantSummary != "" {
 			lines = append(lines, fmt.Sprintf("Turn %d — Assistant: %s", t.Number, oneLine(t.AssistantSummary)))
 		}
@@ -91,6 +92,58 @@ func conversationLines(turns []Turn, annotate func(Turn) string) []string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// itemLines render the items recorded in a turn for a conversation: each
+// function call with its output, and messages other than the turn's own,
+// cut as assistant summaries are (cutAt characters). Reasoning is the
+// reasoning trace's; other items are left out.
+func itemLines(t Turn) []string {
+	outputs := map[string]string{}
+	for _, it := range t.Items {
+		if it.Kind == ItemFunctionCallOutput {
+			outputs[it.CallID] = it.Content
+		}
+	}
+	called := map[string]bool{}
+	var lines []string
+	for _, it := range t.Items {
+		switch it.Kind {
+		case ItemFunctionCall:
+			called[it.CallID] = true
+			line := fmt.Sprintf("Turn %d — Tool %s(%s)", t.Number, it.Name, shortLine(it.Arguments))
+			if out, ok := outputs[it.CallID]; ok {
+				line += " → " + shortLine(out)
+			}
+			lines = append(lines, line)
+		case ItemFunctionCallOutput:
+			if !called[it.CallID] { // its call came in another turn
+				lines = append(lines, fmt.Sprintf("Turn %d — Tool output (%s): %s", t.Number, it.CallID, shortLine(it.Content)))
+			}
+		case ItemMessage:
+			if it.Content != "" {
+				lines = append(lines, fmt.Sprintf("Turn %d — %s: %s", t.Number, titleRole(it.Role), shortLine(it.Content)))
+			}
+		}
+	}
+	return lines
+}
+
+// shortLine is s on one line, cut at cutAt characters.
+func shortLine(s string) string {
+	s = oneLine(s)
+	if r := []rune(s); len(r) > cutAt {
+		return string(r[:cutAt]) + "..."
+	}
+	return s
+}
+
+// titleRole is a role as a conversation line names it (User, Assistant).
+func titleRole(role string) string {
+	if role == "" {
+		return role
+	}
+	return strings.ToUpper(role[:1]) + role[1:]
+}
 
 // tiers sorts the snapshot's entries into tiers and names them.
 func tiers(s *Snapshot, window int) (registry.Tiers, Tiers) {

@@ -16,23 +16,27 @@ const (
 )
 
 // buildMessages renders the session as chat messages (conversation sessions): the system
-// prompt, then each turn's user and assistant messages. Over 80% of the
-// model limit, SLIDING_WINDOW keeps the system message and every newest
-// message that fits, with a notice of how many were cut; SUMMARY puts the
+// prompt, then each turn's user message, the items recorded in it, and its assistant
+// message. Over 80% of the model limit, SLIDING_WINDOW keeps the system message and every
+// newest message that fits, with a notice of how many were cut; SUMMARY puts the
 // history summary in a system message in place of the older ones and keeps
-// at most KeepRecent messages verbatim.
-// Counts are the ones stored with each turn: history is never re-tokenized.
+// at most KeepRecent messages verbatim. Either way the cut never falls
+// between a function call and its output: both are kept or both cut
+// (windowStarts).
+// Counts are the ones stored with each turn and item: history is never re-tokenized.
 func buildMessages(s *Snapshot, o Options, c Counter) Build {
 	limit := int(float64(o.ModelLimit) * windowShare)
 	b := Build{Node: Messages, Budget: limit}
 	var history []Message
+	var turnOf []int // the turn of each message of history
 	for _, t := range s.Turns {
-		history = append(history, Message{Role: "user", Content: t.UserMessage, TokenCount: t.UserTokens})
-		if !t.Open {
-			history = append(history, Message{Role: "assistant", Content: t.AssistantMessage, TokenCount: t.AssistantTokens})
+		msgs := turnMessages(t)
+		history = append(history, msgs...)
+		for range msgs {
+			turnOf = append(turnOf, t.Number)
 		}
 	}
-	system := Message{Role: "system", Content: s.SystemPrompt, TokenCount: s.SystemPromptTokens}
+	system := chatMessage("system", s.SystemPrompt, s.SystemPromptTokens)
 	total := system.TokenCount + s.TotalTurnTokens
 	// Turns older than the snapshot were not loaded: they count as cut.
 	cut := s.TurnCount - len(s.Turns)
@@ -43,7 +47,8 @@ func buildMessages(s *Snapshot, o Options, c Counter) Build {
 		var summary *Message
 		if o.Strategy == Summary && s.HistorySummary != "" {
 			content := "Previous conversation summary: " + s.HistorySummary
-			summary = &Message{Role: "system", Content: content, TokenCount: c.Count(content)}
+			m := chatMessage("system", content, c.Count(content))
+			summary = &m
 			room -= summary.TokenCount
 		}
 		// SLIDING_WINDOW keeps every newest message that fits; only SUMMARY,
@@ -52,26 +57,19 @@ func buildMessages(s *Snapshot, o Options, c Counter) Build {
 		if summary != nil {
 			most = o.KeepRecent
 		}
-		n, used := 0, 0
-		for i := len(history) - 1; i >= 0 && n < most; i-- {
-			if used+history[i].TokenCount > room {
-				break
-			}
-			used += history[i].TokenCount
-			n++
-		}
-		keep = history[len(history)-n:]
-		dropped := len(history) - n + 2*cut
+		start := windowStart(history, room, most)
+		keep = history[start:]
+		dropped := start + 2*cut
 		var lead []Message
 		if summary != nil {
 			lead = append(lead, *summary)
 			b.Notes = append(b.Notes, fmt.Sprintf("%d older messages replaced by the history summary", dropped))
 		} else {
 			notice := fmt.Sprintf("[Note: %d older messages truncated to stay within token limit]", dropped)
-			lead = append(lead, Message{Role: "system", Content: notice, TokenCount: c.Count(notice)})
+			lead = append(lead, chatMessage("system", notice, c.Count(notice)))
 		}
 		keep = append(lead, keep...)
-		b.TruncatedTurns = s.TurnCount - (n+1)/2
+		b.TruncatedTurns = s.TurnCount - turnsIn(turnOf[start:])
 	}
 	if system.Content != "" {
 		b.Messages = append([]Message{system}, keep...)
@@ -81,8 +79,114 @@ func buildMessages(s *Snapshot, o Options, c Counter) Build {
 	var text []string
 	for _, m := range b.Messages {
 		b.TokenCount += m.TokenCount
-		text = append(text, m.Role+": "+m.Content)
+		text = append(text, messageLine(m))
 	}
 	b.Text = strings.Join(text, separator)
 	return b
+}
+
+// turnsIn is how many turns the kept messages (each one's turn, in order)
+// show, at least in part.
+func turnsIn(turns []int) int {
+	seen := 0
+	for i := range turns {
+		if i == 0 || turns[i] != turns[i-1] {
+			seen++
+		}
+	}
+	return seen
+}
+
+// chatMessage is a plain message of the build or of a turn.
+func chatMessage(role, content string, tokens int) Message {
+	return Message{Role: role, Content: content, TokenCount: tokens, Kind: ItemMessage}
+}
+
+// turnMessages are a turn's messages in order: its user message, its
+// recorded items, and its assistant message once it has ended. A turn
+// with recorded items leaves out an empty user or assistant message: its
+// client records every message as an item.
+func turnMessages(t Turn) []Message {
+	out := make([]Message, 0, len(t.Items)+2)
+	if t.UserMessage != "" || len(t.Items) == 0 {
+		out = append(out, chatMessage("user", t.UserMessage, t.UserTokens))
+	}
+	for _, it := range t.Items {
+		m := Message{Role: it.Role, Content: it.Content, TokenCount: it.Tokens, Kind: it.Kind,
+			Name: it.Name, CallID: it.CallID, Arguments: it.Arguments, Recorded: it.JSON}
+		switch it.Kind {
+		case ItemFunctionCallOutput:
+			m.Role = "tool"
+		case ItemMessage:
+		default: // a call, reasoning or another item is the assistant's
+			m.Role = "assistant"
+		}
+		out = append(out, m)
+	}
+	if !t.Open && (t.AssistantMessage != "" || len(t.Items) == 0) {
+		out = append(out, chatMessage("assistant", t.AssistantMessage, t.AssistantTokens))
+	}
+	return out
+}
+
+// messageLine is a message in the build's text.
+func messageLine(m Message) string {
+	switch m.Kind {
+	case ItemFunctionCall:
+		return fmt.Sprintf("%s: [call %s %s(%s)]", m.Role, m.CallID, m.Name, m.Arguments)
+	case ItemFunctionCallOutput:
+		return fmt.Sprintf("%s: [output of %s] %s", m.Role, m.CallID, m.Content)
+	}
+	return m.Role + ": " + m.Content
+}
+
+// windowStart is where the window of history begins: the oldest message
+// such that the messages from it on fit in room tokens, number at most
+// most, and hold every function call with its output. A start between a
+// call and its output (by call id, either order) is no start: the window
+// moves on past both.
+func windowStart(history []Message, room, most int) int {
+	valid := windowStarts(history)
+	start, used := len(history), 0
+	for i := len(history) - 1; i >= 0; i-- {
+		used += history[i].TokenCount
+		if used > room || len(history)-i > most {
+			break
+		}
+		if valid[i] {
+			start = i
+		}
+	}
+	return start
+}
+
+// windowStarts says, for each message of history, whether a window may
+// begin there: no call id has a message before it and another at or after
+// it. A call id's messages span from its first to its last; starts inside
+// a span are marked by a difference array, in one pass.
+func windowStarts(history []Message) []bool {
+	first, last := map[string]int{}, map[string]int{}
+	for i, m := range history {
+		if m.Kind != ItemFunctionCall && m.Kind != ItemFunctionCallOutput {
+			continue
+		}
+		if _, ok := first[m.CallID]; !ok {
+			first[m.CallID] = i
+		}
+		last[m.CallID] = i
+	}
+	inside := make([]int, len(history)+1)
+	for id, f := range first {
+		if l := last[id]; l > f {
+			inside[f+1]++
+			inside[l+1]--
+		}
+	}
+	valid := make([]bool, len(history))
+	open := 0
+	for i := range history {
+		open += inside[i]
+		valid[i] = open == 0
+	}
+	return valid
 }

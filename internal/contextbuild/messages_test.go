@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sessiongraph/ent/turnitem"
 )
 
 // words counts a token per word: enough to place a cut exactly.
@@ -69,4 +71,63 @@ func TestTheSummaryStrategyKeepsKeepRecentMessagesVerbatim(t *testing.T) {
 	kept := b.Messages[2:]
 	assert.Len(t, kept, DefaultKeepRecent)
 	assert.Equal(t, "question 36", kept[0].Content)
+}
+
+// TestTheWindowNeverStartsBetweenACallAndItsOutput sweeps every room and
+// every cap on the message count over histories whose calls and outputs
+// nest, interleave, run across turns and come out of order: the window is
+// the longest suffix that fits, keeps the cap and holds each call id's
+// messages all or none, checked by brute force.
+func TestTheWindowNeverStartsBetweenACallAndItsOutput(t *testing.T) {
+	msg := func(kind turnitem.Kind, id string, tokens int) Message {
+		return Message{Kind: kind, CallID: id, TokenCount: tokens}
+	}
+	text := func(tokens int) Message { return msg(ItemMessage, "", tokens) }
+	call := func(id string, tokens int) Message { return msg(ItemFunctionCall, id, tokens) }
+	out := func(id string, tokens int) Message { return msg(ItemFunctionCallOutput, id, tokens) }
+	histories := [][]Message{
+		{},
+		{text(3)},
+		{text(2), call("a", 1), out("a", 4), text(2)},
+		{text(1), call("a", 2), call("b", 3), out("a", 1), out("b", 5), text(2)},
+		{call("a", 2), call("b", 1), out("b", 2), out("a", 3)},
+		{text(2), out("x", 3), text(1), call("x", 2), text(4)}, // the output recorded first
+		{call("a", 1), text(2), call("b", 2), out("a", 2), text(1), out("b", 1), call("c", 3), out("c", 3)},
+		{call("lonely", 2), text(3), out("other", 2), text(1)}, // no pair: any start
+		{call("a", 0), out("a", 0), text(0), call("b", 5), out("b", 0)},
+	}
+	holdsPairs := func(h []Message, start int) bool {
+		for _, m := range h[:start] {
+			if m.CallID == "" {
+				continue
+			}
+			for _, later := range h[start:] {
+				if later.CallID == m.CallID {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for hi, h := range histories {
+		total := 0
+		for _, m := range h {
+			total += m.TokenCount
+		}
+		for room := 0; room <= total+1; room++ {
+			for most := 0; most <= len(h)+1; most++ {
+				want := len(h)
+				for start := len(h) - 1; start >= 0; start-- {
+					used := 0
+					for _, m := range h[start:] {
+						used += m.TokenCount
+					}
+					if used <= room && len(h)-start <= most && holdsPairs(h, start) {
+						want = start
+					}
+				}
+				require.Equal(t, want, windowStart(h, room, most), "history %d, room %d, most %d", hi, room, most)
+			}
+		}
+	}
 }

@@ -112,6 +112,7 @@ func buildThink(s *Snapshot, window int) ([]draft, Tiers) {
 	conv := conversationLines(pastTurns(s, ThinkDepth), nil)
 	if cur := current(s); cur != nil {
 		conv = append(conv, fmt.Sprintf("Turn %d — User (now): %s", cur.Number, oneLine(cur.UserMessage)))
+		conv = append(conv, itemLines(*cur)...)
 	}
 	if len(s.PendingClarification) > 0 {
 		conv = append(conv, "Pending clarification: "+oneLine(prettyJSON(s.PendingClarification)))
@@ -173,6 +174,7 @@ func buildReply(s *Snapshot, window int) ([]draft, Tiers) {
 	cur := current(s)
 	if cur != nil {
 		conv = append(conv, fmt.Sprintf("Turn %d — User (now): %s", cur.Number, oneLine(cur.UserMessage)))
+		conv = append(conv, itemLines(*cur)...)
 	}
 	drafts = append(drafts, section("conversation", "Conversation", conv...))
 

@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
@@ -121,7 +122,11 @@ func (bs *Builds) buildFromRows(ctx context.Context, s *ent.Session, node contex
 	if err != nil {
 		return nil, nil, err
 	}
-	showTurns(&snap, s, node, turns, recount, c)
+	items, err := bs.itemsShown(ctx, s, node, turns)
+	if err != nil {
+		return nil, nil, err
+	}
+	showTurns(&snap, s, node, turns, items, recount, c)
 	b, err := bs.make(ctx, s, node, o, counterName, c, snap)
 	if err != nil {
 		return nil, nil, err
@@ -257,7 +262,8 @@ func (bs *Builds) contextSteps(ctx context.Context, s *ent.Session, node context
 // showTurns puts the turns a build shows (rows, newest first, as
 // turnsShown read them) into snap, oldest first; recount counts their
 // tokens with c when the build's tokenizer is not the session's.
-func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.Node, rows []*ent.Turn, recount bool, c tokenizer.Counter) {
+func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.Node, rows []*ent.Turn,
+	items map[int][]*ent.TurnItem, recount bool, c tokenizer.Counter) {
 	slices.Reverse(rows)
 	for _, t := range rows {
 		bt := contextbuild.Turn{
@@ -267,6 +273,14 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 		}
 		if recount { // another tokenizer than the session's: its stored counts do not apply
 			bt.UserTokens, bt.AssistantTokens = c.Count(t.UserMessage), c.Count(t.AssistantMessage)
+		}
+		for _, it := range items[t.Number] {
+			item := contextbuild.Item{Kind: it.Kind, Role: it.Role, Name: it.Name, CallID: it.CallID,
+				Arguments: it.Arguments, Content: it.Content, JSON: it.JSON, Tokens: it.Tokens}
+			if recount {
+				item.Tokens = c.Count(itemTokenText(TurnItem{Kind: it.Kind, Name: it.Name, Arguments: it.Arguments, Content: it.Content, JSON: it.JSON}))
+			}
+			bt.Items = append(bt.Items, item)
 		}
 		snap.Turns = append(snap.Turns, bt)
 	}
@@ -278,8 +292,41 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 		snap.TotalTurnTokens = 0
 		for _, t := range snap.Turns {
 			snap.TotalTurnTokens += t.UserTokens + t.AssistantTokens
+			for _, it := range t.Items {
+				snap.TotalTurnTokens += it.Tokens
+			}
 		}
 	}
+}
+
+// itemsShown reads the items recorded in the turns a build shows, by
+// turn, in one statement: MESSAGES shows them as messages, THINK and
+// REPLY as conversation lines; the other builds show none.
+func (bs *Builds) itemsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, turns []*ent.Turn) (map[int][]*ent.TurnItem, error) {
+	if len(turns) == 0 || (node != contextbuild.Messages && node != contextbuild.Think && node != contextbuild.Reply) {
+		return nil, nil
+	}
+	// Only turns that have items: most sessions record none, and their
+	// builds read no more than before.
+	var numbers []int
+	for _, t := range turns {
+		if t.ItemCount > 0 {
+			numbers = append(numbers, t.Number)
+		}
+	}
+	if len(numbers) == 0 {
+		return nil, nil
+	}
+	rows, err := bs.client.TurnItem.Query().Where(turnitem.SessionID(s.ID), turnitem.TurnIn(numbers...)).
+		Order(ent.Asc(turnitem.FieldTurn), ent.Asc(turnitem.FieldPosition)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items := map[int][]*ent.TurnItem{}
+	for _, r := range rows {
+		items[r.Turn] = append(items[r.Turn], r)
+	}
+	return items, nil
 }
 
 // turnsShown reads the newest turns a node's build shows, newest first. A

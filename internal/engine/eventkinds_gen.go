@@ -44,6 +44,8 @@ const (
 	KindArtifactRevised = "artifact.revised"
 	// KindArtifactCleared: A pending or promoted artifact was cleared before its turn ended. Payload: ref, was, changes.
 	KindArtifactCleared = "artifact.cleared"
+	// KindTurnItemsRecorded: Items (messages, tool calls, their outputs, reasoning) were appended to the open turn. Payload: turn, count.
+	KindTurnItemsRecorded = "turn.items_recorded"
 	// KindStepRecorded: A step's result was recorded. Payload: turn, step, kind, itemCount, refs.
 	KindStepRecorded = "step.recorded"
 	// KindContextRecorded: A node's context was built and kept as a receipt. Payload: receipt, node, turn, tokenCount.
@@ -77,6 +79,7 @@ var FeedKinds = []string{
 	KindArtifactGenerated,
 	KindArtifactRevised,
 	KindArtifactCleared,
+	KindTurnItemsRecorded,
 	KindStepRecorded,
 	KindContextRecorded,
 	KindModelCallRecorded,

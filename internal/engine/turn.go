@@ -20,6 +20,7 @@ import (
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/store"
@@ -201,15 +202,27 @@ func (ts *Turns) FailTurn(ctx context.Context, sessionID uuid.UUID, reason strin
 		return nil, err
 	}
 	done := tw.done
+	// The items recorded in the turn leave the count with its user message.
+	itemTokens := 0
+	if done.ItemCount > 0 {
+		counts, err := tw.Tx.Tx.TurnItem.Query().Where(turnitem.SessionID(sessionID), turnitem.Turn(done.Number)).
+			Select(turnitem.FieldTokens).Ints(ctx) // at most MaxTurnItems
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range counts {
+			itemTokens += n
+		}
+	}
 	done.Status, done.CompletedAt = turn.StatusFailed, &tw.Now
 	done.ExecutionSummary = merge(done.ExecutionSummary, &schematype.ExecutionSummary{BlockedReason: &reason})
-	tw.Update().AddFailedTurns(1).AddTokenCount(-min(done.UserTokens, tw.Session.TokenCount))
+	tw.Update().AddFailedTurns(1).AddTokenCount(-min(done.UserTokens+itemTokens, tw.Session.TokenCount))
 	failed := store.Event{Kind: KindTurnFailed, Payload: map[string]any{"turn": done.Number, "reason": reason}}
 	return ts.commitOpenTurn(ctx, tw, store.Mutation{Events: []store.Event{failed}, Activity: store.Failed})
 }
 
-// ResetConversation clears the session's history, its turns and their step
-// results, and keeps the session, its registry and, if asked, its system
+// ResetConversation clears the session's history, its turns, their items and
+// step results, and keeps the session, its registry and, if asked, its system
 // prompt. Turn numbers go on from where they were, so
 // refs' turn marks stay meaningful.
 func (ts *Turns) ResetConversation(ctx context.Context, sessionID uuid.UUID, keepSystemPrompt bool) (*ent.Session, error) {
@@ -223,6 +236,9 @@ func (ts *Turns) ResetConversation(ctx context.Context, sessionID uuid.UUID, kee
 		return nil, err
 	}
 	if _, err := w.Tx.StepResult.Delete().Where(stepresult.SessionID(sessionID)).Exec(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := w.Tx.TurnItem.Delete().Where(turnitem.SessionID(sessionID)).Exec(ctx); err != nil {
 		return nil, err
 	}
 	u := w.Update().SetTokenCount(0).SetHistorySummary("").SetReasoningSummary("").

@@ -131,7 +131,7 @@ func TestMCPReaderKeyReadsButDoesNotWrite(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"begin_turn": false, "build_context": true, "end_turn": false, "fail_turn": false,
 		"open_session": false, "read_refs": true, "record_created": false, "record_deleted": false, "record_generated": false,
-		"record_model_call": false, "record_read": false, "record_updated": false, "release_ref": false, "resolve_refs": true, "retain_ref": false,
+		"record_items": false, "record_model_call": false, "record_read": false, "record_updated": false, "release_ref": false, "resolve_refs": true, "retain_ref": false,
 		"translate_filters": true, "translate_payload": true, "working_memory": true}, readOnly)
 
 	for name, args := range map[string]map[string]any{

@@ -61,7 +61,7 @@ func TestTypeScriptSDKRunsTheAgentLoopOverMCP(t *testing.T) {
 	for step, want := range map[string]string{
 		"server": `{"name":"sessiongraph","title":"sessiongraph","version":"dev"}`,
 		"tools": `["begin_turn","build_context","end_turn","fail_turn","open_session","read_refs","record_created",
-			"record_deleted","record_generated","record_model_call","record_read","record_updated","release_ref","resolve_refs","retain_ref",
+			"record_deleted","record_generated","record_items","record_model_call","record_read","record_updated","release_ref","resolve_refs","retain_ref",
 			"translate_filters","translate_payload","working_memory"]`,
 		"opened": `{"created":true,"status":"ACTIVE","currentTurn":0}`,
 		"begin1": `{"number":1,"status":"OPEN","userMessage":"Find me an Indian dinner and plan it for Monday"}`,

@@ -160,6 +160,8 @@ func sweepCalls(id string) map[string]map[string]any {
 		"end_turn": {"sessionID": id, "assistantMessage": "planned", "summary": map[string]any{"decision": "plan",
 			"steps": []any{map[string]any{"step": 1, "kind": "read"}}}},
 		"fail_turn": {"sessionID": id, "reason": "the model timed out"},
+		"record_items": {"sessionID": id, "turnID": uuid.NewString(),
+			"items": []any{`{"type":"function_call","name":"find_recipes","call_id":"call_1","arguments":"{}"}`}},
 		"record_read": {"sessionID": id, "entityType": "recipe", "table": "recipes", "step": 1,
 			"records": []any{map[string]any{"id": uuid.NewString(), "name": "Chana Masala"}}},
 		"record_updated": {"sessionID": id, "entityType": "recipe", "table": "recipes", "step": 1,

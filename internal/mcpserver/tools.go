@@ -40,6 +40,7 @@ func (t *tools) add(s *mcp.Server) {
 	addTool(s, t, "begin_turn", apperr.OpBeginTurn, "Open the session's next turn with the user's message. One turn is open at a time (TURN_IN_PROGRESS).", write, t.beginTurn)
 	addTool(s, t, "end_turn", apperr.OpEndTurn, "Complete the open turn with the assistant's reply and, optionally, its execution summary.", write, t.endTurn)
 	addTool(s, t, "fail_turn", apperr.OpFailTurn, "Close the open turn as failed, with the reason.", write, t.failTurn)
+	addTool(s, t, "record_items", apperr.OpRecordItems, "Append items to the open turn, each as its JSON text in the Responses API's shape: messages of any role, function_call (name, call_id, arguments), function_call_output (call_id, output), reasoning. Kept byte for byte; MESSAGES shows them.", write, t.recordItems)
 	addTool(s, t, "record_read", apperr.OpRecordRead, "Record the rows your database layer read (by entityType or table): each gets a ref (recipe_1, ...); the records come back with refs in place of ids, as the LLM should see them.", write, t.recordRead)
 	addTool(s, t, "record_updated", apperr.OpRecordUpdated, "Record rows your database layer updated, as record_read records reads.", write, t.recordUpdated)
 	addTool(s, t, "record_generated", apperr.OpRecordGenerated, "Record content the LLM generated: it waits, unsaved, as gen_{type}_{n} with a pending artifact.", write, t.recordGenerated)
@@ -205,6 +206,53 @@ func (t *tools) failTurn(ctx context.Context, in FailTurnIn) (*TurnOut, error) {
 		return nil, err
 	}
 	return turnOf(t.engine.Turns.FailTurn(ctx, id, in.Reason))
+}
+
+// RecordItemsIn appends items to the open turn.
+type RecordItemsIn struct {
+	SessionID string   `json:"sessionID"`
+	TurnID    *string  `json:"turnID,omitempty" jsonschema:"the open turn's id, as a check; the open turn when left out"`
+	Items     []string `json:"items" jsonschema:"the items in order (at most 100), each one JSON object as text, such as {\"type\":\"function_call\",\"name\":\"get_weather\",\"call_id\":\"c1\",\"arguments\":\"{}\"}"`
+}
+
+// RecordItemsOut is the turn and the items appended.
+type RecordItemsOut struct {
+	Turn  Turn      `json:"turn"`
+	Items []ItemOut `json:"items"`
+}
+
+// ItemOut is an item as the tools answer it: its place and kind, and its
+// JSON as sent.
+type ItemOut struct {
+	Position int    `json:"position"`
+	Kind     string `json:"kind"`
+	JSON     string `json:"json"`
+}
+
+func (t *tools) recordItems(ctx context.Context, in RecordItemsIn) (*RecordItemsOut, error) {
+	id, err := parseID("sessionID", in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	input := engine.RecordItemsInput{SessionID: id, Items: in.Items}
+	if in.TurnID != nil {
+		turnID, err := parseID("turnID", *in.TurnID)
+		if err != nil {
+			return nil, err
+		}
+		input.TurnID = &turnID
+	}
+	r, err := t.engine.Turns.RecordItems(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	out := &RecordItemsOut{Items: make([]ItemOut, len(r.Items))}
+	tn, _ := turnOf(r.Turn, nil)
+	out.Turn = tn.Turn
+	for i, it := range r.Items {
+		out.Items[i] = ItemOut{Position: it.Position, Kind: string(it.Kind), JSON: it.JSON}
+	}
+	return out, nil
 }
 
 func turnOf(tn *ent.Turn, err error) (*TurnOut, error) {

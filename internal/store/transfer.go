@@ -42,6 +42,7 @@ type Export struct {
 	Refs            []json.RawMessage `json:"refs"`
 	Artifacts       []json.RawMessage `json:"artifacts"`
 	StepResults     []json.RawMessage `json:"stepResults"`
+	TurnItems       []json.RawMessage `json:"turnItems"`
 	ContextReceipts []json.RawMessage `json:"contextReceipts"`
 	ModelCalls      []json.RawMessage `json:"modelCalls"`
 	Events          []json.RawMessage `json:"events"`
@@ -52,7 +53,7 @@ const ExportFormat = "sessiongraph.session/v1"
 
 // rows is the document's list of transferLists[i].
 func (x *Export) rows(i int) *[]json.RawMessage {
-	return [...]*[]json.RawMessage{&x.SessionKeys, &x.Turns, &x.Refs, &x.Artifacts, &x.StepResults, &x.ContextReceipts, &x.ModelCalls, &x.Events}[i]
+	return [...]*[]json.RawMessage{&x.SessionKeys, &x.Turns, &x.Refs, &x.Artifacts, &x.StepResults, &x.TurnItems, &x.ContextReceipts, &x.ModelCalls, &x.Events}[i]
 }
 
 // ExportSession reads the session's rows in one statement, so one snapshot:

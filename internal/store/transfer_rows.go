@@ -14,6 +14,7 @@ import (
 	"sessiongraph/ent/sessionkey"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/ent/turnitem"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/registry"
 )
@@ -42,6 +43,7 @@ var transferLists = []transferList{
 	{list: "refs", table: ref.Table, order: "r.id", check: checkRef, twice: refTwice},
 	{list: "artifacts", table: artifact.Table, order: "r.id", check: checkArtifact, twice: artifactTwice},
 	{list: "stepResults", table: stepresult.Table, order: "r.id", check: checkStep, twice: stepTwice},
+	{list: "turnItems", table: turnitem.Table, order: "r.id", check: checkItem, twice: itemTwice},
 	{list: "contextReceipts", table: contextreceipt.Table, order: "r.id", grown: []string{contextreceipt.FieldText}, check: checkReceipt, twice: anotherTwice},
 	{list: "modelCalls", table: modelcall.Table, order: "r.id", check: checkModelCall, twice: anotherTwice},
 	{list: "events", table: event.Table, order: "r.sequence", check: checkEvent, twice: anotherTwice},
@@ -83,6 +85,7 @@ type rowKeys struct {
 	RefID         uuid.UUID  `json:"ref_id"`
 	Turn          int        `json:"turn"`
 	Step          int        `json:"step"`
+	Position      int        `json:"position"`
 	Revision      int        `json:"revision"`
 	Kind          string     `json:"kind"`
 	Sequence      int64      `json:"sequence"`
@@ -220,6 +223,25 @@ func checkStep(im *importer, at string, r *rowKeys) error {
 func stepTwice(im *importer, at string, r *rowKeys) error {
 	if found, err := im.exists(`SELECT EXISTS (SELECT 1 FROM step_results WHERE session_id = $1 AND turn = $2 AND step = $3)`, r.Turn, r.Step); found || err != nil {
 		return orErr(err, apperr.Invalid(at, "%s: the document holds step %d of turn %d twice", at, r.Step, r.Turn))
+	}
+	return anotherTwice(im, at, r)
+}
+
+// An item is of a turn the session had, at a place in it.
+func checkItem(im *importer, at string, r *rowKeys) error {
+	if err := valid(at, columnCheck{"turn", r.Turn, turnitem.TurnValidator(r.Turn)}, columnCheck{"position", r.Position, turnitem.PositionValidator(r.Position)},
+		columnCheck{"kind", r.Kind, turnitem.KindValidator(turnitem.Kind(r.Kind))}); err != nil {
+		return err
+	}
+	if r.Turn > im.session.CurrentTurn {
+		return apperr.Invalid(at+".turn", "%s is an item of turn %d, past the session's current turn %d", at, r.Turn, im.session.CurrentTurn)
+	}
+	return nil
+}
+
+func itemTwice(im *importer, at string, r *rowKeys) error {
+	if found, err := im.exists(`SELECT EXISTS (SELECT 1 FROM turn_items WHERE session_id = $1 AND turn = $2 AND position = $3)`, r.Turn, r.Position); found || err != nil {
+		return orErr(err, apperr.Invalid(at, "%s: the document holds item %d of turn %d twice", at, r.Position, r.Turn))
 	}
 	return anotherTwice(im, at, r)
 }

@@ -27,6 +27,7 @@ export const kindWords = {
   "artifact.generated": "artifact generated",
   "artifact.revised": "artifact revised",
   "artifact.cleared": "artifact cleared",
+  "turn.items_recorded": "items recorded",
   "step.recorded": "step recorded",
   "context.recorded": "context recorded",
   "model.call_recorded": "model call recorded",

@@ -1292,6 +1292,15 @@ export type TurnWhereInput = {
   idLTE?: string | number | null | undefined;
   idNEQ?: string | number | null | undefined;
   idNotIn?: Array<string | number> | null | undefined;
+  /** item_count field predicates */
+  itemCount?: number | null | undefined;
+  itemCountGT?: number | null | undefined;
+  itemCountGTE?: number | null | undefined;
+  itemCountIn?: Array<number> | null | undefined;
+  itemCountLT?: number | null | undefined;
+  itemCountLTE?: number | null | undefined;
+  itemCountNEQ?: number | null | undefined;
+  itemCountNotIn?: Array<number> | null | undefined;
   not?: TurnWhereInput | null | undefined;
   /** number field predicates */
   number?: number | null | undefined;
