@@ -12,6 +12,18 @@ import (
 	"sessiongraph/internal/apperr"
 )
 
+// operationDoor is what admit needs: the admission, the keys to recheck,
+// the subscription caps, the operation metrics (nil counts none) and the
+// server's error presenter, for a subscription's end reason.
+type operationDoor struct {
+	admission     *access.Admission
+	keys          *access.Keys
+	subscriptions *subscriptionCounts
+	metrics       *Metrics
+	present       graphql.ErrorPresenterFunc
+	log           *slog.Logger
+}
+
 // admit is the door of every GraphQL operation, over every transport (POST,
 // GET, SSE, WebSocket): it runs once the operation is parsed, so that a
 // subscription is known by what it is. It refuses an operation without a
@@ -19,27 +31,28 @@ import (
 // connection opened; then access.Admission admits it (role, rate, in
 // flight, slot, pool share, deadline), and a subscription outside a
 // WebSocket (which counts its own, to refuse with an error message) is
-// counted against the subscription caps while it lasts. Tenant
-// confinement happens below, in the ent interceptors.
-func admit(admission *access.Admission, keys *access.Keys, subscriptions *subscriptionCounts, log *slog.Logger) graphql.OperationMiddleware {
+// counted against the subscription caps while it lasts. It counts what it
+// admitted in the metrics once answered. Tenant confinement happens below,
+// in the ent interceptors.
+func admit(d operationDoor) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		p, ok := access.FromContext(ctx)
 		if !ok {
 			return refuse(access.ErrUnauthenticated)
 		}
 		if access.Held(ctx) {
-			if err := recheck(ctx, keys, p, log); err != nil {
+			if err := recheck(ctx, d.keys, p, d.log); err != nil {
 				return refuse(err)
 			}
 		}
-		op := graphql.GetOperationContext(ctx).Operation
-		class := classOf(op.Operation)
-		run, release, err := admission.Admit(ctx, p, class, "this mutation")
+		rc := graphql.GetOperationContext(ctx)
+		class := classOf(rc.Operation.Operation)
+		run, release, err := d.admission.Admit(ctx, p, class, "this mutation")
 		if err != nil {
 			return refuse(err)
 		}
 		if class == access.Subscription {
-			return subscribe(ctx, next, subscriptions, release)
+			return d.subscribe(ctx, next, rc, release)
 		}
 		// Should the answer never be asked for; stopped when it is, so that
 		// the end of ctx starts no goroutine to run it.
@@ -55,24 +68,40 @@ func admit(admission *access.Admission, keys *access.Keys, subscriptions *subscr
 				ctx, cancel = context.WithDeadline(ctx, deadline)
 				defer cancel()
 			}
-			return answer(ctx)
+			res := answer(ctx)
+			d.metrics.count(rc, res)
+			return res
 		}
 	}
 }
 
 // subscribe starts an admitted subscription: counted against the caps
-// (outside a WebSocket) until its request ends, with a place for why it
-// ended (live.go).
-func subscribe(ctx context.Context, next graphql.OperationHandler, subscriptions *subscriptionCounts, release func()) graphql.ResponseHandler {
+// (outside a WebSocket) until its request ends, counted in the metrics at
+// its first response, with a place for why it ended (live.go), which the
+// response after its end carries.
+func (d operationDoor) subscribe(ctx context.Context, next graphql.OperationHandler, rc *graphql.OperationContext, release func()) graphql.ResponseHandler {
 	release()
 	if ctx.Value(socketKey{}) == nil {
-		uncount, err := subscriptions.admit(ctx)
+		uncount, err := d.subscriptions.admit(ctx)
 		if err != nil {
 			return refuse(err)
 		}
 		context.AfterFunc(ctx, uncount)
 	}
-	return next(context.WithValue(ctx, endReasonKey{}, &endReason{}))
+	reason := &endReason{}
+	responses := next(context.WithValue(ctx, endReasonKey{}, reason))
+	counted := false
+	return func(ctx context.Context) *graphql.Response {
+		res := responses(ctx)
+		if err := reason.take(); err != nil && res != nil {
+			res.Errors = append(res.Errors, d.present(ctx, err))
+		}
+		if !counted {
+			counted = true
+			d.metrics.count(rc, res)
+		}
+		return res
+	}
 }
 
 // recheck asks the database whether a connection's key is still valid: it

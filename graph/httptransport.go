@@ -154,9 +154,49 @@ func writeRequestError(w http.ResponseWriter, status int, media string, code app
 	writeJSON(w, status, media, errorResponse{Errors: gqlerror.List{err}})
 }
 
-// execute runs params: a request error before execution answers by media
-// type, an operation the method may not run is refused, anything else runs.
-func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, media string, allowed func(ast.Operation) error) {
+// hasCode reports whether any of errs carries code.
+func hasCode(errs gqlerror.List, code apperr.Code) bool {
+	for _, e := range errs {
+		if e.Extensions["code"] == string(code) {
+			return true
+		}
+	}
+	return false
+}
+
+// readBody reads a request's body; one that internal/app read whole
+// already is not copied again.
+func readBody(body io.Reader) ([]byte, error) {
+	if b, ok := body.(interface{ Unread() []byte }); ok {
+		return b.Unread(), nil
+	}
+	return io.ReadAll(body)
+}
+
+// httpTransport serves GET and POST with a JSON body: a GET runs queries
+// only, so that a link or an image tag cannot change anything. It
+// executes the operation itself, so that an operation's resolvers run one
+// frame below the transport (docs/architecture.md counts them).
+type httpTransport struct{}
+
+var _ graphql.Transport = httpTransport{}
+
+// Supports implements graphql.Transport.
+func (httpTransport) Supports(r *http.Request) bool {
+	return r.Header.Get("Upgrade") == "" && (r.Method == http.MethodGet || r.Method == http.MethodPost && isJSON(r))
+}
+
+// Do implements graphql.Transport.
+func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	media := responseType(r)
+	start := graphql.Now()
+	params, err := readParams(r)
+	if err != nil {
+		refuseRequest(w, media, err)
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	ctx := r.Context()
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
@@ -168,7 +208,7 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 		writeJSON(w, status, media, errorResponse{Errors: resp.Errors, Extensions: resp.Extensions})
 		return
 	}
-	if err := allowed(rc.Operation.Operation); err != nil {
+	if err := allowedOverGet(r, rc.Operation.Operation); err != nil {
 		w.Header().Set("Allow", http.MethodPost)
 		writeRequestError(w, http.StatusMethodNotAllowed, media, apperr.MethodNotAllowed, err.Error())
 		return
@@ -197,85 +237,31 @@ func execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
 	writeJSON(w, status, media, resp)
 }
 
-// hasCode reports whether any of errs carries code.
-func hasCode(errs gqlerror.List, code apperr.Code) bool {
-	for _, e := range errs {
-		if e.Extensions["code"] == string(code) {
-			return true
-		}
+// readParams reads a request's parameters: a GET's from its query string,
+// a POST's from its body.
+func readParams(r *http.Request) (*graphql.RawParams, error) {
+	if r.Method == http.MethodGet {
+		return decodeQueryString(r.URL.RawQuery)
 	}
-	return false
-}
-
-// readBody reads a request's body; one that internal/app read whole
-// already is not copied again.
-func readBody(body io.Reader) ([]byte, error) {
-	if b, ok := body.(interface{ Unread() []byte }); ok {
-		return b.Unread(), nil
-	}
-	return io.ReadAll(body)
-}
-
-// postJSON serves POST with an application/json body.
-type postJSON struct{}
-
-var _ graphql.Transport = postJSON{}
-
-// Supports implements graphql.Transport.
-func (postJSON) Supports(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.Header.Get("Upgrade") == "" && isJSON(r)
-}
-
-// Do implements graphql.Transport.
-func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	media := responseType(r)
-	start := graphql.Now()
 	body, err := readBody(r.Body)
 	if err != nil {
-		writeRequestError(w, http.StatusBadRequest, media, apperr.InvalidRequest, "the request body could not be read")
-		return
+		return nil, errUnreadableBody
 	}
-	params, err := decodeBody(body)
-	if err != nil {
-		refuseRequest(w, media, err)
-		return
-	}
-	params.Headers = r.Header
-	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(w, r, exec, params, media, func(ast.Operation) error { return nil })
+	return decodeBody(body)
 }
 
-// getQuery serves GET: queries only, so that a link or an image tag cannot
-// change anything.
-type getQuery struct{}
+// errUnreadableBody is a POST whose body could not be read.
+var errUnreadableBody = errors.New("the request body could not be read")
 
-var _ graphql.Transport = getQuery{}
-
-// Supports implements graphql.Transport.
-func (getQuery) Supports(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
-}
-
-// Do implements graphql.Transport.
-func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	media := responseType(r)
-	start := graphql.Now()
-	params, err := decodeQueryString(r.URL.RawQuery)
-	if err != nil {
-		refuseRequest(w, media, err)
-		return
+// allowedOverGet refuses, over GET, what is not a query.
+func allowedOverGet(r *http.Request, op ast.Operation) error {
+	switch {
+	case r.Method != http.MethodGet || op == ast.Query:
+		return nil
+	case op == ast.Subscription:
+		return errors.New("a subscription cannot run over GET: subscribe over WebSocket (graphql-transport-ws) or SSE")
 	}
-	params.Headers = r.Header
-	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(w, r, exec, params, media, func(op ast.Operation) error {
-		switch op {
-		case ast.Query:
-			return nil
-		case ast.Subscription:
-			return errors.New("a subscription cannot run over GET: subscribe over WebSocket (graphql-transport-ws) or SSE")
-		}
-		return errors.New("GET requests only allow query operations: send a mutation as POST")
-	})
+	return errors.New("GET requests only allow query operations: send a mutation as POST")
 }
 
 // unsupported answers every request no other transport took: a POST that

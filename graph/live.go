@@ -83,24 +83,13 @@ func reportEnd(ctx context.Context, err error) {
 	graphql.AddError(ctx, err)
 }
 
-// addEndReason adds why the subscription ended to the response that
-// carries its last value, through the server's error presenter.
-func addEndReason(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
-	r, ok := ctx.Value(endReasonKey{}).(*endReason)
-	if !ok || resp == nil {
-		return resp
-	}
+// take returns why the subscription ended, once.
+func (r *endReason) take() error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	err := r.err
 	r.err = nil
-	r.mu.Unlock()
-	if err != nil {
-		graphql.AddError(ctx, err)
-		errs := graphql.GetErrors(ctx)
-		resp.Errors = append(resp.Errors, errs[len(errs)-1])
-	}
-	return resp
+	return err
 }
 
 // relayed is live over the WebSocket transport's relay: the transport puts

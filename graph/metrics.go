@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"context"
 	"regexp"
 	"time"
 
@@ -33,46 +32,28 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationInterceptor
-} = (*Metrics)(nil)
-
-// ExtensionName implements graphql.HandlerExtension.
-func (*Metrics) ExtensionName() string { return "Metrics" }
-
-// Validate implements graphql.HandlerExtension.
-func (*Metrics) Validate(graphql.ExecutableSchema) error { return nil }
-
-// InterceptOperation counts each operation once, at its first response: a
-// query or mutation with its duration, a subscription when it starts.
-func (m *Metrics) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	rc := graphql.GetOperationContext(ctx)
-	handler := next(ctx)
-	counted := false
-	return func(ctx context.Context) *graphql.Response {
-		res := handler(ctx)
-		if counted || rc.Operation == nil {
-			return res
+// count counts an operation once, with its response (admit, fairness.go):
+// a query or mutation with its duration, a subscription when it starts. A
+// nil Metrics counts nothing.
+func (m *Metrics) count(rc *graphql.OperationContext, res *graphql.Response) {
+	if m == nil || rc.Operation == nil {
+		return
+	}
+	name := rc.OperationName // the request's operationName, else the document's
+	if name == "" {
+		name = rc.Operation.Name
+	}
+	name, kind := operationLabel(name), string(rc.Operation.Operation)
+	outcome := "ok"
+	if res != nil && len(res.Errors) > 0 {
+		outcome = "error"
+		if code, ok := res.Errors[0].Extensions["code"].(string); ok {
+			outcome = code
 		}
-		counted = true
-		name := rc.OperationName // the request's operationName, else the document's
-		if name == "" {
-			name = rc.Operation.Name
-		}
-		name, kind := operationLabel(name), string(rc.Operation.Operation)
-		outcome := "ok"
-		if res != nil && len(res.Errors) > 0 {
-			outcome = "error"
-			if code, ok := res.Errors[0].Extensions["code"].(string); ok {
-				outcome = code
-			}
-		}
-		m.requests.WithLabelValues(name, kind, outcome).Inc()
-		if rc.Operation.Operation != ast.Subscription {
-			m.duration.WithLabelValues(name, kind).Observe(time.Since(rc.Stats.OperationStart).Seconds())
-		}
-		return res
+	}
+	m.requests.WithLabelValues(name, kind, outcome).Inc()
+	if rc.Operation.Operation != ast.Subscription {
+		m.duration.WithLabelValues(name, kind).Observe(time.Since(rc.Stats.OperationStart).Seconds())
 	}
 }
 

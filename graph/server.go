@@ -95,8 +95,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	// SSE before POST: both accept POST, and SSE claims only event streams.
 	srv.AddTransport(sseTransport{keys: cfg.Resolver.Keys, goingAway: goingAway})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(getQuery{})
-	srv.AddTransport(postJSON{})
+	srv.AddTransport(httpTransport{})
 	// Last: whatever no transport took gets a coded 405 or 415.
 	srv.AddTransport(unsupported{})
 
@@ -108,21 +107,20 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		srv.Use(introspectionOff{})
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
-	// One door for every transport's operations (fairness.go).
-	srv.AroundOperations(admit(admission, cfg.Resolver.Keys, subscriptions, cfg.Logger))
-	// Over SSE, a subscription that ends for a reason says it (live.go).
-	srv.AroundResponses(addEndReason)
+	// One door for every transport's operations (fairness.go), which also
+	// counts them (metrics.go): the one frame between a transport and the
+	// resolvers.
+	present := presentError(cfg.Logger)
+	srv.AroundOperations(admit(operationDoor{admission: admission, keys: cfg.Resolver.Keys, subscriptions: subscriptions,
+		metrics: cfg.Metrics, present: present, log: cfg.Logger}))
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
 	srv.Use(&InputChecks{TokenLimit: cfg.TokenLimit})
-	if cfg.Metrics != nil {
-		srv.Use(cfg.Metrics)
-	}
 	if cfg.TracerProvider != nil {
 		srv.Use(NewTracing(cfg.TracerProvider))
 	}
 	srv.SetParserTokenLimit(cfg.TokenLimit)
-	srv.SetErrorPresenter(presentError(cfg.Logger))
+	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
 	return srv
 }

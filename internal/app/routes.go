@@ -26,17 +26,17 @@ func (a *App) routes(gql, mcp http.Handler) http.Handler {
 	a.doors = map[string]http.Handler{"/graphql": gql, "/mcp": mcp}
 	mux.Handle("/graphql", a.door(gql, graphqlEntrance))
 	mux.Handle("/mcp", a.door(mcp, headerEntrance))
-	mux.Handle("GET /graphiql", graphiql.Handler())
-	mux.Handle("GET /graphiql/", graphiql.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("GET /graphiql", a.door(graphiql.Handler(), openEntrance))
+	mux.Handle("GET /graphiql/", a.door(graphiql.Handler(), openEntrance))
+	mux.Handle("GET /healthz", a.door(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("GET /readyz", a.ready)
+	}), openEntrance))
+	mux.Handle("GET /readyz", a.door(http.HandlerFunc(a.ready), openEntrance))
 	// On the API port, metrics are for an ADMIN key only; a scraper without
 	// one reads them on -metrics-listen (MetricsHandler).
 	mux.Handle("GET /metrics", a.door(requireAdmin(a.MetricsHandler()), headerEntrance))
-	mux.Handle("/", dashboard.Handler())
-	h := a.logRequests(mux)
+	mux.Handle("/", a.door(dashboard.Handler(), openEntrance))
+	var h http.Handler = mux
 	if tp := a.cfg.TracerProvider; tp != nil {
 		// Outermost, so that the access log carries the trace id; joins the
 		// caller's trace from its traceparent header.
@@ -113,42 +113,38 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// logRequests gives each request an id (echoed as X-Request-Id), counts it
-// in flight for GoAway (a stream is not waited for), counts it in /metrics
-// by route and status, and logs it once it is done at the level
-// its outcome deserves (accessLevel). A line per successful request, at
-// info, cost 0.5 MB/s of log at 2,800 requests/s and was one suspect of the
-// write path's tail: the totals live in the metrics instead.
-func (a *App) logRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if id == "" || len(id) > 64 {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		w.Header().Set("X-Request-Id", id)
-		if !isStream(r) {
-			defer a.requests.add()()
-		}
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		start := time.Now()
-		routed := r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
-		next.ServeHTTP(rec, routed)
-		elapsed := time.Since(start)
-		// The mux records the pattern it matched on the request it was given.
-		a.httpRequests.count(routed.Pattern, rec.status)
-		level := accessLevel(rec.status, elapsed, a.cfg.SlowRequest, isStream(r))
-		if rec.status == http.StatusServiceUnavailable && a.outage.isDown() {
-			level = slog.LevelDebug // the outage was logged once, when it began
-		}
-		if !a.log.Enabled(r.Context(), level) {
-			return
-		}
-		a.log.LogAttrs(r.Context(), level, "request",
-			slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status), slog.Duration("duration", elapsed))
-	})
+// received gives a request its id (echoed as X-Request-Id) and a recorder
+// of its status, for logRequest once it is done.
+func (a *App) received(w http.ResponseWriter, r *http.Request) (*statusRecorder, *http.Request, time.Time) {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 64 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	w.Header().Set("X-Request-Id", id)
+	return &statusRecorder{ResponseWriter: w, status: http.StatusOK}, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)),
+		time.Now()
+}
+
+// logRequest counts a request in /metrics by route and status, and logs it
+// at the level its outcome deserves (accessLevel). A line per successful
+// request, at info, cost 0.5 MB/s of log at 2,800 requests/s and was one
+// suspect of the write path's tail: the totals live in the metrics instead.
+func (a *App) logRequest(rec *statusRecorder, r *http.Request, start time.Time) {
+	elapsed := time.Since(start)
+	// The mux records the pattern it matched on the request it routed.
+	a.httpRequests.count(r.Pattern, rec.status)
+	level := accessLevel(rec.status, elapsed, a.cfg.SlowRequest, isStream(r))
+	if rec.status == http.StatusServiceUnavailable && a.outage.isDown() {
+		level = slog.LevelDebug // the outage was logged once, when it began
+	}
+	if !a.log.Enabled(r.Context(), level) {
+		return
+	}
+	a.log.LogAttrs(r.Context(), level, "request",
+		slog.String("request_id", RequestID(r.Context())), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status), slog.Duration("duration", elapsed))
 }
 
 // accessLevel is the level a finished request is logged at: error for a

@@ -1,20 +1,15 @@
 package engine
 
 import (
-	"context"
 	"errors"
-	"reflect"
-	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
-	"golang.org/x/sync/singleflight"
 
-	"sessiongraph/ent"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
-	"sessiongraph/internal/tokenizer"
 )
 
 // buildCacheSize is how many recent context builds a replica keeps; a
@@ -47,25 +42,6 @@ type buildKey struct {
 	domain   *registry.Domain
 }
 
-// flightKey names k in the flight of builds being made: every field,
-// appended (fmt's %+v of the options, by reflection, was a tenth of a
-// patched build's CPU). TestTheFlightKeyNamesEveryField holds it to
-// buildKey's and Options' fields.
-func (k buildKey) flightKey() string {
-	o := k.options
-	b := make([]byte, 0, 128)
-	b = append(b, k.session[:]...)
-	for _, n := range []int64{k.sequence, int64(o.TurnsWindow), int64(o.Budget), int64(o.ModelLimit), int64(o.KeepRecent)} {
-		b = strconv.AppendInt(append(b, 0), n, 10)
-	}
-	for _, s := range []string{string(k.node), string(o.Strategy), k.counter} {
-		b = append(append(b, 0), s...)
-	}
-	// The domain by identity, as the remembered builds key it.
-	b = strconv.AppendUint(append(b, 0), uint64(reflect.ValueOf(k.domain).Pointer()), 16)
-	return string(b)
-}
-
 // cachedBuild is a remembered build and the inputs it was made from; in
 // is nil when the build cannot be patched.
 type cachedBuild struct {
@@ -91,7 +67,9 @@ type writeKey struct {
 type buildCache struct {
 	recent *lru.Cache[buildKey, *cachedBuild]
 	writes *lru.Cache[writeKey, *refsWrite]
-	flight singleflight.Group
+	// flights are the builds being made, by key.
+	mu      sync.Mutex
+	flights map[buildKey]*flight
 	// patched counts the builds made by patching, for the tests.
 	patched atomic.Int64
 }
@@ -105,7 +83,44 @@ func newBuildCache() *buildCache {
 	if err != nil {
 		panic(err)
 	}
-	return &buildCache{recent: recent, writes: writes}
+	return &buildCache{recent: recent, writes: writes, flights: map[buildKey]*flight{}}
+}
+
+// flight is one making of a build, which the callers asking for the same
+// build at once share: done is closed once build or err is set.
+type flight struct {
+	done  chan struct{}
+	build *ContextBuild
+	err   error
+}
+
+// joinFlight returns the flight making k's build, and whether the caller is the
+// one to make it (and then to end the flight).
+func (c *buildCache) joinFlight(k buildKey) (*flight, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.flights[k]; ok {
+		return f, false
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[k] = f
+	return f, true
+}
+
+// errBuildFailed is what a flight's other callers get when its maker
+// stopped without a build or an error (it panicked).
+var errBuildFailed = errors.New("the context build failed")
+
+// endFlight ends k's flight with what its maker made.
+func (c *buildCache) endFlight(k buildKey, f *flight, b *ContextBuild, err error) {
+	c.mu.Lock()
+	delete(c.flights, k)
+	c.mu.Unlock()
+	if b == nil && err == nil {
+		err = errBuildFailed
+	}
+	f.build, f.err = b, err
+	close(f.done)
 }
 
 // wrote remembers that this replica's commit moved session from sequence
@@ -138,46 +153,4 @@ func (c *buildCache) base(k buildKey) (*buildInputs, []*refsWrite) {
 		}
 	}
 	return nil, nil
-}
-
-// remembered returns the build k names for session s: from the cache,
-// patched from an earlier one, or made from the rows with ctx. Callers
-// asking for the same key at once share one build; when the one that made
-// it left (its context ended), a caller still waiting builds for itself. A
-// build that fails is not kept.
-func (bs *Builds) remembered(ctx context.Context, k buildKey, s *ent.Session) (*ContextBuild, error) {
-	c := bs.cache
-	if b, ok := c.recent.Get(k); ok {
-		return b.build, nil
-	}
-	counterName := tokenizer.Name(k.counter)
-	// made is the flight's function itself, called as is: a build's
-	// statements stay a few calls deep.
-	made := func() (any, error) {
-		if in, writes := c.base(k); in != nil {
-			b, next, ok, err := bs.patch(ctx, s, k.node, k.options, counterName, in, writes)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				c.patched.Add(1)
-				c.recent.Add(k, &cachedBuild{build: b, in: next})
-				return b, nil
-			}
-		}
-		b, in, err := bs.buildFromRows(ctx, s, k.node, k.options, counterName, k.domain)
-		if err != nil {
-			return nil, err
-		}
-		c.recent.Add(k, &cachedBuild{build: b, in: in})
-		return b, nil
-	}
-	v, err, _ := c.flight.Do(k.flightKey(), made)
-	if err != nil && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		v, err = made() // the caller that made it left; this one's ctx is still live
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v.(*ContextBuild), nil
 }

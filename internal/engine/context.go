@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -54,7 +55,7 @@ type ContextBuild struct {
 // writes nothing, unless Config.RecordContexts names the node and a
 // runtime's (CLIENT) key reads it: then the build is recorded as a receipt.
 func (bs *Builds) Context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
-	b, err := bs.context(ctx, s, node, in, true)
+	b, err := bs.context(ctx, s, node, in)
 	if err != nil || !bs.receipts.recordsBuildsOf(ctx, s, node) {
 		return b, err
 	}
@@ -67,9 +68,12 @@ func (bs *Builds) Context(ctx context.Context, s *ent.Session, node contextbuild
 	return b, nil
 }
 
-// context builds a node's context, from the builds it remembers when
-// remember is set.
-func (bs *Builds) context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions, remember bool) (*ContextBuild, error) {
+// context builds a node's context for session s: a build it remembers,
+// one patched from an earlier build, or one made from the rows with ctx.
+// Callers asking for the same build at once share one making of it; when
+// the one that made it left (its context ended), a caller still waiting
+// makes it for itself. A build that fails is not kept.
+func (bs *Builds) context(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (b *ContextBuild, err error) {
 	if in == nil {
 		in = &ContextOptions{}
 	}
@@ -82,12 +86,44 @@ func (bs *Builds) context(ctx context.Context, s *ent.Session, node contextbuild
 	if err != nil {
 		return nil, err
 	}
-	if !remember || s.EventSequence == 0 { // a session read without its sequence: nothing names its state
+	if s.EventSequence == 0 { // a session read without its sequence: nothing names its state
 		b, _, err := bs.buildFromRows(ctx, s, node, o, counterName, d)
 		return b, err
 	}
-	key := buildKey{session: s.ID, sequence: s.EventSequence, node: node, options: o, counter: string(counterName), domain: d}
-	return bs.remembered(ctx, key, s)
+	c := bs.cache
+	k := buildKey{session: s.ID, sequence: s.EventSequence, node: node, options: o, counter: string(counterName), domain: d}
+	if b, ok := c.recent.Get(k); ok {
+		return b.build, nil
+	}
+	// The flight is joined here, not run through a closure, so that a build's
+	// statements stay a few calls deep (docs/architecture.md).
+	f, making := c.joinFlight(k)
+	if !making {
+		<-f.done
+		if f.err == nil || ctx.Err() != nil || !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
+			return f.build, f.err
+		}
+		// The caller that made it left; this one's ctx is still live.
+	} else {
+		defer func() { c.endFlight(k, f, b, err) }()
+	}
+	if in, writes := c.base(k); in != nil {
+		b, next, ok, err := bs.patch(ctx, s, node, o, counterName, in, writes)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			c.patched.Add(1)
+			c.recent.Add(k, &cachedBuild{build: b, in: next})
+			return b, nil
+		}
+	}
+	b, inputs, err := bs.buildFromRows(ctx, s, node, o, counterName, d)
+	if err != nil {
+		return nil, err
+	}
+	c.recent.Add(k, &cachedBuild{build: b, in: inputs})
+	return b, nil
 }
 
 // buildFromRows makes a node's context from the session's rows, and

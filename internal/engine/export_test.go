@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"reflect"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
@@ -16,7 +15,19 @@ import (
 // ContextUncached is Context without the builds the engine remembers: what
 // making a build costs, for the benchmarks.
 func (bs *Builds) ContextUncached(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (*ContextBuild, error) {
-	return bs.context(ctx, s, node, in, false)
+	if in == nil {
+		in = &ContextOptions{}
+	}
+	o, counterName, err := contextOptions(s, in)
+	if err != nil {
+		return nil, err
+	}
+	d, err := bs.domains.Domain(ctx, s.Domain)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := bs.buildFromRows(ctx, s, node, contextbuild.WithDefaults(node, o), counterName, d)
+	return b, err
 }
 
 // PatchedBuilds is how many builds the engine made by patching a build it
@@ -102,43 +113,4 @@ func (rd *Reads) SelectedBothWays(ctx context.Context, id uuid.UUID, entityIDs [
 		return append([]*ent.Ref{}, rows...), err
 	})
 	return typed, byEnt, err
-}
-
-// FlightKeysOfEveryField returns the flight key of a zero buildKey and of
-// one with each field (and each field of its options) made non-zero in
-// turn, by reflection: a field the key leaves out gives the zero's key.
-func FlightKeysOfEveryField() (zero string, each map[string]string) {
-	each = map[string]string{}
-	set := func(v reflect.Value) {
-		switch v.Kind() {
-		case reflect.String:
-			v.SetString("x")
-		case reflect.Int, reflect.Int64:
-			v.SetInt(7)
-		case reflect.Array:
-			v.Index(0).SetUint(1)
-		case reflect.Pointer:
-			v.Set(reflect.New(v.Type().Elem()))
-		default:
-			panic("a buildKey field of a kind the test does not set: " + v.Kind().String())
-		}
-	}
-	t := reflect.TypeOf(buildKey{})
-	for i := range t.NumField() {
-		if t.Field(i).Name == "options" {
-			ot := t.Field(i).Type
-			for j := range ot.NumField() {
-				var k buildKey
-				f := reflect.ValueOf(&k).Elem().Field(i).Field(j)
-				set(reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem())
-				each["options."+ot.Field(j).Name] = k.flightKey()
-			}
-			continue
-		}
-		var k buildKey
-		f := reflect.ValueOf(&k).Elem().Field(i)
-		set(reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem())
-		each[t.Field(i).Name] = k.flightKey()
-	}
-	return buildKey{}.flightKey(), each
 }

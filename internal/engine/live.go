@@ -242,7 +242,7 @@ func (lv *Live) ContextUpdated(ctx context.Context, sessionID uuid.UUID, node co
 			built := s.EventSequence // the events this build already shows
 			// A build watched live is not a prompt sent: never recorded
 			// (Config.RecordContexts is for the runtime's reads).
-			b, err := lv.builds.context(ctx, s, node, opts, true)
+			b, err := lv.builds.context(ctx, s, node, opts)
 			if err != nil {
 				if ctx.Err() == nil { // else the subscriber left: nothing went wrong
 					slog.WarnContext(ctx, "context build for a subscription", "error", err)

@@ -60,7 +60,7 @@ func (bs *Builds) RecordContext(ctx context.Context, in RecordContextInput) (*Re
 	if err != nil {
 		return nil, err
 	}
-	b, err := bs.context(ctx, s, in.Node, in.Options, true)
+	b, err := bs.context(ctx, s, in.Node, in.Options)
 	if err != nil {
 		return nil, err
 	}

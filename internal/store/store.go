@@ -36,9 +36,10 @@ type Store struct {
 	// puts ent on that connection (OnConnection).
 	db   *sql.DB
 	open func(dialect.Driver) *ent.Client
-	// hook runs each exchange of a write (Exchanges).
-	hook dbhook.Hook
-	now  func() time.Time
+	// exchange runs each exchange of a write (Exchanges); by default it
+	// only runs it.
+	exchange dbhook.Hook
+	now      func() time.Time
 	// committed rings the doorbell after a commit that appended events; it
 	// must not block (see RingOnCommit).
 	committed func(sessions []uuid.UUID)
@@ -78,7 +79,7 @@ func OnConnection(open func(dialect.Driver) *ent.Client) Option {
 // Exchanges makes every exchange of a write (Begin's and Commit's batches,
 // taking the connection) run through hook, as ent's statements run
 // through the client's driver wrappers.
-func Exchanges(hook dbhook.Hook) Option { return func(s *Store) { s.hook = hook } }
+func Exchanges(hook dbhook.Hook) Option { return func(s *Store) { s.exchange = hook } }
 
 // New returns a Store over client, whose writes (Begin) take their
 // connection from db, a pool of pgx's stdlib driver (the client's own), with
@@ -86,19 +87,14 @@ func Exchanges(hook dbhook.Hook) Option { return func(s *Store) { s.hook = hook 
 // and holds no horizon.
 func New(client *ent.Client, db *sql.DB, opts ...Option) *Store {
 	s := &Store{client: client, db: db, now: time.Now, committed: func([]uuid.UUID) {},
-		open: func(d dialect.Driver) *ent.Client { return ent.NewClient(ent.Driver(d)) }}
+		open: func(d dialect.Driver) *ent.Client { return ent.NewClient(ent.Driver(d)) },
+		exchange: func(ctx context.Context, _ dbhook.Kind, _ string, run func(context.Context) error) error {
+			return run(ctx)
+		}}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
-}
-
-// exchange runs one exchange of a write through the store's hook.
-func (s *Store) exchange(ctx context.Context, run func(context.Context) error) error {
-	if s.hook == nil {
-		return run(ctx)
-	}
-	return s.hook(ctx, dbhook.Batch, "", run)
 }
 
 func expired(s *ent.Session, now time.Time) bool {

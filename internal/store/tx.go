@@ -16,6 +16,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/apperr"
+	"sessiongraph/internal/dbhook"
 )
 
 // Activity says how a write counts toward the session's expiry. Only
@@ -129,7 +130,7 @@ func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID, reads ...Read) (
 			b.Queue(r.SQL, r.Args...).Query(r.Rows)
 		}
 	}
-	err = t.send(ctx, b)
+	err = s.exchange(ctx, dbhook.Batch, "", t.sending(b))
 	if err == nil && locked == nil {
 		// Interceptors the store was not told of: the lock goes through
 		// ent's query, which applies them, and the reads after it.
@@ -138,7 +139,7 @@ func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID, reads ...Read) (
 			for _, r := range reads {
 				b.Queue(r.SQL, r.Args...).Query(r.Rows)
 			}
-			err = t.send(ctx, b)
+			err = s.exchange(ctx, dbhook.Batch, "", t.sending(b))
 		}
 	}
 	now := s.now().UTC()
@@ -162,7 +163,7 @@ func (s *Store) Begin(ctx context.Context, sessionID uuid.UUID, reads ...Read) (
 // connect takes a connection from the pool for a write, with ent on it.
 func (s *Store) connect(ctx context.Context) (*Tx, error) {
 	var conn *sql.Conn
-	if err := s.exchange(ctx, func(ctx context.Context) (err error) {
+	if err := s.exchange(ctx, dbhook.Batch, "", func(ctx context.Context) (err error) {
 		conn, err = s.db.Conn(ctx)
 		return err
 	}); err != nil {
@@ -193,10 +194,12 @@ func (s *Store) connect(ctx context.Context) (*Tx, error) {
 		commits: commits}, nil
 }
 
-// send sends b as one exchange and reads its answers, the first error
-// being the exchange's: PostgreSQL skips what follows it.
-func (t *Tx) send(ctx context.Context, b *pgx.Batch) error {
-	return t.store.exchange(ctx, func(ctx context.Context) error { return t.pg.SendBatch(ctx, b).Close() })
+// sending is the exchange of b, for the store's hook to run: it sends b
+// and reads its answers, the first error being the exchange's (PostgreSQL
+// skips what follows it). Begin, Flush and Commit make their exchanges
+// themselves, through the hook, one call above the driver.
+func (t *Tx) sending(b *pgx.Batch) func(context.Context) error {
+	return func(ctx context.Context) error { return t.pg.SendBatch(ctx, b).Close() }
 }
 
 // Update returns the pending update of the session row, saved once by
@@ -226,7 +229,7 @@ func (t *Tx) Flush(ctx context.Context, reads ...Read) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	return t.send(ctx, b)
+	return t.store.exchange(ctx, dbhook.Batch, "", t.sending(b))
 }
 
 // Rollback ends the write without a change; after Commit it does nothing.
@@ -236,7 +239,7 @@ func (t *Tx) Rollback() {
 	}
 	t.ended = true
 	if !t.pg.IsClosed() && t.pg.PgConn().TxStatus() != 'I' {
-		if err := t.store.exchange(context.WithoutCancel(t.ctx), func(ctx context.Context) error {
+		if err := t.store.exchange(context.WithoutCancel(t.ctx), dbhook.Batch, "", func(ctx context.Context) error {
 			_, err := t.pg.Exec(ctx, "rollback")
 			return err
 		}); err != nil {
@@ -293,7 +296,7 @@ func (t *Tx) Commit(ctx context.Context, m Mutation) (out *ent.Session, err erro
 		}
 		return nil
 	})
-	if err := t.send(ctx, b); err != nil {
+	if err := t.store.exchange(ctx, dbhook.Batch, "", t.sending(b)); err != nil {
 		return nil, err
 	}
 	t.ended = true
