@@ -25,7 +25,7 @@ const (
 func buildMessages(s *Snapshot, o Options, c Counter) Build {
 	limit := int(float64(o.ModelLimit) * windowShare)
 	b := Build{Node: Messages, Budget: limit}
-	var history []Message
+	history := make([]Message, 0, 2*len(s.Turns))
 	for _, t := range s.Turns {
 		history = append(history, Message{Role: "user", Content: t.UserMessage, TokenCount: t.UserTokens})
 		if !t.Open {
@@ -78,11 +78,22 @@ func buildMessages(s *Snapshot, o Options, c Counter) Build {
 	} else {
 		b.Messages = keep
 	}
-	var text []string
+	size := 0
 	for _, m := range b.Messages {
 		b.TokenCount += m.TokenCount
-		text = append(text, m.Role+": "+m.Content)
+		size += len(m.Role) + len(": ") + len(m.Content) + len(separator)
 	}
-	b.Text = strings.Join(text, separator)
+	// The text is written into one buffer of its final size.
+	var text strings.Builder
+	text.Grow(size)
+	for i, m := range b.Messages {
+		if i > 0 {
+			text.WriteString(separator)
+		}
+		text.WriteString(m.Role)
+		text.WriteString(": ")
+		text.WriteString(m.Content)
+	}
+	b.Text = text.String()
 	return b
 }

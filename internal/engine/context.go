@@ -282,6 +282,16 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 	}
 }
 
+// turnColumns are the columns of a turn that showTurns reads, and
+// messageColumns those a MESSAGES build shows (its messages, their token
+// counts and whether the turn is open): scanning the others (times, ids,
+// the execution summary's JSON) was most of a chat read's allocations.
+var (
+	messageColumns = []string{turn.FieldNumber, turn.FieldUserMessage, turn.FieldAssistantMessage, turn.FieldStatus,
+		turn.FieldUserTokens, turn.FieldAssistantTokens}
+	turnColumns = append(slices.Clip(messageColumns), turn.FieldAssistantSummary, turn.FieldExecutionSummary)
+)
+
 // turnsShown reads the newest turns a node's build shows, newest first. A
 // MESSAGES build that fits whole (the session's stored token count says so
 // without reading them) reads them all; a SLIDING_WINDOW cut keeps
@@ -290,8 +300,13 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 func (bs *Builds) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	systemTokens int, recount bool, c tokenizer.Counter) ([]*ent.Turn, error) {
 	// A failed turn is not part of the conversation an LLM is shown.
+	columns := turnColumns
+	if node == contextbuild.Messages {
+		columns = messageColumns
+	}
 	q := func() *ent.TurnQuery {
-		return bs.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
+		return bs.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).
+			Order(ent.Desc(turn.FieldNumber)).Select(columns...).TurnQuery
 	}
 	room := int(float64(o.ModelLimit) * 0.8)
 	switch {
