@@ -257,19 +257,14 @@ func (bs *Builds) contextSteps(ctx context.Context, s *ent.Session, node context
 // showTurns puts the turns a build shows (rows, newest first, as
 // turnsShown read them) into snap, oldest first; recount counts their
 // tokens with c when the build's tokenizer is not the session's.
-func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.Node, rows []*ent.Turn, recount bool, c tokenizer.Counter) {
+func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.Node, rows []contextbuild.Turn, recount bool, c tokenizer.Counter) {
 	slices.Reverse(rows)
-	for _, t := range rows {
-		bt := contextbuild.Turn{
-			Number: t.Number, UserMessage: t.UserMessage, AssistantMessage: t.AssistantMessage,
-			AssistantSummary: t.AssistantSummary, Open: t.Status == turn.StatusOpen,
-			UserTokens: t.UserTokens, AssistantTokens: t.AssistantTokens, Summary: t.ExecutionSummary,
+	if recount { // another tokenizer than the session's: its stored counts do not apply
+		for i := range rows {
+			rows[i].UserTokens, rows[i].AssistantTokens = c.Count(rows[i].UserMessage), c.Count(rows[i].AssistantMessage)
 		}
-		if recount { // another tokenizer than the session's: its stored counts do not apply
-			bt.UserTokens, bt.AssistantTokens = c.Count(t.UserMessage), c.Count(t.AssistantMessage)
-		}
-		snap.Turns = append(snap.Turns, bt)
 	}
+	snap.Turns = append(snap.Turns, rows...)
 	// Turn numbers never restart, so the current one, less the failed
 	// turns, says how many turns came before the oldest shown (a reset's
 	// cleared turns count as cut).
@@ -282,48 +277,32 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 	}
 }
 
-// turnColumns are the columns of a turn that showTurns reads, and
-// messageColumns those a MESSAGES build shows (its messages, their token
-// counts and whether the turn is open): scanning the others (times, ids,
-// the execution summary's JSON) was most of a chat read's allocations.
-var (
-	messageColumns = []string{turn.FieldNumber, turn.FieldUserMessage, turn.FieldAssistantMessage, turn.FieldStatus,
-		turn.FieldUserTokens, turn.FieldAssistantTokens}
-	turnColumns = append(slices.Clip(messageColumns), turn.FieldAssistantSummary, turn.FieldExecutionSummary)
-)
-
 // turnsShown reads the newest turns a node's build shows, newest first. A
 // MESSAGES build that fits whole (the session's stored token count says so
 // without reading them) reads them all; a SLIDING_WINDOW cut keeps
 // every newest message that fits, so it reads a page of turns at a time
 // until their tokens fill the window; every other build reads a fixed count.
+// Only MESSAGES does without the execution summaries.
 func (bs *Builds) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
-	systemTokens int, recount bool, c tokenizer.Counter) ([]*ent.Turn, error) {
-	// A failed turn is not part of the conversation an LLM is shown.
-	columns := turnColumns
-	if node == contextbuild.Messages {
-		columns = messageColumns
-	}
-	q := func() *ent.TurnQuery {
-		return bs.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).
-			Order(ent.Desc(turn.FieldNumber)).Select(columns...).TurnQuery
-	}
+	systemTokens int, recount bool, c tokenizer.Counter) ([]contextbuild.Turn, error) {
+	q := turnsQuery{session: s.ID, summaries: node != contextbuild.Messages}
 	room := int(float64(o.ModelLimit) * 0.8)
 	switch {
 	case node == contextbuild.Messages && systemTokens+s.TokenCount <= room:
-		return q().All(ctx)
+		return bs.readTurnsShown(ctx, q)
 	case node != contextbuild.Messages || o.Strategy != contextbuild.SlidingWindow:
-		return q().Limit(contextbuild.TurnsNeeded(node, o)).All(ctx)
+		q.limit = contextbuild.TurnsNeeded(node, o)
+		return bs.readTurnsShown(ctx, q)
 	}
 	const page = 50
-	var rows []*ent.Turn
+	var rows []contextbuild.Turn
 	used := systemTokens
+	q.limit = page
 	for {
-		p := q()
 		if len(rows) > 0 {
-			p.Where(turn.NumberLT(rows[len(rows)-1].Number))
+			q.before = rows[len(rows)-1].Number
 		}
-		batch, err := p.Limit(page).All(ctx)
+		batch, err := bs.readTurnsShown(ctx, q)
 		if err != nil {
 			return nil, err
 		}

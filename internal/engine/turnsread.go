@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"sessiongraph/internal/access"
+	"sessiongraph/internal/contextbuild"
+)
+
+// The turns a build shows are read, as its refs are (entriesread.go), by
+// one statement of a fixed shape scanned into the build's own Turn: ent's
+// generic read of them (every column built into the statement, a scanner
+// allocated per column per row, then copied into an ent.Turn) was most of
+// a chat read's allocations. TestAPatchedBuildIsTheBuildMadeFromTheRows
+// compares the two reads, every node's, after every write of its random
+// sessions.
+
+// shownTurnsStatements are the statements of readTurnsShown, by the bits
+// it sets: 1 the execution summaries (every node but MESSAGES shows them),
+// 2 only turns before a number (a page of a SLIDING_WINDOW read), 4 a
+// limit, 8 confined to a tenant. A failed turn is not part of the
+// conversation an LLM is shown; the newest come first, from the
+// (session_id, number) index.
+var shownTurnsStatements = func() (out [16]string) {
+	for i := range out {
+		n := 1
+		next := func() string { n++; return "$" + strconv.Itoa(n) }
+		q := `SELECT t.number, t.user_message, t.assistant_message, t.status = 'OPEN', t.user_tokens, t.assistant_tokens`
+		if i&1 != 0 {
+			q += `, t.assistant_summary, t.execution_summary`
+		}
+		q += `
+FROM turns AS t
+WHERE t.session_id = $1 AND t.status <> 'FAILED'`
+		if i&2 != 0 {
+			q += ` AND t.number < ` + next()
+		}
+		limit := ""
+		if i&4 != 0 {
+			limit = `
+LIMIT ` + next()
+		}
+		if i&8 != 0 {
+			q += `
+	AND t.session_id IN (SELECT sessions.id FROM sessions WHERE sessions.tenant = ` + next() + `)`
+		}
+		out[i] = q + `
+ORDER BY t.number DESC` + limit
+	}
+	return out
+}()
+
+// turnsQuery is what readTurnsShown reads: the turns of a session, with
+// their execution summaries when summaries is set, only those numbered
+// below before when it is above 0, at most limit when it is above 0.
+type turnsQuery struct {
+	session   uuid.UUID
+	summaries bool
+	before    int
+	limit     int
+}
+
+// readTurnsShown reads the turns q names, newest first, confined to the
+// caller's tenant as ent's queries are (access.Confine).
+func (bs *Builds) readTurnsShown(ctx context.Context, q turnsQuery) ([]contextbuild.Turn, error) {
+	tenant, err := access.TenantScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args, shape := []any{q.session}, 0
+	if q.summaries {
+		shape |= 1
+	}
+	if q.before > 0 {
+		args, shape = append(args, q.before), shape|2
+	}
+	if q.limit > 0 {
+		args, shape = append(args, q.limit), shape|4
+	}
+	if tenant != "" {
+		args, shape = append(args, tenant), shape|8
+	}
+	rows, err := bs.client.QueryContext(ctx, shownTurnsStatements[shape], args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	turns := make([]contextbuild.Turn, 0, q.limit)
+	// One set of scan targets for all the rows.
+	var (
+		t       contextbuild.Turn
+		summary []byte
+	)
+	dest := []any{&t.Number, &t.UserMessage, &t.AssistantMessage, &t.Open, &t.UserTokens, &t.AssistantTokens}
+	if q.summaries {
+		dest = append(dest, &t.AssistantSummary, &summary)
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row := t
+		if len(summary) > 0 { // NULL: no summary, as ent reads it
+			if err := json.Unmarshal(summary, &row.Summary); err != nil {
+				return nil, fmt.Errorf("the execution summary of turn %d: %w", row.Number, err)
+			}
+		}
+		turns = append(turns, row)
+	}
+	return turns, rows.Err()
+}
