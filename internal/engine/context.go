@@ -13,6 +13,7 @@ import (
 	"sessiongraph/ent/ref"
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
@@ -277,36 +278,43 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 	}
 }
 
-// turnsShown reads the newest turns a node's build shows, newest first. A
-// MESSAGES build that fits whole (the session's stored token count says so
-// without reading them) reads them all; a SLIDING_WINDOW cut keeps
-// every newest message that fits, so it reads a page of turns at a time
-// until their tokens fill the window; every other build reads a fixed count.
-// Only MESSAGES does without the execution summaries.
+// turnsShown reads the newest turns a node's build shows, newest first
+// (turnsread.go). A MESSAGES build that fits whole (the session's stored
+// token count says so without reading them) reads them all; a
+// SLIDING_WINDOW cut keeps every newest message that fits, so it reads a
+// page of turns at a time until their tokens fill the window; every other
+// build reads a fixed count. Only MESSAGES does without the execution
+// summaries.
 func (bs *Builds) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	systemTokens int, recount bool, c tokenizer.Counter) ([]contextbuild.Turn, error) {
-	q := turnsQuery{session: s.ID, summaries: node != contextbuild.Messages}
+	tenant, err := access.TenantScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := turnsQuery{session: s.ID, summaries: node != contextbuild.Messages, tenant: tenant}
+	const page = 50
 	room := int(float64(o.ModelLimit) * 0.8)
+	paged := false
 	switch {
 	case node == contextbuild.Messages && systemTokens+s.TokenCount <= room:
-		return bs.readTurnsShown(ctx, q)
 	case node != contextbuild.Messages || o.Strategy != contextbuild.SlidingWindow:
 		q.limit = contextbuild.TurnsNeeded(node, o)
-		return bs.readTurnsShown(ctx, q)
+	default:
+		q.limit, paged = page, true
 	}
-	const page = 50
-	var rows []contextbuild.Turn
+	var turns []contextbuild.Turn
 	used := systemTokens
-	q.limit = page
 	for {
-		if len(rows) > 0 {
-			q.before = rows[len(rows)-1].Number
-		}
-		batch, err := bs.readTurnsShown(ctx, q)
+		query, args := q.statement()
+		rows, err := bs.client.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, batch...)
+		batch, err := scanTurns(rows, q)
+		if err != nil || !paged {
+			return batch, err
+		}
+		turns = append(turns, batch...)
 		for _, t := range batch {
 			if recount {
 				used += c.Count(t.UserMessage) + c.Count(t.AssistantMessage)
@@ -315,8 +323,9 @@ func (bs *Builds) turnsShown(ctx context.Context, s *ent.Session, node contextbu
 			}
 		}
 		if len(batch) < page || used > room {
-			return rows, nil
+			return turns, nil
 		}
+		q.before = batch[len(batch)-1].Number
 	}
 }
 

@@ -145,7 +145,7 @@ func FlightKeysOfEveryField() (zero string, each map[string]string) {
 	return buildKey{}.flightKey(), each
 }
 
-// TurnsBothWays reads the turns a node's build shows with readTurnsShown
+// TurnsBothWays reads the turns a node's build shows with turnsShown (turnsread.go's statement)
 // and with entTurns, which it replaced.
 func (bs *Builds) TurnsBothWays(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (typed, byEnt []contextbuild.Turn, err error) {
 	if in == nil {
@@ -178,7 +178,7 @@ func (bs *Builds) TurnsBothWays(ctx context.Context, s *ent.Session, node contex
 }
 
 // entTurns is how a build read the turns it shows, through ent's generic
-// scan, before readTurnsShown; kept to prove the two the same.
+// scan, before turnsread.go's statement; kept to prove the two the same.
 func (bs *Builds) entTurns(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
 	systemTokens int, recount bool, c tokenizer.Counter) ([]*ent.Turn, error) {
 	q := func() *ent.TurnQuery {

@@ -1,14 +1,13 @@
 package engine
 
 import (
-	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/google/uuid"
 
-	"sessiongraph/internal/access"
 	"sessiongraph/internal/contextbuild"
 )
 
@@ -20,8 +19,8 @@ import (
 // compares the two reads, every node's, after every write of its random
 // sessions.
 
-// shownTurnsStatements are the statements of readTurnsShown, by the bits
-// it sets: 1 the execution summaries (every node but MESSAGES shows them),
+// shownTurnsStatements are the statements of a turnsQuery, by the bits
+// its statement sets: 1 the execution summaries (every node but MESSAGES shows them),
 // 2 only turns before a number (a page of a SLIDING_WINDOW read), 4 a
 // limit, 8 confined to a tenant. A failed turn is not part of the
 // conversation an LLM is shown; the newest come first, from the
@@ -55,23 +54,21 @@ ORDER BY t.number DESC` + limit
 	return out
 }()
 
-// turnsQuery is what readTurnsShown reads: the turns of a session, with
-// their execution summaries when summaries is set, only those numbered
-// below before when it is above 0, at most limit when it is above 0.
+// turnsQuery is a read of the turns a build shows: the turns of a
+// session, with their execution summaries when summaries is set, only
+// those numbered below before when it is above 0, at most limit when it is
+// above 0, confined to tenant when it names one (as access.Confine confines
+// ent's queries).
 type turnsQuery struct {
 	session   uuid.UUID
 	summaries bool
 	before    int
 	limit     int
+	tenant    string
 }
 
-// readTurnsShown reads the turns q names, newest first, confined to the
-// caller's tenant as ent's queries are (access.Confine).
-func (bs *Builds) readTurnsShown(ctx context.Context, q turnsQuery) ([]contextbuild.Turn, error) {
-	tenant, err := access.TenantScope(ctx)
-	if err != nil {
-		return nil, err
-	}
+// statement is q's statement and its arguments.
+func (q turnsQuery) statement() (string, []any) {
 	args, shape := []any{q.session}, 0
 	if q.summaries {
 		shape |= 1
@@ -82,13 +79,14 @@ func (bs *Builds) readTurnsShown(ctx context.Context, q turnsQuery) ([]contextbu
 	if q.limit > 0 {
 		args, shape = append(args, q.limit), shape|4
 	}
-	if tenant != "" {
-		args, shape = append(args, tenant), shape|8
+	if q.tenant != "" {
+		args, shape = append(args, q.tenant), shape|8
 	}
-	rows, err := bs.client.QueryContext(ctx, shownTurnsStatements[shape], args...)
-	if err != nil {
-		return nil, err
-	}
+	return shownTurnsStatements[shape], args
+}
+
+// scanTurns scans the rows of q's statement, newest first, and closes them.
+func scanTurns(rows *sql.Rows, q turnsQuery) ([]contextbuild.Turn, error) {
 	defer rows.Close()
 	turns := make([]contextbuild.Turn, 0, q.limit)
 	// One set of scan targets for all the rows.
