@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"sessiongraph/ent/turn"
 	"sessiongraph/internal/contextbuild"
 )
 
@@ -20,22 +21,22 @@ import (
 // sessions.
 
 // shownTurnsStatements are the statements of a turnsQuery, by the bits
-// its statement sets: 1 the execution summaries (every node but MESSAGES shows them),
-// 2 only turns before a number (a page of a SLIDING_WINDOW read), 4 a
-// limit, 8 confined to a tenant. A failed turn is not part of the
-// conversation an LLM is shown; the newest come first, from the
+// its statement sets: 1 the execution summaries (every node but MESSAGES
+// shows them), 2 only turns before a number (a page of a SLIDING_WINDOW
+// read), 4 a limit, 8 confined to a tenant. A failed turn is not part of
+// the conversation an LLM is shown; the newest come first, from the
 // (session_id, number) index.
 var shownTurnsStatements = func() (out [16]string) {
 	for i := range out {
 		n := 1
 		next := func() string { n++; return "$" + strconv.Itoa(n) }
-		q := `SELECT t.number, t.user_message, t.assistant_message, t.status = 'OPEN', t.user_tokens, t.assistant_tokens`
+		q := `SELECT t.number, t.user_message, t.assistant_message, t.status = '` + string(turn.StatusOpen) + `', t.user_tokens, t.assistant_tokens`
 		if i&1 != 0 {
 			q += `, t.assistant_summary, t.execution_summary`
 		}
 		q += `
 FROM turns AS t
-WHERE t.session_id = $1 AND t.status <> 'FAILED'`
+WHERE t.session_id = $1 AND t.status <> '` + string(turn.StatusFailed) + `'`
 		if i&2 != 0 {
 			q += ` AND t.number < ` + next()
 		}
