@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -35,7 +34,10 @@ type InputChecks struct {
 	// TokenLimit bounds the tokens read from a query parsed to check its
 	// variables, as gqlgen's own parse is bounded (0: no bound).
 	TokenLimit int
-	schema     *ast.Schema
+	// Documents is gqlgen's query cache, whose documents the check of raw
+	// variables walks instead of parsing their query again (nil: none).
+	Documents graphql.Cache[*ast.QueryDocument]
+	schema    *ast.Schema
 }
 
 var _ interface {
@@ -72,13 +74,13 @@ func (c *InputChecks) Validate(es graphql.ExecutableSchema) error {
 // MutateOperationParameters refuses a query whose brackets nest deeper
 // than maxQueryNesting before it is parsed, and variables the walk refuses
 // before they are coerced.
-func (c *InputChecks) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
+func (c *InputChecks) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
 	if depth := bracketDepth(params.Query, maxQueryNesting); depth > maxQueryNesting {
 		e := gqlerror.Errorf("the query nests brackets more than %d deep", maxQueryNesting)
 		e.Extensions = map[string]any{"code": string(apperr.QueryTooDeep)}
 		return e
 	}
-	return c.checkRawVariables(params)
+	return c.checkRawVariables(ctx, params)
 }
 
 // MutateOperationContext checks every argument of every field of the
@@ -310,7 +312,14 @@ func (w *inputWalk) json(v any, depth int) {
 	if !w.nest(depth + 1) {
 		return
 	}
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
+	// The keys in order, in one array of their number (slices.Sorted grows
+	// one from nothing: several allocations for every object of a request).
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		w.at = append(w.at, k)
 		if w.text(k) {
 			w.json(obj[k], depth+1)

@@ -99,7 +99,8 @@ func NewServer(cfg ServerConfig) *handler.Server {
 	// Last: whatever no transport took gets a coded 405 or 415.
 	srv.AddTransport(unsupported{})
 
-	srv.SetQueryCache(pageDefaultsCache{Cache: lru.New[*ast.QueryDocument](1000), first: cfg.Pages.Default})
+	documents := pageDefaultsCache{Cache: lru.New[*ast.QueryDocument](1000), first: cfg.Pages.Default}
+	srv.SetQueryCache(documents)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
@@ -115,7 +116,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 		metrics: cfg.Metrics, present: present, log: cfg.Logger}))
 	srv.Use(cfg.Pages)
 	srv.Use(cfg.Limits)
-	srv.Use(&InputChecks{TokenLimit: cfg.TokenLimit})
+	srv.Use(&InputChecks{TokenLimit: cfg.TokenLimit, Documents: documents})
 	if cfg.TracerProvider != nil {
 		srv.Use(NewTracing(cfg.TracerProvider))
 	}

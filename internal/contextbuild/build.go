@@ -69,6 +69,9 @@ type Turn struct {
 	UserTokens      int
 	AssistantTokens int
 	Summary         *schematype.ExecutionSummary
+	// ItemCount is how many items the turn recorded: a build reads the
+	// items of the turns that have some, and no statement for the others.
+	ItemCount int
 	// Items are the items recorded in the turn, in order, between its
 	// user message and its assistant message (recordItems).
 	Items []Item

@@ -27,8 +27,8 @@ const (
 func buildMessages(s *Snapshot, o Options, c Counter) Build {
 	limit := int(float64(o.ModelLimit) * windowShare)
 	b := Build{Node: Messages, Budget: limit}
-	var history []Message
-	var turnOf []int // the turn of each message of history
+	history := make([]Message, 0, 2*len(s.Turns))
+	turnOf := make([]int, 0, 2*len(s.Turns)) // the turn of each message of history
 	for _, t := range s.Turns {
 		msgs := turnMessages(t)
 		history = append(history, msgs...)
@@ -76,12 +76,24 @@ func buildMessages(s *Snapshot, o Options, c Counter) Build {
 	} else {
 		b.Messages = keep
 	}
-	var text []string
+	size := 0
 	for _, m := range b.Messages {
 		b.TokenCount += m.TokenCount
-		text = append(text, messageLine(m))
+		size += len(m.Role) + len(": ") + len(m.Content) + len(separator)
+		if m.Kind == ItemFunctionCall || m.Kind == ItemFunctionCallOutput {
+			size += len("[output of ] ") + len(m.CallID) + len(m.Name) + len(m.Arguments)
+		}
 	}
-	b.Text = strings.Join(text, separator)
+	// The text is written into one buffer of its final size.
+	var text strings.Builder
+	text.Grow(size)
+	for i, m := range b.Messages {
+		if i > 0 {
+			text.WriteString(separator)
+		}
+		writeMessageLine(&text, m)
+	}
+	b.Text = text.String()
 	return b
 }
 
@@ -129,15 +141,18 @@ func turnMessages(t Turn) []Message {
 	return out
 }
 
-// messageLine is a message in the build's text.
-func messageLine(m Message) string {
+// writeMessageLine writes a message as a line of the build's text.
+func writeMessageLine(text *strings.Builder, m Message) {
+	text.WriteString(m.Role)
+	text.WriteString(": ")
 	switch m.Kind {
 	case ItemFunctionCall:
-		return fmt.Sprintf("%s: [call %s %s(%s)]", m.Role, m.CallID, m.Name, m.Arguments)
+		text.WriteString("[call " + m.CallID + " " + m.Name + "(" + m.Arguments + ")]")
+		return
 	case ItemFunctionCallOutput:
-		return fmt.Sprintf("%s: [output of %s] %s", m.Role, m.CallID, m.Content)
+		text.WriteString("[output of " + m.CallID + "] ")
 	}
-	return m.Role + ": " + m.Content
+	text.WriteString(m.Content)
 }
 
 // windowStart is where the window of history begins: the oldest message

@@ -15,6 +15,7 @@ import (
 	"sessiongraph/ent/stepresult"
 	"sessiongraph/ent/turn"
 	"sessiongraph/ent/turnitem"
+	"sessiongraph/internal/access"
 	"sessiongraph/internal/apperr"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
@@ -298,28 +299,25 @@ func (bs *Builds) contextSteps(ctx context.Context, s *ent.Session, node context
 // showTurns puts the turns a build shows (rows, newest first, as
 // turnsShown read them) into snap, oldest first; recount counts their
 // tokens with c when the build's tokenizer is not the session's.
-func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.Node, rows []*ent.Turn,
+func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.Node, rows []contextbuild.Turn,
 	items map[int][]*ent.TurnItem, recount bool, c tokenizer.Counter) {
 	slices.Reverse(rows)
-	for _, t := range rows {
-		bt := contextbuild.Turn{
-			Number: t.Number, UserMessage: t.UserMessage, AssistantMessage: t.AssistantMessage,
-			AssistantSummary: t.AssistantSummary, Open: t.Status == turn.StatusOpen,
-			UserTokens: t.UserTokens, AssistantTokens: t.AssistantTokens, Summary: t.ExecutionSummary,
+	if recount { // another tokenizer than the session's: its stored counts do not apply
+		for i := range rows {
+			rows[i].UserTokens, rows[i].AssistantTokens = c.Count(rows[i].UserMessage), c.Count(rows[i].AssistantMessage)
 		}
-		if recount { // another tokenizer than the session's: its stored counts do not apply
-			bt.UserTokens, bt.AssistantTokens = c.Count(t.UserMessage), c.Count(t.AssistantMessage)
-		}
-		for _, it := range items[t.Number] {
+	}
+	for i := range rows {
+		for _, it := range items[rows[i].Number] {
 			item := contextbuild.Item{Kind: it.Kind, Role: it.Role, Name: it.Name, CallID: it.CallID,
 				Arguments: it.Arguments, Content: it.Content, JSON: it.JSON, Tokens: it.Tokens}
 			if recount {
 				item.Tokens = c.Count(itemTokenText(TurnItem{Kind: it.Kind, Name: it.Name, Arguments: it.Arguments, Content: it.Content, JSON: it.JSON}))
 			}
-			bt.Items = append(bt.Items, item)
+			rows[i].Items = append(rows[i].Items, item)
 		}
-		snap.Turns = append(snap.Turns, bt)
 	}
+	snap.Turns = append(snap.Turns, rows...)
 	// Turn numbers never restart, so the current one, less the failed
 	// turns, says how many turns came before the oldest shown (a reset's
 	// cleared turns count as cut).
@@ -338,7 +336,7 @@ func showTurns(snap *contextbuild.Snapshot, s *ent.Session, node contextbuild.No
 // itemsShown reads the items recorded in the turns a build shows, by
 // turn, in one statement: MESSAGES shows them as messages, THINK and
 // REPLY as conversation lines; the other builds show none.
-func (bs *Builds) itemsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, turns []*ent.Turn) (map[int][]*ent.TurnItem, error) {
+func (bs *Builds) itemsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, turns []contextbuild.Turn) (map[int][]*ent.TurnItem, error) {
 	if len(turns) == 0 || (node != contextbuild.Messages && node != contextbuild.Think && node != contextbuild.Reply) {
 		return nil, nil
 	}
@@ -365,37 +363,43 @@ func (bs *Builds) itemsShown(ctx context.Context, s *ent.Session, node contextbu
 	return items, nil
 }
 
-// turnsShown reads the newest turns a node's build shows, newest first. A
-// MESSAGES build that fits whole (the session's stored token count says so
-// without reading them) reads them all; a SLIDING_WINDOW cut keeps
-// every newest message that fits, so it reads a page of turns at a time
-// until their tokens fill the window; every other build reads a fixed count.
+// turnsShown reads the newest turns a node's build shows, newest first
+// (turnsread.go). A MESSAGES build that fits whole (the session's stored
+// token count says so without reading them) reads them all; a
+// SLIDING_WINDOW cut keeps every newest message that fits, so it reads a
+// page of turns at a time until their tokens fill the window; every other
+// build reads a fixed count. Only MESSAGES does without the execution
+// summaries.
 func (bs *Builds) turnsShown(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
-	systemTokens int, recount bool, c tokenizer.Counter) ([]*ent.Turn, error) {
-	// A failed turn is not part of the conversation an LLM is shown.
-	q := func() *ent.TurnQuery {
-		return bs.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
+	systemTokens int, recount bool, c tokenizer.Counter) ([]contextbuild.Turn, error) {
+	tenant, err := access.TenantScope(ctx)
+	if err != nil {
+		return nil, err
 	}
+	q := turnsQuery{session: s.ID, summaries: node != contextbuild.Messages, tenant: tenant}
+	const page = 50
 	room := int(float64(o.ModelLimit) * 0.8)
+	paged := false
 	switch {
 	case node == contextbuild.Messages && systemTokens+s.TokenCount <= room:
-		return q().All(ctx)
 	case node != contextbuild.Messages || o.Strategy != contextbuild.SlidingWindow:
-		return q().Limit(contextbuild.TurnsNeeded(node, o)).All(ctx)
+		q.limit = contextbuild.TurnsNeeded(node, o)
+	default:
+		q.limit, paged = page, true
 	}
-	const page = 50
-	var rows []*ent.Turn
+	var turns []contextbuild.Turn
 	used := systemTokens
 	for {
-		p := q()
-		if len(rows) > 0 {
-			p.Where(turn.NumberLT(rows[len(rows)-1].Number))
-		}
-		batch, err := p.Limit(page).All(ctx)
+		query, args := q.statement()
+		rows, err := bs.client.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, batch...)
+		batch, err := scanTurns(rows, q)
+		if err != nil || !paged {
+			return batch, err
+		}
+		turns = append(turns, batch...)
 		for _, t := range batch {
 			if recount {
 				used += c.Count(t.UserMessage) + c.Count(t.AssistantMessage)
@@ -404,8 +408,9 @@ func (bs *Builds) turnsShown(ctx context.Context, s *ent.Session, node contextbu
 			}
 		}
 		if len(batch) < page || used > room {
-			return rows, nil
+			return turns, nil
 		}
+		q.before = batch[len(batch)-1].Number
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/uuid"
@@ -46,12 +47,17 @@ func TestReadRecordsDecidesWithoutTheDatabase(t *testing.T) {
 	assert.Equal(t, map[string]int{"inv": 3, "ingredient": 2}, r.Counters, "counters only grow")
 
 	assert.Equal(t, KindRefsRead, ev.Kind)
-	assert.Equal(t, "inventory", ev.Payload["table"])
-	assert.Equal(t, []map[string]any{
-		{"ref": "inv_3", "entityType": "inv", "action": registry.ActionRead},
-		{"ref": "ingredient_2", "entityType": "ingredient", "action": registry.ActionLinked},
-		{"ref": "inv_2", "entityType": "inv", "action": registry.ActionRead},
-	}, ev.Payload["changes"])
+	stored, err := json.Marshal(ev.Payload)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"table": "inventory", "changes": [
+		{"ref": "inv_3", "entityType": "inv", "action": "read"},
+		{"ref": "ingredient_2", "entityType": "ingredient", "action": "linked"},
+		{"ref": "inv_2", "entityType": "inv", "action": "read"}]}`, string(stored), "the event's payload as stored")
+	list, err := json.Marshal(ev.Payload["changes"])
+	require.NoError(t, err)
+	assert.Equal(t, `[{"action":"read","entityType":"inv","ref":"inv_3"},`+
+		`{"action":"linked","entityType":"ingredient","ref":"ingredient_2"},{"action":"read","entityType":"inv","ref":"inv_2"}]`,
+		string(list), "the bytes a map per change gave: keys in order")
 
 	require.NotNil(t, items, "a read with a step adds to the step")
 	assert.Equal(t, stepItems{Step: 2, Kind: stepresult.KindRead, Items: []any{out.Records[0], out.Records[1]}, Refs: out.Refs}, *items)

@@ -8,8 +8,10 @@ import (
 
 	"sessiongraph/ent"
 	"sessiongraph/ent/ref"
+	"sessiongraph/ent/turn"
 	"sessiongraph/internal/contextbuild"
 	"sessiongraph/internal/registry"
+	"sessiongraph/internal/tokenizer"
 )
 
 // ContextUncached is Context without the builds the engine remembers: what
@@ -113,4 +115,76 @@ func (rd *Reads) SelectedBothWays(ctx context.Context, id uuid.UUID, entityIDs [
 		return append([]*ent.Ref{}, rows...), err
 	})
 	return typed, byEnt, err
+}
+
+// TurnsBothWays reads the turns a node's build shows with turnsShown (turnsread.go's statement)
+// and with entTurns, which it replaced.
+func (bs *Builds) TurnsBothWays(ctx context.Context, s *ent.Session, node contextbuild.Node, in *ContextOptions) (typed, byEnt []contextbuild.Turn, err error) {
+	if in == nil {
+		in = &ContextOptions{}
+	}
+	o, counterName, err := contextOptions(s, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	o = contextbuild.WithDefaults(node, o)
+	c := counter(ctx, string(counterName))
+	recount := string(counterName) != s.Tokenizer
+	if typed, err = bs.turnsShown(ctx, s, node, o, c.Count(s.SystemPrompt), recount, c); err != nil {
+		return nil, nil, err
+	}
+	rows, err := bs.entTurns(ctx, s, node, o, c.Count(s.SystemPrompt), recount, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	byEnt = make([]contextbuild.Turn, 0, len(rows))
+	for _, t := range rows {
+		bt := contextbuild.Turn{Number: t.Number, UserMessage: t.UserMessage, AssistantMessage: t.AssistantMessage,
+			Open: t.Status == turn.StatusOpen, UserTokens: t.UserTokens, AssistantTokens: t.AssistantTokens, ItemCount: t.ItemCount}
+		if node != contextbuild.Messages { // MESSAGES shows no summaries, and reads none
+			bt.AssistantSummary, bt.Summary = t.AssistantSummary, t.ExecutionSummary
+		}
+		byEnt = append(byEnt, bt)
+	}
+	return typed, byEnt, nil
+}
+
+// entTurns is how a build read the turns it shows, through ent's generic
+// scan, before turnsread.go's statement; kept to prove the two the same.
+func (bs *Builds) entTurns(ctx context.Context, s *ent.Session, node contextbuild.Node, o contextbuild.Options,
+	systemTokens int, recount bool, c tokenizer.Counter) ([]*ent.Turn, error) {
+	q := func() *ent.TurnQuery {
+		return bs.client.Turn.Query().Where(turn.SessionID(s.ID), turn.StatusNEQ(turn.StatusFailed)).Order(ent.Desc(turn.FieldNumber))
+	}
+	room := int(float64(o.ModelLimit) * 0.8)
+	switch {
+	case node == contextbuild.Messages && systemTokens+s.TokenCount <= room:
+		return q().All(ctx)
+	case node != contextbuild.Messages || o.Strategy != contextbuild.SlidingWindow:
+		return q().Limit(contextbuild.TurnsNeeded(node, o)).All(ctx)
+	}
+	const page = 50
+	var rows []*ent.Turn
+	used := systemTokens
+	for {
+		p := q()
+		if len(rows) > 0 {
+			p.Where(turn.NumberLT(rows[len(rows)-1].Number))
+		}
+		batch, err := p.Limit(page).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, batch...)
+		for _, t := range batch {
+			if recount {
+				used += c.Count(t.UserMessage) + c.Count(t.AssistantMessage)
+			} else {
+				used += t.UserTokens + t.AssistantTokens
+			}
+		}
+		if len(batch) < page || used > room {
+			return rows, nil
+		}
+	}
 }

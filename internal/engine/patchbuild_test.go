@@ -21,10 +21,10 @@ import (
 var (
 	everyNode   = []contextbuild.Node{contextbuild.Understand, contextbuild.Think, contextbuild.Act, contextbuild.Reply, contextbuild.Messages}
 	someOptions = func() []*engine.ContextOptions {
-		one, small, two, chars := 1, 400, 2, "chars4"
+		one, small, two, chars, tight := 1, 400, 2, "chars4", 100
 		summary := contextbuild.Summary
 		return []*engine.ContextOptions{nil, {TurnsWindow: &one, TokenBudget: &small}, {Tokenizer: &chars},
-			{Strategy: &summary, KeepRecent: &two}}
+			{Strategy: &summary, KeepRecent: &two}, {ModelLimit: &tight}} // tight: MESSAGES cuts its window turn by turn
 	}()
 )
 
@@ -265,6 +265,9 @@ func (q *equivalence) compare(kind string) {
 				require.NoError(q.t, err)
 				require.Equal(q.t, byEnt, typed, "%s refs with options %d after %q", node, i, kind)
 			}
+			typed, byEnt, err := q.e().Builds.TurnsBothWays(q.ctx, sess, node, o)
+			require.NoError(q.t, err)
+			require.Equal(q.t, byEnt, typed, "%s turns with options %d after %q", node, i, kind)
 			before := q.e().Builds.PatchedBuilds()
 			got, err := q.e().Builds.Context(q.ctx, sess, node, o)
 			require.NoError(q.t, err)

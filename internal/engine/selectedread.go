@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -24,7 +23,7 @@ import (
 // edge of theirs is queried.
 
 // selectedColumns are the refs' columns in ent's order (ref.Columns),
-// which selectedRow scans in turn.
+// which selectedScan.dest lists in turn.
 const selectedColumns = `r.id, r.session_id, r.ref, r.entity_type, r.entity_id, r.label, r.action, r.detail_level,
 	r.full_turn, r.turn_created, r.turn_last_referenced, r.source_step, r.turn_promoted, r.active_reason,
 	r.enrich_table, r.enrich_name_column, r.created_at, r.updated_at`
@@ -104,8 +103,13 @@ func scanSelected(rows interface {
 	Err() error
 }, joined bool) ([]*ent.Ref, error) {
 	out := []*ent.Ref{}
+	var sc selectedScan // one set of scan targets for all the rows
+	dest := sc.dest(joined)
 	for rows.Next() {
-		row, err := selectedRow(rows, joined)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row, err := sc.ref(joined)
 		if err != nil {
 			return nil, err
 		}
@@ -144,41 +148,68 @@ func selectedQuery(ctx context.Context, id uuid.UUID, sel selection) (string, []
 	return selectedStatements[shape], args, nil
 }
 
-// selectedRow scans a row of selectedColumns (and the joined artifact's
-// JSON) as ent's assignValues does: a NULL column leaves its field nil.
-func selectedRow(rows interface{ Scan(dest ...any) error }, joined bool) (*ent.Ref, error) {
-	var (
-		r                                      ent.Ref
-		entityID                               uuid.NullUUID
-		detail, reason, enrichTable, enrichCol sql.NullString
-		fullTurn, sourceStep, promoted         sql.NullInt64
-		created, referenced                    int64
-		artifact                               []byte
-	)
-	dest := []any{&r.ID, &r.SessionID, &r.Ref, &r.EntityType, &entityID, &r.Label, &r.Action, &detail, &fullTurn,
-		&created, &referenced, &sourceStep, &promoted, &reason, &enrichTable, &enrichCol, &r.CreatedAt, &r.UpdatedAt}
+// selectedScan holds the scan targets of a row of selectedColumns (and
+// the joined artifact's JSON): scanned into again for each row, they cost
+// their allocations once per read instead of once per row. Its ids and
+// nullable columns are pgx's own types, which pgx fills in place: through
+// uuid.UUID's or sql.Null*'s Scan it writes each value as text or boxes it
+// first (two allocations per id).
+type selectedScan struct {
+	r                                      ent.Ref
+	id, sessionID, entityID                pgtype.UUID
+	detail, reason, enrichTable, enrichCol pgtype.Text
+	fullTurn, sourceStep, promoted         pgtype.Int8
+	created, referenced                    int64
+	artifact                               []byte
+}
+
+func (sc *selectedScan) dest(joined bool) []any {
+	r := &sc.r
+	dest := []any{&sc.id, &sc.sessionID, &r.Ref, &r.EntityType, &sc.entityID, &r.Label, &r.Action, &sc.detail, &sc.fullTurn,
+		&sc.created, &sc.referenced, &sc.sourceStep, &sc.promoted, &sc.reason, &sc.enrichTable, &sc.enrichCol, &r.CreatedAt, &r.UpdatedAt}
 	if joined {
-		dest = append(dest, &artifact)
+		dest = append(dest, &sc.artifact)
 	}
-	if err := rows.Scan(dest...); err != nil {
-		return nil, err
+	return dest
+}
+
+// ref is the row last scanned as ent's assignValues reads it: a NULL column
+// leaves its field nil.
+func (sc *selectedScan) ref(joined bool) (*ent.Ref, error) {
+	r := sc.r
+	r.ID, r.SessionID = sc.id.Bytes, sc.sessionID.Bytes
+	if sc.entityID.Valid {
+		id := uuid.UUID(sc.entityID.Bytes)
+		r.EntityID = &id
 	}
-	if entityID.Valid {
-		r.EntityID = &entityID.UUID
-	}
-	if detail.Valid {
-		d := ref.DetailLevel(detail.String)
+	if sc.detail.Valid {
+		d := ref.DetailLevel(sc.detail.String)
 		r.DetailLevel = &d
 	}
-	r.FullTurn, r.SourceStep, r.TurnPromoted = intOf(fullTurn), intOf(sourceStep), intOf(promoted)
-	r.TurnCreated, r.TurnLastReferenced = int(created), int(referenced)
-	r.ActiveReason, r.EnrichTable, r.EnrichNameColumn = stringOf(reason), stringOf(enrichTable), stringOf(enrichCol)
-	if joined && artifact != nil {
-		a, err := decodeArtifact(r.Ref, artifact)
+	r.FullTurn, r.SourceStep, r.TurnPromoted = optionalInt(sc.fullTurn), optionalInt(sc.sourceStep), optionalInt(sc.promoted)
+	r.TurnCreated, r.TurnLastReferenced = int(sc.created), int(sc.referenced)
+	r.ActiveReason, r.EnrichTable, r.EnrichNameColumn = optionalText(sc.reason), optionalText(sc.enrichTable), optionalText(sc.enrichCol)
+	if joined && sc.artifact != nil {
+		a, err := decodeArtifact(r.Ref, sc.artifact)
 		if err != nil {
 			return nil, err
 		}
 		r.Edges.Artifact = a
 	}
 	return &r, nil
+}
+
+func optionalInt(v pgtype.Int8) *int {
+	if !v.Valid {
+		return nil
+	}
+	n := int(v.Int64)
+	return &n
+}
+
+func optionalText(v pgtype.Text) *string {
+	if !v.Valid {
+		return nil
+	}
+	return &v.String
 }
