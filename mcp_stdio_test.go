@@ -113,7 +113,7 @@ func TestMCPStdioBridgeRunsATurnForAStdioHost(t *testing.T) {
 	stdout, stderr := host(s.NewKey(t, "CLIENT", "acme"))
 	assert.JSONEq(t, `{"protocol":"2026-07-28","server":"sessiongraph",
 		"tools":["begin_turn","build_context","end_turn","fail_turn","open_session","read_refs","record_created",
-			"record_deleted","record_generated","record_model_call","record_read","record_updated","release_ref","resolve_refs","retain_ref",
+			"record_deleted","record_generated","record_items","record_model_call","record_read","record_updated","release_ref","resolve_refs","retain_ref",
 			"translate_filters","translate_payload","working_memory"],
 		"opened":{"created":true,"status":"ACTIVE","currentTurn":0},
 		"began":{"number":1,"status":"OPEN","userMessage":"What can I cook tonight?"},

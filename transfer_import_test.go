@@ -406,7 +406,7 @@ func TestAnImportChecksItsTextAsTheAPIDoes(t *testing.T) {
 		}, code: "BAD_USER_INPUT", says: []string{"session.tenant holds the invisible or control character U+200B"}},
 		{name: "a list out of order", change: func(t *testing.T, d, _ document) []string {
 			return []string{`"artifacts":`, `"events":[],"artifacts":`}
-		}, code: "BAD_USER_INPUT", says: []string{"artifacts come after events in the document: its lists are in the order sessionKeys, turns, refs, artifacts, stepResults, contextReceipts, modelCalls, events"}},
+		}, code: "BAD_USER_INPUT", says: []string{"artifacts come after events in the document: its lists are in the order sessionKeys, turns, refs, artifacts, stepResults, turnItems, contextReceipts, modelCalls, events"}},
 		{name: "a list the format lacks", change: func(t *testing.T, d, _ document) []string {
 			d["comments"] = []any{}
 			return nil

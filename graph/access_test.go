@@ -101,6 +101,7 @@ var crossTenantMutations = map[string]struct{ query, code string }{
 	"clearArtifact":    {`mutation($id: ID!) { clearArtifact(input: {sessionID: $id, ref: "gen_recipe_1"}) { ref { ref } } }`, "NOT_FOUND"},
 	"recordStepResult": {`mutation($id: ID!) { recordStepResult(input: {sessionID: $id, step: 1, kind: READ, data: [{id: "recipe_1"}]}) { stepResult { step } } }`, "NOT_FOUND"},
 	"recordContext":    {`mutation($id: ID!) { recordContext(input: {sessionID: $id, node: THINK}) { receipt { id } } }`, "NOT_FOUND"},
+	"recordItems":      {`mutation($id: ID!) { recordItems(input: {sessionID: $id, items: ["{\"type\":\"message\",\"role\":\"user\",\"content\":\"hi\"}"]}) { items { position } } }`, "NOT_FOUND"},
 	"recordModelCall": {`mutation($id: ID!) { recordModelCall(input: {sessionID: $id, node: THINK, model: "gpt-4o", inputTokens: 1,
 		outputTokens: 1, latencyMs: 1, cost: 0}) { modelCall { id } } }`, "NOT_FOUND"},
 	"expireSession":    {`mutation($id: ID!) { expireSession(input: {id: $id}) { session { id } } }`, "FORBIDDEN"},

@@ -29,6 +29,7 @@ const rules = {
   'turn.updated': (p, c) => { c.turn(p.turn); },
   'turn.ended': (p, c) => { c.turn(p.turn); c.tiers = true; if (p.clearedArtifacts) c.allArtifacts = true; },
   'turn.failed': (p, c) => { c.turn(p.turn); c.tiers = true; },
+  'turn.items_recorded': (p, c) => { c.turn(p.turn); },
   'conversation.reset': (p, c) => { c.all = true; },
   'refs.read': (p, c) => { c.refChanges(p.changes); },
   'refs.updated': (p, c) => { c.refChanges(p.changes); },
@@ -45,6 +46,7 @@ const rules = {
   'artifact.cleared': (p, c) => { c.ref(p.ref); c.refChanges(p.changes); c.artifact(p.ref); },
   'step.recorded': (p, c) => { c.turn(p.turn); c.refNames(p.refs); },
   'context.recorded': (p, c) => { c.receipt(p.receipt); },
+  'model.call_recorded': (p, c) => { c.receipt(p.receipt); c.turn(p.turn); },
   'receipts.texts_cleared': (p, c) => { c.textsCleared = true; },
   'session.imported': (p, c) => { c.all = true; },
 };
