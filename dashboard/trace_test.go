@@ -176,5 +176,12 @@ func TestDashboardTurnTrace(t *testing.T) {
 		b.waitFor("the sessions "+c.what, shownKeys+fmt.Sprintf(` === %q && location.hash.includes(%q)`, c.want, c.address))
 	}
 	b.requireAccessible("the list filtered by cost")
+
+	// A hand-edited address with bounds the API cannot take: one too large
+	// for an Int is the most it holds, a cost that is no number no bound.
+	b.run("an address with bounds out of range", navigate("#/?slowerMs=99999999999&costAbove=1e999"))
+	b.waitFor("no session slower than that, and no error",
+		textOf("#sessions")+` === "No session matches these filters." && document.querySelector("#filter-slower").value === "2147483647" && `+
+			`document.querySelector("#filter-cost").value === ""`)
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }

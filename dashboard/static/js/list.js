@@ -77,10 +77,12 @@ export function listState(hash) {
   for (const [name, choices] of Object.entries(offered)) {
     if (!choices.some(([v]) => v === state[name])) state[name] = defaults[name];
   }
-  // A bound that is not a number at least 0 is no bound.
-  if (!(Number.parseInt(state.slowerMs, 10) >= 0)) state.slowerMs = '';
-  else state.slowerMs = String(Number.parseInt(state.slowerMs, 10));
-  if (!(Number(state.costAbove) >= 0) || state.costAbove.trim() === '') state.costAbove = '';
+  // A bound that is not a number at least 0 is no bound; one past what
+  // GraphQL's Int holds is that most (no turn takes longer).
+  const ms = Number.parseInt(state.slowerMs, 10);
+  state.slowerMs = ms >= 0 ? String(Math.min(ms, 2 ** 31 - 1)) : '';
+  const dollarsAbove = Number(state.costAbove);
+  if (!(Number.isFinite(dollarsAbove) && dollarsAbove >= 0) || String(state.costAbove).trim() === '') state.costAbove = '';
   state.page = Math.max(1, Number.parseInt(state.page, 10) || 1);
   if (state.page === 1) state.after = state.before = ''; // the first page needs no cursor
   return state;
