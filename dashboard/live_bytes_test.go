@@ -179,6 +179,19 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 		textOf(`#refs tr[data-ref="recipe_3"] .tier`)+`.endsWith("kept: the user's favourite")`)
 	measure("a build recorded", func() { r.recordContext("THINK") },
 		`document.querySelector('#receipt-chart .receipt[data-turn="51"]') !== null`)
+	measure("a model call recorded", func() { r.modelCall("THINK", "gpt-4o", 800, 0.01, "") },
+		textOf(`#turn-51 .trace-totals`)+` === "1 item · 1 model call · 800 ms · $0.01"`)
+	// With the turn's trace open, its items recorded read the trace again.
+	b.run("open turn 51's trace", chromedp.Evaluate(`document.querySelector("#turn-51 details.trace").open = true`, nil))
+	b.waitFor("its build and call", `document.querySelectorAll("#turn-51 table.calls tbody tr").length === 1`)
+	b.waitFor("the page idle", `window.fetchesInFlight === 0`)
+	require.Eventually(t, tr.idle, waitDeadline, 50*time.Millisecond, "the trace's request finished")
+	trace, _ := tr.reset()
+	t.Logf("opening a turn's trace: %d bytes", trace)
+	measure("a tool call and its output recorded, the turn's trace open", func() {
+		r.items(`{"type":"function_call","call_id":"c1","name":"find_recipe","arguments":"{\"q\":\"kheer\"}"}`,
+			`{"type":"function_call_output","call_id":"c1","output":"recipe_51"}`)
+	}, `[...document.querySelectorAll("#turn-51 .items > li")].map(e => e.dataset.kind).join() === "MESSAGE,FUNCTION_CALL,FUNCTION_CALL_OUTPUT"`)
 	measure("an artifact generated", func() { r.generate("task", map[string]any{"title": "Buy cardamom"}) },
 		textOf(`#artifacts [data-ref="gen_task_1"] h3`)+` === "gen_task_1 Buy cardamom PENDING"`)
 	measure("the turn ended", func() { r.end("Kheer: rice simmered in milk with cardamom.", nil) },

@@ -27,6 +27,9 @@ func seedUser(t *testing.T, s *apitest.Server) (kitchen, support string) {
 			k.retain("recipe_1", "her favourite")
 		}
 		k.recordContext("THINK")
+		if i == 0 || i == 3 {
+			k.modelCall("THINK", "gpt-4o", 500, 0.02, "")
+		}
 		k.end(fmt.Sprintf("Answer %d.", i+1), nil)
 	}
 	sp := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "ana-support", "userID": "ana"})}
@@ -50,7 +53,7 @@ func rows(sel string) string {
 
 // A user's page: from one of her sessions the admin opens ana's page in
 // that tenant and sees her sessions, her turns across them, her tokens,
-// that cost is not recorded, what her newest prompts held, and, following
+// the cost of her model calls, what her newest prompts held, and, following
 // the allergy through every session, where it was held and lost, a click
 // from the session with the fact followed. By address without a tenant it
 // shows her sessions in every tenant; a READER key of acme sees only
@@ -80,7 +83,7 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 	b.waitFor("her two acme sessions, the most recently active first", rows("#user-sessions")+` === "ana-support,ana-kitchen"`)
 	b.waitFor("her counts", textOf("#user-session-count")+` === "2 · 2 active" && `+textOf("#user-turn-count")+` === "6" && `+
 		textOf("#user-tokens")+fmt.Sprintf(` === %q`, fmt.Sprintf("%d", sum)))
-	b.waitFor("no cost: the API has none", textOf("#user-cost")+` === "not recorded: the API has no model-call cost yet"`)
+	b.waitFor("her model calls' cost", textOf("#user-cost")+` === "$0.04 · 2 calls"`)
 	b.waitFor("her turns across sessions, newest first",
 		`[...document.querySelectorAll("#user-turns .user-turn")].map(e => (e.dataset.session === "`+support+`" ? "support" : "kitchen") + ":" + e.dataset.turn).join() === "support:2,support:1,kitchen:4,kitchen:3,kitchen:2"`)
 	b.waitFor("a turn's messages", textOf(`#user-turns .user-turn:first-child .msg-user`)+` === "User: Thanks, and the next one?" && `+
@@ -123,7 +126,7 @@ func TestDashboardShowsAUserAcrossTheirSessions(t *testing.T) {
 	b.waitFor("acme's sessions only", rows("#user-sessions")+` === "ana-support,ana-kitchen" && `+textOf("#user-session-count")+` === "2 · 2 active"`)
 	b.run("ask for globex", navigate("#/users/ana?tenant=globex"))
 	b.waitFor("none of globex's", textOf("#user-sessions")+` === "No session this key sees has user ana in tenant globex." && `+
-		textOf("#user-session-count")+` === "0 · 0 active"`)
+		textOf("#user-session-count")+` === "0 · 0 active" && `+textOf("#user-cost")+` === "no model call recorded"`)
 	b.requireAccessible("a user's page with no session")
 
 	// On a phone: status and turns beside the key, nothing wider than the screen.

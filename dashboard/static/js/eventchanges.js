@@ -27,9 +27,9 @@ const rules = {
   'session.deleted': (p, c) => { c.gone = true; },
   'turn.began': (p, c) => { c.turn(p.turn); c.tiers = true; },
   'turn.updated': (p, c) => { c.turn(p.turn); },
-  'turn.ended': (p, c) => { c.turn(p.turn); c.tiers = true; if (p.clearedArtifacts) c.allArtifacts = true; },
-  'turn.failed': (p, c) => { c.turn(p.turn); c.tiers = true; },
-  'turn.items_recorded': (p, c) => { c.turn(p.turn); },
+  'turn.ended': (p, c) => { c.turn(p.turn); c.trace(p.turn); c.tiers = true; if (p.clearedArtifacts) c.allArtifacts = true; },
+  'turn.failed': (p, c) => { c.turn(p.turn); c.trace(p.turn); c.tiers = true; },
+  'turn.items_recorded': (p, c) => { c.turn(p.turn); c.trace(p.turn); },
   'conversation.reset': (p, c) => { c.all = true; },
   'refs.read': (p, c) => { c.refChanges(p.changes); },
   'refs.updated': (p, c) => { c.refChanges(p.changes); },
@@ -45,8 +45,8 @@ const rules = {
   'artifact.revised': (p, c) => { c.ref(p.ref); c.refChanges(p.changes); c.artifact(p.ref); },
   'artifact.cleared': (p, c) => { c.ref(p.ref); c.refChanges(p.changes); c.artifact(p.ref); },
   'step.recorded': (p, c) => { c.turn(p.turn); c.refNames(p.refs); },
-  'context.recorded': (p, c) => { c.receipt(p.receipt); },
-  'model.call_recorded': (p, c) => { c.receipt(p.receipt); c.turn(p.turn); },
+  'context.recorded': (p, c) => { c.receipt(p.receipt); c.trace(p.turn); },
+  'model.call_recorded': (p, c) => { c.turn(p.turn); c.trace(p.turn); },
   'receipts.texts_cleared': (p, c) => { c.textsCleared = true; },
   'session.imported': (p, c) => { c.all = true; },
 };
@@ -63,6 +63,7 @@ export class Changes {
     this.all = false; // only a load of the whole session shows it
     this.gone = false;
     this.turns = new Set();
+    this.traces = new Set(); // turns whose items, builds or model calls changed: an open trace reads them again
     this.refs = new Set();
     this.tiers = false;
     this.receipts = new Set();
@@ -81,6 +82,7 @@ export class Changes {
   }
 
   turn(n) { if (Number.isInteger(n)) this.turns.add(n); }
+  trace(n) { if (Number.isInteger(n)) this.traces.add(n); }
   /** refChanged notes a ref the view itself changed, with no event yet. */
   refChanged(name) { this.any = true; this.ref(name); }
   ref(name) { if (typeof name === 'string' && name) { this.refs.add(name); this.tiers = true; } }

@@ -56,9 +56,11 @@ const dirChoices = [['DESC', 'Descending'], ['ASC', 'Ascending']];
 // (the session's page shows them all).
 const wideOnly = ['User', 'Domain', 'Created', 'Expires'];
 const statusChoices = [['', 'any'], ['ACTIVE', 'active'], ['EXPIRED', 'expired']];
+// Whether a session had a failed turn: failTurn, or a model call that returned an error.
+const failedChoices = [['', 'any'], ['yes', 'with a failed turn'], ['no', 'without']];
 
 // The list's state as the hash's query says it; a value left out is its default.
-const defaults = { q: '', tenant: '', status: '', domain: '', idle: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC', page: 1, after: '', before: '' };
+const defaults = { q: '', tenant: '', status: '', domain: '', idle: '', failed: '', slowerMs: '', costAbove: '', sort: 'LAST_ACTIVE_AT', dir: 'DESC', page: 1, after: '', before: '' };
 
 /** isListHash: the hash is the sessions list's route (#/ with or without a query). */
 export function isListHash(hash) {
@@ -71,10 +73,16 @@ export function listState(hash) {
   const state = { ...defaults };
   for (const name of Object.keys(defaults)) if (query.has(name)) state[name] = query.get(name);
   // A hand-edited address with a choice the form does not offer gets the default.
-  const offered = { sort: sortChoices, dir: dirChoices, status: statusChoices, idle: idleChoices };
+  const offered = { sort: sortChoices, dir: dirChoices, status: statusChoices, idle: idleChoices, failed: failedChoices };
   for (const [name, choices] of Object.entries(offered)) {
     if (!choices.some(([v]) => v === state[name])) state[name] = defaults[name];
   }
+  // A bound that is not a number at least 0 is no bound; one past what
+  // GraphQL's Int holds is that most (no turn takes longer).
+  const ms = Number.parseInt(state.slowerMs, 10);
+  state.slowerMs = ms >= 0 ? String(Math.min(ms, 2 ** 31 - 1)) : '';
+  const dollarsAbove = Number(state.costAbove);
+  if (!(Number.isFinite(dollarsAbove) && dollarsAbove >= 0) || String(state.costAbove).trim() === '') state.costAbove = '';
   state.page = Math.max(1, Number.parseInt(state.page, 10) || 1);
   if (state.page === 1) state.after = state.before = ''; // the first page needs no cursor
   return state;
@@ -117,6 +125,9 @@ function sessionConditions(f) {
   if (f.status) and.push({ status: f.status });
   if (f.domain.trim()) and.push({ domain: f.domain.trim() });
   if (f.idle) and.push({ lastActiveAtLT: new Date(Date.now() - Number(f.idle) * 1000).toISOString() });
+  if (f.failed) and.push({ hasFailedTurn: f.failed === 'yes' });
+  if (f.slowerMs !== '') and.push({ turnSlowerThanMs: Number(f.slowerMs) });
+  if (f.costAbove !== '') and.push({ costAbove: Number(f.costAbove) });
   return and;
 }
 
@@ -128,6 +139,9 @@ export function filterWords(f) {
   if (f.status) words.push(`the status is ${f.status.toLowerCase()}`);
   if (f.domain.trim()) words.push(`the domain is “${f.domain.trim()}”`);
   if (f.idle) words.push(`idle ${idleChoices.find(([v]) => v === f.idle)[1]}`);
+  if (f.failed) words.push(f.failed === 'yes' ? 'a turn failed' : 'no turn failed');
+  if (f.slowerMs !== '') words.push(`a turn's model calls took over ${num(Number(f.slowerMs))} ms`);
+  if (f.costAbove !== '') words.push(`the model calls cost over $${f.costAbove}`);
   return words;
 }
 
@@ -199,6 +213,9 @@ export function sessionsList(root) {
   const domain = h('input', { name: 'domain', autocomplete: 'off' });
   const status = select('status', statusChoices, f.status);
   const idle = select('idle', idleChoices, f.idle);
+  const failed = select('failed', failedChoices, f.failed);
+  const slowerMs = h('input', { name: 'slowerMs', type: 'number', min: '0', step: '1', inputmode: 'numeric', autocomplete: 'off', placeholder: 'ms' });
+  const costAbove = h('input', { name: 'costAbove', type: 'number', min: '0', step: 'any', inputmode: 'decimal', autocomplete: 'off', placeholder: 'US$' });
   const sort = select('sort', sortChoices, f.sort);
   const dir = select('dir', dirChoices, f.dir);
 
@@ -208,6 +225,9 @@ export function sessionsList(root) {
     field('filter-status', 'Status', status),
     field('filter-idle', 'Idle', idle),
     field('filter-domain', 'Domain', domain),
+    field('filter-failed', 'Failed turns', failed),
+    field('filter-slower', 'A turn slower than (ms)', slowerMs),
+    field('filter-cost', 'Cost above (US$)', costAbove),
     field('filter-sort', 'Sort by', sort),
     field('filter-dir', 'Order', dir),
     h('div', { class: 'field actions' },
@@ -240,6 +260,7 @@ export function sessionsList(root) {
   function fill() {
     q.value = f.q; tenant.value = f.tenant; domain.value = f.domain;
     status.value = f.status; idle.value = f.idle; sort.value = f.sort; dir.value = f.dir;
+    failed.value = f.failed; slowerMs.value = f.slowerMs; costAbove.value = f.costAbove;
   }
 
   // show goes to a state: a new history entry whose hash says it. The
@@ -261,7 +282,10 @@ export function sessionsList(root) {
   }
 
   function formState() {
-    return { ...defaults, q: q.value, tenant: tenant.value, domain: domain.value, status: status.value, idle: idle.value, sort: sort.value, dir: dir.value };
+    return {
+      ...defaults, q: q.value, tenant: tenant.value, domain: domain.value, status: status.value, idle: idle.value,
+      failed: failed.value, slowerMs: slowerMs.value, costAbove: costAbove.value, sort: sort.value, dir: dir.value,
+    };
   }
 
   function apply() { show(formState()); }

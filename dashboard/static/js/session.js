@@ -125,6 +125,7 @@ export function sessionView(root, id) {
         return;
       }
       apply(data.session);
+      if (c.traces.size) timeline.retrace(c.traces);
     } catch (err) {
       if (stopped) return;
       if (err.code === 'NOT_FOUND' || err.code === 'INVALID_ID') {

@@ -4,9 +4,10 @@
 import { describe, gql } from './api.js';
 import { badge, empty, h, keepOpen, num, replace, when } from './dom.js';
 import { jsonView } from './json.js';
+import { totalsFields, turnTraces } from './trace.js';
 
-/** turnFields is what the timeline shows of each turn. */
-export const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt
+/** turnFields is what the timeline shows of each turn: its trace's totals too, not the trace. */
+export const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt ${totalsFields}
   executionSummary { decision goal phase userExpressed blockedReason steps { step kind description outcome refs } curation { retained { ref reason } demoted } }`;
 
 /** eventFields is what the event log shows of each event. */
@@ -71,7 +72,7 @@ function turnLink(sessionID, n) {
   return `#/sessions/${sessionID}?${params}`;
 }
 
-function turnItem(t, sessionID) {
+function turnItem(t, sessionID, traces) {
   return h('li', { class: `turn turn-${t.status.toLowerCase()}`, dataset: { turn: t.number }, id: `turn-${t.number}`, tabindex: '-1' },
     h('div', { class: 'turn-head' },
       // A link to this turn; followed in place (replaceState), so the view is not rebuilt.
@@ -85,7 +86,8 @@ function turnItem(t, sessionID) {
     t.assistantSummary && t.assistantSummary !== t.assistantMessage
       ? h('details', { dataset: { key: `summary-${t.number}` } }, h('summary', {}, 'Assistant summary (what later prompts see)'), h('p', { class: 'summary-text' }, t.assistantSummary))
       : null,
-    t.executionSummary ? executionSummary(t, t.executionSummary) : null);
+    t.executionSummary ? executionSummary(t, t.executionSummary) : null,
+    traces.details(t));
 }
 
 /** linkedTurn is the turn the address names (?turn=N), or 0. */
@@ -93,12 +95,13 @@ function linkedTurn() {
   return Number.parseInt(new URLSearchParams(location.hash.split('?')[1] || '').get('turn'), 10) || 0;
 }
 
-/** goTo scrolls to a shown turn and marks it as the one linked. */
+/** goTo scrolls to a shown turn, marks it as the one linked and opens its trace. */
 function goTo(n) {
   const el = document.getElementById(`turn-${n}`);
   if (!el) return false;
   document.querySelectorAll('.turn.linked').forEach((x) => x.classList.remove('linked'));
   el.classList.add('linked');
+  el.querySelector('details.trace').open = true;
   el.scrollIntoView({ block: 'start' });
   el.focus({ preventScroll: true });
   return true;
@@ -121,6 +124,7 @@ export function timelinePanel(sessionID, say) {
   let older = { has: false, cursor: null }; // before the oldest turn shown
   let pagedBack = false;
   let scrolledTo = 0;
+  const traces = turnTraces(sessionID);
   const body = h('div', { id: 'turns' });
   const olderButton = h('button', { type: 'button', class: 'secondary more', id: 'older-turns', hidden: true, onclick: loadOlder }, 'Show older turns');
   const el = section('turns', 'Turns', body, olderButton);
@@ -131,7 +135,7 @@ export function timelinePanel(sessionID, say) {
     if (list.length === 0) { replace(body, empty('No turns yet.')); return; }
     keepOpen(body,
       total > list.length ? h('p', { class: 'hint', id: 'turns-count' }, `The last ${num(list.length)} of ${num(total)} turns.`) : null,
-      h('ol', { class: 'timeline' }, list.map((t) => turnItem(t, sessionID))));
+      h('ol', { class: 'timeline' }, list.map((t) => turnItem(t, sessionID, traces))));
     // The address's turn (?turn=N) is marked on every draw, and scrolled to
     // once, when it is first shown (a deep link).
     const want = linkedTurn();
@@ -177,6 +181,8 @@ export function timelinePanel(sessionID, say) {
       for (const e of conn.edges) keep(e);
       draw();
     },
+    /** retrace says which turns' items or model calls live events changed: their open traces are read again. */
+    retrace(numbers) { traces.changed(numbers); },
     /** patch applies the turns live events named (edges), and the session's turn count. */
     patch(edges, count) {
       for (const e of edges) keep(e);

@@ -9,6 +9,7 @@ import { describe, gql } from './api.js';
 import { badge, empty, errorBox, h, loading, num, plural, replace, when } from './dom.js';
 import { factHref, factTraces, nodes, whereHeld } from './facts.js';
 import { listHref } from './list.js';
+import { dollars } from './trace.js';
 
 /** userPage is how many sessions a page reads, the most recently active first. */
 const userPage = 50;
@@ -21,7 +22,7 @@ const userQuery = `query UserSessions($where: SessionWhereInput!, $active: Sessi
   active: sessions(where: $active) { totalCount }
   sessions(first: ${userPage}, after: $after, where: $where, orderBy: [{field: LAST_ACTIVE_AT, direction: DESC}]) {
     totalCount pageInfo { hasNextPage endCursor }
-    edges { node { id tenant externalKey status domain currentTurn tokenCount createdAt lastActiveAt
+    edges { node { id tenant externalKey status domain currentTurn tokenCount createdAt lastActiveAt modelCallTotals { calls cost }
       turns(last: ${recentTurns}, orderBy: [{field: NUMBER}]) { totalCount edges { node {
         id number userMessage assistantMessage userTokens assistantTokens status startedAt } } }
       contextReceipts(last: 1, orderBy: [{field: TURN}, {field: CREATED_AT}]) { totalCount edges { node {
@@ -96,6 +97,8 @@ export function userView(root, userID) {
     const shown = sessions.length < total ? ` (in the ${num(sessions.length)} most recently active of ${num(total)} sessions)` : '';
     const turnCount = sessions.reduce((n, s) => n + s.turns.totalCount, 0);
     const tokens = sessions.reduce((n, s) => n + s.tokenCount, 0);
+    const calls = sessions.reduce((n, s) => n + s.modelCallTotals.calls, 0);
+    const cost = sessions.reduce((n, s) => n + s.modelCallTotals.cost, 0);
     const fact = (label, value, id) => h('div', {}, h('dt', {}, label), h('dd', { id }, value));
     replace(head.querySelector('#user-facts'),
       h('dl', { class: 'facts' },
@@ -104,9 +107,9 @@ export function userView(root, userID) {
         fact('Tokens in their sessions', num(tokens), 'user-tokens'),
         fact('Last active', sessions.length ? when(sessions[0].lastActiveAt) : '—'),
         fact('First seen', sessions.length && !page.hasNextPage ? when(sessions.reduce((a, s) => (s.createdAt < a ? s.createdAt : a), sessions[0].createdAt)) : '—'),
-        // The API records no model call yet, so no cost: say so rather than show a zero.
-        fact('Cost', h('span', { class: 'hint' }, 'not recorded: the API has no model-call cost yet'), 'user-cost')),
-      shown ? h('p', { class: 'hint', id: 'user-partial' }, `Turns and tokens${shown}.`) : null);
+        // Without a model call recorded, the cost is unknown rather than zero.
+        fact('Cost of model calls', calls ? `${dollars(cost)} · ${num(calls)} call${calls === 1 ? '' : 's'}` : h('span', { class: 'hint' }, 'no model call recorded'), 'user-cost')),
+      shown ? h('p', { class: 'hint', id: 'user-partial' }, `Turns, tokens and cost${shown}.`) : null);
     more.hidden = !page.hasNextPage;
     if (!sessions.length) {
       replace(table, empty(`No session this key sees has user ${userID}${tenant ? ` in tenant ${tenant}` : ''}.`));
