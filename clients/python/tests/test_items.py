@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
+import os
 import uuid
 from typing import Any, List
 
@@ -17,6 +19,8 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 from sessiongraph import AsyncClient
 from sessiongraph.openai_agents import SessionGraphSession
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def message(ids: Any, *texts: str) -> ResponseOutputMessage:
@@ -146,3 +150,16 @@ def test_agents_session_pop_stops_at_an_ended_turn(url, key, client):
                 await s.pop_item()
             assert await s.get_items() == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     asyncio.run(run())
+
+
+def test_the_readmes_items_example_runs(client):
+    with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    code = readme[readme.index("## Items"):].split("```python\n", 1)[1].split("```", 1)[0]
+    session = client.open_session("acme", "readme-items-" + uuid.uuid4().hex).session
+    scope = {"sg": client, "session": session, "json": json}
+    exec(code, scope)
+    assert [(i.kind, i.content) for i in scope["items"]] == [
+        ("MESSAGE", "What's the weather in Paris?"), ("FUNCTION_CALL", ""), ("FUNCTION_CALL_OUTPUT", "18°C"),
+        ("MESSAGE", "It is 18°C.")]
+    assert json.loads(scope["items"][1].json)["arguments"] == '{"city": "Paris"}'
