@@ -111,6 +111,35 @@ func TestTurnItemsRoundTripByteEqualBetweenTheTurnsMessages(t *testing.T) {
 	assert.Equal(t, []map[string]any{{"turn": 1.0, "count": 3.0}, {"turn": 1.0, "count": 3.0}}, events, "one event per write")
 }
 
+// typescriptSDKItems are the items the TypeScript Agents SDK (@openai/agents-core
+// 0.20.0) gives a session for a turn that calls a tool, as JSON.stringify
+// writes them: its own protocol's shapes, callId and function_call_result,
+// with the output as one part.
+var typescriptSDKItems = []string{
+	`{"type":"message","role":"user","content":"What is on the top shelf?"}`,
+	`{"type":"function_call","callId":"call_pantry","name":"pantry","arguments":"{\"shelf\":\"top\"}","status":"completed"}`,
+	`{"type":"function_call_result","name":"pantry","callId":"call_pantry","status":"completed","output":{"type":"text","text":"red lentils"}}`,
+	`{"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Dal."}]}`,
+}
+
+func TestTurnItemsReadTheTypeScriptAgentsSDKsShapes(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "items-typescript")
+	a.do(beginTurn, map[string]any{"m": ""})
+	a.do(recordItems, map[string]any{"items": typescriptSDKItems})
+	items := readItems(t, a).Session.Turns.Edges[0].Node.Items
+	require.Len(t, items, len(typescriptSDKItems))
+	for i, sent := range typescriptSDKItems {
+		assert.Equal(t, sent, items[i].JSON, "item %d comes back byte for byte", i+1)
+	}
+	call, output := items[1], items[2]
+	assert.Equal(t, []string{"FUNCTION_CALL", "pantry", "call_pantry", `{"shelf":"top"}`},
+		[]string{call.Kind, call.Name, call.CallID, call.Arguments})
+	assert.Equal(t, []string{"FUNCTION_CALL_OUTPUT", "call_pantry", "red lentils"}, []string{output.Kind, output.CallID, output.Content})
+	assert.Equal(t, "BAD_USER_INPUT", a.code(recordItems, map[string]any{"items": []string{`{"type":"function_call_result","output":"x"}`}}),
+		"a function_call_result names its call too")
+}
+
 func TestRecordItemsRefusesBadItemsAndChangesNothing(t *testing.T) {
 	s := apitest.New(t)
 	a := newAgent(t, s, "items-refused")

@@ -64,13 +64,17 @@ func (it TurnItem) Call() bool {
 var messageRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
 // itemFields are the fields of an item the server reads; the rest stays in
-// its JSON. Content, output and summary are text or a list of parts.
+// its JSON. Content, output and summary are text or a list of parts (an
+// output may be one part). The TypeScript Agents SDK writes its own
+// protocol's shapes: callId for call_id, a call's output as a
+// function_call_result.
 type itemFields struct {
 	Type      *string         `json:"type"`
 	Role      *string         `json:"role"`
 	Content   json.RawMessage `json:"content"`
 	Name      *string         `json:"name"`
 	CallID    *string         `json:"call_id"`
+	CallIDTS  *string         `json:"callId"`
 	Arguments *string         `json:"arguments"`
 	Output    json.RawMessage `json:"output"`
 	Summary   json.RawMessage `json:"summary"`
@@ -113,6 +117,9 @@ func ParseItem(field, text string) (TurnItem, error) {
 		}
 		return *p
 	}
+	if f.CallID == nil {
+		f.CallID = f.CallIDTS
+	}
 	switch kind {
 	case "message":
 		it.Kind, it.Role = turnitem.KindMessage, str(f.Role)
@@ -125,12 +132,16 @@ func ParseItem(field, text string) (TurnItem, error) {
 		if it.Name == "" || it.CallID == "" {
 			return TurnItem{}, apperr.Invalid(field, "%s is a function_call without its name or call_id: give both", field)
 		}
-	case "function_call_output":
+	case "function_call_output", "function_call_result":
 		it.Kind, it.CallID = turnitem.KindFunctionCallOutput, str(f.CallID)
 		if it.CallID == "" {
 			return TurnItem{}, apperr.Invalid(field+".call_id", "%s is a function_call_output without a call_id: name the call it answers", field)
 		}
-		it.Content, err = partsText(f.Output)
+		output := f.Output
+		if len(output) > 0 && output[0] == '{' { // one part: the TypeScript SDK's {"type":"text","text":…}
+			output = json.RawMessage("[" + string(output) + "]")
+		}
+		it.Content, err = partsText(output)
 	case "reasoning":
 		it.Kind = turnitem.KindReasoning
 		it.Content, err = partsText(f.Summary)

@@ -9,58 +9,82 @@ a sessiongraph session's turns as the SDK's `Session` protocol.
     memory = await SessionGraphSession.open(sg, tenant="acme", external_key="chat-1")
     result = await Runner.run(agent, "What can I cook tonight?", session=memory)
 
-Items map to turns: a user message begins a turn, the assistant's messages
-after it end the turn (joined by a blank line), and get_items answers each
-turn as a user item and an assistant item. Tool calls, their outputs,
-reasoning and other item types have no place in a turn and are not kept;
-docs/adapters.md says what else the mapping cannot express.
+Every item the SDK adds is kept as a turn's item (recordItems), as the JSON
+text the SDK's own SQLiteSession stores (json.dumps(item)): messages of every
+role, tool calls and their outputs, reasoning. A user message begins a turn;
+the items after it, up to the next user message, are that turn's. get_items
+answers them all in order, as SQLiteSession does; docs/adapters.md says what
+pop_item cannot reach.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import agents.memory  # noqa: F401  (the extra: without it, importing this module fails here)
 
-from . import _chat, ops
-from .ops import SessionLike, session_id
+from . import ops
+from ._chat import PAGE, POPPED
+from .errors import SessionGraphError
+from .ops import Op, SessionLike, session_id
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
     from .client import AsyncClient
 
+#: Items per recordItems call, the server's limit.
+BATCH = 100
 
-def _text(content: Any) -> Optional[str]:
-    """The text of a message item's content: a string, or parts with text."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        return "".join(texts) if texts else None
-    return None
+TURNS = """query($id: ID!, $first: Int!, $after: Cursor) {
+  session(id: $id) {
+    turns(first: $first, after: $after, orderBy: [{field: NUMBER, direction: ASC}]) {
+      edges { node { number status items { json } } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}"""
 
-
-def to_messages(items: Sequence[Any]) -> List[Tuple[str, str]]:
-    """(role, text) for each message item with text; every other item (tool
-    calls and outputs, reasoning) is left out."""
-    out: List[Tuple[str, str]] = []
-    for item in items:
-        if not isinstance(item, dict) or item.get("type", "message") != "message":
-            continue
-        role, text = item.get("role"), _text(item.get("content"))
-        if text is None:
-            continue
-        if role in ("system", "developer"):
-            out.append(("system", text))
-        elif role in ("user", "assistant"):
-            out.append((role, text))
-    return out
+LAST_TURN = """query($id: ID!) {
+  session(id: $id) { turns(last: 1, orderBy: [{field: NUMBER, direction: ASC}]) { edges { node { number status } } } }
+}"""
 
 
-def to_item(role: str, text: str) -> Dict[str, Any]:
-    """A message as the SDK's input item (an easy input message)."""
-    return {"role": role, "content": text}
+@dataclass
+class ItemTurn:
+    number: int
+    status: str  # OPEN, COMPLETED, FAILED
+    items: List[str]  # each item's JSON, as it was recorded
+
+
+def _session(data: Dict[str, Any]) -> Dict[str, Any]:
+    if data.get("session") is None:
+        raise SessionGraphError("the session is not found (or expired)", code="NOT_FOUND")
+    return data["session"]["turns"]
+
+
+def _page(session: str, after: Optional[str]) -> Op[Tuple[List[ItemTurn], Optional[str]]]:
+    def read(data: Dict[str, Any]) -> Tuple[List[ItemTurn], Optional[str]]:
+        conn = _session(data)
+        turns = [ItemTurn(n["number"], n["status"], [i["json"] for i in n["items"]])
+                 for n in (e["node"] for e in conn["edges"] or [])]
+        info = conn.get("pageInfo") or {}
+        return turns, info.get("endCursor") if info.get("hasNextPage") else None
+    return Op(TURNS, {"id": session, "first": PAGE, "after": after}, read)
+
+
+def _last_status(session: str) -> Op[Optional[str]]:
+    def read(data: Dict[str, Any]) -> Optional[str]:
+        edges = _session(data)["edges"] or []
+        return edges[0]["node"]["status"] if edges else None
+    return Op(LAST_TURN, {"id": session}, read)
+
+
+def begins_turn(item: Any) -> bool:
+    """A user message (an easy input message or a message item) begins a turn."""
+    return isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message"
 
 
 class SessionGraphSession:
@@ -78,49 +102,67 @@ class SessionGraphSession:
         """Opens (or reopens) the session of (tenant, external_key); kwargs go to open_session."""
         return cls(client, (await client.open_session(tenant, external_key, **kwargs)).session)
 
-    async def _turns(self) -> List[_chat.ChatTurn]:
-        turns: List[_chat.ChatTurn] = []
+    async def _turns(self) -> List[ItemTurn]:
+        """Every turn but the failed ones (a failed turn's items left the history), oldest first."""
+        turns: List[ItemTurn] = []
         after: Optional[str] = None
         while True:
-            page, after = await self.client.run(_chat.turns_page(self.session_id, after))
-            turns += page
+            page, after = await self.client.run(_page(self.session_id, after))
+            turns += [t for t in page if t.status != "FAILED"]
             if after is None:
                 return turns
 
     async def get_items(self, limit: Optional[int] = None) -> List["TResponseInputItem"]:
-        """The turns' messages, oldest first; with limit, the newest limit of them."""
-        items: List[Any] = [to_item(role, text) for t in await self._turns() for role, text in t.messages()]
+        """Every item added, oldest first; with limit, the newest limit of them."""
+        items: List[Any] = [json.loads(text) for t in await self._turns() for text in t.items]
         if limit is None:
             return items
         return items[-limit:] if limit > 0 else []
 
+    async def _record(self, texts: List[str]) -> None:
+        for i in range(0, len(texts), BATCH):
+            await self.client.record_items(self.session_id, texts[i:i + BATCH])
+
     async def add_items(self, items: List["TResponseInputItem"]) -> None:
-        """Appends the message items as turns (see _chat.writes)."""
-        messages = to_messages(items)
-        if not messages:
+        """Appends the items to the open turn; a user message ends it (with
+        no answer of its own: the assistant's messages are its items) and
+        begins the next. Each item is kept as json.dumps(item)."""
+        if not items:
             return
-        last = await self.client.run(_chat.last_turn(self.session_id))
-        for op in _chat.writes(self.session_id, messages, last):
-            await self.client.run(op)
+        is_open = await self.client.run(_last_status(self.session_id)) == "OPEN"
+        batch: List[str] = []
+        for item in items:
+            if begins_turn(item) or not is_open:
+                await self._record(batch)
+                batch = []
+                if is_open:
+                    await self.client.end_turn(self.session_id, "")
+                # The turn's own message stays empty: the item keeps the user's exact JSON.
+                await self.client.begin_turn(self.session_id, "")
+                is_open = True
+            batch.append(json.dumps(item))
+        await self._record(batch)
 
     async def pop_item(self) -> Optional["TResponseInputItem"]:
-        """Removes the newest item when it is an unanswered user message (its
-        open turn fails); None when there is no item. A completed turn's answer
-        cannot be taken back: that raises NotImplementedError (clear_session
-        starts over)."""
-        last = await self.client.run(_chat.last_turn(self.session_id))
-        if last is None:
+        """Removes and returns the newest item; None when there is none. The
+        items since the last user message (that message included) are the open
+        turn's: popping one fails that turn and records the others again in
+        a new one. An item of an ended turn cannot be taken back: that raises
+        NotImplementedError (clear_session starts over)."""
+        turns = [t for t in await self._turns() if t.items]
+        if not turns:
             return None
-        if last.status == "OPEN":
-            await self.client.run(ops.fail_turn(self.session_id, _chat.POPPED))
-            return to_item("user", last.user)  # type: ignore[return-value]
-        items = await self.get_items(1)
-        if not items:
-            return None
-        raise NotImplementedError("sessiongraph keeps completed turns: pop_item only removes an unanswered user "
-                                  "message; clear_session starts the conversation over")
+        last = turns[-1]
+        if last.status != "OPEN":
+            raise NotImplementedError("sessiongraph keeps ended turns: pop_item only removes the items since the "
+                                      "last user message; clear_session starts the conversation over")
+        await self.client.fail_turn(self.session_id, POPPED)
+        if len(last.items) > 1:
+            await self.client.begin_turn(self.session_id, "")
+            await self._record(last.items[:-1])
+        return json.loads(last.items[-1])
 
     async def clear_session(self) -> None:
-        """Clears the conversation (resetConversation): the turns go, the
-        session, its refs and its system prompt stay."""
+        """Clears the conversation (resetConversation): the turns and their
+        items go; the session, its refs and its system prompt stay."""
         await self.client.run(ops.reset_conversation(self.session_id))

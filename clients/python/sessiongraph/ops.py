@@ -19,10 +19,10 @@ from .types import (
     ContextOptions, CreateAPIKeyPayload, EndTurnPayload, EnrichmentLabel, EntityChange,
     ExecutionSummaryInput, FailTurnPayload, FilterInput, JSONMap, MentionEntityPayload,
     OpenSessionPayload, ReadRefsResult, RecordCreatedPayload, RecordDeletedPayload,
-    RecordExchangePayload, RecordGeneratedPayload, RecordModelCallPayload, RecordReadPayload, RecordStepResultPayload,
+    RecordExchangePayload, RecordGeneratedPayload, RecordItemsPayload, RecordModelCallPayload, RecordReadPayload, RecordStepResultPayload,
     RecordUpdatedPayload, RecordUserActionPayload, ReleaseRefPayload, ResetConversationPayload, ResolvedRef,
     RetainRefPayload, RevokeAPIKeyPayload, Session, SessionEvent, TranslatedFilters,
-    TranslatedPayload, UpdateArtifactPayload, UpdateSessionPayload, UpdateTurnPayload, Viewer,
+    TranslatedPayload, TurnItem, UpdateArtifactPayload, UpdateSessionPayload, UpdateTurnPayload, Viewer,
 )
 from .codec import camel, decode, encode, inner_type, selection
 
@@ -208,6 +208,28 @@ def end_turn(session: SessionLike, assistant_message: str, *,
 def record_exchange(session: SessionLike, user_message: str, assistant_message: str, *,
                     summary: Union[ExecutionSummaryInput, JSONMap, None] = None) -> RecordExchangePayload:
     """Record a user message and its answer as the next turn, in one request and one commit."""
+
+
+@mutation("recordItems", RecordItemsPayload)
+def record_items(session: SessionLike, items: Sequence[str], *, turn_id: Optional[str] = None) -> RecordItemsPayload:
+    """Append items to the open turn, each its JSON text (kept byte for byte), such as the Agents SDK's
+    json.dumps(item): messages of any role, function calls and their outputs, reasoning."""
+
+
+TURN_ITEMS = ("query TurnItems($session: ID!, $number: Int!) { session(id: $session) { "
+              "turns(first: 1, where: {number: $number}) { edges { node { items" + _select(List[TurnItem]) + " } } } } }")
+
+
+def turn_items(session: SessionLike, number: int) -> Op[List[TurnItem]]:
+    """The items of the session's turn number, in order (Turn.items): its user message, the items
+    recorded in it, its assistant message; [] when there is no such turn."""
+    def read(data: Dict[str, Any]) -> List[TurnItem]:
+        if data["session"] is None:
+            from .errors import SessionGraphError
+            raise SessionGraphError("session not found", code="NOT_FOUND")
+        edges = data["session"]["turns"]["edges"] or []
+        return decode(List[TurnItem], edges[0]["node"]["items"]) if edges else []
+    return Op(TURN_ITEMS, {"session": session_id(session), "number": number}, read)
 
 
 @mutation("failTurn", FailTurnPayload)

@@ -270,6 +270,29 @@ class RecordExchangePayload:
 
 
 @dataclass
+class TurnItem:
+    """One item of a turn (docs/api.md, "Items"): json is the item exactly as it
+    was sent; the other fields are what the server parsed from it."""
+    __gql__ = "TurnItem"
+    position: int
+    kind: str
+    role: str
+    name: str
+    call_id: str
+    arguments: str
+    content: str
+    json: str
+    token_count: int
+
+
+@dataclass
+class RecordItemsPayload:
+    __gql__ = "RecordItemsPayload"
+    turn: Turn
+    items: List[TurnItem]
+
+
+@dataclass
 class FailTurnPayload:
     __gql__ = "FailTurnPayload"
     turn: Turn

@@ -166,6 +166,22 @@ export class SessionGraphClient {
     return (await this.request(ops.RecordExchangeDocument, { input })).recordExchange.turn;
   }
 
+  /**
+   * Appends items to the open turn (docs/api.md, "Items"), each its JSON text, kept byte for byte:
+   * `JSON.stringify(item)` of the Agents SDK's messages, tool calls and their outputs, reasoning.
+   * Answers the turn and the items as Turn.items shows them.
+   */
+  async recordItems(input: Input<ops.RecordItemsMutationVariables>) {
+    return (await this.request(ops.RecordItemsDocument, { input })).recordItems;
+  }
+
+  /** The items of the session's turn number, in order; [] when there is no such turn. */
+  async turnItems(sessionID: string, number: number) {
+    const { session } = await this.request(ops.TurnItemsDocument, { session: sessionID, number });
+    if (!session) throw new SessionGraphError([{ message: `session ${sessionID} not found (or expired)`, extensions: { code: 'NOT_FOUND' } }]);
+    return session.turns.edges?.[0]?.node?.items ?? [];
+  }
+
   async failTurn(input: Input<ops.FailTurnMutationVariables>) {
     return (await this.request(ops.FailTurnDocument, { input })).failTurn.turn;
   }
@@ -442,6 +458,10 @@ export class TurnScope {
 
   get number(): number {
     return this.turn.number;
+  }
+
+  recordItems(input: InTurn<Input<ops.RecordItemsMutationVariables>>) {
+    return this.client.recordItems({ ...input, sessionID: this.sessionID });
   }
 
   recordRead(input: InTurn<Input<ops.RecordReadMutationVariables>>) {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 
-import { Agent, protocol, run, setTracingDisabled, Usage, type AgentInputItem, type Model, type ModelRequest, type ModelResponse, type Session } from '@openai/agents-core';
+import { Agent, protocol, run, setTracingDisabled, Usage, type Model, type ModelRequest, type ModelResponse, type Session } from '@openai/agents-core';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 
@@ -17,52 +17,16 @@ import { client, openSession } from './helpers.js';
 const sg = client();
 after(() => sg.close());
 
-const user = (text: string) => ({ type: 'message', role: 'user', content: text });
-const assistant = (text: string) => ({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] });
-
 /** The session's turns as the server keeps them: [number, status, user, assistant]. */
 async function turns(c: SessionGraphClient, id: string) {
   const { session } = await c.request(operations.ChatTurnsDocument, { id, first: 50, after: null });
   return (session?.turns.edges ?? []).map((e) => [e?.node?.number, e?.node?.status, e?.node?.userMessage, e?.node?.assistantMessage]);
 }
 
-test('Agents SDK: items are turns, in the shape the SDK parses', async () => {
+test('Agents SDK: an empty session (the rest side by side with MemorySession: items.test.ts)', async () => {
   const s: Session = await SessionGraphSession.open(sg, 'acme', `agents-${randomUUID()}`);
-  const id = await s.getSessionId();
   assert.deepEqual(await s.getItems(), []);
   assert.equal(await s.popItem(), undefined);
-
-  await s.addItems([user('What can I cook?') as AgentInputItem]);
-  assert.deepEqual(await s.getItems(), [user('What can I cook?')]);
-  // A tool call and its output have no place in a turn; the answer ends it.
-  await s.addItems([
-    { type: 'function_call', callId: 'c1', name: 'pantry', arguments: '{}' } as AgentInputItem,
-    { type: 'function_call_result', callId: 'c1', name: 'pantry', status: 'completed', output: 'lentils' } as AgentInputItem,
-    assistant('Dal Tadka.') as AgentInputItem,
-  ]);
-  const items = await s.getItems();
-  assert.deepEqual(items, [user('What can I cook?'), assistant('Dal Tadka.')]);
-  protocol.UserMessageItem.parse(items[0]);
-  protocol.AssistantMessageItem.parse(items[1]);
-
-  await s.addItems([user('And dessert?'), assistant('Kheer.'), assistant('Or fruit.')] as AgentInputItem[]);
-  assert.deepEqual(await s.getItems(3), [assistant('Dal Tadka.'), user('And dessert?'), assistant('Kheer.\n\nOr fruit.')]);
-  assert.deepEqual(await s.getItems(0), []);
-
-  // popItem takes back an unanswered question (its turn fails), but not a completed turn's answer.
-  await s.addItems([user('Something else?') as AgentInputItem]);
-  assert.deepEqual(await s.popItem(), user('Something else?'));
-  assert.equal((await s.getItems()).length, 4);
-  await assert.rejects(s.popItem(), /keeps completed turns/);
-  assert.deepEqual(await turns(sg, id), [
-    [1, 'COMPLETED', 'What can I cook?', 'Dal Tadka.'],
-    [2, 'COMPLETED', 'And dessert?', 'Kheer.\n\nOr fruit.'],
-    [3, 'FAILED', 'Something else?', ''],
-  ]);
-
-  await s.clearSession();
-  assert.deepEqual(await s.getItems(), []);
-  assert.deepEqual(await turns(sg, id), []);
 });
 
 /** Stands in for the LLM: answers the next scripted text and keeps the input it was given. */
@@ -103,10 +67,15 @@ test("Agents SDK: run() keeps the agent's memory in sessiongraph", async () => {
     ['assistant', 'Dal Tadka.'],
     ['user', 'And dessert?'],
   ]);
+  // A turn per user message, its items exactly what the SDK added; the newest stays open for more.
   assert.deepEqual(await turns(sg, memory.sessionID), [
-    [1, 'COMPLETED', 'What can I cook?', 'Dal Tadka.'],
-    [2, 'COMPLETED', 'And dessert?', 'Kheer.'],
+    [1, 'COMPLETED', '', ''],
+    [2, 'OPEN', '', ''],
   ]);
+  const items = await sg.turnItems(memory.sessionID, 2);
+  assert.deepEqual(items.map((i) => [i.role, i.content]), [['user', 'And dessert?'], ['assistant', 'Kheer.']]);
+  protocol.UserMessageItem.parse(JSON.parse(items[0].json));
+  protocol.AssistantMessageItem.parse(JSON.parse(items[1].json));
 });
 
 const pairs = (ms: BaseMessage[]) => ms.map((m) => [m.getType(), m.content]);

@@ -511,6 +511,18 @@ export type RecordGeneratedInput = {
   step?: number | null | undefined;
 };
 
+export type RecordItemsInput = {
+  /**
+   * The items in order (at most 100), each its JSON text: one object of at most 1 MiB, such as
+   * {"type":"function_call","name":"get_weather","call_id":"c1","arguments":"{}"}. A message needs a
+   * role, a function_call its name and call_id, a function_call_output its call_id.
+   */
+  items: Array<string>;
+  sessionID: string | number;
+  /** The open turn, as a check that the items go where you think; the open turn when left out. */
+  turnID?: string | number | null | undefined;
+};
+
 export type RecordModelCallInput = {
   /** What the call cost, in US dollars (0 to 1,000,000; kept to 10 decimal places). */
   cost: number;
@@ -1220,6 +1232,19 @@ export type StepSummaryInput = {
   step: number;
 };
 
+/** What an item of a turn is. */
+export type TurnItemKind =
+  /** A function (tool) call: its name, call id and arguments. */
+  | 'FUNCTION_CALL'
+  /** A function call's output, naming the call by its call id. */
+  | 'FUNCTION_CALL_OUTPUT'
+  /** A message of any role: system, developer, user, assistant, tool. */
+  | 'MESSAGE'
+  /** Any other item type, kept as it was sent. */
+  | 'OTHER'
+  /** A reasoning item; its content is the summary's text. */
+  | 'REASONING';
+
 /** TurnStatus is enum for the field status */
 export type TurnStatus =
   | 'COMPLETED'
@@ -1425,6 +1450,15 @@ export type LastTurnQueryVariables = Exact<{
 export type LastTurnQuery = { session: { turns: { edges: Array<{ node: { number: number, status: TurnStatus, userMessage: string, assistantMessage: string } | null } | null> | null } } | null };
 
 export type ChatTurnFieldsFragment = { number: number, status: TurnStatus, userMessage: string, assistantMessage: string };
+
+export type ItemTurnsQueryVariables = Exact<{
+  id: string | number;
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type ItemTurnsQuery = { session: { turns: { edges: Array<{ node: { number: number, status: TurnStatus, items: Array<{ json: string }> } | null } | null> | null, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type ContextQueryVariables = Exact<{
   sessionID: string | number;
@@ -1755,6 +1789,23 @@ export type RecordStepResultMutationVariables = Exact<{
 
 export type RecordStepResultMutation = { recordStepResult: { stepResult: { turn: number, step: number, kind: StepResultKind, description: string, data: Array<unknown>, refs: Array<string>, itemCount: number } } };
 
+export type RecordItemsMutationVariables = Exact<{
+  input: RecordItemsInput;
+}>;
+
+
+export type RecordItemsMutation = { recordItems: { turn: { id: string, sessionID: string, number: number, status: TurnStatus, userMessage: string, assistantMessage: string, assistantSummary: string, userTokens: number, assistantTokens: number, startedAt: string, completedAt: string | null, executionSummary: { decision: string | null, goal: string | null, phase: string | null, blockedReason: string | null } | null }, items: Array<{ position: number, kind: TurnItemKind, role: string, name: string, callID: string, arguments: string, content: string, json: string, tokenCount: number }> } };
+
+export type TurnItemsQueryVariables = Exact<{
+  session: string | number;
+  number: number;
+}>;
+
+
+export type TurnItemsQuery = { session: { turns: { edges: Array<{ node: { items: Array<{ position: number, kind: TurnItemKind, role: string, name: string, callID: string, arguments: string, content: string, json: string, tokenCount: number }> } | null } | null> | null } } | null };
+
+export type TurnItemFieldsFragment = { position: number, kind: TurnItemKind, role: string, name: string, callID: string, arguments: string, content: string, json: string, tokenCount: number };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -1896,6 +1947,19 @@ export const SessionEventFieldsFragmentDoc = new TypedDocumentString(`
   createdAt
 }
     `, {"fragmentName":"SessionEventFields"}) as unknown as TypedDocumentString<SessionEventFieldsFragment, unknown>;
+export const TurnItemFieldsFragmentDoc = new TypedDocumentString(`
+    fragment TurnItemFields on TurnItem {
+  position
+  kind
+  role
+  name
+  callID
+  arguments
+  content
+  json
+  tokenCount
+}
+    `, {"fragmentName":"TurnItemFields"}) as unknown as TypedDocumentString<TurnItemFieldsFragment, unknown>;
 export const CreateAPIKeyDocument = new TypedDocumentString(`
     mutation CreateAPIKey($input: CreateAPIKeyInput!) {
   createAPIKey(input: $input) {
@@ -1960,6 +2024,27 @@ export const LastTurnDocument = new TypedDocumentString(`
   userMessage
   assistantMessage
 }`) as unknown as TypedDocumentString<LastTurnQuery, LastTurnQueryVariables>;
+export const ItemTurnsDocument = new TypedDocumentString(`
+    query ItemTurns($id: ID!, $first: Int!, $after: Cursor) {
+  session(id: $id) {
+    turns(first: $first, after: $after, orderBy: [{field: NUMBER, direction: ASC}]) {
+      edges {
+        node {
+          number
+          status
+          items {
+            json
+          }
+        }
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ItemTurnsQuery, ItemTurnsQueryVariables>;
 export const ContextDocument = new TypedDocumentString(`
     query Context($sessionID: ID!, $node: ContextNode!, $options: ContextOptions) {
   session(id: $sessionID) {
@@ -3017,3 +3102,69 @@ export const RecordStepResultDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<RecordStepResultMutation, RecordStepResultMutationVariables>;
+export const RecordItemsDocument = new TypedDocumentString(`
+    mutation RecordItems($input: RecordItemsInput!) {
+  recordItems(input: $input) {
+    turn {
+      ...TurnFields
+    }
+    items {
+      ...TurnItemFields
+    }
+  }
+}
+    fragment TurnFields on Turn {
+  id
+  sessionID
+  number
+  status
+  userMessage
+  assistantMessage
+  assistantSummary
+  userTokens
+  assistantTokens
+  startedAt
+  completedAt
+  executionSummary {
+    decision
+    goal
+    phase
+    blockedReason
+  }
+}
+fragment TurnItemFields on TurnItem {
+  position
+  kind
+  role
+  name
+  callID
+  arguments
+  content
+  json
+  tokenCount
+}`) as unknown as TypedDocumentString<RecordItemsMutation, RecordItemsMutationVariables>;
+export const TurnItemsDocument = new TypedDocumentString(`
+    query TurnItems($session: ID!, $number: Int!) {
+  session(id: $session) {
+    turns(first: 1, where: {number: $number}) {
+      edges {
+        node {
+          items {
+            ...TurnItemFields
+          }
+        }
+      }
+    }
+  }
+}
+    fragment TurnItemFields on TurnItem {
+  position
+  kind
+  role
+  name
+  callID
+  arguments
+  content
+  json
+  tokenCount
+}`) as unknown as TypedDocumentString<TurnItemsQuery, TurnItemsQueryVariables>;
