@@ -20,66 +20,17 @@ pop_item cannot reach.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import agents.memory  # noqa: F401  (the extra: without it, importing this module fails here)
 
-from . import ops
-from ._chat import PAGE, POPPED
-from .errors import SessionGraphError
-from .ops import Op, SessionLike, session_id
+from . import _chat, ops
+from .ops import SessionLike, session_id
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
     from .client import AsyncClient
-
-#: Items per recordItems call, the server's limit.
-BATCH = 100
-
-TURNS = """query($id: ID!, $first: Int!, $after: Cursor) {
-  session(id: $id) {
-    turns(first: $first, after: $after, orderBy: [{field: NUMBER, direction: ASC}]) {
-      edges { node { number status items { json } } }
-      pageInfo { hasNextPage endCursor }
-    }
-  }
-}"""
-
-LAST_TURN = """query($id: ID!) {
-  session(id: $id) { turns(last: 1, orderBy: [{field: NUMBER, direction: ASC}]) { edges { node { number status } } } }
-}"""
-
-
-@dataclass
-class ItemTurn:
-    number: int
-    status: str  # OPEN, COMPLETED, FAILED
-    items: List[str]  # each item's JSON, as it was recorded
-
-
-def _session(data: Dict[str, Any]) -> Dict[str, Any]:
-    if data.get("session") is None:
-        raise SessionGraphError("the session is not found (or expired)", code="NOT_FOUND")
-    return data["session"]["turns"]
-
-
-def _page(session: str, after: Optional[str]) -> Op[Tuple[List[ItemTurn], Optional[str]]]:
-    def read(data: Dict[str, Any]) -> Tuple[List[ItemTurn], Optional[str]]:
-        conn = _session(data)
-        turns = [ItemTurn(n["number"], n["status"], [i["json"] for i in n["items"]])
-                 for n in (e["node"] for e in conn["edges"] or [])]
-        info = conn.get("pageInfo") or {}
-        return turns, info.get("endCursor") if info.get("hasNextPage") else None
-    return Op(TURNS, {"id": session, "first": PAGE, "after": after}, read)
-
-
-def _last_status(session: str) -> Op[Optional[str]]:
-    def read(data: Dict[str, Any]) -> Optional[str]:
-        edges = _session(data)["edges"] or []
-        return edges[0]["node"]["status"] if edges else None
-    return Op(LAST_TURN, {"id": session}, read)
 
 
 def begins_turn(item: Any) -> bool:
@@ -102,12 +53,12 @@ class SessionGraphSession:
         """Opens (or reopens) the session of (tenant, external_key); kwargs go to open_session."""
         return cls(client, (await client.open_session(tenant, external_key, **kwargs)).session)
 
-    async def _turns(self) -> List[ItemTurn]:
+    async def _turns(self) -> List[_chat.ItemTurn]:
         """Every turn but the failed ones (a failed turn's items left the history), oldest first."""
-        turns: List[ItemTurn] = []
+        turns: List[_chat.ItemTurn] = []
         after: Optional[str] = None
         while True:
-            page, after = await self.client.run(_page(self.session_id, after))
+            page, after = await self.client.run(_chat.turns_page(self.session_id, after))
             turns += [t for t in page if t.status != "FAILED"]
             if after is None:
                 return turns
@@ -119,29 +70,15 @@ class SessionGraphSession:
             return items
         return items[-limit:] if limit > 0 else []
 
-    async def _record(self, texts: List[str]) -> None:
-        for i in range(0, len(texts), BATCH):
-            await self.client.record_items(self.session_id, texts[i:i + BATCH])
-
     async def add_items(self, items: List["TResponseInputItem"]) -> None:
         """Appends the items to the open turn; a user message ends it (with
         no answer of its own: the assistant's messages are its items) and
         begins the next. Each item is kept as json.dumps(item)."""
         if not items:
             return
-        is_open = await self.client.run(_last_status(self.session_id)) == "OPEN"
-        batch: List[str] = []
-        for item in items:
-            if begins_turn(item) or not is_open:
-                await self._record(batch)
-                batch = []
-                if is_open:
-                    await self.client.end_turn(self.session_id, "")
-                # The turn's own message stays empty: the item keeps the user's exact JSON.
-                await self.client.begin_turn(self.session_id, "")
-                is_open = True
-            batch.append(json.dumps(item))
-        await self._record(batch)
+        is_open = await self.client.run(_chat.last_status(self.session_id)) == "OPEN"
+        for op in _chat.writes(self.session_id, [(json.dumps(i), begins_turn(i)) for i in items], is_open):
+            await self.client.run(op)
 
     async def pop_item(self) -> Optional["TResponseInputItem"]:
         """Removes and returns the newest item; None when there is none. The
@@ -154,12 +91,9 @@ class SessionGraphSession:
             return None
         last = turns[-1]
         if last.status != "OPEN":
-            raise NotImplementedError("sessiongraph keeps ended turns: pop_item only removes the items since the "
-                                      "last user message; clear_session starts the conversation over")
-        await self.client.fail_turn(self.session_id, POPPED)
-        if len(last.items) > 1:
-            await self.client.begin_turn(self.session_id, "")
-            await self._record(last.items[:-1])
+            raise NotImplementedError(_chat.ENDED)
+        for op in _chat.pop_ops(self.session_id, last):
+            await self.client.run(op)
         return json.loads(last.items[-1])
 
     async def clear_session(self) -> None:
