@@ -11,7 +11,7 @@ AsyncClient (the Agents SDK)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import ops
 from .errors import SessionGraphError
@@ -110,3 +110,27 @@ def pop_ops(session: str, last: ItemTurn) -> List[Op[Any]]:
 #: What pop raises when the newest item is an ended turn's.
 ENDED = ("sessiongraph keeps ended turns: a pop only removes the items since the last user message; "
          "clearing the history starts the conversation over")
+
+RECORD_CONTEXT = """mutation($id: ID!, $node: ContextNode!) {
+  recordContext(input: {sessionID: $id, node: $node}) { receipt { id } }
+}"""
+
+
+def record_context(session: str, node: str = "MESSAGES") -> Op[str]:
+    """Records the node's build as a receipt of the current turn; answers the receipt's id."""
+    return Op(RECORD_CONTEXT, {"id": session, "node": node}, lambda d: d["recordContext"]["receipt"]["id"])
+
+
+#: A price function: (model, input tokens, output tokens) -> US dollars.
+Price = Callable[[str, int, int], float]
+
+
+def model_call(receipt: str, model: str, input_tokens: int, output_tokens: int, started: float, ended: float,
+               price: Optional[Price], finish_reason: Optional[str] = None,
+               error: Optional[str] = None) -> Op[Any]:
+    """recordModelCall for a call the adapters saw: latency from the monotonic
+    clock's start and end, cost from price (0 without one)."""
+    cost = price(model, input_tokens, output_tokens) if price else 0.0
+    return ops.record_model_call(model or "unknown", input_tokens, output_tokens,
+                                 max(0, round((ended - started) * 1000)), cost, receipt_id=receipt,
+                                 finish_reason=finish_reason or None, error=error)

@@ -20,9 +20,11 @@ pop_item cannot reach.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, List, Optional
+import time
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import agents.memory  # noqa: F401  (the extra: without it, importing this module fails here)
+from agents import RunHooks
 
 from . import _chat, ops
 from .ops import SessionLike, session_id
@@ -100,3 +102,65 @@ class SessionGraphSession:
         """Clears the conversation (resetConversation): the turns and their
         items go; the session, its refs and its system prompt stay."""
         await self.client.run(ops.reset_conversation(self.session_id))
+
+
+def model_name(agent: Any) -> str:
+    """The model an agent calls, as the SDK names it: its model's name, or
+    the SDK's default model when the agent names none."""
+    m = getattr(agent, "model", None)
+    if isinstance(m, str) and m:
+        return m
+    if m is not None:
+        return str(getattr(m, "model", "") or type(m).__name__)
+    from agents.models import get_default_model
+    return get_default_model()
+
+
+def finish_reason(output: List[Any]) -> str:
+    """The Responses API reports no finish reason: tool_calls when the model
+    asked for a tool, else stop."""
+    calls = {"function_call", "computer_call", "file_search_call", "web_search_call", "mcp_call",
+             "local_shell_call", "code_interpreter_call", "custom_tool_call", "shell_call", "apply_patch_call"}
+    return "tool_calls" if any(getattr(o, "type", None) in calls for o in output) else "stop"
+
+
+class ModelCallHooks(RunHooks):
+    """RunHooks that record each model call of a run (record_model_call) in
+    the session of memory, a SessionGraphSession:
+
+        hooks = ModelCallHooks(memory)
+        result = await Runner.run(agent, "What can I cook?", session=memory, hooks=hooks)
+
+    on_llm_start records the session's MESSAGES build (recordContext): the
+    call's receipt, what the window would have fed the model; on_llm_end
+    records the call against it: the agent's model, the usage the SDK
+    reports (input and output tokens), the latency between the two hooks,
+    the finish reason (tool_calls or stop, from the output) and the cost,
+    price(model, input_tokens, output_tokens) in US dollars, 0 without a
+    price function. The SDK has no hook for a call that raises: pass the
+    exception to record_error where Runner.run raised, and the call that
+    started and never ended is recorded as failed."""
+
+    def __init__(self, memory: SessionGraphSession, price: Optional[_chat.Price] = None):
+        self.memory = memory
+        self.price = price
+        #: The calls started and not ended: (receipt, model, start on the monotonic clock), per agent.
+        self.started: Dict[int, Tuple[str, str, float]] = {}
+
+    async def on_llm_start(self, context: Any, agent: Any, system_prompt: Optional[str], input_items: Any) -> None:
+        receipt = await self.memory.client.run(_chat.record_context(self.memory.session_id))
+        self.started[id(agent)] = (receipt, model_name(agent), time.monotonic())
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        receipt, model, start = self.started.pop(id(agent))
+        usage = response.usage
+        await self.memory.client.run(_chat.model_call(receipt, model, usage.input_tokens, usage.output_tokens, start,
+                                                      time.monotonic(), self.price, finish_reason(response.output)))
+
+    async def record_error(self, error: BaseException) -> None:
+        """Records the calls started and never ended as failed, with error's text."""
+        now = time.monotonic()
+        for receipt, model, start in self.started.values():
+            await self.memory.client.run(_chat.model_call(receipt, model, 0, 0, start, now, self.price,
+                                                          error=f"{type(error).__name__}: {error}"[:10000]))
+        self.started.clear()
