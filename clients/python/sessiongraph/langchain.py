@@ -22,8 +22,11 @@ back. A human message begins a turn. docs/adapters.md has the mapping.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import (AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage,
                                      message_to_dict, messages_from_dict)
@@ -134,11 +137,19 @@ class SessionGraphChatMessageHistory(BaseChatMessageHistory):
     """BaseChatMessageHistory over one sessiongraph session (see the module's doc)."""
 
     def __init__(self, client: Client, session: SessionLike,
-                 options: Union[ContextOptions, Dict[str, Any], None] = None):
+                 options: Union[ContextOptions, Dict[str, Any], None] = None, *,
+                 record_model_calls: bool = True, price: Optional[_chat.Price] = None,
+                 timer: Optional["ModelCallHandler"] = None):
         self.client = client
         self.session_id = session_id(session)
         #: context_messages()'s options: modelLimit, strategy, keepRecent, tokenizer.
         self.options = options
+        #: Whether an AI message with usage_metadata records its model call (see add_messages).
+        self.record_model_calls = record_model_calls
+        #: (model, input tokens, output tokens) -> US dollars; cost 0 without it.
+        self.price = price
+        #: The callback handler that timed the calls, for their latency (0 without it).
+        self.timer = timer
 
     @property
     def messages(self) -> List[BaseMessage]:  # type: ignore[override]
@@ -165,18 +176,79 @@ class SessionGraphChatMessageHistory(BaseChatMessageHistory):
         return [m for m in out if m is not None]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Adds the messages in order (a human message begins a turn). An AI
+        message that reports its usage (usage_metadata, as chat models fill
+        it) also records the model call that produced it: the MESSAGES build
+        of the history before it (recordContext, its receipt), then the call
+        (recordModelCall) with the model and finish reason its
+        response_metadata names, its tokens, the latency the timer measured
+        and the cost price gives."""
         if not messages:
             return
-        items: List[Tuple[str, bool]] = []
-        for m in messages:
-            for i, item in enumerate(to_items(m)):
-                items.append((json.dumps(item), i == 0 and begins_turn(m)))
         is_open = self.client.run(_chat.last_status(self.session_id)) == "OPEN"
-        for op in _chat.writes(self.session_id, items, is_open):
+        pending: List[Tuple[str, bool]] = []
+        calls: List[Tuple[str, AIMessage, float]] = []
+        for m in messages:
+            # The timer's latency is taken for every AI message, so that it keeps none it will not need.
+            latency = self.timer.latency.pop(m.id, 0.0) if self.timer and isinstance(m, AIMessage) and m.id else 0.0
+            if self.record_model_calls and isinstance(m, AIMessage) and m.usage_metadata:
+                for op in _chat.writes(self.session_id, pending, is_open):  # the history the model saw
+                    self.client.run(op)
+                is_open, pending = is_open or bool(pending), []
+                calls.append((self.client.run(_chat.record_context(self.session_id)), m, latency))
+            for i, item in enumerate(to_items(m)):
+                pending.append((json.dumps(item), i == 0 and begins_turn(m)))
+        for op in _chat.writes(self.session_id, pending, is_open):
             self.client.run(op)
+        for receipt, m, latency in calls:
+            meta, usage = m.response_metadata, m.usage_metadata or {}
+            self.client.run(_chat.model_call(
+                receipt, meta.get("model_name") or meta.get("model") or "unknown", usage.get("input_tokens", 0),
+                usage.get("output_tokens", 0), 0.0, latency, self.price,
+                meta.get("finish_reason") or meta.get("stop_reason")))
 
     def clear(self) -> None:
         """Removes every message (resetConversation: the turns and their
         items go). The session's own system prompt, which this history never
         writes, stays: context_messages() still begins with it."""
         self.client.run(ops.reset_conversation(self.session_id))
+
+
+class ModelCallHandler(BaseCallbackHandler):
+    """A LangChain callback handler for a session's model calls: it times
+    each chat model call (the history that adds the call's AI message takes
+    the latency from it: pass it as the history's timer) and records a call
+    that raised, at once, as a failed call against the session's MESSAGES
+    build (its question was never added). Pass it in the run's callbacks:
+
+        calls = ModelCallHandler(sg, session)
+        history = SessionGraphChatMessageHistory(sg, session, timer=calls)
+        chain.invoke(..., config={"callbacks": [calls], ...})
+    """
+
+    def __init__(self, client: Client, session: SessionLike, price: Optional[_chat.Price] = None):
+        self.client = client
+        self.session_id = session_id(session)
+        self.price = price
+        #: The calls running: (model, start on the monotonic clock) by run id.
+        self.started: Dict[UUID, Tuple[str, float]] = {}
+        #: The calls ended and not yet added: seconds by their AI message's id.
+        self.latency: Dict[str, float] = {}
+
+    def on_chat_model_start(self, serialized: Dict[str, Any], messages: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        params = kwargs.get("invocation_params") or {}
+        model = params.get("model_name") or params.get("model") or (serialized or {}).get("name") or "unknown"
+        self.started[run_id] = (str(model), time.monotonic())
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        model, start = self.started.pop(run_id, ("", time.monotonic()))
+        for generation in (g for gs in response.generations for g in gs):
+            message = getattr(generation, "message", None)
+            if message is not None and message.id:
+                self.latency[message.id] = time.monotonic() - start
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        model, start = self.started.pop(run_id, ("unknown", time.monotonic()))
+        receipt = self.client.run(_chat.record_context(self.session_id))
+        self.client.run(_chat.model_call(receipt, model, 0, 0, start, time.monotonic(), self.price,
+                                         error=f"{type(error).__name__}: {error}"[:10000]))

@@ -6,15 +6,19 @@ then shows each call with the MESSAGES build it was fed."""
 from __future__ import annotations
 
 import asyncio
-import itertools
+import time
 import uuid
 from typing import Any, List
 
 import pytest
 from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables.history import RunnableWithMessageHistory
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from sessiongraph import AsyncClient
+from sessiongraph.langchain import ModelCallHandler, SessionGraphChatMessageHistory
 from sessiongraph.openai_agents import ModelCallHooks, SessionGraphSession
 
 TRACE = """query($s: ID!) { session(id: $s) {
@@ -119,3 +123,60 @@ def test_agents_hooks_without_a_price_record_no_cost(url, key, client):
 
     sid = asyncio.run(run())
     assert calls(client, sid) == [(1, "MESSAGES", "UsageModel", 10, 2, 0.0, "stop", None)]
+
+
+DOWN = AIMessage("the model is down")
+
+
+class SlowScriptedChatModel(FakeMessagesListChatModel):
+    """langchain-core's own scripted chat model, with a latency to measure; DOWN in the script raises."""
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        time.sleep(0.02)
+        if self.responses[self.i % len(self.responses)] is DOWN:
+            self.i += 1
+            raise RuntimeError("the model is down")
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def test_langchain_history_records_the_calls_its_messages_report(client, session):
+    usage = lambda i, o: {"input_tokens": i, "output_tokens": o, "total_tokens": i + o}  # noqa: E731
+    model = SlowScriptedChatModel(responses=[
+        AIMessage("Dal Tadka.", usage_metadata=usage(40, 4),
+                  response_metadata={"model_name": "gpt-4o-mini", "finish_reason": "stop"}),
+        DOWN,
+        AIMessage("Kheer.", usage_metadata=usage(60, 2), response_metadata={"model_name": "gpt-4o-mini"}),
+        AIMessage("No usage reported."),
+    ])
+    handler = ModelCallHandler(client, session, price=lambda m, i, o: 0.001)
+    chain = RunnableWithMessageHistory(
+        model, lambda sid: SessionGraphChatMessageHistory(client, sid, timer=handler, price=lambda m, i, o: 0.002))
+    config = {"configurable": {"session_id": session.id}, "callbacks": [handler]}
+    assert chain.invoke("What can I cook?", config=config).content == "Dal Tadka."
+    with pytest.raises(RuntimeError, match="the model is down"):
+        chain.invoke("And dessert?", config=config)
+    assert chain.invoke("And dessert?", config=config).content == "Kheer."
+    assert chain.invoke("Thanks", config=config).content == "No usage reported."
+    # A call per AI message that reported usage, each on the MESSAGES build of the history before it;
+    # the failed call on the build of the turn then open (its question was never added).
+    assert calls(client, session.id) == [
+        (1, "MESSAGES", "gpt-4o-mini", 40, 4, 0.002, "stop", None),
+        (1, "MESSAGES", "SlowScriptedChatModel", 0, 0, 0.001, None, "RuntimeError: the model is down"),
+        (2, "MESSAGES", "gpt-4o-mini", 60, 2, 0.002, None, None),
+    ]
+    data = client.execute(TRACE, {"s": session.id})["session"]
+    latencies = [c["latencyMs"] for t in data["turns"]["edges"] for r in t["node"]["receipts"] for c in r["modelCalls"]]
+    assert all(ms >= 20 for ms in latencies), latencies
+    assert handler.started == {} and handler.latency == {}
+    # The first call's build held the question, not the answer.
+    receipt = client.execute("query($s: ID!) { session(id: $s) { turns(first: 1, orderBy: [{field: NUMBER}]) "
+                             "{ edges { node { receipts { text } } } } } }", {"s": session.id})
+    text = receipt["session"]["turns"]["edges"][0]["node"]["receipts"][0]["text"]
+    assert "What can I cook?" in text and "Dal Tadka." not in text
+
+
+def test_langchain_history_can_leave_model_calls_out(client, session):
+    history = SessionGraphChatMessageHistory(client, session, record_model_calls=False)
+    history.add_messages([HumanMessage("hi"), AIMessage("hello", usage_metadata={
+        "input_tokens": 1, "output_tokens": 1, "total_tokens": 2})])
+    assert calls(client, session.id) == []
