@@ -123,3 +123,21 @@ def test_langchain_runnable_with_message_history(client):
     # A turn per human message, the items kept as the messages; the newest turn stays open.
     assert turns(client, s.id) == [(1, "COMPLETED", "", ""), (2, "OPEN", "", "")]
     assert [(i.role, i.content) for i in client.turn_items(s, 1)] == [("user", "hi"), ("assistant", "echo: hi")]
+
+
+def test_langchain_history_reads_sessions_written_as_turns(client):
+    """A session written by the earlier history (or any turn-writing client) reads back as its turns' messages."""
+    s = client.open_session("acme", "lc-old-" + uuid.uuid4().hex, system_prompt="You plan dinners.").session
+    client.record_exchange(s, "What can I cook?", "Dal Tadka.")
+    client.begin_turn(s, "And dessert?")
+    client.record_items(s, ['{"type":"function_call","call_id":"c1","name":"pantry","arguments":"{}"}',
+                            '{"type":"function_call_output","call_id":"c1","output":"rice"}'])
+    client.end_turn(s, "Kheer.")
+    h = SessionGraphChatMessageHistory(client, s)
+    assert [(m.type, m.content) for m in h.messages] == [
+        ("human", "What can I cook?"), ("ai", "Dal Tadka."), ("human", "And dessert?"), ("ai", ""), ("tool", "rice"),
+        ("ai", "Kheer.")]
+    assert h.messages[3].tool_calls == [{"name": "pantry", "args": {}, "id": "c1", "type": "tool_call"}]
+    assert h.messages[4].tool_call_id == "c1"
+    assert [(m.type, m.content) for m in h.context_messages()][0] == ("system", "You plan dinners.")
+    assert h.context_messages()[1:] == h.messages
