@@ -5,7 +5,6 @@ InMemoryChatMessageHistory in the history's place."""
 from __future__ import annotations
 
 import os
-import uuid
 from typing import Any, Dict, List
 
 from langchain_core.chat_history import InMemoryChatMessageHistory
