@@ -194,7 +194,9 @@ class SessionGraphChatMessageHistory(BaseChatMessageHistory):
             if self.record_model_calls and isinstance(m, AIMessage) and m.usage_metadata:
                 for op in _chat.writes(self.session_id, pending, is_open):  # the history the model saw
                     self.client.run(op)
-                is_open, pending = is_open or bool(pending), []
+                if not is_open and not pending:  # the answer begins the history: its build goes in its turn
+                    self.client.run(ops.begin_turn(self.session_id, ""))
+                is_open, pending = True, []
                 calls.append((self.client.run(_chat.record_context(self.session_id)), m, latency))
             for i, item in enumerate(to_items(m)):
                 pending.append((json.dumps(item), i == 0 and begins_turn(m)))

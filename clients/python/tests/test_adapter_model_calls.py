@@ -175,6 +175,14 @@ def test_langchain_history_records_the_calls_its_messages_report(client, session
     assert "What can I cook?" in text and "Dal Tadka." not in text
 
 
+def test_an_answer_that_begins_the_history_has_its_call_in_its_turn(client, session):
+    history = SessionGraphChatMessageHistory(client, session)
+    history.add_messages([AIMessage("Hello! What shall we cook?", usage_metadata={
+        "input_tokens": 7, "output_tokens": 6, "total_tokens": 13}, response_metadata={"model_name": "m"})])
+    assert calls(client, session.id) == [(1, "MESSAGES", "m", 7, 6, 0.0, None, None)]
+    assert [i.content for i in client.turn_items(session, 1)] == ["Hello! What shall we cook?"]
+
+
 def test_langchain_history_can_leave_model_calls_out(client, session):
     history = SessionGraphChatMessageHistory(client, session, record_model_calls=False)
     history.add_messages([HumanMessage("hi"), AIMessage("hello", usage_metadata={
