@@ -26,14 +26,14 @@ const pythonVersion = "0.2.0"
 
 // pythonPackage builds clients/python's sdist and, from it, its wheel (python
 // -m build, with hatchling from PyPI), then installs the wheel with both
-// adapter extras and pytest into a fresh venv. It answers the venv's python
+// adapter extras, langgraph and pytest into a fresh venv. It answers the venv's python
 // and the folder holding the sdist and the wheel.
 func pythonPackage(t *testing.T) (python, dist string) {
 	t.Helper()
 	src, err := filepath.Abs("python")
 	require.NoError(t, err)
 	constraints := filepath.Join(src, "constraints.txt")
-	python = testpy.Venv(t, constraints, "build", "pytest")
+	python = testpy.Venv(t, constraints, "build", "pytest", "langgraph") // langgraph: docs/adapters.md's LangGraph example
 	dist = filepath.Join(t.TempDir(), "dist")
 	env := []string{"PIP_CONSTRAINT=" + constraints}
 	// No flags: the sdist first, then the wheel built from the sdist, so a

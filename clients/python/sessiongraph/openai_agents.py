@@ -20,66 +20,19 @@ pop_item cannot reach.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import agents.memory  # noqa: F401  (the extra: without it, importing this module fails here)
+from agents import RunHooks
 
-from . import ops
-from ._chat import PAGE, POPPED
-from .errors import SessionGraphError
-from .ops import Op, SessionLike, session_id
+from . import _chat, ops
+from .ops import SessionLike, session_id
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
     from .client import AsyncClient
-
-#: Items per recordItems call, the server's limit.
-BATCH = 100
-
-TURNS = """query($id: ID!, $first: Int!, $after: Cursor) {
-  session(id: $id) {
-    turns(first: $first, after: $after, orderBy: [{field: NUMBER, direction: ASC}]) {
-      edges { node { number status items { json } } }
-      pageInfo { hasNextPage endCursor }
-    }
-  }
-}"""
-
-LAST_TURN = """query($id: ID!) {
-  session(id: $id) { turns(last: 1, orderBy: [{field: NUMBER, direction: ASC}]) { edges { node { number status } } } }
-}"""
-
-
-@dataclass
-class ItemTurn:
-    number: int
-    status: str  # OPEN, COMPLETED, FAILED
-    items: List[str]  # each item's JSON, as it was recorded
-
-
-def _session(data: Dict[str, Any]) -> Dict[str, Any]:
-    if data.get("session") is None:
-        raise SessionGraphError("the session is not found (or expired)", code="NOT_FOUND")
-    return data["session"]["turns"]
-
-
-def _page(session: str, after: Optional[str]) -> Op[Tuple[List[ItemTurn], Optional[str]]]:
-    def read(data: Dict[str, Any]) -> Tuple[List[ItemTurn], Optional[str]]:
-        conn = _session(data)
-        turns = [ItemTurn(n["number"], n["status"], [i["json"] for i in n["items"]])
-                 for n in (e["node"] for e in conn["edges"] or [])]
-        info = conn.get("pageInfo") or {}
-        return turns, info.get("endCursor") if info.get("hasNextPage") else None
-    return Op(TURNS, {"id": session, "first": PAGE, "after": after}, read)
-
-
-def _last_status(session: str) -> Op[Optional[str]]:
-    def read(data: Dict[str, Any]) -> Optional[str]:
-        edges = _session(data)["edges"] or []
-        return edges[0]["node"]["status"] if edges else None
-    return Op(LAST_TURN, {"id": session}, read)
 
 
 def begins_turn(item: Any) -> bool:
@@ -102,12 +55,12 @@ class SessionGraphSession:
         """Opens (or reopens) the session of (tenant, external_key); kwargs go to open_session."""
         return cls(client, (await client.open_session(tenant, external_key, **kwargs)).session)
 
-    async def _turns(self) -> List[ItemTurn]:
+    async def _turns(self) -> List[_chat.ItemTurn]:
         """Every turn but the failed ones (a failed turn's items left the history), oldest first."""
-        turns: List[ItemTurn] = []
+        turns: List[_chat.ItemTurn] = []
         after: Optional[str] = None
         while True:
-            page, after = await self.client.run(_page(self.session_id, after))
+            page, after = await self.client.run(_chat.turns_page(self.session_id, after))
             turns += [t for t in page if t.status != "FAILED"]
             if after is None:
                 return turns
@@ -119,29 +72,15 @@ class SessionGraphSession:
             return items
         return items[-limit:] if limit > 0 else []
 
-    async def _record(self, texts: List[str]) -> None:
-        for i in range(0, len(texts), BATCH):
-            await self.client.record_items(self.session_id, texts[i:i + BATCH])
-
     async def add_items(self, items: List["TResponseInputItem"]) -> None:
         """Appends the items to the open turn; a user message ends it (with
         no answer of its own: the assistant's messages are its items) and
         begins the next. Each item is kept as json.dumps(item)."""
         if not items:
             return
-        is_open = await self.client.run(_last_status(self.session_id)) == "OPEN"
-        batch: List[str] = []
-        for item in items:
-            if begins_turn(item) or not is_open:
-                await self._record(batch)
-                batch = []
-                if is_open:
-                    await self.client.end_turn(self.session_id, "")
-                # The turn's own message stays empty: the item keeps the user's exact JSON.
-                await self.client.begin_turn(self.session_id, "")
-                is_open = True
-            batch.append(json.dumps(item))
-        await self._record(batch)
+        is_open = await self.client.run(_chat.last_status(self.session_id)) == "OPEN"
+        for op in _chat.writes(self.session_id, [(json.dumps(i), begins_turn(i)) for i in items], is_open):
+            await self.client.run(op)
 
     async def pop_item(self) -> Optional["TResponseInputItem"]:
         """Removes and returns the newest item; None when there is none. The
@@ -154,15 +93,74 @@ class SessionGraphSession:
             return None
         last = turns[-1]
         if last.status != "OPEN":
-            raise NotImplementedError("sessiongraph keeps ended turns: pop_item only removes the items since the "
-                                      "last user message; clear_session starts the conversation over")
-        await self.client.fail_turn(self.session_id, POPPED)
-        if len(last.items) > 1:
-            await self.client.begin_turn(self.session_id, "")
-            await self._record(last.items[:-1])
+            raise NotImplementedError(_chat.ENDED)
+        for op in _chat.pop_ops(self.session_id, last):
+            await self.client.run(op)
         return json.loads(last.items[-1])
 
     async def clear_session(self) -> None:
         """Clears the conversation (resetConversation): the turns and their
         items go; the session, its refs and its system prompt stay."""
         await self.client.run(ops.reset_conversation(self.session_id))
+
+
+def model_name(agent: Any) -> str:
+    """The model an agent calls, as the SDK names it: its model's name, or
+    the SDK's default model when the agent names none."""
+    m = getattr(agent, "model", None)
+    if isinstance(m, str) and m:
+        return m
+    if m is not None:
+        return str(getattr(m, "model", "") or type(m).__name__)
+    from agents.models import get_default_model
+    return get_default_model()
+
+
+def finish_reason(output: List[Any]) -> str:
+    """The Responses API reports no finish reason: tool_calls when the model
+    asked for a tool, else stop."""
+    calls = {"function_call", "computer_call", "file_search_call", "web_search_call", "mcp_call",
+             "local_shell_call", "code_interpreter_call", "custom_tool_call", "shell_call", "apply_patch_call"}
+    return "tool_calls" if any(getattr(o, "type", None) in calls for o in output) else "stop"
+
+
+class ModelCallHooks(RunHooks):
+    """RunHooks that record each model call of a run (record_model_call) in
+    the session of memory, a SessionGraphSession:
+
+        hooks = ModelCallHooks(memory)
+        result = await Runner.run(agent, "What can I cook?", session=memory, hooks=hooks)
+
+    on_llm_start records the session's MESSAGES build (recordContext): the
+    call's receipt, what the window would have fed the model; on_llm_end
+    records the call against it: the agent's model, the usage the SDK
+    reports (input and output tokens), the latency between the two hooks,
+    the finish reason (tool_calls or stop, from the output) and the cost,
+    price(model, input_tokens, output_tokens) in US dollars, 0 without a
+    price function. The SDK has no hook for a call that raises: pass the
+    exception to record_error where Runner.run raised, and the call that
+    started and never ended is recorded as failed."""
+
+    def __init__(self, memory: SessionGraphSession, price: Optional[_chat.Price] = None):
+        self.memory = memory
+        self.price = price
+        #: The calls started and not ended: (receipt, model, start on the monotonic clock), per agent.
+        self.started: Dict[int, Tuple[str, str, float]] = {}
+
+    async def on_llm_start(self, context: Any, agent: Any, system_prompt: Optional[str], input_items: Any) -> None:
+        receipt = await self.memory.client.run(_chat.record_context(self.memory.session_id))
+        self.started[id(agent)] = (receipt, model_name(agent), time.monotonic())
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        receipt, model, start = self.started.pop(id(agent))
+        usage = response.usage
+        await self.memory.client.run(_chat.model_call(receipt, model, usage.input_tokens, usage.output_tokens, start,
+                                                      time.monotonic(), self.price, finish_reason(response.output)))
+
+    async def record_error(self, error: BaseException) -> None:
+        """Records the calls started and never ended as failed, with error's text."""
+        now = time.monotonic()
+        for receipt, model, start in self.started.values():
+            await self.memory.client.run(_chat.model_call(receipt, model, 0, 0, start, now, self.price,
+                                                          error=f"{type(error).__name__}: {error}"[:10000]))
+        self.started.clear()

@@ -350,10 +350,17 @@ class ContextSection:
 
 @dataclass
 class ChatMessage:
+    """One message of a MESSAGES build: kind (MESSAGE, FUNCTION_CALL, ...), the
+    call's name, call_id and arguments, and json, the item exactly as it was recorded."""
     __gql__ = "ChatMessage"
     role: str
     content: str
     token_count: int
+    kind: str
+    name: str
+    call_id: str
+    arguments: str
+    json: str
 
 
 @dataclass

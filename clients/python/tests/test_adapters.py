@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
-from sessiongraph import AsyncClient, ContextOptions
+from sessiongraph import AsyncClient
 from sessiongraph.langchain import SessionGraphChatMessageHistory
 from sessiongraph.openai_agents import SessionGraphSession
 
@@ -82,35 +82,28 @@ def test_agents_runner_keeps_its_memory_in_sessiongraph(url, key, client):
     assert [(i.role, i.content) for i in client.turn_items(sid, 2)] == [("user", "And dessert?"), ("assistant", "Kheer.")]
 
 
-def test_langchain_history_is_the_messages_build(client):
-    s = client.open_session("acme", "lc-" + uuid.uuid4().hex).session
+def test_langchain_history_keeps_every_message(client):
+    """The rest is side by side with InMemoryChatMessageHistory: test_langchain_items.py."""
+    s = client.open_session("acme", "lc-" + uuid.uuid4().hex, system_prompt="You plan dinners.").session
     h = SessionGraphChatMessageHistory(client, s)
     assert isinstance(h, BaseChatMessageHistory)
     assert h.messages == []
-    h.add_messages([SystemMessage("You plan dinners."), HumanMessage("What can I cook?"), AIMessage("Dal Tadka.")])
+    h.add_messages([SystemMessage("Vegetarian."), HumanMessage("What can I cook?"), AIMessage("Dal Tadka.")])
     h.add_user_message("And dessert?")
-    assert turns(client, s.id)[-1] == (2, "OPEN", "And dessert?", "")
     h.add_ai_message("Kheer.")
-    want = [("system", "You plan dinners."), ("human", "What can I cook?"), ("ai", "Dal Tadka."),
+    want = [("system", "Vegetarian."), ("human", "What can I cook?"), ("ai", "Dal Tadka."),
             ("human", "And dessert?"), ("ai", "Kheer.")]
     assert [(m.type, m.content) for m in h.messages] == want
     assert [(m.type, m.content) for m in asyncio.run(h.aget_messages())] == want
+    # A turn per human message (the system message before the first has its own), the newest still open.
+    assert turns(client, s.id) == [(1, "COMPLETED", "", ""), (2, "COMPLETED", "", ""), (3, "OPEN", "", "")]
+    # The window begins with the session's own system prompt, which the history never writes.
+    assert [(m.type, m.content) for m in h.context_messages()] == [("system", "You plan dinners.")] + want
 
-    # Over the model limit, the history is the sliding window of the MESSAGES build, as it is.
-    for i in range(3):
-        h.add_messages([HumanMessage(f"question {i} " + "words " * 40), AIMessage(f"answer {i} " + "more " * 40)])
-    options = ContextOptions(model_limit=300, keep_recent=2, strategy="SLIDING_WINDOW", tokenizer="chars4")
-    cut = SessionGraphChatMessageHistory(client, s, options).messages
-    build = client.context(s, "MESSAGES", options)
-    assert [(m.type, m.content) for m in cut] == [({"user": "human", "assistant": "ai"}.get(m.role, m.role), m.content)
-                                                 for m in build.messages]
-    assert cut[0].type == "system" and cut[0].content == "You plan dinners."
-    assert cut[-1].content.startswith("answer 2") and len(cut) < len(h.messages) == 11
-
-    # clear resets the conversation and keeps the system prompt.
+    # clear removes every message; the session's own system prompt stays.
     h.clear()
-    assert [(m.type, m.content) for m in h.messages] == [("system", "You plan dinners.")]
-    assert turns(client, s.id) == []
+    assert h.messages == [] and turns(client, s.id) == []
+    assert [(m.type, m.content) for m in h.context_messages()] == [("system", "You plan dinners.")]
 
 
 def test_langchain_runnable_with_message_history(client):
@@ -127,4 +120,24 @@ def test_langchain_runnable_with_message_history(client):
     assert chain.invoke("hi", config=config).content == "echo: hi"
     assert chain.invoke("again", config=config).content == "echo: again"
     assert seen == [["hi"], ["hi", "echo: hi", "again"]]
-    assert turns(client, s.id) == [(1, "COMPLETED", "hi", "echo: hi"), (2, "COMPLETED", "again", "echo: again")]
+    # A turn per human message, the items kept as the messages; the newest turn stays open.
+    assert turns(client, s.id) == [(1, "COMPLETED", "", ""), (2, "OPEN", "", "")]
+    assert [(i.role, i.content) for i in client.turn_items(s, 1)] == [("user", "hi"), ("assistant", "echo: hi")]
+
+
+def test_langchain_history_reads_sessions_written_as_turns(client):
+    """A session written by the earlier history (or any turn-writing client) reads back as its turns' messages."""
+    s = client.open_session("acme", "lc-old-" + uuid.uuid4().hex, system_prompt="You plan dinners.").session
+    client.record_exchange(s, "What can I cook?", "Dal Tadka.")
+    client.begin_turn(s, "And dessert?")
+    client.record_items(s, ['{"type":"function_call","call_id":"c1","name":"pantry","arguments":"{}"}',
+                            '{"type":"function_call_output","call_id":"c1","output":"rice"}'])
+    client.end_turn(s, "Kheer.")
+    h = SessionGraphChatMessageHistory(client, s)
+    assert [(m.type, m.content) for m in h.messages] == [
+        ("human", "What can I cook?"), ("ai", "Dal Tadka."), ("human", "And dessert?"), ("ai", ""), ("tool", "rice"),
+        ("ai", "Kheer.")]
+    assert h.messages[3].tool_calls == [{"name": "pantry", "args": {}, "id": "c1", "type": "tool_call"}]
+    assert h.messages[4].tool_call_id == "c1"
+    assert [(m.type, m.content) for m in h.context_messages()][0] == ("system", "You plan dinners.")
+    assert h.context_messages()[1:] == h.messages

@@ -163,3 +163,112 @@ def test_the_readmes_items_example_runs(client):
         ("MESSAGE", "What's the weather in Paris?"), ("FUNCTION_CALL", ""), ("FUNCTION_CALL_OUTPUT", "18°C"),
         ("MESSAGE", "It is 18°C.")]
     assert json.loads(scope["items"][1].json)["arguments"] == '{"city": "Paris"}'
+
+
+class FailingModel(ScriptedModel):
+    """The scripted model with errors in its script: an exception is raised in place of an answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        ids = itertools.count(100)
+        self.script = [
+            # Run 1: the model fails on its first call, after the user's message was saved.
+            RuntimeError("the model is down"),
+            # Run 2: a tool call whose tool fails (the SDK hands its error to the model), then the answer.
+            [ResponseFunctionToolCall(type="function_call", id=f"fc_{next(ids)}", call_id="call_broken",
+                                      name="broken_pantry", arguments='{"shelf": "top"}', status="completed")],
+            [message(ids, "The pantry is not answering.")],
+            # Run 3: a tool call whose tool raises out of the run; then the model fails mid-run.
+            [ResponseFunctionToolCall(type="function_call", id=f"fc_{next(ids)}", call_id="call_raising",
+                                      name="raising_pantry", arguments='{"shelf": "top"}', status="completed")],
+            # Run 4: a tool call answered, then the model fails on its second call.
+            [ResponseFunctionToolCall(type="function_call", id=f"fc_{next(ids)}", call_id="call_ok",
+                                      name="pantry", arguments='{"shelf": "low"}', status="completed")],
+            RuntimeError("the model timed out"),
+            # Run 5: a plain answer.
+            [message(ids, "Soup it is.")],
+        ]
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        if isinstance(self.script[0], Exception):
+            self.inputs.append(args[1] if len(args) > 1 else kwargs.get("input"))
+            raise self.script.pop(0)
+        return await super().get_response(*args, **kwargs)
+
+
+@function_tool
+def broken_pantry(shelf: str) -> str:
+    """A pantry that fails; the SDK gives the model its error."""
+    raise ValueError("the pantry door is stuck")
+
+
+@function_tool(failure_error_function=None)
+def raising_pantry(shelf: str) -> str:
+    """A pantry whose failure ends the run."""
+    raise ValueError("the pantry fell over")
+
+
+async def failing_scenario(session: Any) -> dict:
+    """Errors mid-turn, limits, and pops after a completed run: what a session keeps at each step."""
+    model = FailingModel()
+    agent = Agent(name="cook", instructions="You plan dinners.", model=model,
+                  tools=[pantry, broken_pantry, raising_pantry])
+    config = RunConfig(tracing_disabled=True)
+    seen: dict = {}
+
+    async def run(name: str, text: str) -> None:
+        try:
+            seen[name] = (await Runner.run(agent, text, session=session, run_config=config)).final_output
+        except Exception as e:  # what the application sees; the session keeps what the SDK saved before it
+            seen[name] = f"{type(e).__name__}: {e}"
+        seen[name + " items"] = await session.get_items()
+
+    await run("model fails", "What can I cook?")
+    await run("tool fails", "Check the pantry.")
+    await run("tool raises", "Check it again.")
+    await run("model fails mid-run", "The low shelf?")
+    await run("after the errors", "Soup?")
+    seen["model inputs"] = model.inputs
+    n = len(seen["after the errors items"])
+    for limit in (1, 2, n - 1, n, n + 1, 1000):
+        seen[f"limit {limit}"] = await session.get_items(limit)
+    # Pop the last completed run back to its user message, and add a new question in its place.
+    seen["popped"] = [await session.pop_item(), await session.pop_item()]
+    seen["after pops"] = await session.get_items()
+    await session.add_items([{"role": "user", "content": "Salad?"}])
+    seen["after add"] = await session.get_items(3)
+    seen["popped again"] = await session.pop_item()
+    seen["after the last pop"] = await session.get_items(3)
+    return seen
+
+
+def test_agents_session_errors_limits_and_pops_side_by_side(url, key):
+    async def ours() -> tuple:
+        async with AsyncClient(url, key) as sg:
+            s = await SessionGraphSession.open(sg, "acme", "errors-" + uuid.uuid4().hex)
+            seen = await failing_scenario(s)
+            # A pop past the newest user message reaches an ended turn: the documented loss.
+            with pytest.raises(NotImplementedError, match="ended turns"):
+                await s.pop_item()
+            with pytest.raises(NotImplementedError, match="ended turns"):
+                await s.pop_item()
+            seen["after refused pops"] = await s.get_items(3)
+            return seen
+
+    sdk_session = SQLiteSession("errors")
+    sdk = asyncio.run(failing_scenario(sdk_session))
+    got = asyncio.run(ours())
+    # The scenario did what it says: the errors reached the application, the failed runs kept their input.
+    assert sdk["model fails"] == "RuntimeError: the model is down"
+    assert sdk["tool fails"] == "The pantry is not answering."
+    assert "the pantry fell over" in sdk["tool raises"]
+    assert sdk["model fails mid-run"] == "RuntimeError: the model timed out"
+    outputs = [i for i in sdk["after the errors items"] if i.get("type") == "function_call_output"]
+    assert [o["call_id"] for o in outputs] == ["call_broken", "call_ok"]
+    assert outputs[0]["output"].startswith("An error occurred while running the tool")
+    assert sdk["limit 1000"] == sdk["after the errors items"] and sdk["popped"][1]["content"] == "Soup?"
+    for step in sdk:
+        assert got[step] == sdk[step], step
+    # Where they part: SQLiteSession pops on into the earlier runs; sessiongraph keeps ended turns.
+    assert asyncio.run(sdk_session.pop_item()) is not None
+    assert got["after refused pops"] == sdk["after the last pop"]
