@@ -1,38 +1,137 @@
 // LangChain chat message history (@langchain/core, an optional peer dependency): a sessiongraph
-// session as BaseListChatMessageHistory. Import it from '@sessiongraph/client/langchain'.
-// docs/adapters.md says what it maps and what it cannot.
+// session as BaseListChatMessageHistory, every message kept as a turn's item. Import it from
+// '@sessiongraph/client/langchain'. docs/adapters.md says what it maps and what it cannot.
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
-import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import {
+  AIMessage,
+  ChatMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  mapStoredMessageToChatMessage,
+  type BaseMessage,
+  type StoredMessage,
+} from '@langchain/core/messages';
 
 import type { SessionGraphClient } from '../client.js';
-import type { ContextOptions } from '../generated/graphql.js';
-import { appendMessages, type ChatMessage } from './chat.js';
+import { SessionGraphError } from '../errors.js';
+import * as ops from '../generated/graphql.js';
+import { appendItems, historyTurns, type NewItem } from './items.js';
 
-const ROLES: Record<string, ChatMessage['role']> = { human: 'user', ai: 'assistant', system: 'system' };
+/** The key of the item that carries LangChain's own form of the message (message.toDict()): its last item. */
+export const LANGCHAIN = 'langchain';
+/** The key marking a message's other items: its text before its tool calls, the calls before the last. */
+export const PART = 'langchain_part';
 
-/** { role, text } for human, AI and system messages with text; tool messages and tool calls are left out. */
-export function toMessages(messages: BaseMessage[]): ChatMessage[] {
-  const out: ChatMessage[] = [];
-  for (const m of messages) {
-    const role = ROLES[m.getType()];
-    const text = typeof m.content === 'string' ? m.content : m.text;
-    if (role && text) out.push({ role, text });
+const SERVER_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
+/**
+ * The items one message is kept as, in the shapes the server reads (docs/api.md, "Items"), so
+ * that its builds show roles, tool calls and their outputs: a message of its role with its text;
+ * an AIMessage's text (when it has some or no calls) then each tool call with an id as a
+ * function_call; a ToolMessage as the function_call_output of its call; a message of no role the
+ * server knows (a FunctionMessage, a ChatMessage of another role) as a langchain_message item, kept
+ * as OTHER. The last item carries the message exactly (LangChain's stored form, message.toDict());
+ * the others are marked PART. The Python client's sessiongraph.langchain.to_items does the same.
+ */
+export function messageItems(m: BaseMessage): Record<string, unknown>[] {
+  const text = m.text;
+  let items: Record<string, unknown>[];
+  if (HumanMessage.isInstance(m)) {
+    items = [{ type: 'message', role: 'user', content: text }];
+  } else if (SystemMessage.isInstance(m)) {
+    const role = m.additional_kwargs.__openai_role__ === 'developer' ? 'developer' : 'system';
+    items = [{ type: 'message', role, content: text }];
+  } else if (AIMessage.isInstance(m)) {
+    // A call without an id cannot be an item (call_id is required): it stays in the message's own form.
+    const calls = (m.tool_calls ?? [])
+      .filter((c) => c.id)
+      .map((c) => ({ type: 'function_call', call_id: c.id, name: c.name, arguments: JSON.stringify(c.args) }));
+    items = [...(text || calls.length === 0 ? [{ type: 'message', role: 'assistant', content: text }] : []), ...calls];
+  } else if (ToolMessage.isInstance(m) && m.tool_call_id) {
+    items = [{ type: 'function_call_output', call_id: m.tool_call_id, output: text }];
+  } else if (ChatMessage.isInstance(m) && SERVER_ROLES.has(m.role)) {
+    items = [{ type: 'message', role: m.role, content: text }];
+  } else {
+    items = [{ type: 'langchain_message' }];
   }
-  return out;
+  for (const part of items.slice(0, -1)) part[PART] = true;
+  items[items.length - 1][LANGCHAIN] = m.toDict();
+  return items;
 }
 
-function toLangChain(role: string, content: string): BaseMessage {
-  if (role === 'user') return new HumanMessage(content);
-  if (role === 'assistant') return new AIMessage(content);
-  return new SystemMessage(content);
+/** A human message (or a ChatMessage of the user) begins a turn. */
+export function beginsTurn(m: BaseMessage): boolean {
+  return HumanMessage.isInstance(m) || (ChatMessage.isInstance(m) && m.role === 'user');
+}
+
+interface ItemJSON {
+  type?: string;
+  role?: string;
+  content?: unknown;
+  call_id?: string;
+  callId?: string;
+  name?: string;
+  arguments?: string;
+  output?: unknown;
+  langchain?: StoredMessage;
+  langchain_part?: boolean;
+}
+
+/** The text of an item's content: a string, or its parts' texts one a line (as the server reads it). */
+function itemText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p as { text?: string }).text ?? '').filter(Boolean).join('\n');
+  if (content && typeof content === 'object') return itemText([content]);
+  return '';
 }
 
 /**
- * BaseListChatMessageHistory over one sessiongraph session. getMessages is the session's MESSAGES
- * context build, so it is what the model should see: over the budget, the oldest turns are cut
- * (SLIDING_WINDOW, with a note) or replaced by the history summary (SUMMARY), as options say.
- * addMessages writes turns (a human message begins one, the AI's answer ends it); clear resets
- * the conversation.
+ * An item as a LangChain message: the message this history recorded, exactly (from its last
+ * item; undefined for its other items); an item another writer recorded (the Agents SDK adapter,
+ * beginTurn's own message, a build's note) by its role, call or output; undefined for items
+ * without a message's meaning (reasoning, other types).
+ */
+export function itemMessage(json: string): BaseMessage | undefined {
+  const it = JSON.parse(json) as ItemJSON;
+  if (it.langchain) return mapStoredMessageToChatMessage(it.langchain);
+  if (it.langchain_part) return undefined;
+  const type = it.type ?? 'message';
+  const callID = it.call_id ?? it.callId ?? '';
+  if (type === 'function_call') {
+    let args: Record<string, unknown> = {};
+    try {
+      args = JSON.parse(it.arguments ?? '{}') as Record<string, unknown>;
+    } catch {
+      args = { arguments: it.arguments };
+    }
+    return new AIMessage({ content: '', tool_calls: [{ id: callID, name: it.name ?? '', args, type: 'tool_call' }] });
+  }
+  if (type === 'function_call_output' || type === 'function_call_result') {
+    return new ToolMessage({ content: itemText(it.output), tool_call_id: callID });
+  }
+  if (type !== 'message') return undefined;
+  const content = itemText(it.content);
+  switch (it.role) {
+    case 'user':
+      return new HumanMessage(content);
+    case 'assistant':
+      return new AIMessage(content);
+    case 'system':
+      return new SystemMessage(content);
+    case 'developer':
+      return new SystemMessage({ content, additional_kwargs: { __openai_role__: 'developer' } });
+    default:
+      return new ChatMessage(content, it.role ?? 'user');
+  }
+}
+
+/**
+ * BaseListChatMessageHistory over one sessiongraph session, as @langchain/core's
+ * InMemoryChatMessageHistory behaves: getMessages answers every message added, in order, equal to
+ * what was added (ids, tool calls, tool call ids, kwargs, metadata, usage); clear removes them all.
+ * Each message is a turn's item (messageItems); a human message begins a turn. getContextMessages
+ * answers the MESSAGES build instead: the window the model should see within its limit.
  */
 export class SessionGraphChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['sessiongraph', 'langchain'];
@@ -40,15 +139,34 @@ export class SessionGraphChatMessageHistory extends BaseListChatMessageHistory {
   constructor(
     readonly client: SessionGraphClient,
     readonly sessionID: string,
-    /** The MESSAGES build's options: modelLimit, strategy, keepRecent, tokenizer. */
-    readonly options?: ContextOptions,
+    /** The MESSAGES build's options for getContextMessages: modelLimit, strategy, keepRecent, tokenizer. */
+    readonly options?: ops.ContextOptions,
   ) {
     super();
   }
 
+  /** Every message added, oldest first (a failed turn's items left the history). */
   async getMessages(): Promise<BaseMessage[]> {
-    const build = await this.client.context(this.sessionID, 'MESSAGES', this.options);
-    return build.messages.map((m) => toLangChain(m.role, m.content));
+    const turns = await historyTurns(this.client, this.sessionID);
+    return turns.flatMap((t) => t.items.map(itemMessage).filter((m): m is BaseMessage => m !== undefined));
+  }
+
+  /**
+   * The session's MESSAGES build as messages: its system prompt, then the newest items that fit
+   * the options' model limit (the oldest cut first, with a note or the history summary; never a
+   * tool call without its output). A message this history recorded comes back exactly (whole when
+   * the window cut its text but kept its tool calls); the build's own messages (system prompt,
+   * notes) by their role.
+   */
+  async getContextMessages(): Promise<BaseMessage[]> {
+    const { session } = await this.client.request(ops.ContextMessagesDocument, {
+      sessionID: this.sessionID,
+      ...(this.options ? { options: this.options } : {}),
+    });
+    if (!session) throw new SessionGraphError([{ message: `session ${this.sessionID} not found (or expired)`, extensions: { code: 'NOT_FOUND' } }]);
+    // A window cuts the oldest items first, so a message's last item, which brings it whole, is
+    // kept whenever any of its parts is: a message whose text was cut comes back whole.
+    return session.context.messages.map((m) => itemMessage(m.json)).filter((m): m is BaseMessage => m !== undefined);
   }
 
   async addMessage(message: BaseMessage): Promise<void> {
@@ -56,9 +174,13 @@ export class SessionGraphChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   async addMessages(messages: BaseMessage[]): Promise<void> {
-    await appendMessages(this.client, this.sessionID, toMessages(messages));
+    const items: NewItem[] = messages.flatMap((m) =>
+      messageItems(m).map((item, i) => ({ json: JSON.stringify(item), beginsTurn: i === 0 && beginsTurn(m) })),
+    );
+    await appendItems(this.client, this.sessionID, items);
   }
 
+  /** Removes every message (resetConversation: the turns and their items go; the session and its refs stay). */
   async clear(): Promise<void> {
     await this.client.resetConversation({ sessionID: this.sessionID });
   }

@@ -4,19 +4,7 @@
 import type { AgentInputItem, Session } from '@openai/agents-core';
 
 import type { SessionGraphClient } from '../client.js';
-import { SessionGraphError } from '../errors.js';
-import * as ops from '../generated/graphql.js';
-import { POPPED } from './chat.js';
-
-/** Turns per request when reading a whole history; items per recordItems call (the server's limit). */
-const PAGE = 100;
-const BATCH = 100;
-
-interface ItemTurn {
-  status: ops.TurnStatus;
-  /** Each item's JSON, as it was recorded. */
-  items: string[];
-}
+import { appendItems, historyTurns, POPPED, recordAll } from './items.js';
 
 /** A user message (with or without its type) begins a turn. */
 export function beginsTurn(item: AgentInputItem): boolean {
@@ -47,32 +35,11 @@ export class SessionGraphSession implements Session {
     return this.sessionID;
   }
 
-  /** Every turn but the failed ones (a failed turn's items left the history), oldest first. */
-  private async turns(): Promise<ItemTurn[]> {
-    const out: ItemTurn[] = [];
-    let after: string | null = null;
-    for (;;) {
-      const { session }: ops.ItemTurnsQuery = await this.client.request(ops.ItemTurnsDocument, { id: this.sessionID, first: PAGE, after });
-      if (!session) throw new SessionGraphError([{ message: `session ${this.sessionID} not found (or expired)`, extensions: { code: 'NOT_FOUND' } }]);
-      for (const e of session.turns.edges ?? []) {
-        if (e?.node && e.node.status !== 'FAILED') out.push({ status: e.node.status, items: e.node.items.map((i) => i.json) });
-      }
-      if (!session.turns.pageInfo.hasNextPage) return out;
-      after = session.turns.pageInfo.endCursor ?? null;
-    }
-  }
-
   /** Every item added, oldest first; with limit, the newest limit of them. */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = (await this.turns()).flatMap((t) => t.items.map((json) => JSON.parse(json) as AgentInputItem));
+    const items = (await historyTurns(this.client, this.sessionID)).flatMap((t) => t.items.map((json) => JSON.parse(json) as AgentInputItem));
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(-limit) : [];
-  }
-
-  private async record(items: string[]): Promise<void> {
-    for (let i = 0; i < items.length; i += BATCH) {
-      await this.client.recordItems({ sessionID: this.sessionID, items: items.slice(i, i + BATCH) });
-    }
   }
 
   /**
@@ -80,22 +47,7 @@ export class SessionGraphSession implements Session {
    * assistant's messages are its items) and begins the next. Each item is kept as JSON.stringify(item).
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
-    if (items.length === 0) return;
-    const { session } = await this.client.request(ops.LastTurnDocument, { id: this.sessionID });
-    let open = session?.turns.edges?.[0]?.node?.status === 'OPEN';
-    let batch: string[] = [];
-    for (const item of items) {
-      if (beginsTurn(item) || !open) {
-        await this.record(batch);
-        batch = [];
-        if (open) await this.client.endTurn({ sessionID: this.sessionID, assistantMessage: '' });
-        // The turn's own message stays empty: the item keeps the user's exact JSON.
-        await this.client.beginTurn({ sessionID: this.sessionID, userMessage: '' });
-        open = true;
-      }
-      batch.push(JSON.stringify(item));
-    }
-    await this.record(batch);
+    await appendItems(this.client, this.sessionID, items.map((item) => ({ json: JSON.stringify(item), beginsTurn: beginsTurn(item) })));
   }
 
   /**
@@ -105,7 +57,7 @@ export class SessionGraphSession implements Session {
    * (clearSession starts over).
    */
   async popItem(): Promise<AgentInputItem | undefined> {
-    const last = (await this.turns()).filter((t) => t.items.length > 0).at(-1);
+    const last = (await historyTurns(this.client, this.sessionID)).filter((t) => t.items.length > 0).at(-1);
     if (!last) return undefined;
     if (last.status !== 'OPEN') {
       throw new Error(
@@ -115,7 +67,7 @@ export class SessionGraphSession implements Session {
     await this.client.failTurn({ sessionID: this.sessionID, reason: POPPED });
     if (last.items.length > 1) {
       await this.client.beginTurn({ sessionID: this.sessionID, userMessage: '' });
-      await this.record(last.items.slice(0, -1));
+      await recordAll(this.client, this.sessionID, last.items.slice(0, -1));
     }
     return JSON.parse(last.items.at(-1)!) as AgentInputItem;
   }

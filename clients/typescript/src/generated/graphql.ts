@@ -1460,6 +1460,14 @@ export type ItemTurnsQueryVariables = Exact<{
 
 export type ItemTurnsQuery = { session: { turns: { edges: Array<{ node: { number: number, status: TurnStatus, items: Array<{ json: string }> } | null } | null> | null, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
+export type ContextMessagesQueryVariables = Exact<{
+  sessionID: string | number;
+  options?: ContextOptions | null | undefined;
+}>;
+
+
+export type ContextMessagesQuery = { session: { context: { messages: Array<{ role: string, content: string, kind: TurnItemKind, name: string, callID: string, arguments: string, json: string }> } } | null };
+
 export type ContextQueryVariables = Exact<{
   sessionID: string | number;
   node: ContextNode;
@@ -2045,6 +2053,23 @@ export const ItemTurnsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ItemTurnsQuery, ItemTurnsQueryVariables>;
+export const ContextMessagesDocument = new TypedDocumentString(`
+    query ContextMessages($sessionID: ID!, $options: ContextOptions) {
+  session(id: $sessionID) {
+    context(node: MESSAGES, options: $options) {
+      messages {
+        role
+        content
+        kind
+        name
+        callID
+        arguments
+        json
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ContextMessagesQuery, ContextMessagesQueryVariables>;
 export const ContextDocument = new TypedDocumentString(`
     query Context($sessionID: ID!, $node: ContextNode!, $options: ContextOptions) {
   session(id: $sessionID) {
