@@ -1468,6 +1468,14 @@ export type ContextMessagesQueryVariables = Exact<{
 
 export type ContextMessagesQuery = { session: { context: { messages: Array<{ role: string, content: string, kind: TurnItemKind, name: string, callID: string, arguments: string, json: string }> } } | null };
 
+export type AdapterModelCallsQueryVariables = Exact<{
+  id: string | number;
+  first: number;
+}>;
+
+
+export type AdapterModelCallsQuery = { session: { contextReceipts: { edges: Array<{ node: { turn: number, node: ContextNode, modelCalls: Array<{ model: string, inputTokens: number, outputTokens: number, latencyMs: number, cost: number, finishReason: string | null, error: string | null }> } | null } | null> | null } } | null };
+
 export type ContextQueryVariables = Exact<{
   sessionID: string | number;
   node: ContextNode;
@@ -2070,6 +2078,29 @@ export const ContextMessagesDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ContextMessagesQuery, ContextMessagesQueryVariables>;
+export const AdapterModelCallsDocument = new TypedDocumentString(`
+    query AdapterModelCalls($id: ID!, $first: Int!) {
+  session(id: $id) {
+    contextReceipts(first: $first, orderBy: [{field: CREATED_AT, direction: ASC}]) {
+      edges {
+        node {
+          turn
+          node
+          modelCalls {
+            model
+            inputTokens
+            outputTokens
+            latencyMs
+            cost
+            finishReason
+            error
+          }
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<AdapterModelCallsQuery, AdapterModelCallsQueryVariables>;
 export const ContextDocument = new TypedDocumentString(`
     query Context($sessionID: ID!, $node: ContextNode!, $options: ContextOptions) {
   session(id: $sessionID) {
