@@ -8,6 +8,12 @@ import { randomUUID } from 'node:crypto';
 
 import { Agent, run, setTracingDisabled, tool, Usage, type Model, type ModelResponse } from '@openai/agents-core';
 
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
+import { RunnableWithMessageHistory } from '@langchain/core/runnables';
+
+import { SessionGraphChatMessageHistory } from '../src/adapters/langchain.js';
 import { SessionGraphSession } from '../src/adapters/openai-agents.js';
 import { operations, SessionGraphClient, SessionGraphError } from '../src/index.js';
 import { client, openSession, url } from './helpers.js';
@@ -148,5 +154,64 @@ test("Agents SDK: each model call is recorded with the run's turn, its usage and
   assert.deepEqual(
     (await memory.getItems()).map((i) => (i as { role?: string; type?: string }).role ?? i.type),
     ['user', 'function_call', 'function_call_result', 'assistant', 'user', 'assistant'],
+  );
+});
+
+/** Stands in for a chat model: answers the next scripted message (with its usage) or throws. */
+class ScriptedChatModel extends BaseChatModel {
+  constructor(private readonly script: (AIMessage | Error)[]) {
+    super({});
+  }
+
+  _llmType(): string {
+    return 'scripted';
+  }
+
+  override invocationParams(): Record<string, unknown> {
+    return { model: 'scripted-1' };
+  }
+
+  async _generate(): Promise<ChatResult> {
+    const next = this.script.shift()!;
+    if (next instanceof Error) throw next;
+    return { generations: [{ text: next.text, message: next }] };
+  }
+}
+
+const aiAnswer = (text: string, input: number, output: number) =>
+  new AIMessage({
+    content: text,
+    usage_metadata: { input_tokens: input, output_tokens: output, total_tokens: input + output },
+    response_metadata: { model_name: 'scripted-1-2026', finish_reason: 'stop' },
+  });
+
+test("LangChain: a history's model-call handler records each chat model call with the turn of its messages; a call that throws in a failed turn", async () => {
+  const history = new SessionGraphChatMessageHistory(sg, await openSession(sg));
+  const handler = history.modelCallHandler({ price: (c) => (c.inputTokens + 4 * c.outputTokens) / 1e6 });
+  const model = new ScriptedChatModel([aiAnswer('Dal Tadka.', 40, 8), new Error('the model is overloaded'), aiAnswer('Soup it is.', 60, 4)]);
+  const chain = new RunnableWithMessageHistory({ runnable: model, getMessageHistory: async () => history });
+  const config = { configurable: { sessionId: history.sessionID }, callbacks: [handler] };
+
+  await chain.invoke('What can I cook?', config);
+  await assert.rejects(chain.invoke('And dessert?', config), /overloaded/);
+  // A direct call: the user's message first, then the model's answer.
+  await history.addUserMessage('Soup?');
+  await history.addMessage(await model.invoke(await history.getMessages(), { callbacks: [handler] }));
+
+  assert.deepEqual(await adapterCalls(history.sessionID), [
+    [1, 'MESSAGES', [['scripted-1-2026', 40, 8, 0.000072, 'stop', null]]],
+    [2, 'MESSAGES', [['scripted-1', 0, 0, 0, null, 'Error: the model is overloaded']]],
+    [3, 'MESSAGES', [['scripted-1-2026', 60, 4, 0.000076, 'stop', null]]],
+  ]);
+  const { session } = await sg.request(operations.ChatTurnsDocument, { id: history.sessionID, first: 10, after: null });
+  assert.deepEqual(session?.turns.edges?.map((e) => e?.node?.status), ['COMPLETED', 'FAILED', 'OPEN']);
+  assert.deepEqual(
+    (await history.getMessages()).map((m) => [m.getType(), m.text]),
+    [
+      ['human', 'What can I cook?'],
+      ['ai', 'Dal Tadka.'],
+      ['human', 'Soup?'],
+      ['ai', 'Soup it is.'],
+    ],
   );
 });

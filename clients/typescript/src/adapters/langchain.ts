@@ -1,6 +1,7 @@
 // LangChain chat message history (@langchain/core, an optional peer dependency): a sessiongraph
 // session as BaseListChatMessageHistory, every message kept as a turn's item. Import it from
 // '@sessiongraph/client/langchain'. docs/adapters.md says what it maps and what it cannot.
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import {
   AIMessage,
@@ -12,11 +13,16 @@ import {
   type BaseMessage,
   type StoredMessage,
 } from '@langchain/core/messages';
+import type { Serialized } from '@langchain/core/load/serializable';
+import type { ChatGeneration, LLMResult } from '@langchain/core/outputs';
 
 import type { SessionGraphClient } from '../client.js';
 import { SessionGraphError } from '../errors.js';
 import * as ops from '../generated/graphql.js';
 import { appendItems, historyTurns, type NewItem } from './items.js';
+import { PendingModelCalls, type ModelCallReport, type PriceFunction } from './modelcalls.js';
+
+export type { PriceFunction } from './modelcalls.js';
 
 /** The key of the item that carries LangChain's own form of the message (message.toDict()): its last item. */
 export const LANGCHAIN = 'langchain';
@@ -143,6 +149,21 @@ export class SessionGraphChatMessageHistory extends BaseListChatMessageHistory {
     readonly options?: ops.ContextOptions,
   ) {
     super();
+    this.calls = new PendingModelCalls(client, sessionID, options);
+  }
+
+  /** The model calls reported since messages were last added. */
+  private readonly calls: PendingModelCalls;
+
+  /**
+   * A callback handler (pass it in the chain's or model's callbacks) that records each chat model
+   * call against the session's MESSAGES build of the turn its messages are added to: the model's
+   * name, the tokens of its usage_metadata, the latency, the finish reason and the cost the price
+   * function answers (0 without one). A call that throws is recorded at once, failed, in a turn of
+   * its own (docs/adapters.md).
+   */
+  modelCallHandler(options: { price?: PriceFunction } = {}): BaseCallbackHandler {
+    return new ModelCallHandler(this.calls, options.price);
   }
 
   /** Every message added, oldest first (a failed turn's items left the history). */
@@ -178,10 +199,67 @@ export class SessionGraphChatMessageHistory extends BaseListChatMessageHistory {
       messageItems(m).map((item, i) => ({ json: JSON.stringify(item), beginsTurn: i === 0 && beginsTurn(m) })),
     );
     await appendItems(this.client, this.sessionID, items);
+    // The calls that produced these messages belong to the turn they are in now.
+    await this.calls.flush();
   }
 
   /** Removes every message (resetConversation: the turns and their items go; the session and its refs stay). */
   async clear(): Promise<void> {
     await this.client.resetConversation({ sessionID: this.sessionID });
+  }
+}
+
+/** Reports a chat model's calls (started, ended or failed) to a history's pending model calls. */
+class ModelCallHandler extends BaseCallbackHandler {
+  name = 'sessiongraph_model_calls';
+  private readonly started = new Map<string, { at: number; model: string }>();
+
+  constructor(
+    private readonly calls: PendingModelCalls,
+    private readonly price?: PriceFunction,
+  ) {
+    // Awaited, so that a failed call is recorded before its error reaches the caller.
+    super({ _awaitHandler: true });
+  }
+
+  private start(llm: Serialized, runId: string, extraParams?: Record<string, unknown>, metadata?: Record<string, unknown>): void {
+    const params = (extraParams?.invocation_params ?? {}) as { model?: string; model_name?: string };
+    const model = params.model ?? params.model_name ?? (metadata?.ls_model_name as string | undefined) ?? llm.id.at(-1) ?? 'unknown';
+    this.started.set(runId, { at: performance.now(), model });
+  }
+
+  private report(runId: string, usage: { input_tokens: number; output_tokens: number }, fields: { model?: string; finishReason?: string; error?: string }): ModelCallReport {
+    const started = this.started.get(runId);
+    this.started.delete(runId);
+    const call = { model: fields.model ?? started?.model ?? 'unknown', inputTokens: usage.input_tokens, outputTokens: usage.output_tokens };
+    return {
+      ...call,
+      cost: this.price ? this.price(call) : 0,
+      latencyMs: started ? performance.now() - started.at : 0,
+      ...(fields.finishReason ? { finishReason: fields.finishReason } : {}),
+      ...(fields.error ? { error: fields.error } : {}),
+    };
+  }
+
+  override handleChatModelStart(llm: Serialized, _messages: BaseMessage[][], runId: string, _parent?: string, extraParams?: Record<string, unknown>, _tags?: string[], metadata?: Record<string, unknown>): void {
+    this.start(llm, runId, extraParams, metadata);
+  }
+
+  override handleLLMStart(llm: Serialized, _prompts: string[], runId: string, _parent?: string, extraParams?: Record<string, unknown>, _tags?: string[], metadata?: Record<string, unknown>): void {
+    this.start(llm, runId, extraParams, metadata);
+  }
+
+  override handleLLMEnd(output: LLMResult, runId: string): void {
+    const generation = output.generations[0]?.[0] as ChatGeneration | undefined;
+    const message = generation?.message as AIMessage | undefined;
+    const tokenUsage = output.llmOutput?.tokenUsage as { promptTokens?: number; completionTokens?: number } | undefined;
+    const usage = message?.usage_metadata ?? { input_tokens: tokenUsage?.promptTokens ?? 0, output_tokens: tokenUsage?.completionTokens ?? 0 };
+    const meta = (message?.response_metadata ?? {}) as { model_name?: string; finish_reason?: string; stop_reason?: string };
+    const finishReason = (generation?.generationInfo?.finish_reason as string | undefined) ?? meta.finish_reason ?? meta.stop_reason;
+    this.calls.add(this.report(runId, usage, { model: meta.model_name, finishReason }));
+  }
+
+  override async handleLLMError(err: Error, runId: string): Promise<void> {
+    await this.calls.failRun(this.report(runId, { input_tokens: 0, output_tokens: 0 }, { error: `${err.name}: ${err.message}` }));
   }
 }
