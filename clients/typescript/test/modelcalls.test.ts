@@ -215,3 +215,28 @@ test("LangChain: a history's model-call handler records each chat model call wit
     ],
   );
 });
+
+test('Agents SDK: a streamed run records its call from the response_done event', async () => {
+  setTracingDisabled(true);
+  const memory = await SessionGraphSession.open(sg, 'acme', `stream-${randomUUID()}`);
+  const streaming: Model = {
+    getResponse: async () => {
+      throw new Error('this test streams');
+    },
+    async *getStreamedResponse() {
+      const done = answer('msg_s', 'Dal Tadka.', 70, 6);
+      yield { type: 'output_text_delta', delta: 'Dal Tadka.' };
+      yield { type: 'response_done', response: { id: 'resp_1', usage: { requests: 1, inputTokens: 70, outputTokens: 6, totalTokens: 76 }, output: done.output } };
+    },
+  } as Model;
+  const agent = new Agent({ name: 'cook', instructions: 'You plan dinners.', model: memory.recordModelCalls(streaming, { name: 'gpt-4o' }) });
+  const result = await run(agent, 'What can I cook?', { session: memory, stream: true });
+  for await (const _ of result.toTextStream()) void _;
+  await result.completed;
+  assert.equal(result.finalOutput, 'Dal Tadka.');
+  assert.deepEqual(await adapterCalls(memory.sessionID), [[1, 'MESSAGES', [['gpt-4o', 70, 6, 0, 'stop', null]]]]);
+  assert.deepEqual(
+    (await memory.getItems()).map((i) => (i as { role?: string }).role),
+    ['user', 'assistant'],
+  );
+});
