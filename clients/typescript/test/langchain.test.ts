@@ -3,13 +3,16 @@
 // answer, an error mid-turn, a long history, clear), compared after every step by what each
 // history answers and what the model received through RunnableWithMessageHistory.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 
+import type { AgentInputItem } from '@openai/agents-core';
 import { InMemoryChatMessageHistory, type BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { RunnableLambda, RunnableWithMessageHistory, type Runnable } from '@langchain/core/runnables';
 
 import { SessionGraphChatMessageHistory } from '../src/adapters/langchain.js';
+import { SessionGraphSession } from '../src/adapters/openai-agents.js';
 import { client, openSession } from './helpers.js';
 
 const sg = client();
@@ -137,4 +140,26 @@ test('LangChain: a history the Python client wrote reads back with its texts, id
   const ai = read[1] as AIMessage;
   assert.deepEqual([ai.tool_calls, ai.usage_metadata], [[{ name: 'pantry', args: { shelf: 'top' }, id: 'call_1', type: 'tool_call' }], { input_tokens: 3, output_tokens: 2, total_tokens: 5 }]);
   assert.equal((read[2] as ToolMessage).tool_call_id, 'call_1');
+});
+
+test("LangChain: a session another writer kept (a turn's own messages, the Agents SDK's items) reads back by role, call and output", async () => {
+  const id = await openSession(sg);
+  await sg.recordExchange({ sessionID: id, userMessage: 'What can I cook?', assistantMessage: 'Dal Tadka.' });
+  const agents = await SessionGraphSession.open(sg, 'acme', `lc-agents-${randomUUID()}`);
+  await agents.addItems([
+    { role: 'user', content: 'What is on the top shelf?' },
+    { type: 'function_call', callId: 'call_7', name: 'pantry', arguments: '{"shelf":"top"}', status: 'completed' },
+    { type: 'function_call_result', callId: 'call_7', name: 'pantry', status: 'completed', output: { type: 'text', text: 'rice' } },
+    { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Rice.' }] },
+    { type: 'reasoning', content: [] },
+  ] as AgentInputItem[]);
+  const exchange = await new SessionGraphChatMessageHistory(sg, id).getMessages();
+  assert.deepStrictEqual(exchange, [new HumanMessage('What can I cook?'), new AIMessage('Dal Tadka.')]);
+  const items = await new SessionGraphChatMessageHistory(sg, agents.sessionID).getMessages();
+  assert.deepStrictEqual(items, [
+    new HumanMessage('What is on the top shelf?'),
+    new AIMessage({ content: '', tool_calls: [{ id: 'call_7', name: 'pantry', args: { shelf: 'top' }, type: 'tool_call' }] }),
+    new ToolMessage({ content: 'rice', tool_call_id: 'call_7' }),
+    new AIMessage('Rice.'),
+  ]);
 });

@@ -80,8 +80,8 @@ interface ItemJSON {
   name?: string;
   arguments?: string;
   output?: unknown;
-  langchain?: StoredMessage;
-  langchain_part?: boolean;
+  [LANGCHAIN]?: StoredMessage;
+  [PART]?: boolean;
 }
 
 /** The text of an item's content: a string, or its parts' texts one a line (as the server reads it). */
@@ -100,8 +100,8 @@ function itemText(content: unknown): string {
  */
 export function itemMessage(json: string): BaseMessage | undefined {
   const it = JSON.parse(json) as ItemJSON;
-  if (it.langchain) return mapStoredMessageToChatMessage(it.langchain);
-  if (it.langchain_part) return undefined;
+  if (it[LANGCHAIN]) return mapStoredMessageToChatMessage(it[LANGCHAIN]);
+  if (it[PART]) return undefined;
   const type = it.type ?? 'message';
   const callID = it.call_id ?? it.callId ?? '';
   if (type === 'function_call') {
