@@ -1,7 +1,8 @@
 // A turn's items through the client, and the Agents SDK session adapter side by side with the
 // SDK's own MemorySession: the same scripted runs (a tool call and its output, two assistant
-// messages in one answer), system messages, getItems with a limit, popItem and clearSession,
-// compared item by item and by what the model received.
+// messages in one answer), system messages, getItems with a limit, popItem and clearSession; then
+// runs through errors (a model and tools that fail), limits past the history and pops after a
+// completed run; compared item by item and by what the model received.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
