@@ -65,7 +65,8 @@ async function scenario(history: BaseListChatMessageHistory): Promise<Record<str
   await step('a tool call');
   await chain.invoke([new ToolMessage({ content: 'top: red lentils, rice', tool_call_id: 'call_pantry', name: 'pantry' })], config);
   await step('its tool message and the answer');
-  await chain.invoke(new HumanMessage({ content: 'And dessert?', id: 'h-3', name: 'ann' }), config);
+  const photo = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+  await chain.invoke(new HumanMessage({ content: [{ type: 'text', text: 'And dessert?' }, photo], id: 'h-3', name: 'ann' }), config);
   await step('two AI messages in one answer');
   await assert.rejects(chain.invoke('And a drink?', config), /overloaded/);
   await step('the model failed mid-turn');
