@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 
 import { Agent, protocol, run, setTracingDisabled, Usage, type Model, type ModelRequest, type ModelResponse, type Session } from '@openai/agents-core';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
-import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 
 import { SessionGraphChatMessageHistory } from '../src/adapters/langchain.js';
 import { SessionGraphSession } from '../src/adapters/openai-agents.js';
@@ -78,39 +78,86 @@ test("Agents SDK: run() keeps the agent's memory in sessiongraph", async () => {
   protocol.AssistantMessageItem.parse(JSON.parse(items[1].json));
 });
 
-const pairs = (ms: BaseMessage[]) => ms.map((m) => [m.getType(), m.content]);
+const pairs = (ms: BaseMessage[]) => ms.map((m) => [m.getType(), m.text]);
 
-test('LangChain: the history is the MESSAGES build; messages write turns; clear resets', async () => {
-  const id = await openSession(sg);
-  const h = new SessionGraphChatMessageHistory(sg, id);
+test("LangChain: the messages are turns' items; getContextMessages is the MESSAGES build; clear removes them all", async () => {
+  const { session } = await sg.openSession({ tenant: 'acme', externalKey: `lc-${randomUUID()}`, systemPrompt: 'You plan dinners.' });
+  const h = new SessionGraphChatMessageHistory(sg, session.id);
   assert.ok(h instanceof BaseListChatMessageHistory);
   assert.deepEqual(await h.getMessages(), []);
-  await h.addMessages([new SystemMessage('You plan dinners.'), new HumanMessage('What can I cook?'), new AIMessage('Dal Tadka.')]);
+  const call = new AIMessage({ content: 'Let me look.', tool_calls: [{ id: 'call_1', name: 'pantry', args: { shelf: 'top' }, type: 'tool_call' }] });
+  const added = [
+    new SystemMessage('Vegetarian household.'),
+    new HumanMessage('What can I cook?'),
+    call,
+    new ToolMessage({ content: 'red lentils', tool_call_id: 'call_1' }),
+    new AIMessage('Dal Tadka.'),
+  ];
+  await h.addMessages(added);
   await h.addUserMessage('And dessert?');
-  assert.deepEqual((await turns(sg, id)).at(-1), [2, 'OPEN', 'And dessert?', '']);
-  await h.addAIMessage('Kheer.');
-  assert.deepEqual(pairs(await h.getMessages()), [
-    ['system', 'You plan dinners.'],
-    ['human', 'What can I cook?'],
-    ['ai', 'Dal Tadka.'],
-    ['human', 'And dessert?'],
-    ['ai', 'Kheer.'],
+  // A human message begins a turn; each message is an item the server reads, a tool call as a call.
+  assert.deepEqual(await turns(sg, session.id), [
+    [1, 'COMPLETED', '', ''],
+    [2, 'COMPLETED', '', ''],
+    [3, 'OPEN', '', ''],
   ]);
+  const items = await sg.turnItems(session.id, 2);
+  assert.deepEqual(
+    items.map((i) => [i.kind, i.role, i.content, i.name, i.callID]),
+    [
+      ['MESSAGE', 'user', 'What can I cook?', '', ''],
+      ['MESSAGE', 'assistant', 'Let me look.', '', ''],
+      ['FUNCTION_CALL', '', '', 'pantry', 'call_1'],
+      ['FUNCTION_CALL_OUTPUT', '', 'red lentils', '', 'call_1'],
+      ['MESSAGE', 'assistant', 'Dal Tadka.', '', ''],
+    ],
+  );
+  assert.deepStrictEqual(await h.getMessages(), [...added, new HumanMessage('And dessert?')]);
 
-  // Over the model limit, the history is the MESSAGES build's sliding window, as it is.
+  // The context window: the session's system prompt, then the items, each message as it was added.
+  assert.deepStrictEqual(await h.getContextMessages(), [new SystemMessage('You plan dinners.'), ...added, new HumanMessage('And dessert?')]);
   for (let i = 0; i < 3; i++) {
     await h.addMessages([new HumanMessage(`question ${i} ` + 'words '.repeat(40)), new AIMessage(`answer ${i} ` + 'more '.repeat(40))]);
   }
   const options = { modelLimit: 300, keepRecent: 2, strategy: 'SLIDING_WINDOW' as const, tokenizer: 'chars4' };
-  const cut = await new SessionGraphChatMessageHistory(sg, id, options).getMessages();
-  const build = await sg.context(id, 'MESSAGES', options);
-  const roles: Record<string, string> = { user: 'human', assistant: 'ai', system: 'system' };
-  assert.deepEqual(pairs(cut), build.messages.map((m) => [roles[m.role], m.content]));
+  const cut = await new SessionGraphChatMessageHistory(sg, session.id, options).getContextMessages();
+  const build = await sg.context(session.id, 'MESSAGES', options);
+  const types: Record<string, string> = { user: 'human', assistant: 'ai', system: 'system', tool: 'tool' };
+  assert.deepEqual(pairs(cut), build.messages.map((m) => [types[m.role], m.content]));
   assert.deepEqual(pairs(cut)[0], ['system', 'You plan dinners.']);
-  assert.ok(String(cut.at(-1)?.content).startsWith('answer 2'));
+  assert.equal(cut.at(-1)?.text, `answer 2 ${'more '.repeat(40)}`);
   assert.ok(cut.length < (await h.getMessages()).length);
 
   await h.clear();
-  assert.deepEqual(pairs(await h.getMessages()), [['system', 'You plan dinners.']]);
-  assert.deepEqual(await turns(sg, id), []);
+  assert.deepEqual(await h.getMessages(), []);
+  assert.deepEqual(await turns(sg, session.id), []);
+});
+
+test("LangChain: a window that cuts an AI message's text but keeps its tool call answers the message whole, then the call's output", async () => {
+  const id = await openSession(sg);
+  const h = new SessionGraphChatMessageHistory(sg, id, { modelLimit: 200, keepRecent: 1, strategy: 'SLIDING_WINDOW', tokenizer: 'chars4' });
+  await h.addMessages([
+    new HumanMessage('What is on the top shelf? ' + 'please '.repeat(60)),
+    new AIMessage({ content: 'Looking. ' + 'hmm '.repeat(200), tool_calls: [{ id: 'call_9', name: 'pantry', args: { shelf: 'top' }, type: 'tool_call' }] }),
+    new ToolMessage({ content: 'rice', tool_call_id: 'call_9' }),
+    new AIMessage('Rice.'),
+  ]);
+  const cut = await h.getContextMessages();
+  // The build cut the question and the message's text; its call (the message's last item) stays with its output.
+  const { session } = await sg.request(operations.ContextMessagesDocument, { sessionID: id, options: h.options });
+  assert.deepEqual(session?.context.messages.map((m) => [m.kind, m.role]), [
+    ['MESSAGE', 'system'],
+    ['FUNCTION_CALL', 'assistant'],
+    ['FUNCTION_CALL_OUTPUT', 'tool'],
+    ['MESSAGE', 'assistant'],
+  ]);
+  assert.deepEqual(
+    cut.map((m) => [m.getType(), m.text.slice(0, 13), (m as AIMessage).tool_calls?.map((c) => [c.id, c.name, c.args])]),
+    [
+      ['system', '[Note: 2 olde', undefined],
+      ['ai', 'Looking. hmm ', [['call_9', 'pantry', { shelf: 'top' }]]],
+      ['tool', 'rice', undefined],
+      ['ai', 'Rice.', []],
+    ],
+  );
 });

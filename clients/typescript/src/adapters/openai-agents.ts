@@ -1,22 +1,13 @@
 // Session memory for the OpenAI Agents SDK (@openai/agents-core, an optional peer dependency):
 // a sessiongraph session's turns as the SDK's Session interface. Import it from
 // '@sessiongraph/client/openai-agents'. docs/adapters.md says what it maps and what it cannot.
-import type { AgentInputItem, Session } from '@openai/agents-core';
+import type { AgentInputItem, Model, ModelRequest, ModelResponse, Session, StreamEvent } from '@openai/agents-core';
 
 import type { SessionGraphClient } from '../client.js';
-import { SessionGraphError } from '../errors.js';
-import * as ops from '../generated/graphql.js';
-import { POPPED } from './chat.js';
+import { appendItems, historyTurns, POPPED, recordAll } from './items.js';
+import { PendingModelCalls, type ModelCallReport, type PriceFunction } from './modelcalls.js';
 
-/** Turns per request when reading a whole history; items per recordItems call (the server's limit). */
-const PAGE = 100;
-const BATCH = 100;
-
-interface ItemTurn {
-  status: ops.TurnStatus;
-  /** Each item's JSON, as it was recorded. */
-  items: string[];
-}
+export type { PriceFunction } from './modelcalls.js';
 
 /** A user message (with or without its type) begins a turn. */
 export function beginsTurn(item: AgentInputItem): boolean {
@@ -35,7 +26,12 @@ export class SessionGraphSession implements Session {
     readonly client: SessionGraphClient,
     /** The sessiongraph session's id. */
     readonly sessionID: string,
-  ) {}
+  ) {
+    this.calls = new PendingModelCalls(client, sessionID);
+  }
+
+  /** The model calls made since the SDK last saved items. */
+  private readonly calls: PendingModelCalls;
 
   /** Opens (or reopens) the session of (tenant, externalKey). */
   static async open(client: SessionGraphClient, tenant: string, externalKey: string): Promise<SessionGraphSession> {
@@ -47,32 +43,11 @@ export class SessionGraphSession implements Session {
     return this.sessionID;
   }
 
-  /** Every turn but the failed ones (a failed turn's items left the history), oldest first. */
-  private async turns(): Promise<ItemTurn[]> {
-    const out: ItemTurn[] = [];
-    let after: string | null = null;
-    for (;;) {
-      const { session }: ops.ItemTurnsQuery = await this.client.request(ops.ItemTurnsDocument, { id: this.sessionID, first: PAGE, after });
-      if (!session) throw new SessionGraphError([{ message: `session ${this.sessionID} not found (or expired)`, extensions: { code: 'NOT_FOUND' } }]);
-      for (const e of session.turns.edges ?? []) {
-        if (e?.node && e.node.status !== 'FAILED') out.push({ status: e.node.status, items: e.node.items.map((i) => i.json) });
-      }
-      if (!session.turns.pageInfo.hasNextPage) return out;
-      after = session.turns.pageInfo.endCursor ?? null;
-    }
-  }
-
   /** Every item added, oldest first; with limit, the newest limit of them. */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = (await this.turns()).flatMap((t) => t.items.map((json) => JSON.parse(json) as AgentInputItem));
+    const items = (await historyTurns(this.client, this.sessionID)).flatMap((t) => t.items.map((json) => JSON.parse(json) as AgentInputItem));
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(-limit) : [];
-  }
-
-  private async record(items: string[]): Promise<void> {
-    for (let i = 0; i < items.length; i += BATCH) {
-      await this.client.recordItems({ sessionID: this.sessionID, items: items.slice(i, i + BATCH) });
-    }
   }
 
   /**
@@ -80,22 +55,20 @@ export class SessionGraphSession implements Session {
    * assistant's messages are its items) and begins the next. Each item is kept as JSON.stringify(item).
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
-    if (items.length === 0) return;
-    const { session } = await this.client.request(ops.LastTurnDocument, { id: this.sessionID });
-    let open = session?.turns.edges?.[0]?.node?.status === 'OPEN';
-    let batch: string[] = [];
-    for (const item of items) {
-      if (beginsTurn(item) || !open) {
-        await this.record(batch);
-        batch = [];
-        if (open) await this.client.endTurn({ sessionID: this.sessionID, assistantMessage: '' });
-        // The turn's own message stays empty: the item keeps the user's exact JSON.
-        await this.client.beginTurn({ sessionID: this.sessionID, userMessage: '' });
-        open = true;
-      }
-      batch.push(JSON.stringify(item));
-    }
-    await this.record(batch);
+    await appendItems(this.client, this.sessionID, items.map((item) => ({ json: JSON.stringify(item), beginsTurn: beginsTurn(item) })));
+    // The SDK saves a run's items once it completes: its model calls belong to the turn they are in now.
+    await this.calls.flush();
+  }
+
+  /**
+   * model, with each of its calls recorded (recordModelCall) against the session's MESSAGES build
+   * of the run's turn, once the SDK saved the run's items: the model name given, the tokens of the
+   * response's usage, the latency, the finish reason (tool_calls when it called a tool, length
+   * when a message is incomplete, else stop), and the cost the price function answers (0 without
+   * one). A call that throws is recorded at once, failed, in a turn of its own (docs/adapters.md).
+   */
+  recordModelCalls(model: Model, options: { name: string; price?: PriceFunction }): Model {
+    return new RecordedModel(model, options.name, this.calls, options.price);
   }
 
   /**
@@ -105,7 +78,7 @@ export class SessionGraphSession implements Session {
    * (clearSession starts over).
    */
   async popItem(): Promise<AgentInputItem | undefined> {
-    const last = (await this.turns()).filter((t) => t.items.length > 0).at(-1);
+    const last = (await historyTurns(this.client, this.sessionID)).filter((t) => t.items.length > 0).at(-1);
     if (!last) return undefined;
     if (last.status !== 'OPEN') {
       throw new Error(
@@ -115,7 +88,7 @@ export class SessionGraphSession implements Session {
     await this.client.failTurn({ sessionID: this.sessionID, reason: POPPED });
     if (last.items.length > 1) {
       await this.client.beginTurn({ sessionID: this.sessionID, userMessage: '' });
-      await this.record(last.items.slice(0, -1));
+      await recordAll(this.client, this.sessionID, last.items.slice(0, -1));
     }
     return JSON.parse(last.items.at(-1)!) as AgentInputItem;
   }
@@ -123,5 +96,59 @@ export class SessionGraphSession implements Session {
   /** Clears the conversation (resetConversation): the turns and their items go; the session, its refs and its system prompt stay. */
   async clearSession(): Promise<void> {
     await this.client.resetConversation({ sessionID: this.sessionID });
+  }
+}
+
+/** Why a response stopped, from its output: the Responses API's items carry no finish reason. */
+function finishReason(output: ModelResponse['output']): string {
+  if (output.some((i) => i.type === 'function_call' || i.type === 'hosted_tool_call' || i.type === 'computer_call')) return 'tool_calls';
+  if (output.some((i) => i.type === 'message' && (i as { status?: string }).status === 'incomplete')) return 'length';
+  return 'stop';
+}
+
+/** A Model whose calls are reported to a session's pending model calls. */
+class RecordedModel implements Model {
+  constructor(
+    private readonly inner: Model,
+    private readonly name: string,
+    private readonly calls: PendingModelCalls,
+    private readonly price?: PriceFunction,
+  ) {}
+
+  private report(started: number, usage: { inputTokens: number; outputTokens: number }, output: ModelResponse['output'] | null, err?: unknown): ModelCallReport {
+    const call = { model: this.name, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+    return {
+      ...call,
+      cost: this.price ? this.price(call) : 0,
+      latencyMs: performance.now() - started,
+      ...(output ? { finishReason: finishReason(output) } : {}),
+      ...(err !== undefined ? { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) } : {}),
+    };
+  }
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    const started = performance.now();
+    let response: ModelResponse;
+    try {
+      response = await this.inner.getResponse(request);
+    } catch (err) {
+      await this.calls.failRun(this.report(started, { inputTokens: 0, outputTokens: 0 }, null, err));
+      throw err;
+    }
+    this.calls.add(this.report(started, response.usage, response.output));
+    return response;
+  }
+
+  async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
+    const started = performance.now();
+    try {
+      for await (const event of this.inner.getStreamedResponse(request)) {
+        if (event.type === 'response_done') this.calls.add(this.report(started, event.response.usage, event.response.output as ModelResponse['output']));
+        yield event;
+      }
+    } catch (err) {
+      await this.calls.failRun(this.report(started, { inputTokens: 0, outputTokens: 0 }, null, err));
+      throw err;
+    }
   }
 }

@@ -1460,6 +1460,22 @@ export type ItemTurnsQueryVariables = Exact<{
 
 export type ItemTurnsQuery = { session: { turns: { edges: Array<{ node: { number: number, status: TurnStatus, items: Array<{ json: string }> } | null } | null> | null, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
+export type ContextMessagesQueryVariables = Exact<{
+  sessionID: string | number;
+  options?: ContextOptions | null | undefined;
+}>;
+
+
+export type ContextMessagesQuery = { session: { context: { messages: Array<{ role: string, content: string, kind: TurnItemKind, name: string, callID: string, arguments: string, json: string }> } } | null };
+
+export type AdapterModelCallsQueryVariables = Exact<{
+  id: string | number;
+  first: number;
+}>;
+
+
+export type AdapterModelCallsQuery = { session: { contextReceipts: { edges: Array<{ node: { turn: number, node: ContextNode, modelCalls: Array<{ model: string, inputTokens: number, outputTokens: number, latencyMs: number, cost: number, finishReason: string | null, error: string | null }> } | null } | null> | null } } | null };
+
 export type ContextQueryVariables = Exact<{
   sessionID: string | number;
   node: ContextNode;
@@ -2045,6 +2061,46 @@ export const ItemTurnsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ItemTurnsQuery, ItemTurnsQueryVariables>;
+export const ContextMessagesDocument = new TypedDocumentString(`
+    query ContextMessages($sessionID: ID!, $options: ContextOptions) {
+  session(id: $sessionID) {
+    context(node: MESSAGES, options: $options) {
+      messages {
+        role
+        content
+        kind
+        name
+        callID
+        arguments
+        json
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ContextMessagesQuery, ContextMessagesQueryVariables>;
+export const AdapterModelCallsDocument = new TypedDocumentString(`
+    query AdapterModelCalls($id: ID!, $first: Int!) {
+  session(id: $id) {
+    contextReceipts(first: $first, orderBy: [{field: CREATED_AT, direction: ASC}]) {
+      edges {
+        node {
+          turn
+          node
+          modelCalls {
+            model
+            inputTokens
+            outputTokens
+            latencyMs
+            cost
+            finishReason
+            error
+          }
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<AdapterModelCallsQuery, AdapterModelCallsQueryVariables>;
 export const ContextDocument = new TypedDocumentString(`
     query Context($sessionID: ID!, $node: ContextNode!, $options: ContextOptions) {
   session(id: $sessionID) {
