@@ -6,6 +6,7 @@
 import { describe, gql } from './api.js';
 import { empty, errorBox, focusHref, focusOn, h, keepOpen, loading, num, replace, when } from './dom.js';
 import { factInput, whereHeld } from './facts.js';
+import { diffFields, diffQuery, diffView } from './receiptdiff.js';
 
 /** receiptHeadFields is what the chart shows of a build: all but its text,
  * which is read when its prompt is opened (textQuery). */
@@ -28,8 +29,6 @@ const previousQuery = `query PreviousBuild($id: ID!, $node: ContextNode!, $turn:
   contextReceipts(last: 1, where: {node: $node, or: [{turnLT: $turn}, {turn: $turn, createdAtLT: $at}]}, orderBy: [{field: TURN}, {field: CREATED_AT}]) {
     edges { node { ${receiptHeadFields} } } } } } }`;
 
-const diffFields = `textCompared tiers { tier entered left } sections { name before after delta } lines { change text }`;
-const diffQuery = `query ReceiptDiff($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) { ${diffFields} } }`;
 
 // Sections keep one colour each across every bar of the chart.
 const palette = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
@@ -84,33 +83,6 @@ function receiptRow(r, colour, scale, prompt, fact, traceLink) {
         r.truncatedTurns ? ` · ${num(r.truncatedTurns)} older turns left out` : ''),
       r.notes.length ? h('ul', { class: 'notes' }, r.notes.map((n) => h('li', {}, n))) : null,
       pre));
-}
-
-function tierChanges(tiers) {
-  return h('dl', { class: 'tiers', id: 'receipt-diff-tiers' }, tiers.map((t) => [
-    h('dt', {}, t.tier),
-    h('dd', { dataset: { tier: t.tier } },
-      t.entered.length || t.left.length
-        ? [t.entered.map((r) => h('code', { class: 'tier-ref diff-add', dataset: { entered: r } }, `+${r}`)),
-          t.left.map((r) => h('code', { class: 'tier-ref diff-del', dataset: { left: r } }, `−${r}`))]
-        : h('span', { class: 'hint' }, 'no change')),
-  ]));
-}
-
-function sectionChanges(sections) {
-  const cell = (v) => (v == null ? '—' : num(v));
-  return h('table', { class: 'diff-sections', id: 'receipt-diff-sections' },
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Section'), h('th', { scope: 'col' }, 'Before'), h('th', { scope: 'col' }, 'After'), h('th', { scope: 'col' }, 'Change'))),
-    h('tbody', {}, sections.map((s) => h('tr', { dataset: { section: s.name } },
-      h('th', { scope: 'row' }, s.name), h('td', {}, cell(s.before)), h('td', {}, cell(s.after)),
-      h('td', { class: s.delta > 0 ? 'diff-add' : s.delta < 0 ? 'diff-del' : '' }, s.delta > 0 ? `+${num(s.delta)}` : num(s.delta))))));
-}
-
-function lineChanges(d) {
-  if (!d.textCompared) return h('p', { class: 'hint' }, 'The texts were not compared: a receipt kept only its SHA-256.');
-  if (!d.lines.length) return h('p', { class: 'hint' }, 'The texts are the same.');
-  return h('pre', { class: 'prompt diff-lines', id: 'receipt-diff-lines', tabindex: '0' },
-    d.lines.map((l) => h('span', { class: l.change === 'ADDED' ? 'diff-add' : 'diff-del' }, `${l.change === 'ADDED' ? '+' : '−'} ${l.text}\n`)));
 }
 
 const factQuery = `query FactTrace($id: ID!, $fact: FactInput!, $nodes: [ContextNode!]) { node(id: $id) { ... on Session {
@@ -393,12 +365,7 @@ export function receiptsPanel(sessionID, hooks) {
   }
 
   function showDiff(d) {
-    replace(diff,
-      h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
-      // Its own scroll box, which the keyboard can reach and scroll: a
-      // section's name does not wrap on a phone.
-      h('h3', {}, 'Sections'), h('div', { class: 'scroll-box', tabindex: '0', role: 'region', 'aria-label': 'Sections before and after' }, sectionChanges(d.sections)),
-      h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
+    replace(diff, ...diffView(d));
   }
 
   return {
