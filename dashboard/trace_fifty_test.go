@@ -197,8 +197,11 @@ func TestDashboardTraceOfAFiftyTurnSession(t *testing.T) {
 	b.waitFor("turn 51 shown live", `document.querySelector("#turn-51 .trace-totals") !== null`)
 	b.click("open turn 51's trace", "#turn-51 details.trace summary")
 	b.waitFor("its first event", `[...document.querySelectorAll("#turn-51 .trace-events tbody tr")].map(r => r.dataset.kind).join() === "turn.began"`)
+	b.click("unfold its payload", `#turn-51 .trace-events tr[data-kind="turn.began"] details summary`)
+	b.waitFor("the payload's tree", `document.querySelector('#turn-51 .trace-events tr[data-kind="turn.began"] details[open] .json-view') !== null`)
 	r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Kheer"})
-	b.waitFor("the read joins it", `[...document.querySelectorAll("#turn-51 .trace-events tbody tr")].map(r => r.dataset.kind).join() === "turn.began,refs.read"`)
+	b.waitFor("the read joins it, the payload still unfolded", `[...document.querySelectorAll("#turn-51 .trace-events tbody tr")].map(r => r.dataset.kind).join() === "turn.began,refs.read" && `+
+		`document.querySelector('#turn-51 .trace-events tr[data-kind="turn.began"] details[open] .json-view') !== null`)
 	r.recordContext("THINK")
 	r.modelCall("THINK", "gpt-4o", 500, 0.002, "")
 	r.end("Kheer.", nil)
@@ -241,6 +244,8 @@ func TestDashboardTraceOfAFiftyTurnSession(t *testing.T) {
 		require.Greater(t, w, 100.0, "a build's bar is drawn")
 	}
 	b.requireAccessible("a turn's trace on a phone")
+	b.run("the system's dark setting", emulateScheme("dark"))
+	b.requireAccessible("a turn's trace on a phone, dark")
 	require.Empty(t, b.pageErrors(), "the page logged no error")
 }
 

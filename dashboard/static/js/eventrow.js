@@ -22,6 +22,7 @@ function payloadCell(ev, say) {
   const text = payloadText(ev.payload);
   if (!text) return h('span', { class: 'hint' }, '—');
   const details = h('details', {
+    dataset: { key: `payload-${ev.sequence}` }, // a trace redrawn by a live event reopens it (keepOpen)
     ontoggle: () => {
       if (details.open && !details.querySelector('.json-view')) details.append(jsonView(ev.payload, `event ${ev.sequence}'s payload`, say));
     },

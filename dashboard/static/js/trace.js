@@ -9,7 +9,7 @@
 
 import { describe, gql } from './api.js';
 import { bar } from './context.js';
-import { badge, empty, errorBox, focusHref, focusOn, h, num, replace } from './dom.js';
+import { badge, empty, errorBox, focusHref, focusOn, h, keepOpen, num, replace } from './dom.js';
 import { eventFields, eventRow } from './eventrow.js';
 
 /** totalsFields is what the timeline reads of each turn's model calls. */
@@ -204,7 +204,7 @@ export function turnTraces(sessionID, hooks) {
     const body = bodies.get(n);
     const got = read.get(n);
     if (!body || !got) return;
-    replace(body, ...traceBody(n, got, sessionID, hooks));
+    keepOpen(body, ...traceBody(n, got, sessionID, hooks)); // a payload unfolded stays so when a live event redraws it
     if (marked && marked.turn === n) markBuild(body);
   }
 
