@@ -222,6 +222,11 @@ func TestDashboardTraceOfAFiftyTurnSession(t *testing.T) {
 		{"the diff of turn 1's and turn 2's THINK builds", "?diff=" + think1.ID + "," + think2.ID,
 			`[...document.querySelectorAll("#receipt-diff-tiers [data-entered]")].map(e => e.dataset.entered).includes("recipe_2") && ` +
 				fmt.Sprintf(`document.querySelector("#receipt-from").value === %q && document.querySelector("#receipt-to").value === %q`, think1.ID, think2.ID)},
+		// Addresses that name nothing of this session say so, where the build or diff would show.
+		{"a build of no session", "?build=" + uuid.NewString(), textOf("#receipt-diff [role=alert]") + ` === "No build of this session has this id."`},
+		{"a build that is no id", "?build=recipe_1", `/^Could not read the build: .*\(INVALID_ID\)$/.test(` + textOf("#receipt-diff [role=alert] p") + `)`},
+		{"a diff of two nodes' builds", "?diff=" + think1.ID + "," + reply7.ID,
+			textOf("#receipt-diff [role=alert]") + ` === "The linked diff does not name two builds of one node of this session."`},
 	} {
 		b.run("open the address of "+c.what, chromedp.Navigate("about:blank"), chromedp.Navigate(s.URL+"/#/sessions/"+r.id+c.query))
 		b.waitFor(c.what+", shown", c.shown)

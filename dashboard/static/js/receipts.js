@@ -29,7 +29,6 @@ const previousQuery = `query PreviousBuild($id: ID!, $node: ContextNode!, $turn:
   contextReceipts(last: 1, where: {node: $node, or: [{turnLT: $turn}, {turn: $turn, createdAtLT: $at}]}, orderBy: [{field: TURN}, {field: CREATED_AT}]) {
     edges { node { ${receiptHeadFields} } } } } } }`;
 
-
 // Sections keep one colour each across every bar of the chart.
 const palette = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
@@ -186,6 +185,7 @@ export function receiptsPanel(sessionID, hooks) {
     node = r.node;
     render();
     const row = chart.querySelector(`.receipt[data-receipt="${CSS.escape(id)}"]`);
+    if (!row) return;
     chart.querySelectorAll('.receipt.linked').forEach((x) => x.classList.remove('linked'));
     row.classList.add('linked');
     row.querySelector('details').open = true;
@@ -342,11 +342,11 @@ export function receiptsPanel(sessionID, hooks) {
     try {
       await ensure([from, to]);
     } catch (err) {
-      replace(diff, errorBox(`Could not read the linked builds: ${describe(err)}`));
+      replace(diff, errorBox(`Could not read the builds of the linked diff: ${describe(err)}`));
       return;
     }
     const a = receipts.find((r) => r.id === from), b = receipts.find((r) => r.id === to);
-    if (!a || !b || a.node !== b.node) { replace(diff, errorBox('The link names two builds of one node of this session; it does not.')); return; }
+    if (!a || !b || a.node !== b.node) { replace(diff, errorBox('The linked diff does not name two builds of one node of this session.')); return; }
     compareBuilds(from, to);
   }
 
