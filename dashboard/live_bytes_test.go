@@ -173,21 +173,25 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 	measure("a turn begun", func() { r.begin("Question 51: and a dessert with the milk?") },
 		textOf("#session-turn")+` === "51" && `+textOf(`#turns .turn[data-turn="51"] .badge`)+` === "OPEN" && `+
 			`document.querySelectorAll("#turns .turn").length === 50`)
+	// From here on the new turn's trace is open: its events join it as they
+	// come, and its items, builds, calls and end read it again.
+	b.run("open turn 51's trace", chromedp.Evaluate(`document.querySelector("#turn-51 details.trace").open = true`, nil))
+	b.waitFor("its user message and first event", `document.querySelectorAll("#turn-51 .items > li").length === 1 && `+
+		`[...document.querySelectorAll("#turn-51 .trace-events tbody tr")].map(r => r.dataset.kind).join() === "turn.began"`)
+	b.waitFor("the page idle", `window.fetchesInFlight === 0`)
+	require.Eventually(t, tr.idle, waitDeadline, 50*time.Millisecond, "the trace's request finished")
+	trace, _ := tr.reset()
+	t.Logf("opening a turn's trace: %d bytes", trace)
 	measure("a record read", func() { r.read("recipes", map[string]any{"id": uuid.NewString(), "name": "Kheer"}) },
-		textOf(`#refs tr[data-ref="recipe_51"] td:nth-child(3)`)+` === "Kheer"`)
+		textOf(`#refs tr[data-ref="recipe_51"] td:nth-child(3)`)+` === "Kheer" && `+
+			`document.querySelector('#turn-51 .trace-events tr[data-kind="refs.read"]') !== null`)
 	measure("a ref retained", func() { r.retain("recipe_3", "the user's favourite") },
 		textOf(`#refs tr[data-ref="recipe_3"] .tier`)+`.endsWith("kept: the user's favourite")`)
 	measure("a build recorded", func() { r.recordContext("THINK") },
 		`document.querySelector('#receipt-chart .receipt[data-turn="51"]') !== null`)
 	measure("a model call recorded", func() { r.modelCall("THINK", "gpt-4o", 800, 0.01, "") },
-		textOf(`#turn-51 .trace-totals`)+` === "1 item · 1 model call · 800 ms · $0.01"`)
-	// With the turn's trace open, its items recorded read the trace again.
-	b.run("open turn 51's trace", chromedp.Evaluate(`document.querySelector("#turn-51 details.trace").open = true`, nil))
-	b.waitFor("its build and call", `document.querySelectorAll("#turn-51 table.calls tbody tr").length === 1`)
-	b.waitFor("the page idle", `window.fetchesInFlight === 0`)
-	require.Eventually(t, tr.idle, waitDeadline, 50*time.Millisecond, "the trace's request finished")
-	trace, _ := tr.reset()
-	t.Logf("opening a turn's trace: %d bytes", trace)
+		textOf(`#turn-51 .trace-totals`)+` === "1 item · 1 model call · 800 ms · $0.01" && `+
+			`document.querySelectorAll("#turn-51 table.calls tbody tr").length === 1`)
 	measure("a tool call and its output recorded, the turn's trace open", func() {
 		r.items(`{"type":"function_call","call_id":"c1","name":"find_recipe","arguments":"{\"q\":\"kheer\"}"}`,
 			`{"type":"function_call_output","call_id":"c1","output":"recipe_51"}`)
@@ -195,7 +199,8 @@ func TestDashboardLiveEventsCostLittle(t *testing.T) {
 	measure("an artifact generated", func() { r.generate("task", map[string]any{"title": "Buy cardamom"}) },
 		textOf(`#artifacts [data-ref="gen_task_1"] h3`)+` === "gen_task_1 Buy cardamom PENDING"`)
 	measure("the turn ended", func() { r.end("Kheer: rice simmered in milk with cardamom.", nil) },
-		textOf(`#turns .turn[data-turn="51"] .badge`)+` === "COMPLETED"`)
+		textOf(`#turns .turn[data-turn="51"] .badge`)+` === "COMPLETED" && `+
+			`document.querySelector('#turn-51 .trace-events tbody tr:last-child')?.dataset.kind === "turn.ended"`)
 
 	// The timeline holds the newest page, as a load shows it: turn 1 gave
 	// way to turn 51, and is a click away.

@@ -104,7 +104,7 @@ func TestDashboardTurnTrace(t *testing.T) {
 				/It is 18°C and sunny in Paris/.test(items[3].textContent); })()`)
 	b.waitFor("its THINK build and the call it fed",
 		`(() => { const rows = [...document.querySelectorAll("#turn-1 table.calls tbody tr")];
-			return rows.length === 1 && rows[0].cells[0].textContent === "THINK" && rows[0].cells[2].textContent === "gpt-4o" &&
+			return rows.length === 1 && rows[0].cells[0].querySelector("code").textContent === "THINK" && rows[0].cells[2].textContent === "gpt-4o" &&
 				rows[0].cells[3].textContent === "1,200 / 80" && rows[0].cells[4].textContent === "900 ms" &&
 				rows[0].cells[5].textContent === "$0.0123" && rows[0].cells[6].textContent === "stop"; })()`)
 

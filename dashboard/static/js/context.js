@@ -38,7 +38,7 @@ function percent(part, whole) {
  * rather than as a sliver of the budget; marker, when given, draws the
  * budget's place on the same scale. The text beside it says it in words.
  */
-function bar(tokens, scale, { over = false, marker = null } = {}) {
+export function bar(tokens, scale, { over = false, marker = null } = {}) {
   const width = Math.min(100, percent(tokens, scale));
   return h('span', { class: `bar${over ? ' over' : ''}`, 'aria-hidden': 'true' },
     h('span', { style: `width: ${width}%` }),

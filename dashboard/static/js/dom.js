@@ -211,3 +211,21 @@ export function keepOpen(el, ...children) {
   for (const d of el.querySelectorAll('details[data-key]')) if (open.has(d.dataset.key)) d.open = true;
   return el;
 }
+
+/**
+ * focusHref is the address of a session's page with one thing in focus: a
+ * turn ({turn: N}), a build ({build: id}) or a diff ({diff: 'from,to'}).
+ * The others go; the rest (node, fact) stays.
+ */
+export function focusHref(sessionID, focus) {
+  const params = new URLSearchParams(location.hash.split('?')[1] || '');
+  for (const k of ['turn', 'build', 'diff']) params.delete(k);
+  for (const [k, v] of Object.entries(focus)) params.set(k, String(v));
+  const query = params.toString();
+  return `#/sessions/${sessionID}${query ? `?${query}` : ''}`;
+}
+
+/** focusOn names a focus in the address without a hashchange, so the view is not rebuilt. */
+export function focusOn(sessionID, focus) {
+  if (location.hash.startsWith(`#/sessions/${sessionID}`)) history.replaceState(history.state, '', focusHref(sessionID, focus));
+}

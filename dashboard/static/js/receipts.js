@@ -4,8 +4,9 @@
 // tier, sections that grew or shrank, lines added and removed.
 
 import { describe, gql } from './api.js';
-import { empty, errorBox, h, keepOpen, loading, num, replace, when } from './dom.js';
+import { empty, errorBox, focusHref, focusOn, h, keepOpen, loading, num, replace, when } from './dom.js';
 import { factInput, whereHeld } from './facts.js';
+import { diffFields, diffQuery, diffView } from './receiptdiff.js';
 
 /** receiptHeadFields is what the chart shows of a build: all but its text,
  * which is read when its prompt is opened (textQuery). */
@@ -20,8 +21,13 @@ export const receiptConnection = `totalCount pageInfo { hasPreviousPage startCur
 const olderQuery = `query OlderReceipts($id: ID!, $before: Cursor) { node(id: $id) { ... on Session {
   contextReceipts(last: ${receiptPage}, before: $before, orderBy: [{field: TURN}, {field: CREATED_AT}]) { ${receiptConnection} } } } }`;
 
-const diffFields = `textCompared tiers { tier entered left } sections { name before after delta } lines { change text }`;
-const diffQuery = `query ReceiptDiff($from: ID!, $to: ID!) { contextReceiptDiff(from: $from, to: $to) { ${diffFields} } }`;
+// The builds a link or a trace names that the pages loaded do not hold.
+const byIdQuery = `query ReceiptsByID($id: ID!, $ids: [ID!]) { node(id: $id) { ... on Session {
+  contextReceipts(first: 10, where: {idIn: $ids}, orderBy: [{field: TURN}, {field: CREATED_AT}]) { edges { node { ${receiptHeadFields} } } } } } }`;
+// The build of a node before one: in an earlier turn, or earlier in the same turn.
+const previousQuery = `query PreviousBuild($id: ID!, $node: ContextNode!, $turn: Int!, $at: Time!) { node(id: $id) { ... on Session {
+  contextReceipts(last: 1, where: {node: $node, or: [{turnLT: $turn}, {turn: $turn, createdAtLT: $at}]}, orderBy: [{field: TURN}, {field: CREATED_AT}]) {
+    edges { node { ${receiptHeadFields} } } } } } }`;
 
 // Sections keep one colour each across every bar of the chart.
 const palette = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
@@ -59,8 +65,9 @@ function sectionTrend(builds, names) {
       shown.map((r) => { const n = tokens(r, name); return h('td', {}, n == null ? '—' : num(n)); }))))));
 }
 
-/** receiptRow is one build's bar and its prompt, whose text prompt() fills when it is opened. */
-function receiptRow(r, colour, scale, prompt, fact) {
+/** receiptRow is one build's bar, a link to its turn's trace, and its
+ * prompt, whose text prompt() fills when it is opened. */
+function receiptRow(r, colour, scale, prompt, fact, traceLink) {
   const pre = h('pre', { class: 'prompt', tabindex: '0' });
   const state = fact && fact.has(r.id) ? heldState(fact.get(r.id)) : null;
   return h('li', { class: 'receipt', dataset: { receipt: r.id, turn: r.turn, fact: state ? state[0] : null } },
@@ -68,40 +75,13 @@ function receiptRow(r, colour, scale, prompt, fact) {
       h('span', { class: 'ctx-name' }, label(r),
         state ? h('span', { class: `fact-mark fact-${state[0]}`, title: `The fact followed: ${state[0]}` }, ` ${state[1]}`) : null),
       stacked(r, colour, scale),
-      h('span', { class: 'ctx-count' }, `${num(r.tokenCount)} / ${num(r.budget)} tokens`)),
+      h('span', { class: 'ctx-count' }, `${num(r.tokenCount)} / ${num(r.budget)} tokens · `, traceLink(r))),
     h('details', { dataset: { key: `receipt-${r.id}` }, ontoggle: (ev) => { if (ev.target.open) prompt(r, pre); } },
       h('summary', {}, `The ${r.node} prompt as sent at turn ${r.turn} · `, when(r.createdAt)),
       h('p', { class: 'hint' }, `${r.tokenizer} · SHA-256 `, h('code', {}, r.textSha256.slice(0, 16)), '…',
         r.truncatedTurns ? ` · ${num(r.truncatedTurns)} older turns left out` : ''),
       r.notes.length ? h('ul', { class: 'notes' }, r.notes.map((n) => h('li', {}, n))) : null,
       pre));
-}
-
-function tierChanges(tiers) {
-  return h('dl', { class: 'tiers', id: 'receipt-diff-tiers' }, tiers.map((t) => [
-    h('dt', {}, t.tier),
-    h('dd', { dataset: { tier: t.tier } },
-      t.entered.length || t.left.length
-        ? [t.entered.map((r) => h('code', { class: 'tier-ref diff-add', dataset: { entered: r } }, `+${r}`)),
-          t.left.map((r) => h('code', { class: 'tier-ref diff-del', dataset: { left: r } }, `−${r}`))]
-        : h('span', { class: 'hint' }, 'no change')),
-  ]));
-}
-
-function sectionChanges(sections) {
-  const cell = (v) => (v == null ? '—' : num(v));
-  return h('table', { class: 'diff-sections', id: 'receipt-diff-sections' },
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Section'), h('th', { scope: 'col' }, 'Before'), h('th', { scope: 'col' }, 'After'), h('th', { scope: 'col' }, 'Change'))),
-    h('tbody', {}, sections.map((s) => h('tr', { dataset: { section: s.name } },
-      h('th', { scope: 'row' }, s.name), h('td', {}, cell(s.before)), h('td', {}, cell(s.after)),
-      h('td', { class: s.delta > 0 ? 'diff-add' : s.delta < 0 ? 'diff-del' : '' }, s.delta > 0 ? `+${num(s.delta)}` : num(s.delta))))));
-}
-
-function lineChanges(d) {
-  if (!d.textCompared) return h('p', { class: 'hint' }, 'The texts were not compared: a receipt kept only its SHA-256.');
-  if (!d.lines.length) return h('p', { class: 'hint' }, 'The texts are the same.');
-  return h('pre', { class: 'prompt diff-lines', id: 'receipt-diff-lines', tabindex: '0' },
-    d.lines.map((l) => h('span', { class: l.change === 'ADDED' ? 'diff-add' : 'diff-del' }, `${l.change === 'ADDED' ? '+' : '−'} ${l.text}\n`)));
 }
 
 const factQuery = `query FactTrace($id: ID!, $fact: FactInput!, $nodes: [ContextNode!]) { node(id: $id) { ... on Session {
@@ -123,8 +103,9 @@ function factMarks(trace) {
 
 /** receiptsPanel shows a session's recorded builds, compares two of one
  * node, and follows a fact through them: which turns' prompts held it and
- * the diff of the build that lost it. */
-export function receiptsPanel(sessionID) {
+ * the diff of the build that lost it. hooks.openTurn(n, receiptID) shows a
+ * build's turn with its trace open. */
+export function receiptsPanel(sessionID, hooks) {
   let receipts = [];
   let node = '';
   let generation = 0;
@@ -170,6 +151,74 @@ export function receiptsPanel(sessionID) {
     }
   }
 
+  /** traceLink is a build's link to its turn's trace, the build marked there. */
+  function traceLink(r) {
+    return h('a', {
+      href: focusHref(sessionID, { turn: r.turn }), class: 'receipt-trace', 'aria-label': `Turn ${r.turn}'s trace, at this ${r.node} build`,
+      onclick: (ev) => { ev.preventDefault(); hooks.openTurn(r.turn, r.id); },
+    }, 'trace');
+  }
+
+  /** merge takes builds in, in their place, once each. */
+  function merge(nodes) {
+    const order = (a, b) => a.turn - b.turn || a.createdAt.localeCompare(b.createdAt);
+    receipts = [...receipts.filter((r) => !nodes.some((n) => n.id === r.id)), ...nodes].sort(order);
+  }
+
+  /** ensure loads the builds of ids that no page loaded: a link's or a trace's may be older. */
+  async function ensure(ids) {
+    const missing = ids.filter((id) => !receipts.some((r) => r.id === id));
+    if (!missing.length) return;
+    merge((await gql(byIdQuery, { id: sessionID, ids: missing })).node.contextReceipts.edges.map((e) => e.node));
+  }
+
+  /** openBuild shows a build's row with its prompt open, loading it if no page did. */
+  async function openBuild(id) {
+    try {
+      await ensure([id]);
+    } catch (err) {
+      replace(diff, errorBox(`Could not read the build: ${describe(err)}`, () => openBuild(id)));
+      return;
+    }
+    const r = receipts.find((x) => x.id === id);
+    if (!r) { replace(diff, errorBox('No build of this session has this id.')); return; }
+    node = r.node;
+    render();
+    const row = chart.querySelector(`.receipt[data-receipt="${CSS.escape(id)}"]`);
+    if (!row) return;
+    chart.querySelectorAll('.receipt.linked').forEach((x) => x.classList.remove('linked'));
+    row.classList.add('linked');
+    row.querySelector('details').open = true;
+    row.scrollIntoView({ block: 'start' });
+  }
+
+  /** diffBefore compares a build with its node's build before it, at any depth. */
+  async function diffBefore(r) {
+    replace(diff, loading('the build before'));
+    diff.scrollIntoView({ block: 'start' });
+    let before;
+    try {
+      [before] = (await gql(previousQuery, { id: sessionID, node: r.node, turn: r.turn, at: r.createdAt })).node.contextReceipts.edges.map((e) => e.node);
+      await ensure([r.id]);
+    } catch (err) {
+      replace(diff, errorBox(`Could not read the build before: ${describe(err)}`, () => diffBefore(r)));
+      return;
+    }
+    if (!before) { replace(diff, h('p', { class: 'hint', id: 'receipt-diff-none' }, `Turn ${r.turn}'s ${r.node} build is the node's first: there is nothing to compare it with.`)); return; }
+    merge([before]);
+    await compareBuilds(before.id, r.id);
+  }
+
+  /** compareBuilds shows the diff of two builds of one node, loaded. */
+  async function compareBuilds(from, to) {
+    node = receipts.find((x) => x.id === to).node;
+    render();
+    fromSelect.value = from;
+    toSelect.value = to;
+    await compare();
+    diff.scrollIntoView({ block: 'start' });
+  }
+
   function options(select, list, chosen) {
     replace(select, list.map((r) => h('option', { value: r.id, selected: r.id === chosen }, `${label(r)} · ${num(r.tokenCount)} tokens`)));
   }
@@ -193,7 +242,7 @@ export function receiptsPanel(sessionID) {
     keepOpen(chart,
       h('p', { class: 'hint' }, `${mine.length} ${node} builds, each section's tokens, scaled to the largest build (${num(scale)} tokens); the mark is the budget:`),
       h('ul', { class: 'legend' }, names.map((n) => h('li', {}, h('span', { class: 'swatch', style: `background: ${colour(n)}` }), n))),
-      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour, scale, prompt, held && held.node === node ? held.byReceipt : null))),
+      h('ol', { class: 'receipts' }, mine.map((r) => receiptRow(r, colour, scale, prompt, held && held.node === node ? held.byReceipt : null, traceLink))),
       sectionTrend(mine, names));
     const turns = receipts.map((r) => r.turn);
     replace(range, `Builds of turns ${Math.min(...turns)}–${Math.max(...turns)}: ${num(receipts.length)} of ${num(total)} recorded. `,
@@ -206,7 +255,7 @@ export function receiptsPanel(sessionID) {
     older.disabled = true;
     try {
       const conn = (await gql(olderQuery, { id: sessionID, before: page.startCursor })).node.contextReceipts;
-      receipts = [...conn.edges.map((e) => e.node), ...receipts];
+      merge(conn.edges.map((e) => e.node)); // a link may have loaded one of them already
       page = conn.pageInfo;
       total = conn.totalCount;
       render();
@@ -253,9 +302,8 @@ export function receiptsPanel(sessionID) {
     diff.scrollIntoView({ block: 'start' });
   }
 
-  /** linkParams names in the address what the panel shows (?diff=FROM,TO
-   * for a diff, ?fact=…&node=… for a fact followed), for a link to it;
-   * replaceState, so the view is not rebuilt. */
+  /** linkParams names in the address the fact followed (?fact=…&node=…),
+   * for a link to it; replaceState, so the view is not rebuilt. */
   function linkParams(values) {
     const [path, query] = location.hash.split('?');
     if (!path.startsWith(`#/sessions/${sessionID}`)) return;
@@ -265,7 +313,7 @@ export function receiptsPanel(sessionID) {
   }
 
   function linkDiff(from, to) {
-    linkParams({ diff: `${from},${to}` });
+    focusOn(sessionID, { diff: `${from},${to}` });
   }
 
   /** followLinkedFact follows the fact a link carries (?fact=…&node=…),
@@ -281,19 +329,25 @@ export function receiptsPanel(sessionID) {
     trace().then(() => factForm.scrollIntoView({ block: 'start' }));
   }
 
-  /** openLinkedDiff compares the builds a deep link names, once. */
-  let linked = new URLSearchParams(location.hash.split('?')[1] || '').get('diff');
-  function openLinkedDiff() {
-    if (!linked) return;
-    const [from, to] = linked.split(',');
+  /** openLinked opens what a deep link names, once: a build (?build=ID),
+   * its prompt open, or the diff of two builds (?diff=FROM,TO), at any depth. */
+  let linked = new URLSearchParams(location.hash.split('?')[1] || '');
+  async function openLinked() {
+    const build = linked?.get('build');
+    const pair = linked?.get('diff');
     linked = null;
+    if (build) openBuild(build);
+    if (!pair) return;
+    const [from, to] = pair.split(',');
+    try {
+      await ensure([from, to]);
+    } catch (err) {
+      replace(diff, errorBox(`Could not read the builds of the linked diff: ${describe(err)}`));
+      return;
+    }
     const a = receipts.find((r) => r.id === from), b = receipts.find((r) => r.id === to);
-    if (!a || !b || a.node !== b.node) return;
-    node = a.node;
-    render();
-    fromSelect.value = from;
-    toSelect.value = to;
-    compare().then(() => diff.scrollIntoView({ block: 'start' }));
+    if (!a || !b || a.node !== b.node) { replace(diff, errorBox('The linked diff does not name two builds of one node of this session.')); return; }
+    compareBuilds(from, to);
   }
 
   async function compare() {
@@ -311,12 +365,7 @@ export function receiptsPanel(sessionID) {
   }
 
   function showDiff(d) {
-    replace(diff,
-      h('h3', {}, 'Refs that entered (+) or left (−) each tier'), tierChanges(d.tiers),
-      // Its own scroll box, which the keyboard can reach and scroll: a
-      // section's name does not wrap on a phone.
-      h('h3', {}, 'Sections'), h('div', { class: 'scroll-box', tabindex: '0', role: 'region', 'aria-label': 'Sections before and after' }, sectionChanges(d.sections)),
-      h('h3', {}, 'Lines removed (−) and added (+)'), lineChanges(d));
+    replace(diff, ...diffView(d));
   }
 
   return {
@@ -327,17 +376,18 @@ export function receiptsPanel(sessionID) {
       page = conn.pageInfo;
       total = conn.totalCount;
       render();
-      openLinkedDiff();
+      openLinked();
       followLinkedFact();
     },
     /** add takes in the builds live events named, in their place, and the session's count of builds. */
     add(nodes, count) {
       if (!page) return; // not shown yet: the first show has them
-      const order = (a, b) => a.turn - b.turn || a.createdAt.localeCompare(b.createdAt);
-      receipts = [...receipts.filter((r) => !nodes.some((n) => n.id === r.id)), ...nodes].sort(order);
+      merge(nodes);
       total = count;
       render();
     },
+    openBuild,
+    diffBefore,
     /** textsCleared forgets the texts read: the server cleared them (an open prompt reads it again). */
     textsCleared() {
       texts.clear();

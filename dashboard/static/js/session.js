@@ -9,7 +9,8 @@ import { ago, coalesce, confirmDialog, errorBox, h, loading, notice, noticeScope
 import { Changes, headFields, headKeys } from './eventchanges.js';
 import { receiptConnection, receiptPage, receiptsPanel } from './receipts.js';
 import { artifactFields, artifactsPanel, refFields, refsPanel } from './refs.js';
-import { eventFields, eventsPanel, timelinePanel, turnFields, turnPage } from './timeline.js';
+import { eventFields } from './eventrow.js';
+import { eventsPanel, timelinePanel, turnFields, turnPage } from './timeline.js';
 import { listHref } from './list.js';
 import { userHref } from './users.js';
 import { mayAdminister } from './viewer.js';
@@ -44,11 +45,12 @@ export function sessionView(root, id) {
 
   const head = h('section', { class: 'card session-head', 'aria-labelledby': 'session-title' }, loading('the session'));
   const banner = h('div', { id: 'session-banner', 'aria-live': 'polite' });
-  const timeline = timelinePanel(id, say);
+  // A turn's trace and "What the model saw" link to each other.
+  const timeline = timelinePanel(id, say, { openBuild: (receipt) => receipts.openBuild(receipt), diffBefore: (r) => receipts.diffBefore(r) });
   const refs = refsPanel(id, say);
   const artifacts = artifactsPanel(say);
   const context = contextPanel(id);
-  const receipts = receiptsPanel(id);
+  const receipts = receiptsPanel(id, { openTurn: (n, receipt) => timeline.open(n, receipt) });
   const events = eventsPanel(id, say);
 
   replace(root,
@@ -286,6 +288,7 @@ export function sessionView(root, id) {
         const ev = data.sessionEvents;
         if (!ev || stopped) return;
         if (events.add(ev) && session) session.events.totalCount++;
+        timeline.event(ev);
         changes.add(ev);
         if (changes.gone) {
           gone('This session was deleted while you were looking at it.');

@@ -2,16 +2,13 @@
 // log (the session's audit trail, newest first, growing live).
 
 import { describe, gql } from './api.js';
-import { badge, empty, h, keepOpen, num, replace, when } from './dom.js';
-import { jsonView } from './json.js';
+import { badge, empty, focusHref, focusOn, h, keepOpen, num, replace, when } from './dom.js';
+import { eventFields, eventRow } from './eventrow.js';
 import { totalsFields, turnTraces } from './trace.js';
 
 /** turnFields is what the timeline shows of each turn: its trace's totals too, not the trace. */
 export const turnFields = `id number status userMessage assistantMessage assistantSummary userTokens assistantTokens startedAt completedAt ${totalsFields}
   executionSummary { decision goal phase userExpressed blockedReason steps { step kind description outcome refs } curation { retained { ref reason } demoted } }`;
-
-/** eventFields is what the event log shows of each event. */
-export const eventFields = 'sequence kind payload createdAt';
 
 /** turnPage is how many turns the timeline shows until the admin pages back; a page of older turns or events is as long. */
 export const turnPage = 50;
@@ -65,20 +62,13 @@ function executionSummary(turn, x) {
       fact('Steps', steps), fact('Curation', curation)));
 }
 
-/** turnLink is the address of a turn on its session's page: #/sessions/<id>?turn=N. */
-function turnLink(sessionID, n) {
-  const params = new URLSearchParams(location.hash.split('?')[1] || '');
-  params.set('turn', String(n));
-  return `#/sessions/${sessionID}?${params}`;
-}
-
 function turnItem(t, sessionID, traces) {
   return h('li', { class: `turn turn-${t.status.toLowerCase()}`, dataset: { turn: t.number }, id: `turn-${t.number}`, tabindex: '-1' },
     h('div', { class: 'turn-head' },
       // A link to this turn; followed in place (replaceState), so the view is not rebuilt.
       h('a', {
-        href: turnLink(sessionID, t.number), class: 'turn-link',
-        onclick: (ev) => { ev.preventDefault(); history.replaceState(history.state, '', turnLink(sessionID, t.number)); goTo(t.number); },
+        href: focusHref(sessionID, { turn: t.number }), class: 'turn-link',
+        onclick: (ev) => { ev.preventDefault(); focusOn(sessionID, { turn: t.number }); goTo(t.number); },
       }, h('strong', {}, `Turn ${t.number}`)), ' ', badge(t.status), ' ',
       h('span', { class: 'hint' }, when(t.startedAt), t.completedAt ? [' · took ', durationText(t)] : '')),
     message('user', t.userMessage, t.userTokens),
@@ -115,16 +105,18 @@ function durationText(t) {
 /**
  * timelinePanel shows the session's turns, newest first: the newest page
  * from each load, and below it the older pages the admin asked for with
- * "Show older turns"; say shows its notices.
+ * "Show older turns"; say shows its notices, hooks are the traces' links
+ * to "What the model saw" (turnTraces).
  */
-export function timelinePanel(sessionID, say) {
+export function timelinePanel(sessionID, say, hooks) {
   let turns = new Map(); // number → turn
   const cursors = new Map(); // number → Relay cursor, to page back from the oldest shown
   let total = 0;
   let older = { has: false, cursor: null }; // before the oldest turn shown
   let pagedBack = false;
   let scrolledTo = 0;
-  const traces = turnTraces(sessionID);
+  let seeking = false; // paging back to the turn the address names
+  const traces = turnTraces(sessionID, { ...hooks, say });
   const body = h('div', { id: 'turns' });
   const olderButton = h('button', { type: 'button', class: 'secondary more', id: 'older-turns', hidden: true, onclick: loadOlder }, 'Show older turns');
   const el = section('turns', 'Turns', body, olderButton);
@@ -137,10 +129,29 @@ export function timelinePanel(sessionID, say) {
       total > list.length ? h('p', { class: 'hint', id: 'turns-count' }, `The last ${num(list.length)} of ${num(total)} turns.`) : null,
       h('ol', { class: 'timeline' }, list.map((t) => turnItem(t, sessionID, traces))));
     // The address's turn (?turn=N) is marked on every draw, and scrolled to
-    // once, when it is first shown (a deep link).
+    // once, when it is first shown (a deep link), older pages read to it.
     const want = linkedTurn();
     document.getElementById(`turn-${want}`)?.classList.add('linked');
-    if (want && want !== scrolledTo && goTo(want)) scrolledTo = want;
+    if (want && want !== scrolledTo && !seeking) {
+      if (goTo(want)) scrolledTo = want;
+      else if (older.has) open(want);
+    }
+  }
+
+  /** open shows turn n with its trace open, reading older pages until it is
+   * shown; receipt, when given, is the build to mark in its trace. */
+  async function open(n, receipt) {
+    seeking = true;
+    try {
+      while (!turns.has(n) && older.has) if (!await loadOlder()) return;
+    } finally {
+      seeking = false;
+    }
+    if (!turns.has(n)) { say(`Turn ${n} is not in this session.`, 'error'); return; }
+    focusOn(sessionID, { turn: n });
+    if (receipt) traces.mark(n, receipt);
+    goTo(n);
+    scrolledTo = n;
   }
 
   function keep(edge) {
@@ -156,8 +167,10 @@ export function timelinePanel(sessionID, say) {
       older = { has: conn.pageInfo.hasPreviousPage, cursor: conn.pageInfo.startCursor };
       pagedBack = true;
       draw();
+      return true;
     } catch (err) {
       say(`Could not load older turns: ${describe(err)}`, 'error');
+      return false;
     } finally {
       olderButton.disabled = false;
     }
@@ -166,6 +179,7 @@ export function timelinePanel(sessionID, say) {
   return {
     el,
     show(conn) {
+      traces.forget();
       total = conn.totalCount;
       const page = conn.edges.map((e) => e.node);
       const newestShown = Math.max(0, ...turns.keys());
@@ -181,6 +195,9 @@ export function timelinePanel(sessionID, say) {
       for (const e of conn.edges) keep(e);
       draw();
     },
+    open,
+    /** event puts a live event into its turn's trace, when that was read. */
+    event(ev) { traces.event(ev); },
     /** retrace says which turns' items or model calls live events changed: their open traces are read again. */
     retrace(numbers) { traces.changed(numbers); },
     /** patch applies the turns live events named (edges), and the session's turn count. */
@@ -199,38 +216,9 @@ export function timelinePanel(sessionID, say) {
   };
 }
 
-/** payloadText says what an event carries in one line: "read recipe_1, read recipe_2 · table: recipes". */
-function payloadText(p) {
-  return Object.entries(p || {}).map(([k, v]) => {
-    if (k === 'changes' && Array.isArray(v)) return v.map((c) => `${c.action || ''} ${c.ref || ''}`.trim()).join(', ');
-    return `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`;
-  }).join(' · ');
-}
-
 // shownMax bounds the event log's rows, so that a long live session does not
 // grow the page without end; older events stay a query away.
 const shownMax = 200;
-
-// payloadCell shows an event's payload in one line, unfolding to its JSON
-// tree, built on first unfolding: a burst of events costs one line each.
-function payloadCell(ev, say) {
-  const text = payloadText(ev.payload);
-  if (!text) return h('span', { class: 'hint' }, '—');
-  const details = h('details', {
-    ontoggle: () => {
-      if (details.open && !details.querySelector('.json-view')) details.append(jsonView(ev.payload, `event ${ev.sequence}'s payload`, say));
-    },
-  }, h('summary', {}, text.length > 160 ? `${text.slice(0, 160)}…` : text));
-  return details;
-}
-
-function eventRow(ev, say) {
-  return h('tr', { dataset: { sequence: ev.sequence, kind: ev.kind } },
-    h('td', { class: 'num' }, ev.sequence),
-    h('td', {}, when(ev.createdAt)),
-    h('td', {}, h('code', {}, ev.kind)),
-    h('td', { class: 'payload' }, payloadCell(ev, say)));
-}
 
 /**
  * eventsPanel is the event log, newest first. Rows are inserted one by one

@@ -1,24 +1,48 @@
 // A turn's trace, under its place in the timeline: the items the agent
 // produced (messages, tool calls with their arguments and outputs,
-// reasoning) and each node's builds with the model calls they fed. The
-// timeline shows a turn's totals (items, calls, latency, cost); the trace
-// itself is read when it is opened, and again when a live event changes an
-// open one, so that a closed trace costs a live event nothing.
+// reasoning), each node's builds against their budget with the model calls
+// they fed, and the turn's events. The timeline shows a turn's totals
+// (items, calls, latency, cost); the trace itself is read when it is
+// opened, and again when a live event changes its items, builds or calls,
+// so that a closed trace costs a live event nothing; any other event of the
+// turn joins an open trace as it comes, from the feed, with no request.
 
 import { describe, gql } from './api.js';
-import { badge, empty, errorBox, h, num, replace } from './dom.js';
+import { bar } from './context.js';
+import { badge, empty, errorBox, focusHref, focusOn, h, keepOpen, num, replace } from './dom.js';
+import { eventFields, eventRow } from './eventrow.js';
 
 /** totalsFields is what the timeline reads of each turn's model calls. */
 export const totalsFields = 'itemCount modelCallTotals { calls failedCalls inputTokens outputTokens latencyMs cost }';
 
 const callFields = 'id model inputTokens outputTokens latencyMs cost finishReason error';
-const traceQuery = `query TurnTrace($id: ID!, $turn: Int!) {
+// eventPage bounds the events a trace shows; a turn rarely has more.
+const eventPage = 100;
+// A turn's events are those written from its beginning to its end: the
+// commit that begins a turn stamps the turn and its event with one time, as
+// does the one that ends it (the payload of most kinds names no turn).
+const traceQuery = `query TurnTrace($id: ID!, $turn: Int!, $since: Time!, $until: Time) {
   session(id: $id) {
     id
     turns(first: 1, where: {number: $turn}) { edges { node { id items { position kind role name callID arguments content } } } }
-    contextReceipts(first: 100, where: {turn: $turn}, orderBy: [{field: CREATED_AT}]) { edges { node { id node tokenCount budget modelCalls { ${callFields} } } } }
+    contextReceipts(first: 100, where: {turn: $turn}, orderBy: [{field: CREATED_AT}]) { edges { node { id turn node tokenCount budget createdAt modelCalls { ${callFields} } } } }
+    events(first: ${eventPage}, where: {createdAtGTE: $since, createdAtLTE: $until}, orderBy: [{field: SEQUENCE}]) { totalCount edges { node { ${eventFields} } } }
   }
 }`;
+
+/** instant splits a time as the API writes it into its milliseconds and the
+ * rest of its fraction: the API's microseconds tell apart events that a
+ * Date would put in the same millisecond. */
+function instant(iso) {
+  const m = /^([^.]*?)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(iso);
+  return m ? [Date.parse(m[1] + m[3]), (m[2] || '').padEnd(9, '0')] : [Date.parse(iso), ''];
+}
+
+/** notBefore says whether time a is at or after time b. */
+function notBefore(a, b) {
+  const [x, xf] = instant(a), [y, yf] = instant(b);
+  return x > y || (x === y && xf >= yf);
+}
 
 /** dollars shows a cost in US dollars: to the cent above a dollar, finer below. */
 export function dollars(x) {
@@ -63,10 +87,34 @@ function itemRow(it, callNames) {
   }
 }
 
+/** budgetCell shows a build's tokens against its budget: the context tab's
+ * bar (the budget marked), and the same in words for those who do not see it. */
+function budgetCell(r) {
+  const share = r.budget ? Math.round((r.tokenCount / r.budget) * 100) : 0;
+  return h('td', { class: 'budget' },
+    bar(r.tokenCount, Math.max(r.tokenCount, r.budget), { over: r.tokenCount > r.budget, marker: r.budget }),
+    h('span', { class: 'num budget-text' }, `${num(r.tokenCount)} / ${num(r.budget)} · ${share}%`));
+}
+
+// buildCell names a build's node, with a link to its prompt in "What the
+// model saw" (?build=ID) and a button to the diff from the node's build
+// before it (?diff=FROM,TO).
+function buildCell(r, sessionID, hooks) {
+  return h('td', { class: 'build' }, h('code', {}, r.node), h('br'),
+    h('a', {
+      href: focusHref(sessionID, { build: r.id }), class: 'build-prompt', 'aria-label': `Turn ${r.turn}'s ${r.node} prompt, in What the model saw`,
+      onclick: (ev) => { ev.preventDefault(); focusOn(sessionID, { build: r.id }); hooks.openBuild(r.id); },
+    }, 'prompt'), ' · ',
+    h('button', {
+      type: 'button', class: 'as-link build-diff', 'aria-label': `Turn ${r.turn}'s ${r.node} diff from the build before`,
+      onclick: () => hooks.diffBefore(r),
+    }, 'diff'));
+}
+
 // callRows are a build's rows of the calls table: one a model call, or one
 // saying the build fed none that was recorded.
-function callRows(r) {
-  const build = [h('td', {}, h('code', {}, r.node)), h('td', { class: 'num' }, `${num(r.tokenCount)} / ${num(r.budget)}`)];
+function callRows(r, sessionID, hooks) {
+  const build = [buildCell(r, sessionID, hooks), budgetCell(r)];
   if (!r.modelCalls.length) {
     return [h('tr', { dataset: { receipt: r.id } }, build, h('td', { colspan: 6, class: 'hint' }, 'no model call recorded'))];
   }
@@ -79,7 +127,21 @@ function callRows(r) {
     h('td', {}, c.error ? [badge('failed'), ' ', h('span', { class: 'call-error' }, c.error)] : (c.finishReason || '—'))));
 }
 
-function traceBody(n, items, receipts) {
+// eventsTable is the turn's events, oldest first as its items are: the
+// order in which the turn happened.
+function eventsTable(n, got, say) {
+  const events = [...got.events.values()].sort((a, b) => a.sequence - b.sequence);
+  if (!events.length) return empty('No event recorded in this turn.');
+  return [
+    got.eventTotal > events.length ? h('p', { class: 'hint' }, `The first ${num(events.length)} of ${num(got.eventTotal)} events.`) : null,
+    h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': `Turn ${n}'s events` }, h('table', { class: 'events trace-events' },
+      h('thead', {}, h('tr', {}, ['#', 'When', 'Kind', 'Payload'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, events.map((ev) => eventRow(ev, say))))),
+  ];
+}
+
+function traceBody(n, got, sessionID, hooks) {
+  const { items, receipts } = got;
   const callNames = new Map(items.filter((it) => it.kind === 'FUNCTION_CALL').map((it) => [it.callID, it.name]));
   return [
     h('h3', {}, 'Items'),
@@ -88,22 +150,29 @@ function traceBody(n, items, receipts) {
     receipts.length
       // Focusable, so that a keyboard scrolls it where it is wider than a phone.
       ? h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': `Turn ${n}'s builds and model calls` }, h('table', { class: 'calls' },
-        h('thead', {}, h('tr', {}, ['Node', 'Tokens / budget', 'Model', 'Tokens in / out', 'Latency', 'Cost', 'Finish'].map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', {}, receipts.map(callRows))))
+        h('thead', {}, h('tr', {}, ['Build', 'Tokens / budget', 'Model', 'Tokens in / out', 'Latency', 'Cost', 'Finish'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, receipts.map((r) => callRows(r, sessionID, hooks)))))
       : empty('No build recorded in this turn.'),
+    h('h3', {}, 'Events, oldest first'),
+    eventsTable(n, got, hooks.say),
   ];
 }
 
 /**
  * turnTraces makes each turn's trace for the timeline: details(turn) is its
- * <details>, read on opening; changed(numbers) says which turns' items or
- * model calls live events changed, re-reading those open.
+ * <details>, read on opening; changed(numbers) says which turns' items,
+ * builds or model calls live events changed, re-reading those open;
+ * event(ev) puts a live event into its turn's trace, when read. hooks:
+ * openBuild(receiptID) and diffBefore(receipt) show a build in "What the
+ * model saw", say shows notices.
  */
-export function turnTraces(sessionID) {
-  const read = new Map(); // turn number → what the trace query read
+export function turnTraces(sessionID, hooks) {
+  const known = new Map(); // turn number → the turn as the timeline last showed it
+  const ended = new Map(); // turn number → when it ended, from its live event
+  const read = new Map(); // turn number → what the trace query read, and the live events since
   const bodies = new Map(); // turn number → the body of its <details> now shown
-
   const reading = new Map(); // turn number → whether a change came while it was read
+  let marked = null; // {turn, receipt}: the build to mark when its trace shows
 
   // load reads a turn's trace and shows it; a change that comes while it
   // reads has it read again when done.
@@ -111,9 +180,16 @@ export function turnTraces(sessionID) {
     if (reading.has(n)) { reading.set(n, true); return; }
     reading.set(n, false);
     try {
-      const s = (await gql(traceQuery, { id: sessionID, turn: n })).session;
+      const t = known.get(n);
+      if (!t) return;
+      const s = (await gql(traceQuery, { id: sessionID, turn: n, since: t.startedAt, until: t.completedAt || null })).session;
       const turn = s && s.turns.edges[0];
-      read.set(n, { items: turn ? turn.node.items : [], receipts: s ? s.contextReceipts.edges.map((e) => e.node) : [] });
+      read.set(n, {
+        items: turn ? turn.node.items : [],
+        receipts: s ? s.contextReceipts.edges.map((e) => e.node) : [],
+        events: new Map(s ? s.events.edges.map((e) => [e.node.sequence, e.node]) : []),
+        eventTotal: s ? s.events.totalCount : 0,
+      });
       show(n);
     } catch (err) {
       replace(bodies.get(n), errorBox(`Could not read turn ${n}'s trace: ${describe(err)}`, () => load(n)));
@@ -127,11 +203,38 @@ export function turnTraces(sessionID) {
   function show(n) {
     const body = bodies.get(n);
     const got = read.get(n);
-    if (body && got) replace(body, ...traceBody(n, got.items, got.receipts));
+    if (!body || !got) return;
+    keepOpen(body, ...traceBody(n, got, sessionID, hooks)); // a payload unfolded stays so when a live event redraws it
+    if (marked && marked.turn === n) markBuild(body);
+  }
+
+  // markBuild marks the build a receipt of "What the model saw" linked to, and scrolls to it.
+  function markBuild(body) {
+    const row = body.querySelector(`tr[data-receipt="${CSS.escape(marked.receipt)}"]`);
+    marked = null;
+    if (!row) return;
+    body.querySelectorAll('tr.linked').forEach((x) => x.classList.remove('linked'));
+    row.classList.add('linked');
+    row.scrollIntoView({ block: 'center' });
+  }
+
+  /** turnOf is the turn a live event belongs to: the one its payload names,
+   * else the newest turn shown, if the event came between its beginning and its end. */
+  function turnOf(ev) {
+    const p = ev.payload || {};
+    if (Number.isInteger(p.turn)) {
+      if (ev.kind === 'turn.ended' || ev.kind === 'turn.failed') ended.set(p.turn, ev.createdAt);
+      return p.turn;
+    }
+    const t = known.get(Math.max(0, ...known.keys()));
+    if (!t) return 0;
+    const end = t.completedAt || ended.get(t.number);
+    return notBefore(ev.createdAt, t.startedAt) && (!end || notBefore(end, ev.createdAt)) ? t.number : 0;
   }
 
   return {
     details(t) {
+      known.set(t.number, t);
       const body = h('div', { class: 'trace-body' }, h('p', { class: 'hint' }, 'Reading…'));
       bodies.set(t.number, body);
       const d = h('details', {
@@ -150,6 +253,27 @@ export function turnTraces(sessionID) {
         const body = bodies.get(n);
         if (body && body.parentNode && body.parentNode.open) load(n);
       }
+    },
+    /** forget drops every trace read: the whole session is read again (a reset, an import); an open trace reads itself again when redrawn. */
+    forget() {
+      known.clear();
+      ended.clear();
+      read.clear();
+    },
+    event(ev) {
+      const n = turnOf(ev);
+      const got = read.get(n);
+      if (!got || got.events.has(ev.sequence)) return;
+      got.events.set(ev.sequence, ev);
+      got.eventTotal++;
+      const body = bodies.get(n);
+      if (body && body.parentNode && body.parentNode.open) show(n);
+    },
+    /** mark marks a build in turn n's trace once it shows. */
+    mark(n, receipt) {
+      marked = { turn: n, receipt };
+      const body = bodies.get(n);
+      if (read.has(n) && body && body.parentNode && body.parentNode.open) show(n);
     },
   };
 }
