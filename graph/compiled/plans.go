@@ -80,7 +80,7 @@ func (p *rootPage) edgeSQLText() (string, bool) {
 	s := entsql.Dialect(dialect.Postgres).Select().From(entsql.Table(sessionType.Table))
 	var b entsql.Builder
 	b.SetDialect(dialect.Postgres)
-	p.writeEdgeColumns(&b, s.C)
+	p.writeEdgeColumns(&b, selectorRow(s))
 	sql, args := b.Query()
 	return sql, len(args) == 0
 }

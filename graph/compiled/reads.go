@@ -41,7 +41,7 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	}
 	if p.cursorless && first != nil && *first > 0 && last == nil {
 		values := func(s *entsql.Selector) {
-			s.AppendSelectExpr(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeColumns(b, s.C) }))
+			s.AppendSelectExpr(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeColumns(b, selectorRow(s)) }))
 		}
 		if edgeSQL != "" {
 			values = func(s *entsql.Selector) { s.AppendSelectExpr(entsql.Expr(edgeSQL)) }
@@ -63,7 +63,7 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	var extra func(*entsql.Selector)
 	if p.node != nil {
 		extra = func(s *entsql.Selector) {
-			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, s.C) }), "gql")
+			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, selectorRow(s)) }), "gql")
 		}
 	}
 	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,

@@ -53,6 +53,13 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 	var buf []byte
 	var vals []pgValue
 	var sc scratch
+	// Room for every nested page's text without escapes, at most the
+	// texts' own length: sc.texts then grows no more.
+	size := 0
+	for _, t := range texts {
+		size += len(t)
+	}
+	sc.texts.Grow(size)
 	ends := make([]int, len(texts))
 	for j, t := range texts {
 		var err error
@@ -61,6 +68,10 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 		}
 		if buf, err = p.node.appendJSON(buf, vals, &sc); err != nil {
 			return nil, err
+		}
+		if j == 0 {
+			// Room for the page, by its first node, at once.
+			buf = slices.Grow(buf, len(buf)*(len(texts)-1)+len(buf)/2)
 		}
 		ends[j] = len(buf)
 	}
@@ -280,7 +291,7 @@ func (p *pagePlan) appendJSON(b []byte, vals []pgValue, i int, sc *scratch) ([]b
 			})
 		}
 		i++ // edges
-		return p.appendEdges(b, vals[i-1].text(), sc)
+		return p.appendEdges(b, sc.text(vals[i-1]), sc)
 	})
 	return b, i, err
 }
