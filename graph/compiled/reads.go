@@ -31,7 +31,7 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	if oc == nil || fc == nil {
 		return nil, false, nil
 	}
-	pl := planner{ctx: ctx, oc: oc, client: client}
+	pl := planner{oc: oc}
 	// The page's statements run detached: no goroutine of database/sql's
 	// per statement, and the request's end still ends them.
 	read := readwatch.Detach(ctx)
@@ -39,9 +39,13 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	if !ok || err != nil {
 		return nil, err != nil, err
 	}
+	preds, ok, err := p.predicates(ctx, client)
+	if !ok || err != nil {
+		return nil, err != nil, err
+	}
 	if p.cursorless && first != nil && *first > 0 && last == nil {
 		values := func(s *entsql.Selector) {
-			s.AppendSelectExpr(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeColumns(b, selectorRow(s)) }))
+			s.AppendSelectExpr(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeColumns(b, selectorRow(s), preds) }))
 		}
 		if edgeSQL != "" {
 			values = func(s *entsql.Selector) { s.AppendSelectExpr(entsql.Expr(edgeSQL)) }
@@ -63,7 +67,7 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	var extra func(*entsql.Selector)
 	if p.node != nil {
 		extra = func(s *entsql.Selector) {
-			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, selectorRow(s)) }), "gql")
+			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, selectorRow(s), preds) }), "gql")
 		}
 	}
 	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
@@ -86,12 +90,12 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	}, true, nil
 }
 
-// planner plans the compiled reads of one field: ctx and client give the
-// interceptors' predicates of the nested pages' types.
+// planner plans the compiled reads of one field from its selection, which
+// depends on the operation's document and variables alone; pages collects
+// the nested pages it plans.
 type planner struct {
-	ctx    context.Context
-	oc     *graphql.OperationContext
-	client *ent.Client
+	oc    *graphql.OperationContext
+	pages *[]*pagePlan
 }
 
 // rootPage is the plan of a root connection: its fields in order, written
@@ -110,10 +114,14 @@ type rootPage struct {
 	// node's: no cursor, no totalCount, edges selected. The page's rows are
 	// then its nodes' values alone (ent's CompiledEdges).
 	cursorless bool
+	// pages are the pages its nodes nest, at every depth: pagePlan.index
+	// is each one's place here.
+	pages []*pagePlan
 }
 
 func (pl planner) rootPage(sel ast.SelectionSet) (*rootPage, bool, error) {
 	p := &rootPage{fields: graphql.CollectFields(pl.oc, sel, []string{"SessionConnection"})}
+	pl.pages = &p.pages
 	hasPageInfo, hasTotal := false, false
 	for _, f := range p.fields {
 		switch f.Name {
@@ -204,8 +212,9 @@ type pagePlan struct {
 	conn *ent.CompiledConnection
 	typ  *ent.CompiledType // the node type
 	node *nodePlan         // nil when edges are not selected
-	// preds are what the node query's interceptors add to a read of it.
-	preds    []func(*entsql.Selector)
+	// index is the page's place in its root page's pages, and in the
+	// predicates of a request's read of it.
+	index    int
 	first    int
 	order    []string // "column ASC|DESC", then id
 	fields   []graphql.CollectedField
@@ -270,14 +279,29 @@ func (pl planner) nestedPage(conn *ent.CompiledConnection, f graphql.CollectedFi
 			return nil, false, nil
 		}
 	}
-	// Last, once the page is known to be compiled: the predicates ent's
-	// own read of the page would carry.
-	preds, ok, err := conn.Predicates(pl.ctx, pl.client)
-	if !ok || err != nil {
-		return nil, false, err
-	}
-	p.preds = preds
+	p.index = len(*pl.pages)
+	*pl.pages = append(*pl.pages, p)
 	return p, true, nil
+}
+
+// predicates are, for each of the root page's nested pages, what its node
+// query's interceptors add to a read of it in ctx (a tenant's
+// confinement): ent's own read of the page would carry them. ok is false
+// when an interceptor does more than add predicates, and the page is
+// gqlgen's.
+func (p *rootPage) predicates(ctx context.Context, client *ent.Client) ([][]func(*entsql.Selector), bool, error) {
+	if len(p.pages) == 0 {
+		return nil, true, nil
+	}
+	preds := make([][]func(*entsql.Selector), len(p.pages))
+	for i, page := range p.pages {
+		ps, ok, err := page.conn.Predicates(ctx, client)
+		if !ok || err != nil {
+			return nil, false, err
+		}
+		preds[i] = ps
+	}
+	return preds, true, nil
 }
 
 // argInt is an integer argument as gqlgen's ArgumentMap gives it: a

@@ -27,6 +27,9 @@ type valueList struct {
 	b     *entsql.Builder
 	named bool
 	n     int
+	// preds are the request's predicates of each nested page, by its
+	// index (rootPage.predicates).
+	preds [][]func(*entsql.Selector)
 }
 
 // value writes one value, write writing its expression.
@@ -92,8 +95,8 @@ func (n *nodePlan) writeValues(l *valueList, r row, depth int) {
 
 // writeNodeValues writes an edge's node's values (none when the edge
 // selects no node) as a list of their own.
-func writeNodeValues(b *entsql.Builder, named bool, node *nodePlan, r row, depth int) {
-	l := valueList{b: b, named: named}
+func writeNodeValues(b *entsql.Builder, named bool, node *nodePlan, r row, depth int, preds [][]func(*entsql.Selector)) {
+	l := valueList{b: b, named: named, preds: preds}
 	if node != nil {
 		node.writeValues(&l, r, depth)
 	}
@@ -143,7 +146,7 @@ func (p *pagePlan) writeValues(l *valueList, parent row, parentID string, depth 
 		r.column(b, p.conn.ParentColumn)
 		b.WriteString(" = ")
 		parent.column(b, parentID)
-		if pred := p.where(alias); pred != nil {
+		if pred := p.where(alias, l.preds[p.index]); pred != nil {
 			b.WriteString(" AND (")
 			b.Join(pred)
 			b.WriteString(")")
@@ -174,7 +177,7 @@ func (p *pagePlan) writeValues(l *valueList, parent row, parentID string, depth 
 			// the two-dimensional array per edge, its node's values.
 			l.value(func() {
 				b.WriteString("ARRAY(SELECT ARRAY[")
-				writeNodeValues(b, false, p.node, r, depth)
+				writeNodeValues(b, false, p.node, r, depth, l.preds)
 				b.WriteString("] ")
 				from()
 				b.WriteString(" ORDER BY ")
@@ -193,27 +196,27 @@ func (p *pagePlan) writeValues(l *valueList, parent row, parentID string, depth 
 }
 
 // writeEdgeColumns writes the columns of a cursorless root page's row:
-// its edge's node's values, the node being r.
-func (p *rootPage) writeEdgeColumns(b *entsql.Builder, r row) {
-	writeNodeValues(b, true, p.node, r, 1)
+// its edge's node's values, the node being r, preds its nested pages'.
+func (p *rootPage) writeEdgeColumns(b *entsql.Builder, r row, preds [][]func(*entsql.Selector)) {
+	writeNodeValues(b, true, p.node, r, 1, preds)
 }
 
 // writeNodeArray writes a root page's node's values as one text column,
-// a text array's, the node being r.
-func (n *nodePlan) writeNodeArray(b *entsql.Builder, r row) {
+// a text array's, the node being r, preds its nested pages'.
+func (n *nodePlan) writeNodeArray(b *entsql.Builder, r row, preds [][]func(*entsql.Selector)) {
 	b.WriteString("ARRAY[")
-	writeNodeValues(b, false, n, r, 1)
+	writeNodeValues(b, false, n, r, 1, preds)
 	b.WriteString("]::text")
 }
 
-// where is the predicate the page's interceptors add, its columns
-// qualified by alias; nil when they add none.
-func (p *pagePlan) where(alias string) *entsql.Predicate {
-	if len(p.preds) == 0 {
+// where is the predicate preds (the page's interceptors') add, its
+// columns qualified by alias; nil when they add none.
+func (p *pagePlan) where(alias string, preds []func(*entsql.Selector)) *entsql.Predicate {
+	if len(preds) == 0 {
 		return nil
 	}
 	s := entsql.Dialect(dialect.Postgres).Select().From(entsql.Table(p.typ.Table).As(alias))
-	for _, pred := range p.preds {
+	for _, pred := range preds {
 		pred(s)
 	}
 	return s.P()
