@@ -374,10 +374,12 @@ var CompiledTypes = map[string]*CompiledType{
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -417,7 +419,7 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -456,13 +458,50 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *APIKeyConnection) compiledBuild(nodes []*APIKey, pager *apikeyPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]APIKeyEdge, n)
+	c.Edges = make([]*APIKeyEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -551,10 +590,12 @@ func (q *APIKeyQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Se
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -594,7 +635,7 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -633,13 +674,50 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *ArtifactConnection) compiledBuild(nodes []*Artifact, pager *artifactPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]ArtifactEdge, n)
+	c.Edges = make([]*ArtifactEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -728,10 +806,12 @@ func (q *ArtifactQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -771,7 +851,7 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -810,13 +890,50 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *ContextReceiptConnection) compiledBuild(nodes []*ContextReceipt, pager *contextreceiptPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]ContextReceiptEdge, n)
+	c.Edges = make([]*ContextReceiptEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -905,10 +1022,12 @@ func (q *ContextReceiptQuery) CompiledPredicates(ctx context.Context) (ps []func
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -948,7 +1067,7 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -987,13 +1106,50 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *EntityTypeConnection) compiledBuild(nodes []*EntityType, pager *entitytypePager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]EntityTypeEdge, n)
+	c.Edges = make([]*EntityTypeEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -1082,10 +1238,12 @@ func (q *EntityTypeQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1125,7 +1283,7 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1164,13 +1322,50 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *EventConnection) compiledBuild(nodes []*Event, pager *eventPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]EventEdge, n)
+	c.Edges = make([]*EventEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -1259,10 +1454,12 @@ func (q *EventQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Sel
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ModelCallPaginateOption) (conn *ModelCallConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ModelCallPaginateOption) (conn *ModelCallConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1302,7 +1499,7 @@ func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first 
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1341,13 +1538,50 @@ func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first 
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *ModelCallConnection) compiledBuild(nodes []*ModelCall, pager *modelcallPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]ModelCallEdge, n)
+	c.Edges = make([]*ModelCallEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -1436,10 +1670,12 @@ func (q *ModelCallQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1479,7 +1715,7 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1518,13 +1754,50 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *RefConnection) compiledBuild(nodes []*Ref, pager *refPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]RefEdge, n)
+	c.Edges = make([]*RefEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -1613,10 +1886,12 @@ func (q *RefQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selec
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1656,7 +1931,7 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1695,13 +1970,50 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *SessionConnection) compiledBuild(nodes []*Session, pager *sessionPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]SessionEdge, n)
+	c.Edges = make([]*SessionEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -1790,10 +2102,12 @@ func (q *SessionQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.S
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1833,7 +2147,7 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1872,13 +2186,50 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *StepResultConnection) compiledBuild(nodes []*StepResult, pager *stepresultPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]StepResultEdge, n)
+	c.Edges = make([]*StepResultEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a
@@ -1967,10 +2318,12 @@ func (q *StepResultQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -2010,7 +2363,7 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -2049,13 +2402,50 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
 	}
 	return conn, texts, nil
+}
+
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *TurnConnection) compiledBuild(nodes []*Turn, pager *turnPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]TurnEdge, n)
+	c.Edges = make([]*TurnEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
 }
 
 // CompiledEdges reads the first page that CompiledPage would for a

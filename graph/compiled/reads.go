@@ -70,7 +70,7 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, selectorRow(s), preds) }), "gql")
 		}
 	}
-	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
+	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, selects(p.edge, "cursor"), extra,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err
