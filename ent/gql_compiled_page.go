@@ -507,11 +507,12 @@ func (c *APIKeyConnection) compiledBuild(nodes []*APIKey, pager *apikeyPager, af
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...APIKeyPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...APIKeyPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -542,25 +543,13 @@ func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first in
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -723,11 +712,12 @@ func (c *ArtifactConnection) compiledBuild(nodes []*Artifact, pager *artifactPag
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ArtifactPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ArtifactPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -758,25 +748,13 @@ func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first 
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -939,11 +917,12 @@ func (c *ContextReceiptConnection) compiledBuild(nodes []*ContextReceipt, pager 
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ContextReceiptPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ContextReceiptPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -974,25 +953,13 @@ func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, 
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1155,11 +1122,12 @@ func (c *EntityTypeConnection) compiledBuild(nodes []*EntityType, pager *entityt
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...EntityTypePaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...EntityTypePaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1190,25 +1158,13 @@ func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, firs
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1371,11 +1327,12 @@ func (c *EventConnection) compiledBuild(nodes []*Event, pager *eventPager, after
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...EventPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...EventPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1406,25 +1363,13 @@ func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1587,11 +1532,12 @@ func (c *ModelCallConnection) compiledBuild(nodes []*ModelCall, pager *modelcall
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ModelCallPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ModelCallPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1622,25 +1568,13 @@ func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1803,11 +1737,12 @@ func (c *RefConnection) compiledBuild(nodes []*Ref, pager *refPager, after *Curs
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...RefPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...RefPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1838,25 +1773,13 @@ func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, 
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -2019,11 +1942,12 @@ func (c *SessionConnection) compiledBuild(nodes []*Session, pager *sessionPager,
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...SessionPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...SessionPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -2054,25 +1978,13 @@ func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first i
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -2235,11 +2147,12 @@ func (c *StepResultConnection) compiledBuild(nodes []*StepResult, pager *stepres
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...StepResultPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...StepResultPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -2270,25 +2183,13 @@ func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, firs
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -2451,11 +2352,12 @@ func (c *TurnConnection) compiledBuild(nodes []*Turn, pager *turnPager, after *C
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...TurnPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...TurnPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -2486,25 +2388,13 @@ func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int,
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.

@@ -10,6 +10,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"sessiongraph/ent"
@@ -21,11 +22,15 @@ import (
 // sessionType is the root page's node type.
 var sessionType = ent.CompiledTypes["Session"]
 
+// Query runs a read's one statement (query, with args) and hands its rows
+// to rows, which must not keep them: the store's Query, through pgx.
+type Query func(ctx context.Context, query string, args []any, rows func(pgx.Rows) error) error
+
 // Sessions answers the Query.sessions field of ctx (gqlgen's field context)
 // with these arguments by a compiled read, or reports ok false when its
 // selection is not one compiled reads know: gqlgen answers it then. With ok,
-// err is the read's error.
-func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (conn *model.SessionConnection, ok bool, err error) {
+// err is the read's error. A cursorless page's statement runs through query.
+func Sessions(ctx context.Context, client *ent.Client, query Query, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (conn *model.SessionConnection, ok bool, err error) {
 	oc := graphql.GetOperationContext(ctx)
 	fc := graphql.GetFieldContext(ctx)
 	if oc == nil || fc == nil {
@@ -51,7 +56,11 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 			values = func(s *entsql.Selector) { s.AppendSelectExpr(entsql.Expr(edgeSQL)) }
 		}
 		e := &edgeRows{page: p, first: *first}
-		info, ok, err := client.Session.Query().CompiledEdges(read, after, *first, before, values, e.row,
+		run := func(ctx context.Context, sql string, args []any) (int, error) {
+			err := query(ctx, sql, args, e.read)
+			return e.rows, err
+		}
+		info, ok, err := client.Session.Query().CompiledEdges(read, after, *first, before, values, run,
 			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 		if ok {
 			if err != nil {

@@ -5,16 +5,15 @@ package compiled
 // connection in Go around it.
 
 import (
-	"database/sql"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"entgo.io/contrib/entgql"
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"sessiongraph/ent"
 )
@@ -84,45 +83,57 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 	return nodes, nil
 }
 
-// edgeRows appends each row of a cursorless root page, as ent's
-// CompiledEdges reads them, to edges as its edge's JSON; one set of scan
-// values serves every row.
+// edgeRows appends each of the first rows of a cursorless root page (the
+// statement of ent's CompiledEdges) to edges as its edge's JSON, and
+// counts every row; one set of values serves every row.
 type edgeRows struct {
-	page    *rootPage
-	first   int
-	edges   []byte
-	scanned []sql.NullString
-	vals    []pgValue
-	dest    []any
-	sc      scratch
-	rows    int // read so far
+	page  *rootPage
+	first int
+	edges []byte
+	vals  []pgValue
+	row   []byte // the row's values, one after another
+	sc    scratch
+	rows  int // read so far
 }
 
-func (e *edgeRows) row(rows *entsql.Rows) error {
-	if e.dest == nil {
-		cols, err := rows.Columns()
-		if err != nil {
+// read reads the page's rows. Every column is text (sql.go casts each
+// value), whose binary form is its text, so pgx's raw values are the
+// values PostgreSQL wrote, NULL a nil one.
+func (e *edgeRows) read(rows pgx.Rows) error {
+	for rows.Next() {
+		if e.rows++; e.rows > e.first {
+			continue // the row past the page, counted for hasNextPage
+		}
+		if err := e.edge(rows.RawValues()); err != nil {
 			return err
 		}
-		e.scanned = make([]sql.NullString, len(cols))
-		e.vals = make([]pgValue, len(cols))
-		e.dest = make([]any, len(cols))
-		for i := range e.scanned {
-			e.dest[i] = &e.scanned[i]
-		}
+	}
+	return rows.Err()
+}
+
+// edge appends the edge of a row whose raw values are raw: pgx reuses
+// their bytes for the next row, so they are copied, into one string.
+func (e *edgeRows) edge(raw [][]byte) error {
+	if e.vals == nil {
+		e.vals = make([]pgValue, len(raw))
 	} else {
-		if e.rows == 1 {
+		if e.rows == 2 {
 			// Room for the page, by its first edge, at once.
 			e.edges = slices.Grow(e.edges, len(e.edges)*e.first+len(e.edges)/2)
 		}
 		e.edges = append(e.edges, ',')
 	}
-	e.rows++
-	if err := rows.Scan(e.dest...); err != nil {
-		return err
+	if len(raw) != len(e.vals) {
+		return errCompiledValues
 	}
-	for i, v := range e.scanned {
-		e.vals[i] = pgValue{s: v.String, valid: v.Valid}
+	e.row = e.row[:0]
+	for _, v := range raw {
+		e.row = append(e.row, v...)
+	}
+	row, at := string(e.row), 0
+	for i, v := range raw {
+		e.vals[i] = pgValue{s: row[at : at+len(v)], valid: v != nil}
+		at += len(v)
 	}
 	var err error
 	e.edges, err = e.page.appendEdge(e.edges, e.vals, &e.sc)
