@@ -83,61 +83,70 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 	return nodes, nil
 }
 
-// edgeRows appends each of the first rows of a cursorless root page (the
-// statement of ent's CompiledEdges) to edges as its edge's JSON, and
-// counts every row; one set of values serves every row.
+// edgeRows reads the rows of a cursorless root page (the statement of
+// ent's CompiledEdges) and appends each of the first rows to edges as its
+// edge's JSON; it counts every row.
 type edgeRows struct {
 	page  *rootPage
 	first int
 	edges []byte
-	vals  []pgValue
-	row   []byte // the row's values, one after another
-	sc    scratch
 	rows  int // read so far
 }
 
 // read reads the page's rows. Every column is text (sql.go casts each
 // value), whose binary form is its text, so pgx's raw values are the
-// values PostgreSQL wrote, NULL a nil one.
+// values PostgreSQL wrote, NULL a nil one. pgx reuses their bytes for the
+// next row, so the page's are copied, one after another, into one string
+// that the edges' values are slices of.
 func (e *edgeRows) read(rows pgx.Rows) error {
+	var text []byte
+	var lens []int // each value's length, -1 for NULL
+	cols := 0
 	for rows.Next() {
 		if e.rows++; e.rows > e.first {
 			continue // the row past the page, counted for hasNextPage
 		}
-		if err := e.edge(rows.RawValues()); err != nil {
+		raw := rows.RawValues()
+		cols = len(raw)
+		for _, v := range raw {
+			text = append(text, v...)
+			if v == nil {
+				lens = append(lens, -1)
+			} else {
+				lens = append(lens, len(v))
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if cols == 0 {
+		return nil
+	}
+	page, at := string(text), 0
+	vals := make([]pgValue, cols)
+	var sc scratch
+	for r := 0; r < len(lens)/cols; r++ {
+		for i, n := range lens[r*cols : (r+1)*cols] {
+			vals[i] = pgValue{}
+			if n >= 0 {
+				vals[i] = pgValue{s: page[at : at+n], valid: true}
+				at += n
+			}
+		}
+		if r > 0 {
+			e.edges = append(e.edges, ',')
+		}
+		var err error
+		if e.edges, err = e.page.appendEdge(e.edges, vals, &sc); err != nil {
 			return err
 		}
-	}
-	return rows.Err()
-}
-
-// edge appends the edge of a row whose raw values are raw: pgx reuses
-// their bytes for the next row, so they are copied, into one string.
-func (e *edgeRows) edge(raw [][]byte) error {
-	if e.vals == nil {
-		e.vals = make([]pgValue, len(raw))
-	} else {
-		if e.rows == 2 {
+		if r == 0 {
 			// Room for the page, by its first edge, at once.
-			e.edges = slices.Grow(e.edges, len(e.edges)*e.first+len(e.edges)/2)
+			e.edges = slices.Grow(e.edges, len(e.edges)*(len(lens)/cols-1)+len(e.edges)/2)
 		}
-		e.edges = append(e.edges, ',')
 	}
-	if len(raw) != len(e.vals) {
-		return errCompiledValues
-	}
-	e.row = e.row[:0]
-	for _, v := range raw {
-		e.row = append(e.row, v...)
-	}
-	row, at := string(e.row), 0
-	for i, v := range raw {
-		e.vals[i] = pgValue{s: row[at : at+len(v)], valid: v != nil}
-		at += len(v)
-	}
-	var err error
-	e.edges, err = e.page.appendEdge(e.edges, e.vals, &e.sc)
-	return err
+	return nil
 }
 
 // appendEdge appends a cursorless root page's edge, its node's values
