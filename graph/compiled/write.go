@@ -107,7 +107,16 @@ func (e *edgeRows) read(rows pgx.Rows) error {
 			continue // the row past the page, counted for hasNextPage
 		}
 		raw := rows.RawValues()
-		cols = len(raw)
+		if cols == 0 {
+			// Room for the page, by its first row, at once.
+			cols = len(raw)
+			size := 0
+			for _, v := range raw {
+				size += len(v)
+			}
+			text = make([]byte, 0, size*e.first+size/2)
+			lens = make([]int, 0, cols*e.first)
+		}
 		for _, v := range raw {
 			text = append(text, v...)
 			if v == nil {
