@@ -374,10 +374,12 @@ var CompiledTypes = map[string]*CompiledType{
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -417,7 +419,7 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -456,8 +458,8 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -465,14 +467,52 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *APIKeyConnection) compiledBuild(nodes []*APIKey, pager *apikeyPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]APIKeyEdge, n)
+	c.Edges = make([]*APIKeyEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...APIKeyPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...APIKeyPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -503,25 +543,13 @@ func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first in
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -551,10 +579,12 @@ func (q *APIKeyQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Se
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -594,7 +624,7 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -633,8 +663,8 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -642,14 +672,52 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *ArtifactConnection) compiledBuild(nodes []*Artifact, pager *artifactPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]ArtifactEdge, n)
+	c.Edges = make([]*ArtifactEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ArtifactPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ArtifactPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -680,25 +748,13 @@ func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first 
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -728,10 +784,12 @@ func (q *ArtifactQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -771,7 +829,7 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -810,8 +868,8 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -819,14 +877,52 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *ContextReceiptConnection) compiledBuild(nodes []*ContextReceipt, pager *contextreceiptPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]ContextReceiptEdge, n)
+	c.Edges = make([]*ContextReceiptEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ContextReceiptPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ContextReceiptPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -857,25 +953,13 @@ func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, 
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -905,10 +989,12 @@ func (q *ContextReceiptQuery) CompiledPredicates(ctx context.Context) (ps []func
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -948,7 +1034,7 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -987,8 +1073,8 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -996,14 +1082,52 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *EntityTypeConnection) compiledBuild(nodes []*EntityType, pager *entitytypePager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]EntityTypeEdge, n)
+	c.Edges = make([]*EntityTypeEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...EntityTypePaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...EntityTypePaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1034,25 +1158,13 @@ func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, firs
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1082,10 +1194,12 @@ func (q *EntityTypeQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1125,7 +1239,7 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1164,8 +1278,8 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -1173,14 +1287,52 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *EventConnection) compiledBuild(nodes []*Event, pager *eventPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]EventEdge, n)
+	c.Edges = make([]*EventEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...EventPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...EventPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1211,25 +1363,13 @@ func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1259,10 +1399,12 @@ func (q *EventQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Sel
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...ModelCallPaginateOption) (conn *ModelCallConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ModelCallPaginateOption) (conn *ModelCallConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1302,7 +1444,7 @@ func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first 
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1341,8 +1483,8 @@ func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first 
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -1350,14 +1492,52 @@ func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first 
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *ModelCallConnection) compiledBuild(nodes []*ModelCall, pager *modelcallPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]ModelCallEdge, n)
+	c.Edges = make([]*ModelCallEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...ModelCallPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ModelCallPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1388,25 +1568,13 @@ func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1436,10 +1604,12 @@ func (q *ModelCallQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1479,7 +1649,7 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1518,8 +1688,8 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -1527,14 +1697,52 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *RefConnection) compiledBuild(nodes []*Ref, pager *refPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]RefEdge, n)
+	c.Edges = make([]*RefEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...RefPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...RefPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1565,25 +1773,13 @@ func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, 
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1613,10 +1809,12 @@ func (q *RefQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selec
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1656,7 +1854,7 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1695,8 +1893,8 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -1704,14 +1902,52 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *SessionConnection) compiledBuild(nodes []*Session, pager *sessionPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]SessionEdge, n)
+	c.Edges = make([]*SessionEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...SessionPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...SessionPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1742,25 +1978,13 @@ func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first i
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1790,10 +2014,12 @@ func (q *SessionQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.S
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1833,7 +2059,7 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -1872,8 +2098,8 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -1881,14 +2107,52 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *StepResultConnection) compiledBuild(nodes []*StepResult, pager *stepresultPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]StepResultEdge, n)
+	c.Edges = make([]*StepResultEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...StepResultPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...StepResultPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -1919,25 +2183,13 @@ func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, firs
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.
@@ -1967,10 +2219,12 @@ func (q *StepResultQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
-// edges). Only the id and the order's columns are read into each node;
-// extra adds one text column, last, whose value for the node of each edge
-// comes back in texts, in the edges' order.
-func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
+// edges), edgeCursors whether every edge's cursor is (else only the first
+// and the last edge carry theirs, pageInfo's startCursor and endCursor).
+// Only the id and the order's columns are read into each node; extra adds
+// one text column, last, whose value for the node of each edge comes back
+// in texts, in the edges' order.
+func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -2010,7 +2264,7 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 		if err != nil {
 			return nil, nil, err
 		}
-		conn.build(nodes, pager, after, first, before, last)
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
@@ -2049,8 +2303,8 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.build(nodes, pager, after, first, before, last)
-	// build drops the row past the page and, for last, reverses the rows.
+	conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+	// compiledBuild drops the row past the page and, for last, reverses the rows.
 	texts = rowTexts[:len(conn.Edges)]
 	if last != nil {
 		slices.Reverse(texts)
@@ -2058,14 +2312,52 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 	return conn, texts, nil
 }
 
+// compiledBuild is entgql's build for CompiledPage: the same edges,
+// pageInfo and totalCount, its edges made at once, and a cursor (a slice
+// and a boxed value per order field) made only for the first and the last
+// edge unless edgeCursors asks one for every edge.
+func (c *TurnConnection) compiledBuild(nodes []*Turn, pager *turnPager, after *Cursor, first *int, before *Cursor, last *int, edgeCursors bool) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	n := len(nodes)
+	edges := make([]TurnEdge, n)
+	c.Edges = make([]*TurnEdge, n)
+	for i := range edges {
+		node := nodes[i]
+		if last != nil {
+			node = nodes[n-1-i]
+		}
+		edges[i].Node = node
+		if edgeCursors || i == 0 || i == n-1 {
+			edges[i].Cursor = pager.toCursor(node)
+		}
+		c.Edges[i] = &edges[i]
+	}
+	if n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = n
+	}
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
-// each row, and row scans each of the page's rows, in order; the row past
-// the page is only counted, for hasNextPage. ok is false, with nothing
-// read, when an interceptor of the query does more than add predicates:
-// that read is CompiledPage's.
-func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), row func(*sql.Rows) error, opts ...TurnPaginateOption) (info PageInfo, ok bool, err error) {
+// each row, and read runs the statement (query, with args), reads the
+// page's first rows, in order, and reports how many rows it returned; the
+// row past the page is only counted, for hasNextPage. ok is false, with
+// nothing read, when an interceptor of the query does more than add
+// predicates: that read is CompiledPage's.
+func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...TurnPaginateOption) (info PageInfo, ok bool, err error) {
 	for _, inter := range q.inters {
 		if _, ok := inter.(Traverser); !ok {
 			return info, false, nil
@@ -2096,25 +2388,13 @@ func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int,
 		return info, true, err
 	}
 	query, args := q.sqlQuery(ctx).Query()
-	var rows sql.Rows
-	if err := q.driver.Query(ctx, query, args, &rows); err != nil {
-		return info, true, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n++; n <= first {
-			if err := row(&rows); err != nil {
-				return info, true, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
+	n, err := read(ctx, query, args)
+	if err != nil {
 		return info, true, err
 	}
 	info.HasNextPage = before != nil || n > first
 	info.HasPreviousPage = after != nil
-	return info, true, rows.Close()
+	return info, true, nil
 }
 
 // Column is the database column the order field sorts by.

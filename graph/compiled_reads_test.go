@@ -330,7 +330,7 @@ func TestCompiledCursorlessPageIsOneStatementOfTheTenantsSessions(t *testing.T) 
 }
 
 // A root page's plan made once for a document (its selection uses no
-// variable and nests no page) answers every later request of the same
+// variable below its root fields' own arguments) answers every later request of the same
 // query as gqlgen does, whatever the page's own arguments; one whose
 // selection uses variables is planned with each request's.
 func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
@@ -351,6 +351,11 @@ func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
 	const twoOperations = `query Alone { ...F } query Merged { ...F sessions(first: 3) { pageInfo { hasNextPage } } }
 		fragment F on Query { sessions(first: 3) { edges { node { id } } } }`
 	planned := `query($yes: Boolean!) { sessions(first: 4) { edges { node { id status @include(if: $yes) metadata @skip(if: $yes) } } } }`
+	// A page that nests pages is remembered too: its nested pages' predicates
+	// (a client key's tenant) are each request's.
+	nested := `query($n: Int) { sessions(first: $n) { pageInfo { hasNextPage endCursor } edges { node { id
+		turns(first: 2) { totalCount pageInfo { hasNextPage } edges { node { number } } } refs(first: 3) { edges { node { ref } } } } } } }`
+	nestedPlanned := `query($t: Int) { sessions(first: 5) { edges { node { id turns(first: $t) { edges { node { number } } } } } } }`
 	for i, c := range []struct {
 		key, query string
 		vars       map[string]any
@@ -364,6 +369,12 @@ func TestCompiledPlansRememberedPerDocumentAnswerAsGqlgenDoes(t *testing.T) {
 		{acme, planned, map[string]any{"yes": true}},
 		{p.on.AdminKey, sessionIDsPage, nil},
 		{p.on.AdminKey, sessionIDsPage, nil},
+		{p.on.AdminKey, nested, map[string]any{"n": 3}},
+		{acme, nested, map[string]any{"n": 100}},
+		{p.on.AdminKey, nested, map[string]any{"n": 100}},
+		{p.on.AdminKey, nestedPlanned, map[string]any{"t": 1}},
+		{acme, nestedPlanned, map[string]any{"t": 3}},
+		{p.on.AdminKey, nestedPlanned, map[string]any{"t": 2}},
 	} {
 		assert.EqualValues(t, 1, p.same(t, c.key, c.query, c.vars), "request %d: statements", i)
 	}

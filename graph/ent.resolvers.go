@@ -31,7 +31,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []uuid.UUID) ([]ent.Noder
 // Sessions is the resolver for the sessions field.
 func (r *queryResolver) Sessions(ctx context.Context, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (*model.SessionConnection, error) {
 	if r.CompiledReads {
-		if conn, ok, err := compiled.Sessions(ctx, r.Client, after, first, before, last, orderBy, where); ok {
+		if conn, ok, err := compiled.Sessions(ctx, r.Client, r.CompiledQuery, after, first, before, last, orderBy, where); ok {
 			return conn, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -38,6 +39,7 @@ type InputChecks struct {
 	// variables walks instead of parsing their query again (nil: none).
 	Documents graphql.Cache[*ast.QueryDocument]
 	schema    *ast.Schema
+	passed    passedOperations
 }
 
 var _ interface {
@@ -84,11 +86,48 @@ func (c *InputChecks) MutateOperationParameters(ctx context.Context, params *gra
 }
 
 // MutateOperationContext checks every argument of every field of the
-// operation, with the request's variables.
+// operation, with the request's variables. An operation that declares no
+// variable holds only literals, so its walk's answer is its document's:
+// one that passed once passes again without a walk (gqlgen hands every
+// request of the same query text the same parsed document).
 func (c *InputChecks) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
+	literal := len(rc.Operation.VariableDefinitions) == 0
+	if literal && c.passed.has(rc.Operation) {
+		return nil
+	}
 	w := inputWalk{schema: c.schema, frags: rc.Doc.Fragments, vars: rc.Variables}
 	w.selection(rc.Operation.SelectionSet)
+	if literal && w.err == nil {
+		c.passed.add(rc.Operation)
+	}
 	return w.err
+}
+
+// maxPassedOperations bounds the operations remembered as passed: past it,
+// they are forgotten all at once (gqlgen's query cache keeps 1,000
+// documents).
+const maxPassedOperations = 1000
+
+// passedOperations are operations without variables whose walk passed.
+type passedOperations struct {
+	sync.RWMutex
+	ops map[*ast.OperationDefinition]struct{}
+}
+
+func (p *passedOperations) has(op *ast.OperationDefinition) bool {
+	p.RLock()
+	defer p.RUnlock()
+	_, ok := p.ops[op]
+	return ok
+}
+
+func (p *passedOperations) add(op *ast.OperationDefinition) {
+	p.Lock()
+	defer p.Unlock()
+	if p.ops == nil || len(p.ops) >= maxPassedOperations {
+		p.ops = map[*ast.OperationDefinition]struct{}{}
+	}
+	p.ops[op] = struct{}{}
 }
 
 // inputWalk visits the arguments of an operation's fields, each fragment

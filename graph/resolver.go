@@ -5,6 +5,7 @@ package graph
 
 import (
 	"sessiongraph/ent"
+	"sessiongraph/graph/compiled"
 	"sessiongraph/internal/access"
 	"sessiongraph/internal/engine"
 )
@@ -19,4 +20,7 @@ type Resolver struct {
 	// that writes their JSON (graph/compiled); NewServer sets it from
 	// its config.
 	CompiledReads bool
+	// CompiledQuery runs a compiled read's statement through pgx (the
+	// store's Query).
+	CompiledQuery compiled.Query
 }

@@ -65,7 +65,9 @@
 // reads.go plans a field from its selection; plans.go keeps the plans of
 // root fields that depend on the document alone; sql.go writes the
 // statement's value list; values.go reads PostgreSQL's text values;
-// write.go writes the JSON. What each type's columns, kinds and nested
+// write.go writes the JSON. A cursorless page's statement runs through the
+// Query Sessions is given (the store's, on pgx), whose raw values are read
+// without a driver value per column. What each type's columns, kinds and nested
 // connections are is generated from ent/schema into ent.CompiledTypes
 // (ent/template/gql_compiled_page.tmpl).
 package compiled

@@ -1,15 +1,16 @@
 package compiled
 
-// Remembered plans: a root page's plan and the SQL of its edges depend on
-// the operation's document alone when the operation uses no variable but
-// in its root fields' own arguments (a directive's condition, which may
-// also decide what a root field merges with, or a nested page's argument
-// would change the plan) and the page nests no page (whose interceptors'
-// predicates are the request's). gqlgen hands every
-// request of the same query text the same parsed document, so such a plan
-// is made once per root field of a document and kept; the page's own
-// arguments (first, after, orderBy, where), the interceptors' predicates
-// of the page and the cursors stay the request's.
+// Remembered plans: a root page's plan depends on the operation's
+// document alone when the operation uses no variable but in its root
+// fields' own arguments (a directive's condition, which may also decide
+// what a root field merges with, or a nested page's argument would change
+// the plan); so does the SQL of its edges when it nests no page (whose
+// interceptors' predicates are the request's, rootPage.predicates). gqlgen
+// hands every request of the same query text the same parsed document, so
+// such a plan is made once per root field of a document and kept; the
+// page's own arguments (first, after, orderBy, where), the interceptors'
+// predicates of the page and of its nested pages, and the cursors stay
+// the request's.
 
 import (
 	"sync"
@@ -24,7 +25,8 @@ import (
 const maxRememberedPlans = 1000
 
 // rememberedPlan is a root field's plan, or none (nil page) when its
-// selection uses variables or nests pages.
+// selection uses variables; edgeSQL is empty unless the page is
+// cursorless and nests no page.
 type rememberedPlan struct {
 	page    *rootPage
 	edgeSQL string // the columns of an edge's values, without arguments
@@ -44,9 +46,9 @@ var rememberedPlans = struct {
 }{byField: map[planKey]rememberedPlan{}}
 
 // rememberedRootPage is rootPage for the root field f of the operation,
-// whose collected selection is sel, remembered when it can be: then
-// edgeSQL is the columns of its edges' values and the plan is shared, to
-// be read and never changed (shared reports it).
+// whose collected selection is sel, remembered when it can be: then the
+// plan is shared, to be read and never changed (shared reports it), and
+// edgeSQL is the columns of its edges' values when they are fixed.
 func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *rootPage, edgeSQL string, shared, ok bool, err error) {
 	key := planKey{op: pl.oc.Operation, field: f}
 	rememberedPlans.RLock()
@@ -59,9 +61,12 @@ func (pl planner) rememberedRootPage(f *ast.Field, sel ast.SelectionSet) (p *roo
 	if !ok || err != nil || known {
 		return p, "", false, ok, err
 	}
-	if p.cursorless && !nestsPages(p.node) && !usesVariables(pl.oc.Operation.SelectionSet, pl.oc.Doc.Fragments, map[string]bool{}, true) {
-		if sql, ok := p.edgeSQLText(); ok {
-			r = rememberedPlan{page: p, edgeSQL: sql}
+	if !usesVariables(pl.oc.Operation.SelectionSet, pl.oc.Doc.Fragments, map[string]bool{}, true) {
+		r.page = p
+		if p.cursorless && !nestsPages(p.node) {
+			if sql, ok := p.edgeSQLText(); ok {
+				r.edgeSQL = sql
+			}
 		}
 	}
 	rememberedPlans.Lock()
@@ -80,7 +85,7 @@ func (p *rootPage) edgeSQLText() (string, bool) {
 	s := entsql.Dialect(dialect.Postgres).Select().From(entsql.Table(sessionType.Table))
 	var b entsql.Builder
 	b.SetDialect(dialect.Postgres)
-	p.writeEdgeColumns(&b, s.C)
+	p.writeEdgeColumns(&b, selectorRow(s), nil) // it nests no page
 	sql, args := b.Query()
 	return sql, len(args) == 0
 }

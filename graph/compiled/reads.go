@@ -10,6 +10,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"sessiongraph/ent"
@@ -21,17 +22,21 @@ import (
 // sessionType is the root page's node type.
 var sessionType = ent.CompiledTypes["Session"]
 
+// Query runs a read's one statement (query, with args) and hands its rows
+// to rows, which must not keep them: the store's Query, through pgx.
+type Query func(ctx context.Context, query string, args []any, rows func(pgx.Rows) error) error
+
 // Sessions answers the Query.sessions field of ctx (gqlgen's field context)
 // with these arguments by a compiled read, or reports ok false when its
 // selection is not one compiled reads know: gqlgen answers it then. With ok,
-// err is the read's error.
-func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (conn *model.SessionConnection, ok bool, err error) {
+// err is the read's error. A cursorless page's statement runs through query.
+func Sessions(ctx context.Context, client *ent.Client, query Query, after *entgql.Cursor[uuid.UUID], first *int, before *entgql.Cursor[uuid.UUID], last *int, orderBy []*ent.SessionOrder, where *ent.SessionWhereInput) (conn *model.SessionConnection, ok bool, err error) {
 	oc := graphql.GetOperationContext(ctx)
 	fc := graphql.GetFieldContext(ctx)
 	if oc == nil || fc == nil {
 		return nil, false, nil
 	}
-	pl := planner{ctx: ctx, oc: oc, client: client}
+	pl := planner{oc: oc}
 	// The page's statements run detached: no goroutine of database/sql's
 	// per statement, and the request's end still ends them.
 	read := readwatch.Detach(ctx)
@@ -39,15 +44,23 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	if !ok || err != nil {
 		return nil, err != nil, err
 	}
+	preds, ok, err := p.predicates(ctx, client)
+	if !ok || err != nil {
+		return nil, err != nil, err
+	}
 	if p.cursorless && first != nil && *first > 0 && last == nil {
 		values := func(s *entsql.Selector) {
-			s.AppendSelectExpr(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeColumns(b, s.C) }))
+			s.AppendSelectExpr(entsql.ExprFunc(func(b *entsql.Builder) { p.writeEdgeColumns(b, selectorRow(s), preds) }))
 		}
 		if edgeSQL != "" {
 			values = func(s *entsql.Selector) { s.AppendSelectExpr(entsql.Expr(edgeSQL)) }
 		}
 		e := &edgeRows{page: p, first: *first}
-		info, ok, err := client.Session.Query().CompiledEdges(read, after, *first, before, values, e.row,
+		run := func(ctx context.Context, sql string, args []any) (int, error) {
+			err := query(ctx, sql, args, e.read)
+			return e.rows, err
+		}
+		info, ok, err := client.Session.Query().CompiledEdges(read, after, *first, before, values, run,
 			ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 		if ok {
 			if err != nil {
@@ -63,10 +76,10 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	var extra func(*entsql.Selector)
 	if p.node != nil {
 		extra = func(s *entsql.Selector) {
-			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, s.C) }), "gql")
+			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, selectorRow(s), preds) }), "gql")
 		}
 	}
-	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, extra,
+	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, selects(p.edge, "cursor"), extra,
 		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err
@@ -86,12 +99,12 @@ func Sessions(ctx context.Context, client *ent.Client, after *entgql.Cursor[uuid
 	}, true, nil
 }
 
-// planner plans the compiled reads of one field: ctx and client give the
-// interceptors' predicates of the nested pages' types.
+// planner plans the compiled reads of one field from its selection, which
+// depends on the operation's document and variables alone; pages collects
+// the nested pages it plans.
 type planner struct {
-	ctx    context.Context
-	oc     *graphql.OperationContext
-	client *ent.Client
+	oc    *graphql.OperationContext
+	pages *[]*pagePlan
 }
 
 // rootPage is the plan of a root connection: its fields in order, written
@@ -110,10 +123,14 @@ type rootPage struct {
 	// node's: no cursor, no totalCount, edges selected. The page's rows are
 	// then its nodes' values alone (ent's CompiledEdges).
 	cursorless bool
+	// pages are the pages its nodes nest, at every depth: pagePlan.index
+	// is each one's place here.
+	pages []*pagePlan
 }
 
 func (pl planner) rootPage(sel ast.SelectionSet) (*rootPage, bool, error) {
 	p := &rootPage{fields: graphql.CollectFields(pl.oc, sel, []string{"SessionConnection"})}
+	pl.pages = &p.pages
 	hasPageInfo, hasTotal := false, false
 	for _, f := range p.fields {
 		switch f.Name {
@@ -204,8 +221,9 @@ type pagePlan struct {
 	conn *ent.CompiledConnection
 	typ  *ent.CompiledType // the node type
 	node *nodePlan         // nil when edges are not selected
-	// preds are what the node query's interceptors add to a read of it.
-	preds    []func(*entsql.Selector)
+	// index is the page's place in its root page's pages, and in the
+	// predicates of a request's read of it.
+	index    int
 	first    int
 	order    []string // "column ASC|DESC", then id
 	fields   []graphql.CollectedField
@@ -270,14 +288,29 @@ func (pl planner) nestedPage(conn *ent.CompiledConnection, f graphql.CollectedFi
 			return nil, false, nil
 		}
 	}
-	// Last, once the page is known to be compiled: the predicates ent's
-	// own read of the page would carry.
-	preds, ok, err := conn.Predicates(pl.ctx, pl.client)
-	if !ok || err != nil {
-		return nil, false, err
-	}
-	p.preds = preds
+	p.index = len(*pl.pages)
+	*pl.pages = append(*pl.pages, p)
 	return p, true, nil
+}
+
+// predicates are, for each of the root page's nested pages, what its node
+// query's interceptors add to a read of it in ctx (a tenant's
+// confinement): ent's own read of the page would carry them. ok is false
+// when an interceptor does more than add predicates, and the page is
+// gqlgen's.
+func (p *rootPage) predicates(ctx context.Context, client *ent.Client) ([][]func(*entsql.Selector), bool, error) {
+	if len(p.pages) == 0 {
+		return nil, true, nil
+	}
+	preds := make([][]func(*entsql.Selector), len(p.pages))
+	for i, page := range p.pages {
+		ps, ok, err := page.conn.Predicates(ctx, client)
+		if !ok || err != nil {
+			return nil, false, err
+		}
+		preds[i] = ps
+	}
+	return preds, true, nil
 }
 
 // argInt is an integer argument as gqlgen's ArgumentMap gives it: a

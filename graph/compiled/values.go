@@ -12,8 +12,25 @@ import (
 )
 
 // scratch keeps the slices of values that nested pages read their rows
-// into, for the next page of the request: a stack, one in use per depth.
-type scratch struct{ free [][]pgValue }
+// into, for the next page of the request (a stack, one in use per depth),
+// and the nested pages' texts without their escapes.
+type scratch struct {
+	free [][]pgValue
+	// texts holds every unescaped text of the page one after another:
+	// a Builder's bytes once written never change, so each text is a
+	// slice of its String and costs no allocation of its own.
+	texts strings.Builder
+}
+
+// text is v without escapes, as pgValue.text.
+func (sc *scratch) text(v pgValue) string {
+	if !v.escaped {
+		return v.s
+	}
+	start := sc.texts.Len()
+	appendUnescaped(&sc.texts, v.s)
+	return sc.texts.String()[start:]
+}
 
 // take is a slice of values to read rows into.
 func (sc *scratch) take() []pgValue {
@@ -106,13 +123,23 @@ func arrayElems(s string, dst []pgValue) ([]pgValue, string, error) {
 func unescapeElem(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
+	appendUnescaped(&b, s)
 	return b.String()
+}
+
+// appendUnescaped writes s to b without the backslash of each escape, the
+// runs between escapes at once.
+func appendUnescaped(b *strings.Builder, s string) {
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 || i+1 >= len(s) {
+			b.WriteString(s)
+			return
+		}
+		b.WriteString(s[:i])
+		b.WriteByte(s[i+1])
+		s = s[i+2:]
+	}
 }
 
 // appendValue appends a value as gqlgen's marshaller of its field's type

@@ -5,16 +5,15 @@ package compiled
 // connection in Go around it.
 
 import (
-	"database/sql"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"entgo.io/contrib/entgql"
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"sessiongraph/ent"
 )
@@ -53,6 +52,13 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 	var buf []byte
 	var vals []pgValue
 	var sc scratch
+	// Room for every nested page's text without escapes, at most the
+	// texts' own length: sc.texts then grows no more.
+	size := 0
+	for _, t := range texts {
+		size += len(t)
+	}
+	sc.texts.Grow(size)
 	ends := make([]int, len(texts))
 	for j, t := range texts {
 		var err error
@@ -61,6 +67,10 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 		}
 		if buf, err = p.node.appendJSON(buf, vals, &sc); err != nil {
 			return nil, err
+		}
+		if j == 0 {
+			// Room for the page, by its first node, at once.
+			buf = slices.Grow(buf, len(buf)*(len(texts)-1)+len(buf)/2)
 		}
 		ends[j] = len(buf)
 	}
@@ -73,49 +83,79 @@ func (p *rootPage) nodesJSON(texts []string) ([][]byte, error) {
 	return nodes, nil
 }
 
-// edgeRows appends each row of a cursorless root page, as ent's
-// CompiledEdges reads them, to edges as its edge's JSON; one set of scan
-// values serves every row.
+// edgeRows reads the rows of a cursorless root page (the statement of
+// ent's CompiledEdges) and appends each of the first rows to edges as its
+// edge's JSON; it counts every row.
 type edgeRows struct {
-	page    *rootPage
-	first   int
-	edges   []byte
-	scanned []sql.NullString
-	vals    []pgValue
-	dest    []any
-	sc      scratch
-	rows    int // read so far
+	page  *rootPage
+	first int
+	edges []byte
+	rows  int // read so far
 }
 
-func (e *edgeRows) row(rows *entsql.Rows) error {
-	if e.dest == nil {
-		cols, err := rows.Columns()
-		if err != nil {
-			return err
+// read reads the page's rows. Every column is text (sql.go casts each
+// value), whose binary form is its text, so pgx's raw values are the
+// values PostgreSQL wrote, NULL a nil one. pgx reuses their bytes for the
+// next row, so the page's are copied, one after another, into one string
+// that the edges' values are slices of.
+func (e *edgeRows) read(rows pgx.Rows) error {
+	var text []byte
+	var lens []int // each value's length, -1 for NULL
+	cols := 0
+	for rows.Next() {
+		if e.rows++; e.rows > e.first {
+			continue // the row past the page, counted for hasNextPage
 		}
-		e.scanned = make([]sql.NullString, len(cols))
-		e.vals = make([]pgValue, len(cols))
-		e.dest = make([]any, len(cols))
-		for i := range e.scanned {
-			e.dest[i] = &e.scanned[i]
+		raw := rows.RawValues()
+		if cols == 0 {
+			// Room for the page, by its first row, at once.
+			cols = len(raw)
+			size := 0
+			for _, v := range raw {
+				size += len(v)
+			}
+			text = make([]byte, 0, size*e.first+size/2)
+			lens = make([]int, 0, cols*e.first)
 		}
-	} else {
-		if e.rows == 1 {
-			// Room for the page, by its first edge, at once.
-			e.edges = slices.Grow(e.edges, len(e.edges)*e.first+len(e.edges)/2)
+		for _, v := range raw {
+			text = append(text, v...)
+			if v == nil {
+				lens = append(lens, -1)
+			} else {
+				lens = append(lens, len(v))
+			}
 		}
-		e.edges = append(e.edges, ',')
 	}
-	e.rows++
-	if err := rows.Scan(e.dest...); err != nil {
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	for i, v := range e.scanned {
-		e.vals[i] = pgValue{s: v.String, valid: v.Valid}
+	if cols == 0 {
+		return nil
 	}
-	var err error
-	e.edges, err = e.page.appendEdge(e.edges, e.vals, &e.sc)
-	return err
+	page, at := string(text), 0
+	vals := make([]pgValue, cols)
+	var sc scratch
+	for r := 0; r < len(lens)/cols; r++ {
+		for i, n := range lens[r*cols : (r+1)*cols] {
+			vals[i] = pgValue{}
+			if n >= 0 {
+				vals[i] = pgValue{s: page[at : at+n], valid: true}
+				at += n
+			}
+		}
+		if r > 0 {
+			e.edges = append(e.edges, ',')
+		}
+		var err error
+		if e.edges, err = e.page.appendEdge(e.edges, vals, &sc); err != nil {
+			return err
+		}
+		if r == 0 {
+			// Room for the page, by its first edge, at once.
+			e.edges = slices.Grow(e.edges, len(e.edges)*(len(lens)/cols-1)+len(e.edges)/2)
+		}
+	}
+	return nil
 }
 
 // appendEdge appends a cursorless root page's edge, its node's values
@@ -280,7 +320,7 @@ func (p *pagePlan) appendJSON(b []byte, vals []pgValue, i int, sc *scratch) ([]b
 			})
 		}
 		i++ // edges
-		return p.appendEdges(b, vals[i-1].text(), sc)
+		return p.appendEdges(b, sc.text(vals[i-1]), sc)
 	})
 	return b, i, err
 }

@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.metrics = a.newRegistry()
 	a.startHub(cfg, bell)
 	gql := graph.NewServer(graph.ServerConfig{
-		Resolver:       &graph.Resolver{Client: client, Engine: eng, Keys: a.Keys},
+		Resolver:       &graph.Resolver{Client: client, Engine: eng, Keys: a.Keys, CompiledQuery: st.Query},
 		Logger:         cfg.Logger,
 		Introspection:  cfg.Introspection,
 		CompiledReads:  cfg.CompiledReads,
