@@ -68,7 +68,8 @@ func admit(d operationDoor) graphql.OperationMiddleware {
 				ctx, cancel = context.WithDeadline(ctx, deadline)
 				defer cancel()
 			}
-			res := answer(ctx)
+			// The answer's fields batch their reads (batch.go).
+			res := answer(withAnswerBatches(ctx))
 			d.metrics.count(rc, res)
 			return res
 		}
