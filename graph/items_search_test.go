@@ -102,6 +102,9 @@ func TestTurnsAndSessionsAreFoundByWhatTheirItemsSay(t *testing.T) {
 	require.Len(t, res.Errors, 1)
 	assert.Equal(t, "INPUT_TOO_LARGE", res.Errors[0].Code())
 	assert.Equal(t, "where.hasTurnsWith[0].itemContainsFold", res.Errors[0].Extensions["field"])
+	// Text PostgreSQL cannot hold is refused at the door, as in every filter.
+	assert.Equal(t, "BAD_USER_INPUT", s.ErrorCode(t, `query($w: SessionWhereInput) { sessions(first: 1, where: $w) { totalCount } }`,
+		map[string]any{"w": map[string]any{"hasTurnsWith": []any{map[string]any{"itemContainsFold": "a\u0000b"}}}}))
 }
 
 // On a grown table of items, the search reads the trigram indexes of the
