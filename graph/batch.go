@@ -4,7 +4,7 @@ package graph
 // list would otherwise make alone: a page of 50 turns selecting
 // modelCallTotals sent 50 aggregate statements. gqlgen resolves the list's
 // elements concurrently, each calling its resolver; the first to ask reads
-// the field for every turn of its list (the list is known: gqlgen keeps
+// the field for every turn (or session) of its list (the list is known: gqlgen keeps
 // each resolved field's value in its FieldContext.Result), and the others
 // wait for that read. No timer is involved: a page costs one statement per
 // field and list, however the goroutines are scheduled.
@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
 
 	"sessiongraph/ent"
 	"sessiongraph/internal/engine"
@@ -23,9 +24,10 @@ import (
 // mutation's), kept in its context by admit. A subscription's events have
 // none: each of its fields reads alone, so no event sees an older one's.
 type answerBatches struct {
-	totals   batch[engine.TurnKey, engine.ModelCallTotals]
-	receipts batch[engine.TurnKey, []*ent.ContextReceipt]
-	calls    batch[engine.TurnKey, engine.ReceiptCalls]
+	sessionTotals batch[uuid.UUID, engine.ModelCallTotals]
+	totals        batch[engine.TurnKey, engine.ModelCallTotals]
+	receipts      batch[engine.TurnKey, []*ent.ContextReceipt]
+	calls         batch[engine.TurnKey, engine.ReceiptCalls]
 }
 
 type answerBatchesKey struct{}
@@ -40,6 +42,13 @@ func withAnswerBatches(ctx context.Context) context.Context {
 func batchesOf(ctx context.Context) *answerBatches {
 	b, _ := ctx.Value(answerBatchesKey{}).(*answerBatches)
 	return b
+}
+
+func (b *answerBatches) sessionsTotals() *batch[uuid.UUID, engine.ModelCallTotals] {
+	if b == nil {
+		return nil
+	}
+	return &b.sessionTotals
 }
 
 func (b *answerBatches) turnTotals() *batch[engine.TurnKey, engine.ModelCallTotals] {
@@ -149,6 +158,28 @@ func listTurns(ctx context.Context) []engine.TurnKey {
 		}
 	}
 	return receipts
+}
+
+// listSessions are the ids of the nearest list of sessions above the field
+// being resolved (a page's edges, a user's sessions).
+func listSessions(ctx context.Context) []uuid.UUID {
+	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
+		switch list := fc.Result.(type) {
+		case []*ent.SessionEdge:
+			ids := make([]uuid.UUID, len(list))
+			for i, e := range list {
+				ids[i] = e.Node.ID
+			}
+			return ids
+		case []*ent.Session:
+			ids := make([]uuid.UUID, len(list))
+			for i, s := range list {
+				ids[i] = s.ID
+			}
+			return ids
+		}
+	}
+	return nil
 }
 
 // receiptTurn is the turn a receipt was recorded in.

@@ -25,7 +25,8 @@ func (r *mutationResolver) RecordModelCall(ctx context.Context, input engine.Rec
 
 // ModelCallTotals is the resolver for the modelCallTotals field.
 func (r *sessionResolver) ModelCallTotals(ctx context.Context, obj *ent.Session) (*engine.ModelCallTotals, error) {
-	return r.Engine.Receipts.SessionModelCallTotals(ctx, obj)
+	totals, err := batchesOf(ctx).sessionsTotals().get(ctx, obj.ID, listSessions(ctx), r.Engine.Receipts.SessionsModelCallTotals)
+	return &totals, err
 }
 
 // ModelCallTotals is the resolver for the modelCallTotals field.

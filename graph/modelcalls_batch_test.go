@@ -1,6 +1,8 @@
 package graph_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,4 +89,47 @@ func TestAPageOfTurnsReadsTheirModelCallsInOneStatementEach(t *testing.T) {
 		assert.Equal(t, i+1, e.Node.Receipts[0].ModelCalls[0].LatencyMs, "turn %d's receipt lists its own call", i+1)
 	}
 	t.Logf("statements: the bare page %d, with totals %d, with receipts and calls %d", bare, totals, withReceipts)
+}
+
+// A page of 20 sessions (a user's page) reads their model-call totals in
+// one statement, each session its own.
+func TestAPageOfSessionsReadsTheirModelCallTotalsInOneStatement(t *testing.T) {
+	s := apitest.New(t)
+	for n := 1; n <= 20; n++ {
+		a := newAgent(t, s, fmt.Sprintf("session-%02d", n))
+		a.turn("turn")
+		think := a.recordContext("THINK")
+		for range n % 3 { // 0, 1 or 2 calls
+			recordCall(t, s, call(map[string]any{"receiptID": think.Receipt.ID, "sessionID": a.id, "latencyMs": n, "cost": float64(n) / 100}))
+		}
+	}
+	s.MustDo(t, `{ viewer { role } }`, nil, nil) // the key's first request looks it up
+	count := func(selection string) (int64, []byte) {
+		before := s.Statements()
+		res := s.Do(t, `{ sessions(first: 20, orderBy: {field: CREATED_AT}) { edges { node { externalKey `+selection+` } } } }`, nil)
+		require.Empty(t, res.Errors)
+		return s.Statements() - before, res.Data
+	}
+	bare, _ := count("")
+	withTotals, data := count("modelCallTotals { calls latencyMs cost }")
+	assert.Equal(t, bare+1, withTotals, "the 20 sessions' totals are one statement")
+	var page struct {
+		Sessions struct {
+			Edges []struct {
+				Node struct {
+					ExternalKey     string    `json:"externalKey"`
+					ModelCallTotals totalsOut `json:"modelCallTotals"`
+				} `json:"node"`
+			} `json:"edges"`
+		} `json:"sessions"`
+	}
+	require.NoError(t, json.Unmarshal(data, &page))
+	require.Len(t, page.Sessions.Edges, 20)
+	for i, e := range page.Sessions.Edges {
+		n := i + 1
+		calls := n % 3
+		assert.Equal(t, fmt.Sprintf("session-%02d", n), e.Node.ExternalKey)
+		assert.Equal(t, totalsOut{Calls: calls, LatencyMs: calls * n, Cost: float64(calls*n) / 100}, e.Node.ModelCallTotals, "session %d", n)
+	}
+	t.Logf("statements: the bare page %d, with totals %d", bare, withTotals)
 }

@@ -224,14 +224,26 @@ type ModelCallTotals struct {
 	Cost float64
 }
 
-// SessionModelCallTotals sums a session's model calls.
-func (rc *Receipts) SessionModelCallTotals(ctx context.Context, s *ent.Session) (*ModelCallTotals, error) {
+// SessionsModelCallTotals sums the model calls of each session named in one
+// statement, grouped by session: a page of sessions costs one read. A
+// session without calls has zero totals.
+func (rc *Receipts) SessionsModelCallTotals(ctx context.Context, sessions []uuid.UUID) (map[uuid.UUID]ModelCallTotals, error) {
 	var rows []totalsRow
-	if err := rc.client.ModelCall.Query().Where(modelcall.SessionID(s.ID)).
-		Modify(func(s *entsql.Selector) { s.Select(totalsColumns(s)...) }).Scan(ctx, &rows); err != nil {
+	err := rc.client.ModelCall.Query().Where(modelcall.SessionIDIn(sessions...)).Modify(func(s *entsql.Selector) {
+		session := s.C(modelcall.FieldSessionID)
+		s.Select(append([]string{entsql.As(session, "session_id")}, totalsColumns(s)...)...).GroupBy(session)
+	}).Scan(ctx, &rows)
+	if err != nil {
 		return nil, err
 	}
-	return &rows[0].ModelCallTotals, nil
+	out := make(map[uuid.UUID]ModelCallTotals, len(sessions))
+	for _, s := range sessions {
+		out[s] = ModelCallTotals{}
+	}
+	for _, r := range rows {
+		out[r.SessionID] = r.ModelCallTotals
+	}
+	return out, nil
 }
 
 // TurnsModelCallTotals sums the model calls of each turn named (the calls
