@@ -20,9 +20,10 @@ import (
 	"sessiongraph/internal/engine"
 )
 
-// answerBatches are the batched reads of one answer (a query's or a
-// mutation's), kept in its context by admit. A subscription's events have
-// none: each of its fields reads alone, so no event sees an older one's.
+// answerBatches are the batched reads of one query's answer, kept in its
+// context by admit. A mutation's and a subscription's have none: each of
+// their fields reads alone, so that no field sees what the root field (or
+// event) before it read.
 type answerBatches struct {
 	sessionTotals batch[uuid.UUID, engine.ModelCallTotals]
 	totals        batch[engine.TurnKey, engine.ModelCallTotals]
@@ -37,7 +38,7 @@ func withAnswerBatches(ctx context.Context) context.Context {
 	return context.WithValue(ctx, answerBatchesKey{}, &answerBatches{})
 }
 
-// batchesOf returns the answer's batches; nil outside an answer, whose
+// batchesOf returns the query's batches; nil outside a query, whose
 // batches are then nil too: each field reads alone.
 func batchesOf(ctx context.Context) *answerBatches {
 	b, _ := ctx.Value(answerBatchesKey{}).(*answerBatches)

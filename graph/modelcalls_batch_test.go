@@ -133,3 +133,31 @@ func TestAPageOfSessionsReadsTheirModelCallTotalsInOneStatement(t *testing.T) {
 	}
 	t.Logf("statements: the bare page %d, with totals %d", bare, withTotals)
 }
+
+// A mutation's root fields run one after another, each answered with what
+// the ones before it changed: the turn's totals after the second call
+// count both calls, not what the first payload read.
+func TestAMutationsRootFieldsEachReadTheirOwnTotals(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "two-calls")
+	a.turn("turn")
+	think := a.recordContext("THINK")
+	in := call(map[string]any{"receiptID": think.Receipt.ID, "sessionID": a.id})
+	item := []string{`{"role":"assistant","content":"checking"}`}
+	var out struct {
+		First struct {
+			Turn struct{ ModelCallTotals totalsOut }
+		} `json:"first"`
+		Second struct {
+			Turn struct{ ModelCallTotals totalsOut }
+		} `json:"second"`
+	}
+	s.MustDo(t, `mutation($id: ID!, $call: RecordModelCallInput!, $items: [String!]!) {
+  a: recordModelCall(input: $call) { modelCall { model } }
+  first: recordItems(input: {sessionID: $id, items: $items}) { turn { modelCallTotals { calls } } }
+  b: recordModelCall(input: $call) { modelCall { model } }
+  second: recordItems(input: {sessionID: $id, items: $items}) { turn { modelCallTotals { calls } } } }`,
+		map[string]any{"id": a.id, "call": in, "items": item}, &out)
+	assert.Equal(t, 1, out.First.Turn.ModelCallTotals.Calls)
+	assert.Equal(t, 2, out.Second.Turn.ModelCallTotals.Calls)
+}
