@@ -11,8 +11,9 @@ import (
 )
 
 // Find anything: a session by words of its messages (either side, any
-// case), and the sessions that reference a record by its UUID; a ref shows
-// its UUID with a button that copies it.
+// case) or of its items (a tool call's output), and the sessions that
+// reference a record by its UUID; a ref shows its UUID with a button that
+// copies it.
 func TestDashboardFindsSessionsByMessageAndByRecord(t *testing.T) {
 	t.Parallel()
 	s := apitest.New(t)
@@ -31,14 +32,23 @@ func TestDashboardFindsSessionsByMessageAndByRecord(t *testing.T) {
 	r := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "search-again"})}
 	r.begin("that rice again")
 	r.read("recipes", map[string]any{"id": saffron, "name": "Saffron rice"})
+	// A session that says "monsoon" only in a tool call's output.
+	tool := &agent{t: t, s: s, id: openSession(t, s, map[string]any{"tenant": "acme", "externalKey": "search-tool"})}
+	tool.begin("will it rain in Mumbai?")
+	tool.items(`{"type":"function_call","call_id":"call_1","name":"forecast","arguments":"{\"city\":\"Mumbai\"}"}`,
+		`{"type":"function_call_output","call_id":"call_1","output":"Heavy Monsoon rain until Friday"}`)
+	tool.end("Yes, take an umbrella.", nil)
 
 	b := newBrowser(t)
 	b.signIn(s.URL, s.AdminKey)
-	b.waitFor("the sessions list", `document.querySelectorAll("#sessions tbody tr").length === 4`)
+	b.waitFor("the sessions list", `document.querySelectorAll("#sessions tbody tr").length === 5`)
 	keys := `[...document.querySelectorAll("#sessions tbody tr")].map(r => r.dataset.key).sort().join()`
 
 	b.run("search by words of a message", chromedp.SetValue("#filter-q", "SAFFRON", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
 	b.waitFor("the session whose message says it", keys+` === "search-saffron"`)
+
+	b.run("search by words of a tool's output", chromedp.SetValue("#filter-q", "monsoon", chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
+	b.waitFor("the session whose tool call's output says it", keys+` === "search-tool"`)
 
 	b.run("search by a record's UUID", chromedp.SetValue("#filter-q", saffron, chromedp.ByQuery), chromedp.Click("#search", chromedp.ByQuery))
 	b.waitFor("both sessions that read the record", keys+` === "search-again,search-saffron"`)

@@ -73,7 +73,7 @@ func (r *sessionResolver) FactTrace(ctx context.Context, obj *ent.Session, fact 
 
 // Receipts is the resolver for the receipts field.
 func (r *turnResolver) Receipts(ctx context.Context, obj *ent.Turn) ([]*ent.ContextReceipt, error) {
-	return r.Engine.Receipts.TurnReceipts(ctx, obj)
+	return batchesOf(ctx).turnReceipts().get(ctx, engine.KeyOf(obj), listTurns(ctx), r.Engine.Receipts.TurnsReceipts)
 }
 
 // FactLoss returns generated.FactLossResolver implementation.

@@ -70,6 +70,11 @@ func (r *Resolver) SessionWhereInput() generated.SessionWhereInputResolver {
 	return &sessionWhereInputResolver{r}
 }
 
+// TurnWhereInput returns generated.TurnWhereInputResolver implementation.
+func (r *Resolver) TurnWhereInput() generated.TurnWhereInputResolver {
+	return &turnWhereInputResolver{r}
+}
+
 type (
 	contextReceiptResolver    struct{ *Resolver }
 	queryResolver             struct{ *Resolver }
@@ -77,4 +82,5 @@ type (
 	sessionResolver           struct{ *Resolver }
 	turnResolver              struct{ *Resolver }
 	sessionWhereInputResolver struct{ *Resolver }
+	turnWhereInputResolver    struct{ *Resolver }
 )

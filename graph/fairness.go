@@ -68,6 +68,12 @@ func admit(d operationDoor) graphql.OperationMiddleware {
 				ctx, cancel = context.WithDeadline(ctx, deadline)
 				defer cancel()
 			}
+			// A query's fields batch their reads (batch.go); a mutation's
+			// root fields run one after another, and a batch read for the
+			// first would answer the next with what it changed.
+			if class == access.Query {
+				ctx = withAnswerBatches(ctx)
+			}
 			res := answer(ctx)
 			d.metrics.count(rc, res)
 			return res

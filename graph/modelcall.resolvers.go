@@ -14,7 +14,8 @@ import (
 
 // ModelCalls is the resolver for the modelCalls field.
 func (r *contextReceiptResolver) ModelCalls(ctx context.Context, obj *ent.ContextReceipt) ([]*ent.ModelCall, error) {
-	return r.Engine.Receipts.ReceiptModelCalls(ctx, obj)
+	calls, err := batchesOf(ctx).turnCalls().get(ctx, receiptTurn(obj), listTurns(ctx), r.Engine.Receipts.TurnsModelCalls)
+	return calls[obj.ID], err
 }
 
 // RecordModelCall is the resolver for the recordModelCall field.
@@ -24,12 +25,14 @@ func (r *mutationResolver) RecordModelCall(ctx context.Context, input engine.Rec
 
 // ModelCallTotals is the resolver for the modelCallTotals field.
 func (r *sessionResolver) ModelCallTotals(ctx context.Context, obj *ent.Session) (*engine.ModelCallTotals, error) {
-	return r.Engine.Receipts.SessionModelCallTotals(ctx, obj)
+	totals, err := batchesOf(ctx).sessionsTotals().get(ctx, obj.ID, listSessions(ctx), r.Engine.Receipts.SessionsModelCallTotals)
+	return &totals, err
 }
 
 // ModelCallTotals is the resolver for the modelCallTotals field.
 func (r *turnResolver) ModelCallTotals(ctx context.Context, obj *ent.Turn) (*engine.ModelCallTotals, error) {
-	return r.Engine.Receipts.TurnModelCallTotals(ctx, obj)
+	totals, err := batchesOf(ctx).turnTotals().get(ctx, engine.KeyOf(obj), listTurns(ctx), r.Engine.Receipts.TurnsModelCallTotals)
+	return &totals, err
 }
 
 // HasFailedTurn is the resolver for the hasFailedTurn field.

@@ -51,3 +51,8 @@ func (r *turnResolver) StepResults(ctx context.Context, obj *ent.Turn) ([]*ent.S
 func (r *turnResolver) Items(ctx context.Context, obj *ent.Turn) ([]*engine.TurnItem, error) {
 	return r.Engine.Reads.TurnItems(ctx, obj)
 }
+
+// ItemContainsFold is the resolver for the itemContainsFold field.
+func (r *turnWhereInputResolver) ItemContainsFold(ctx context.Context, obj *ent.TurnWhereInput, data *string) error {
+	return engine.FilterItemText(obj, data)
+}

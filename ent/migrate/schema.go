@@ -584,6 +584,24 @@ var (
 					Type:    "GIN",
 				},
 			},
+			{
+				Name:    "turn_item_name_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{TurnItemsColumns[5]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
+			},
+			{
+				Name:    "turn_item_arguments_trgm",
+				Unique:  false,
+				Columns: []*schema.Column{TurnItemsColumns[7]},
+				Annotation: &entsql.IndexAnnotation{
+					OpClass: "gin_trgm_ops",
+					Type:    "GIN",
+				},
+			},
 		},
 	}
 	// Tables holds all the tables in the schema.

@@ -61,8 +61,11 @@ func (TurnItem) Indexes() []ent.Index {
 	return []ent.Index{
 		// A turn's items in order, and the next position under the session's lock.
 		index.Fields("session_id", "turn", "position").Unique(),
-		// The dashboard's search of what was said.
+		// The search of what the items say (itemContainsFold): the text a
+		// model reads, a call's tool name and its arguments.
 		searchable("content", "turn_item_content_trgm"),
+		searchable("name", "turn_item_name_trgm"),
+		searchable("arguments", "turn_item_arguments_trgm"),
 	}
 }
 

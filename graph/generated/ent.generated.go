@@ -81,6 +81,9 @@ type SessionWhereInputResolver interface {
 	TurnSlowerThanMs(ctx context.Context, obj *ent.SessionWhereInput, data *int) error
 	CostAbove(ctx context.Context, obj *ent.SessionWhereInput, data *float64) error
 }
+type TurnWhereInputResolver interface {
+	ItemContainsFold(ctx context.Context, obj *ent.TurnWhereInput, data *string) error
+}
 
 // endregion ************************** generated!.gotpl **************************
 
@@ -14633,7 +14636,7 @@ func (ec *executionContext) unmarshalInputTurnWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "sessionID", "sessionIDNEQ", "sessionIDIn", "sessionIDNotIn", "number", "numberNEQ", "numberIn", "numberNotIn", "numberGT", "numberGTE", "numberLT", "numberLTE", "userMessage", "userMessageNEQ", "userMessageIn", "userMessageNotIn", "userMessageGT", "userMessageGTE", "userMessageLT", "userMessageLTE", "userMessageContains", "userMessageHasPrefix", "userMessageHasSuffix", "userMessageEqualFold", "userMessageContainsFold", "assistantMessage", "assistantMessageNEQ", "assistantMessageIn", "assistantMessageNotIn", "assistantMessageGT", "assistantMessageGTE", "assistantMessageLT", "assistantMessageLTE", "assistantMessageContains", "assistantMessageHasPrefix", "assistantMessageHasSuffix", "assistantMessageEqualFold", "assistantMessageContainsFold", "assistantSummary", "assistantSummaryNEQ", "assistantSummaryIn", "assistantSummaryNotIn", "assistantSummaryGT", "assistantSummaryGTE", "assistantSummaryLT", "assistantSummaryLTE", "assistantSummaryContains", "assistantSummaryHasPrefix", "assistantSummaryHasSuffix", "assistantSummaryEqualFold", "assistantSummaryContainsFold", "userTokens", "userTokensNEQ", "userTokensIn", "userTokensNotIn", "userTokensGT", "userTokensGTE", "userTokensLT", "userTokensLTE", "assistantTokens", "assistantTokensNEQ", "assistantTokensIn", "assistantTokensNotIn", "assistantTokensGT", "assistantTokensGTE", "assistantTokensLT", "assistantTokensLTE", "itemCount", "itemCountNEQ", "itemCountIn", "itemCountNotIn", "itemCountGT", "itemCountGTE", "itemCountLT", "itemCountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "completedAt", "completedAtNEQ", "completedAtIn", "completedAtNotIn", "completedAtGT", "completedAtGTE", "completedAtLT", "completedAtLTE", "completedAtIsNil", "completedAtNotNil", "hasSession", "hasSessionWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "sessionID", "sessionIDNEQ", "sessionIDIn", "sessionIDNotIn", "number", "numberNEQ", "numberIn", "numberNotIn", "numberGT", "numberGTE", "numberLT", "numberLTE", "userMessage", "userMessageNEQ", "userMessageIn", "userMessageNotIn", "userMessageGT", "userMessageGTE", "userMessageLT", "userMessageLTE", "userMessageContains", "userMessageHasPrefix", "userMessageHasSuffix", "userMessageEqualFold", "userMessageContainsFold", "assistantMessage", "assistantMessageNEQ", "assistantMessageIn", "assistantMessageNotIn", "assistantMessageGT", "assistantMessageGTE", "assistantMessageLT", "assistantMessageLTE", "assistantMessageContains", "assistantMessageHasPrefix", "assistantMessageHasSuffix", "assistantMessageEqualFold", "assistantMessageContainsFold", "assistantSummary", "assistantSummaryNEQ", "assistantSummaryIn", "assistantSummaryNotIn", "assistantSummaryGT", "assistantSummaryGTE", "assistantSummaryLT", "assistantSummaryLTE", "assistantSummaryContains", "assistantSummaryHasPrefix", "assistantSummaryHasSuffix", "assistantSummaryEqualFold", "assistantSummaryContainsFold", "userTokens", "userTokensNEQ", "userTokensIn", "userTokensNotIn", "userTokensGT", "userTokensGTE", "userTokensLT", "userTokensLTE", "assistantTokens", "assistantTokensNEQ", "assistantTokensIn", "assistantTokensNotIn", "assistantTokensGT", "assistantTokensGTE", "assistantTokensLT", "assistantTokensLTE", "itemCount", "itemCountNEQ", "itemCountIn", "itemCountNotIn", "itemCountGT", "itemCountGTE", "itemCountLT", "itemCountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "completedAt", "completedAtNEQ", "completedAtIn", "completedAtNotIn", "completedAtGT", "completedAtGTE", "completedAtLT", "completedAtLTE", "completedAtIsNil", "completedAtNotNil", "hasSession", "hasSessionWith", "itemContainsFold"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15410,6 +15413,15 @@ func (ec *executionContext) unmarshalInputTurnWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.HasSessionWith = data
+		case "itemContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			if err = ec.Resolvers.TurnWhereInput().ItemContainsFold(ctx, &it, data); err != nil {
+				return it, err
+			}
 		}
 	}
 	// Execute INPUT_OBJECT level directives (e.g., @oneOf, @directive3)

@@ -52,6 +52,7 @@ type ResolverRoot interface {
 	Turn() TurnResolver
 	UpdateArtifactPayload() UpdateArtifactPayloadResolver
 	SessionWhereInput() SessionWhereInputResolver
+	TurnWhereInput() TurnWhereInputResolver
 }
 
 type DirectiveRoot struct {
@@ -7942,6 +7943,15 @@ extend type Mutation {
   after those recorded before. One refused item refuses them all.
   """
   recordItems(input: RecordItemsInput!): RecordItemsPayload!
+}
+
+extend input TurnWhereInput {
+  """
+  Turns with a recorded item (recordItems) whose text, tool name or arguments contains this, in any
+  case: a tool call by its name or arguments, its output, any message. The turn's own messages are
+  found by userMessageContainsFold and assistantMessageContainsFold; sessions by hasTurnsWith.
+  """
+  itemContainsFold: String
 }
 `, BuiltIn: false},
 }

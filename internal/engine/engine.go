@@ -66,7 +66,7 @@ func New(client *ent.Client, st *store.Store, hub *events.Hub, cfg Config) *Engi
 		Sessions: &Sessions{client: client, store: st, cfg: cfg, domains: domains, receipts: receipts},
 		Domains:  domains,
 		Writes:   writes,
-		Turns:    &Turns{client: client, store: st, domains: domains, writes: writes},
+		Turns:    &Turns{client: client, store: st, domains: domains, writes: writes, tokenizers: newSessionTokenizers()},
 		Builds:   builds,
 		Receipts: receipts,
 		Live:     &Live{client: client, hub: hub, domains: domains, builds: builds},

@@ -42,22 +42,37 @@ func foldExactly(p reflect.Value) {
 			continue
 		}
 		v := f.Elem().String()
-		loose := likeEscape(strings.ToLower(v))
-		exact := likeEscape(strings.ToLower(strings.ReplaceAll(v, string(dotlessCapital), foldStandIn)))
-		if contains {
-			loose, exact = "%"+loose+"%", "%"+exact+"%"
-		}
 		f.Set(reflect.Zero(f.Type()))
 		col := snakeCase(column)
 		add := p.MethodByName("AddPredicates")
-		pred := func(s *sql.Selector) {
-			s.Where(sql.P(func(b *sql.Builder) {
-				b.Ident(s.C(col)).WriteString(" ILIKE ").Arg(loose).WriteString(" AND lower(replace(").Ident(s.C(col)).
-					WriteString(", '" + string(dotlessCapital) + "', '" + foldStandIn + "')) LIKE ").Arg(exact).WriteString(` ESCAPE '\'`)
-			}))
-		}
+		pred := func(s *sql.Selector) { s.Where(foldedMatch(s.C(col), v, contains)) }
 		add.Call([]reflect.Value{reflect.ValueOf(pred).Convert(add.Type().In(0).Elem())})
 	}
+}
+
+// containsFold is ent's ContainsFold on column col (as a selector names
+// it) with foldExactly's rule for İ, for a filter that is not a field of
+// ent's input (itemContainsFold).
+func containsFold(col, v string) *sql.Predicate {
+	if !strings.ContainsAny(v, "iI"+string(dotlessCapital)) {
+		return sql.ContainsFold(col, v)
+	}
+	return foldedMatch(col, v, true)
+}
+
+// foldedMatch matches col against v (within it when contains) in any case,
+// İ only with İ: the plain ILIKE first, which a trigram index serves, then
+// the exact fold.
+func foldedMatch(col, v string, contains bool) *sql.Predicate {
+	loose := likeEscape(strings.ToLower(v))
+	exact := likeEscape(strings.ToLower(strings.ReplaceAll(v, string(dotlessCapital), foldStandIn)))
+	if contains {
+		loose, exact = "%"+loose+"%", "%"+exact+"%"
+	}
+	return sql.P(func(b *sql.Builder) {
+		b.Ident(col).WriteString(" ILIKE ").Arg(loose).WriteString(" AND lower(replace(").Ident(col).
+			WriteString(", '" + string(dotlessCapital) + "', '" + foldStandIn + "')) LIKE ").Arg(exact).WriteString(` ESCAPE '\'`)
+	})
 }
 
 // likeEscape escapes LIKE's wildcards and its escape character.

@@ -242,11 +242,25 @@ func (ts *Turns) RecordItems(ctx context.Context, in RecordItemsInput) (*Recorde
 			return nil, err
 		}
 	}
+	// Counted before the session's lock, which is then held for the writes
+	// only (a call may carry 100 items of up to 1 MiB each to count), with
+	// the tokenizer the session most likely has, checked under the lock.
+	counted := ts.tokenizers.guess(in.SessionID)
+	total, err := countItems(ctx, counted, items)
+	if err != nil {
+		return nil, err
+	}
 	tw, err := beginOpenTurn(ctx, ts.store, in.SessionID, keepsOpen)
 	if err != nil {
 		return nil, err
 	}
 	defer tw.Rollback()
+	if tw.Session.Tokenizer != counted {
+		if total, err = countItems(ctx, tw.Session.Tokenizer, items); err != nil {
+			return nil, err
+		}
+	}
+	ts.tokenizers.saw(in.SessionID, tw.Session.Tokenizer)
 	open := tw.done
 	if in.TurnID != nil && *in.TurnID != open.ID {
 		return nil, apperr.Invalid("turnID", "turn %s is not the session's open turn (turn %d, id %s): items are recorded while their turn runs", in.TurnID, open.Number, open.ID)
@@ -258,13 +272,8 @@ func (ts *Turns) RecordItems(ctx context.Context, in RecordItemsInput) (*Recorde
 	if recorded+len(items) > MaxTurnItems {
 		return nil, apperr.TooLarge("items", "turn %d holds %d items; %d more would pass the %d a turn may hold", open.Number, recorded, len(items), MaxTurnItems)
 	}
-	total := 0
 	for i := range items {
 		it := &items[i]
-		if it.TokenCount, err = countTokens(ctx, tw.Session.Tokenizer, itemTokenText(*it)); err != nil {
-			return nil, err
-		}
-		total += it.TokenCount
 		// Sent with the commit, in its one exchange (a bulk insert would
 		// read its ids back, which a statement for the commit cannot).
 		if _, err := tw.WithCommit.TurnItem.Create().SetSessionID(in.SessionID).SetTurn(open.Number).
@@ -286,6 +295,21 @@ func (ts *Turns) RecordItems(ctx context.Context, in RecordItemsInput) (*Recorde
 		return nil, err
 	}
 	return &RecordedItems{Turn: ts.client.Turn.Adopt(open), Items: items}, nil
+}
+
+// countItems counts each item's tokens with the tokenizer named, setting
+// its TokenCount, and returns their sum.
+func countItems(ctx context.Context, tokenizerName string, items []TurnItem) (int, error) {
+	total := 0
+	for i := range items {
+		n, err := countTokens(ctx, tokenizerName, itemTokenText(items[i]))
+		if err != nil {
+			return 0, err
+		}
+		items[i].TokenCount = n
+		total += n
+	}
+	return total, nil
 }
 
 // TurnItems returns a turn's items in order: its user message, the items

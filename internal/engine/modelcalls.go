@@ -151,11 +151,66 @@ func (rc *Receipts) fedReceipt(ctx context.Context, in RecordModelCallInput) (*e
 	return r, err
 }
 
-// ReceiptModelCalls returns the model calls a receipt's build fed, oldest
-// first.
-func (rc *Receipts) ReceiptModelCalls(ctx context.Context, r *ent.ContextReceipt) ([]*ent.ModelCall, error) {
-	return rc.client.ModelCall.Query().Where(modelcall.SessionID(r.SessionID), modelcall.ReceiptID(r.ID)).
+// TurnKey names a turn by its session and number, as its receipts and
+// model calls name it.
+type TurnKey struct {
+	Session uuid.UUID
+	Number  int
+}
+
+// KeyOf is a turn's TurnKey.
+func KeyOf(t *ent.Turn) TurnKey { return TurnKey{t.SessionID, t.Number} }
+
+// ReceiptCalls are a turn's model calls by the receipt of the build each
+// fed, oldest first.
+type ReceiptCalls map[uuid.UUID][]*ent.ModelCall
+
+// TurnsModelCalls returns the model calls of the builds of each turn named,
+// in one statement: the calls of a page's receipts read together.
+func (rc *Receipts) TurnsModelCalls(ctx context.Context, turns []TurnKey) (map[TurnKey]ReceiptCalls, error) {
+	calls, err := rc.client.ModelCall.Query().Where(ofTurns(turns)).
 		Order(ent.Asc(modelcall.FieldCreatedAt), ent.Asc(modelcall.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[TurnKey]ReceiptCalls, len(turns))
+	for _, c := range calls {
+		k := TurnKey{c.SessionID, c.Turn}
+		if out[k] == nil {
+			out[k] = ReceiptCalls{}
+		}
+		out[k][c.ReceiptID] = append(out[k][c.ReceiptID], c)
+	}
+	return out, nil
+}
+
+// ofTurns matches the model calls of the turns named: per session, its
+// turns by number (model_calls (session_id, turn)), so that each arm keeps
+// to its session's shard on Citus.
+func ofTurns(turns []TurnKey) predicate.ModelCall {
+	sessions, numbers := bySession(turns)
+	arms := make([]predicate.ModelCall, len(sessions))
+	for i, s := range sessions {
+		arms[i] = modelcall.And(modelcall.SessionID(s), modelcall.TurnIn(numbers[s]...))
+	}
+	if len(arms) == 1 {
+		return arms[0]
+	}
+	return modelcall.Or(arms...)
+}
+
+// bySession groups turns' numbers by their session, the sessions in the
+// order they come (so that a page's statement reads the same each time).
+func bySession(turns []TurnKey) ([]uuid.UUID, map[uuid.UUID][]int) {
+	numbers := map[uuid.UUID][]int{}
+	var sessions []uuid.UUID
+	for _, t := range turns {
+		if _, ok := numbers[t.Session]; !ok {
+			sessions = append(sessions, t.Session)
+		}
+		numbers[t.Session] = append(numbers[t.Session], t.Number)
+	}
+	return sessions, numbers
 }
 
 // ModelCallTotals sum the model calls of a turn or a session.
@@ -169,40 +224,69 @@ type ModelCallTotals struct {
 	Cost float64
 }
 
-// SessionModelCallTotals sums a session's model calls.
-func (rc *Receipts) SessionModelCallTotals(ctx context.Context, s *ent.Session) (*ModelCallTotals, error) {
-	return rc.modelCallTotals(ctx, modelcall.SessionID(s.ID))
-}
-
-// TurnModelCallTotals sums the model calls of a turn's builds.
-func (rc *Receipts) TurnModelCallTotals(ctx context.Context, t *ent.Turn) (*ModelCallTotals, error) {
-	return rc.modelCallTotals(ctx, modelcall.SessionID(t.SessionID), modelcall.Turn(t.Number))
-}
-
-func (rc *Receipts) modelCallTotals(ctx context.Context, where ...predicate.ModelCall) (*ModelCallTotals, error) {
-	var rows []struct {
-		Calls        int     `json:"calls"`
-		FailedCalls  int     `json:"failed_calls"`
-		InputTokens  int     `json:"input_tokens"`
-		OutputTokens int     `json:"output_tokens"`
-		LatencyMs    int     `json:"latency_ms"`
-		Cost         float64 `json:"cost"`
-	}
-	err := rc.client.ModelCall.Query().Where(where...).Modify(func(s *entsql.Selector) {
-		s.Select(
-			entsql.As("count(*)", "calls"),
-			entsql.As("count(*) FILTER (WHERE "+s.C(modelcall.FieldError)+" IS NOT NULL)", "failed_calls"),
-			entsql.As("COALESCE(sum("+s.C(modelcall.FieldInputTokens)+"), 0)", "input_tokens"),
-			entsql.As("COALESCE(sum("+s.C(modelcall.FieldOutputTokens)+"), 0)", "output_tokens"),
-			entsql.As("COALESCE(sum("+s.C(modelcall.FieldLatencyMs)+"), 0)", "latency_ms"),
-			entsql.As("COALESCE(sum("+s.C(modelcall.FieldCost)+"), 0)", "cost"),
-		)
+// SessionsModelCallTotals sums the model calls of each session named in one
+// statement, grouped by session: a page of sessions costs one read. A
+// session without calls has zero totals.
+func (rc *Receipts) SessionsModelCallTotals(ctx context.Context, sessions []uuid.UUID) (map[uuid.UUID]ModelCallTotals, error) {
+	var rows []totalsRow
+	err := rc.client.ModelCall.Query().Where(modelcall.SessionIDIn(sessions...)).Modify(func(s *entsql.Selector) {
+		session := s.C(modelcall.FieldSessionID)
+		s.Select(append([]string{entsql.As(session, "session_id")}, totalsColumns(s)...)...).GroupBy(session)
 	}).Scan(ctx, &rows)
 	if err != nil {
 		return nil, err
 	}
-	t := ModelCallTotals(rows[0])
-	return &t, nil
+	out := make(map[uuid.UUID]ModelCallTotals, len(sessions))
+	for _, s := range sessions {
+		out[s] = ModelCallTotals{}
+	}
+	for _, r := range rows {
+		out[r.SessionID] = r.ModelCallTotals
+	}
+	return out, nil
+}
+
+// TurnsModelCallTotals sums the model calls of each turn named (the calls
+// its builds fed) in one statement, grouped by turn: a page's turns cost
+// one read, not one each. A turn without calls has zero totals.
+func (rc *Receipts) TurnsModelCallTotals(ctx context.Context, turns []TurnKey) (map[TurnKey]ModelCallTotals, error) {
+	var rows []totalsRow
+	err := rc.client.ModelCall.Query().Where(ofTurns(turns)).Modify(func(s *entsql.Selector) {
+		session, turn := s.C(modelcall.FieldSessionID), s.C(modelcall.FieldTurn)
+		s.Select(append([]string{entsql.As(session, "session_id"), entsql.As(turn, "turn")}, totalsColumns(s)...)...).
+			GroupBy(session, turn)
+	}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[TurnKey]ModelCallTotals, len(turns))
+	for _, t := range turns {
+		out[t] = ModelCallTotals{}
+	}
+	for _, r := range rows {
+		out[TurnKey{r.SessionID, r.Turn}] = r.ModelCallTotals
+	}
+	return out, nil
+}
+
+// totalsRow is a row of the totals' aggregate, grouped by turn or not.
+type totalsRow struct {
+	SessionID uuid.UUID `json:"session_id"`
+	Turn      int       `json:"turn"`
+	ModelCallTotals
+}
+
+// totalsColumns are the aggregates of ModelCallTotals, each named as ent's
+// scan names the embedded field it fills (its name in lower case).
+func totalsColumns(s *entsql.Selector) []string {
+	return []string{
+		entsql.As("count(*)", "calls"),
+		entsql.As("count(*) FILTER (WHERE "+s.C(modelcall.FieldError)+" IS NOT NULL)", "failedcalls"),
+		entsql.As("COALESCE(sum("+s.C(modelcall.FieldInputTokens)+"), 0)", "inputtokens"),
+		entsql.As("COALESCE(sum("+s.C(modelcall.FieldOutputTokens)+"), 0)", "outputtokens"),
+		entsql.As("COALESCE(sum("+s.C(modelcall.FieldLatencyMs)+"), 0)", "latencyms"),
+		entsql.As("COALESCE(sum("+s.C(modelcall.FieldCost)+"), 0)", "cost"),
+	}
 }
 
 // The session list's filters on model calls (SessionWhereInput): each is a

@@ -18,6 +18,7 @@ import (
 	"sessiongraph/ent"
 	"sessiongraph/ent/apikey"
 	"sessiongraph/ent/contextreceipt"
+	"sessiongraph/ent/predicate"
 	"sessiongraph/ent/schema/schematype"
 	"sessiongraph/ent/session"
 	"sessiongraph/internal/access"
@@ -173,11 +174,26 @@ func (rc *Receipts) ContextReceipt(ctx context.Context, id uuid.UUID, session *u
 	return r, err
 }
 
-// TurnReceipts returns the receipts recorded during a turn, oldest first.
-func (rc *Receipts) TurnReceipts(ctx context.Context, t *ent.Turn) ([]*ent.ContextReceipt, error) {
-	return rc.client.ContextReceipt.Query().
-		Where(contextreceipt.SessionID(t.SessionID), contextreceipt.Turn(t.Number)).
+// TurnsReceipts returns the receipts recorded during each turn named,
+// oldest first, in one statement: per session, its turns by number
+// (context_receipts (session_id, turn)).
+func (rc *Receipts) TurnsReceipts(ctx context.Context, turns []TurnKey) (map[TurnKey][]*ent.ContextReceipt, error) {
+	sessions, numbers := bySession(turns)
+	arms := make([]predicate.ContextReceipt, len(sessions))
+	for i, s := range sessions {
+		arms[i] = contextreceipt.And(contextreceipt.SessionID(s), contextreceipt.TurnIn(numbers[s]...))
+	}
+	receipts, err := rc.client.ContextReceipt.Query().Where(contextreceipt.Or(arms...)).
 		Order(ent.Asc(contextreceipt.FieldCreatedAt), ent.Asc(contextreceipt.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[TurnKey][]*ent.ContextReceipt, len(turns))
+	for _, r := range receipts {
+		k := TurnKey{r.SessionID, r.Turn}
+		out[k] = append(out[k], r)
+	}
+	return out, nil
 }
 
 // ReceiptDiff is how a node's recorded context changed from one receipt to

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/google/uuid"
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"sessiongraph/internal/tokenizer"
 )
 
@@ -30,3 +33,35 @@ func countTokens(ctx context.Context, tokenizerName, text string) (int, error) {
 	n := counter(ctx, tokenizerName).Count(text)
 	return n, ctx.Err()
 }
+
+// sessionTokenizersSize is how many sessions' tokenizer names a replica
+// remembers: a few bytes each.
+const sessionTokenizersSize = 10_000
+
+// sessionTokenizers remembers each session's tokenizer as its writes saw it
+// under the session's lock, so that a write can count its text before it
+// takes the lock. A session's tokenizer is chosen when it opens and never
+// changes, so a remembered name is the session's; the write checks it under
+// the lock anyway and counts again in the rare case it differs (a session
+// this replica has not written to, whose tokenizer is not the default).
+type sessionTokenizers struct{ names *lru.Cache[uuid.UUID, string] }
+
+func newSessionTokenizers() sessionTokenizers {
+	names, err := lru.New[uuid.UUID, string](sessionTokenizersSize)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return sessionTokenizers{names: names}
+}
+
+// guess is the tokenizer a session most likely has: the one its last write
+// saw, or the default.
+func (st sessionTokenizers) guess(session uuid.UUID) string {
+	if name, ok := st.names.Get(session); ok {
+		return name
+	}
+	return string(tokenizer.Default)
+}
+
+// saw remembers the tokenizer a write read under the session's lock.
+func (st sessionTokenizers) saw(session uuid.UUID, name string) { st.names.Add(session, name) }

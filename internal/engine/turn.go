@@ -33,6 +33,8 @@ type Turns struct {
 	store   *store.Store
 	domains *Domains
 	writes  *Writes
+	// tokenizers lets recordItems count its items before the session's lock.
+	tokenizers sessionTokenizers
 }
 
 const fullReasoningSummaries = 2

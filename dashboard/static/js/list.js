@@ -114,10 +114,13 @@ function sessionConditions(f) {
     // sessions read this recipe?); a key (one word with a digit and a
     // separator, such as chat-42) is a session's key or a user, found
     // without reading any message; other text, or anything in quotes, is
-    // also looked for in the messages of either side.
+    // also looked for in the messages of either side and in the turns'
+    // items (a tool's name, its arguments, its output, any message).
     const or = [{ externalKeyContainsFold: q }, { userIDContainsFold: q }];
     if (uuidShape.test(q)) or.push({ id: q }, { hasRefsWith: [{ entityID: q }] });
-    else if (quoted || !looksLikeKey(q)) or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }] }] });
+    else if (quoted || !looksLikeKey(q)) {
+      or.push({ hasTurnsWith: [{ or: [{ userMessageContainsFold: q }, { assistantMessageContainsFold: q }, { itemContainsFold: q }] }] });
+    }
     and.push({ or });
   }
   // Part of a tenant's name finds it, in any case: "acme" finds "Acme-EU".

@@ -1317,6 +1317,12 @@ export type TurnWhereInput = {
   idLTE?: string | number | null | undefined;
   idNEQ?: string | number | null | undefined;
   idNotIn?: Array<string | number> | null | undefined;
+  /**
+   * Turns with a recorded item (recordItems) whose text, tool name or arguments contains this, in any
+   * case: a tool call by its name or arguments, its output, any message. The turn's own messages are
+   * found by userMessageContainsFold and assistantMessageContainsFold; sessions by hasTurnsWith.
+   */
+  itemContainsFold?: string | null | undefined;
   /** item_count field predicates */
   itemCount?: number | null | undefined;
   itemCountGT?: number | null | undefined;
