@@ -298,6 +298,7 @@ type ComplexityRoot struct {
 		Sequence  func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		Tenant    func(childComplexity int) int
+		Turn      func(childComplexity int) int
 	}
 
 	EventConnection struct {
@@ -1716,6 +1717,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Event.Tenant(childComplexity), true
+	case "Event.turn":
+		if e.ComplexityRoot.Event.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Turn(childComplexity), true
 
 	case "EventConnection.edges":
 		if e.ComplexityRoot.EventConnection.Edges == nil {
@@ -5358,6 +5365,10 @@ type Event implements Node {
   """
   tenant: String!
   kind: String!
+  """
+  The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn, after a reset, and for the system session's events.
+  """
+  turn: Int
   payload: Map!
   createdAt: Time!
 }
@@ -5484,6 +5495,19 @@ input EventWhereInput {
   kindHasSuffix: String
   kindEqualFold: String
   kindContainsFold: String
+  """
+  turn field predicates
+  """
+  turn: Int
+  turnNEQ: Int
+  turnIn: [Int!]
+  turnNotIn: [Int!]
+  turnGT: Int
+  turnGTE: Int
+  turnLT: Int
+  turnLTE: Int
+  turnIsNil: Boolean
+  turnNotNil: Boolean
   """
   created_at field predicates
   """
@@ -8431,6 +8455,8 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_tenant(ctx, field)
 	case "kind":
 		return ec.fieldContext_Event_kind(ctx, field)
+	case "turn":
+		return ec.fieldContext_Event_turn(ctx, field)
 	case "payload":
 		return ec.fieldContext_Event_payload(ctx, field)
 	case "createdAt":
