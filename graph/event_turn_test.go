@@ -1,8 +1,10 @@
 package graph_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,4 +112,35 @@ func TestABulkExpiryWritesEachSessionsTurn(t *testing.T) {
 	require.Equal(t, 2, out.ExpireSessions.Count)
 	assert.Equal(t, []string{"session.expired 2"}, eventTurns(t, s, talked.id, map[string]any{"kind": "session.expired"}))
 	assert.Equal(t, []string{"session.expired -"}, eventTurns(t, s, quiet.id, map[string]any{"kind": "session.expired"}))
+}
+
+// sessionEvents carries each event's turn, replayed and live.
+func TestSessionEventsCarryTheirTurn(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "live-turns")
+	a.turn("one")
+	ws := s.DialWS(t, nil)
+	ws.Subscribe(`subscription($id: ID!) { sessionEvents(sessionID: $id, after: 0) { sequence kind turn } }`, map[string]any{"id": a.id})
+	next := func() string {
+		t.Helper()
+		m := ws.Read(20 * time.Second)
+		require.Equal(t, "next", m.Type, "payload: %s", m.Payload)
+		var res struct {
+			Data struct {
+				SessionEvents struct {
+					Kind string
+					Turn *int
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(m.Payload, &res))
+		ev := res.Data.SessionEvents
+		if ev.Turn == nil {
+			return ev.Kind + " -"
+		}
+		return fmt.Sprintf("%s %d", ev.Kind, *ev.Turn)
+	}
+	assert.Equal(t, []string{"session.opened -", "turn.began 1"}, []string{next(), next()}, "replayed")
+	a.turn("two")
+	assert.Equal(t, []string{"turn.ended 1", "turn.began 2"}, []string{next(), next()}, "live")
 }

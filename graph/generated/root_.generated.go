@@ -669,6 +669,7 @@ type ComplexityRoot struct {
 		Sequence  func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		Tenant    func(childComplexity int) int
+		Turn      func(childComplexity int) int
 	}
 
 	StepResult struct {
@@ -3428,6 +3429,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Tenant(childComplexity), true
+	case "SessionEvent.turn":
+		if e.ComplexityRoot.SessionEvent.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Turn(childComplexity), true
 
 	case "StepResult.createdAt":
 		if e.ComplexityRoot.StepResult.CreatedAt == nil {
@@ -7657,6 +7664,8 @@ type SessionEvent {
   sessionID: ID!
   tenant: String!
   kind: String!
+  "The session's turn the event belongs to: the turn its payload names, else the session's current turn when it was written; null before the first turn (as Event.turn)."
+  turn: Int
   payload: Map!
   createdAt: Time!
 }
@@ -9099,6 +9108,8 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_tenant(ctx, field)
 	case "kind":
 		return ec.fieldContext_SessionEvent_kind(ctx, field)
+	case "turn":
+		return ec.fieldContext_SessionEvent_turn(ctx, field)
 	case "payload":
 		return ec.fieldContext_SessionEvent_payload(ctx, field)
 	case "createdAt":
