@@ -270,8 +270,8 @@ func TestAnImportOfRowsOfAnotherSessionIsRefusedWhole(t *testing.T) {
 
 // Numbers are the database's: an imported session's events are numbered
 // 1, 2, 3… up to its counter, its refs of each type 1, 2, 3… up to that
-// type's counter, named after their type, and its turns, steps and
-// receipts come no later than its current turn and newest event.
+// type's counter, named after their type, and its turns, steps, receipts
+// and events' turns come no later than its current turn and newest event.
 func TestAnImportWhoseNumbersDisagreeWithItsCountersIsRefused(t *testing.T) {
 	f := newImportFixture(t)
 	n := f.doc.rows("events")
@@ -317,6 +317,14 @@ func TestAnImportWhoseNumbersDisagreeWithItsCountersIsRefused(t *testing.T) {
 			d.row("modelCalls", 0)["turn"] = 50
 			return nil
 		}, code: "BAD_USER_INPUT", says: []string{"modelCalls[0] is a model call of turn 50, past the session's current turn 1"}},
+		{name: "an event past the current turn", change: func(t *testing.T, d, _ document) []string {
+			d.row("events", n-1)["turn"] = 50
+			return nil
+		}, code: "BAD_USER_INPUT", says: []string{fmt.Sprintf("events[%d] is an event of turn 50, past the session's current turn 1", n-1)}},
+		{name: "an event of a negative turn", change: func(t *testing.T, d, _ document) []string {
+			d.row("events", 0)["turn"] = -1
+			return nil
+		}, code: "BAD_USER_INPUT", says: []string{"events[0].turn is -1"}},
 		{name: "a model call of a receipt the document lacks", change: func(t *testing.T, d, _ document) []string {
 			d.row("modelCalls", 0)["receipt_id"] = uuid.NewString()
 			return nil

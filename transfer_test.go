@@ -24,7 +24,7 @@ const sessionSeen = `query($s: ID!) { session(id: $s) { id tenant externalKey us
 	modelCallTotals { calls failedCalls inputTokens outputTokens latencyMs cost }
 	refs(first: 50, orderBy: {field: REF}) { edges { node { ref label action entityType entityID detailLevel turnCreated turnLastReferenced activeReason } } }
 	artifacts(first: 50, orderBy: {field: CREATED_AT}) { edges { node { label status revision content createdTurn } } }
-	events(first: 50, orderBy: {field: SEQUENCE}) { edges { node { sequence tenant kind payload createdAt } } }
+	events(first: 50, orderBy: {field: SEQUENCE}) { edges { node { sequence tenant kind turn payload createdAt } } }
 	context(node: ACT) { text tokenCount } } }`
 
 // seen answers what the API shows of session id.
@@ -38,7 +38,7 @@ func seen(t *testing.T, s *apitest.Server, id string) map[string]any {
 
 // A session exported from one database and imported into a fresh one is
 // the same through the API: its state, turns, refs, artifacts, events
-// (numbers, kinds, payloads, times) and context; the import adds one
+// (numbers, kinds, turns, payloads, times) and context; the import adds one
 // session.imported event after them. Importing it again is CONFLICT.
 func TestAnExportedSessionImportsIntoAFreshDatabase(t *testing.T) {
 	from := apitest.New(t)
@@ -61,6 +61,18 @@ func TestAnExportedSessionImportsIntoAFreshDatabase(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(doc), &x))
 	assert.Equal(t, "sessiongraph.session/v1", x.Format)
+	var began []int
+	for _, raw := range x.Events {
+		var ev struct {
+			Kind string
+			Turn *int
+		}
+		require.NoError(t, json.Unmarshal(raw, &ev))
+		if ev.Kind == "turn.began" && ev.Turn != nil {
+			began = append(began, *ev.Turn)
+		}
+	}
+	assert.Equal(t, []int{1, 2}, began, "the document's events carry their turn")
 	path := filepath.Join(t.TempDir(), "session.json")
 	require.NoError(t, os.WriteFile(path, []byte(doc), 0o600))
 

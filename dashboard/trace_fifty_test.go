@@ -192,7 +192,8 @@ func TestDashboardTraceOfAFiftyTurnSession(t *testing.T) {
 	b.requireAccessible("a build's prompt and diff in What the model saw")
 
 	// A turn recorded meanwhile: its events join its open trace as they come,
-	// an event that names no turn (refs.read) by when it came; turn 7's stay.
+	// each by its turn (refs.read's payload names none: it is the session's
+	// current turn's); turn 7's stay.
 	r.begin("Question 51: and a dessert?")
 	b.waitFor("turn 51 shown live", `document.querySelector("#turn-51 .trace-totals") !== null`)
 	b.click("open turn 51's trace", "#turn-51 details.trace summary")
@@ -209,7 +210,8 @@ func TestDashboardTraceOfAFiftyTurnSession(t *testing.T) {
 		`"turn.began,refs.read,context.recorded,model.call_recorded,turn.ended" && document.querySelectorAll("#turn-51 table.calls tbody tr").length === 1`)
 	r.do(`mutation($id: ID!) { retainRef(input: {sessionID: $id, ref: "recipe_51", reason: "dessert"}) { ref { ref } } }`, nil)
 	b.waitFor("an event after the turn's end in the log", `document.querySelector("#events tbody tr")?.dataset.kind === "ref.retained"`)
-	b.waitFor("and in no trace", `document.querySelectorAll("#turn-51 .trace-events tbody tr").length === 5 && `+
+	b.waitFor("and in the trace of the turn it came in, 51 until the next begins, only", `[...document.querySelectorAll("#turn-51 .trace-events tbody tr")].map(r => r.dataset.kind).join() === `+
+		`"turn.began,refs.read,context.recorded,model.call_recorded,turn.ended,ref.retained" && `+
 		`[...document.querySelectorAll("#turn-7 .trace-events tbody tr")].map(r => r.dataset.kind).join() === `+fmt.Sprintf("%q", turn7Events))
 
 	// Each address, in a page loaded afresh.

@@ -29,6 +29,8 @@ type Event struct {
 	Tenant string `json:"tenant,omitempty"`
 	// Kind holds the value of the "kind" field.
 	Kind string `json:"kind,omitempty"`
+	// The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn, after a reset, and for the system session's events.
+	Turn *int `json:"turn,omitempty"`
 	// Payload holds the value of the "payload" field.
 	Payload map[string]interface{} `json:"payload,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -43,7 +45,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case event.FieldPayload:
 			values[i] = new([]byte)
-		case event.FieldSequence, event.FieldXid:
+		case event.FieldSequence, event.FieldXid, event.FieldTurn:
 			values[i] = new(sql.NullInt64)
 		case event.FieldTenant, event.FieldKind:
 			values[i] = new(sql.NullString)
@@ -101,6 +103,13 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field kind", values[i])
 			} else if value.Valid {
 				_m.Kind = value.String
+			}
+		case event.FieldTurn:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field turn", values[i])
+			} else if value.Valid {
+				_m.Turn = new(int)
+				*_m.Turn = int(value.Int64)
 			}
 		case event.FieldPayload:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -166,6 +175,11 @@ func (_m *Event) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("kind=")
 	builder.WriteString(_m.Kind)
+	builder.WriteString(", ")
+	if v := _m.Turn; v != nil {
+		builder.WriteString("turn=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("payload=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Payload))

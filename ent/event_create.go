@@ -54,6 +54,20 @@ func (_c *EventCreate) SetKind(v string) *EventCreate {
 	return _c
 }
 
+// SetTurn sets the "turn" field.
+func (_c *EventCreate) SetTurn(v int) *EventCreate {
+	_c.mutation.SetTurn(v)
+	return _c
+}
+
+// SetNillableTurn sets the "turn" field if the given value is not nil.
+func (_c *EventCreate) SetNillableTurn(v *int) *EventCreate {
+	if v != nil {
+		_c.SetTurn(*v)
+	}
+	return _c
+}
+
 // SetPayload sets the "payload" field.
 func (_c *EventCreate) SetPayload(v map[string]interface{}) *EventCreate {
 	_c.mutation.SetPayload(v)
@@ -165,6 +179,11 @@ func (_c *EventCreate) check() error {
 			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "Event.kind": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.Turn(); ok {
+		if err := event.TurnValidator(v); err != nil {
+			return &ValidationError{Name: "turn", err: fmt.Errorf(`ent: validator failed for field "Event.turn": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Payload(); !ok {
 		return &ValidationError{Name: "payload", err: errors.New(`ent: missing required field "Event.payload"`)}
 	}
@@ -226,6 +245,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Kind(); ok {
 		_spec.SetField(event.FieldKind, field.TypeString, value)
 		_node.Kind = value
+	}
+	if value, ok := _c.mutation.Turn(); ok {
+		_spec.SetField(event.FieldTurn, field.TypeInt, value)
+		_node.Turn = &value
 	}
 	if value, ok := _c.mutation.Payload(); ok {
 		_spec.SetField(event.FieldPayload, field.TypeJSON, value)
@@ -318,6 +341,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		}
 		if _, exists := u.create.mutation.Kind(); exists {
 			s.SetIgnore(event.FieldKind)
+		}
+		if _, exists := u.create.mutation.Turn(); exists {
+			s.SetIgnore(event.FieldTurn)
 		}
 		if _, exists := u.create.mutation.Payload(); exists {
 			s.SetIgnore(event.FieldPayload)
@@ -553,6 +579,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			}
 			if _, exists := b.mutation.Kind(); exists {
 				s.SetIgnore(event.FieldKind)
+			}
+			if _, exists := b.mutation.Turn(); exists {
+				s.SetIgnore(event.FieldTurn)
 			}
 			if _, exists := b.mutation.Payload(); exists {
 				s.SetIgnore(event.FieldPayload)

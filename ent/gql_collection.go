@@ -711,6 +711,11 @@ func (_q *EventQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 				selectedFields = append(selectedFields, event.FieldKind)
 				fieldSeen[event.FieldKind] = struct{}{}
 			}
+		case "turn":
+			if _, ok := fieldSeen[event.FieldTurn]; !ok {
+				selectedFields = append(selectedFields, event.FieldTurn)
+				fieldSeen[event.FieldTurn] = struct{}{}
+			}
 		case "payload":
 			if _, ok := fieldSeen[event.FieldPayload]; !ok {
 				selectedFields = append(selectedFields, event.FieldPayload)

@@ -159,6 +159,7 @@ var CompiledTypes = map[string]*CompiledType{
 			"sessionID": {event.FieldSessionID, CompiledString},
 			"tenant":    {event.FieldTenant, CompiledString},
 			"kind":      {event.FieldKind, CompiledString},
+			"turn":      {event.FieldTurn, CompiledNumber},
 			"payload":   {event.FieldPayload, CompiledNone},
 			"createdAt": {event.FieldCreatedAt, CompiledTime},
 		},

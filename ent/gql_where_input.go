@@ -2232,6 +2232,18 @@ type EventWhereInput struct {
 	KindEqualFold    *string  `json:"kindEqualFold,omitempty"`
 	KindContainsFold *string  `json:"kindContainsFold,omitempty"`
 
+	// "turn" field predicates.
+	Turn       *int  `json:"turn,omitempty"`
+	TurnNEQ    *int  `json:"turnNEQ,omitempty"`
+	TurnIn     []int `json:"turnIn,omitempty"`
+	TurnNotIn  []int `json:"turnNotIn,omitempty"`
+	TurnGT     *int  `json:"turnGT,omitempty"`
+	TurnGTE    *int  `json:"turnGTE,omitempty"`
+	TurnLT     *int  `json:"turnLT,omitempty"`
+	TurnLTE    *int  `json:"turnLTE,omitempty"`
+	TurnIsNil  bool  `json:"turnIsNil,omitempty"`
+	TurnNotNil bool  `json:"turnNotNil,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -2463,6 +2475,36 @@ func (i *EventWhereInput) P() (predicate.Event, error) {
 	}
 	if i.KindContainsFold != nil {
 		predicates = append(predicates, event.KindContainsFold(*i.KindContainsFold))
+	}
+	if i.Turn != nil {
+		predicates = append(predicates, event.TurnEQ(*i.Turn))
+	}
+	if i.TurnNEQ != nil {
+		predicates = append(predicates, event.TurnNEQ(*i.TurnNEQ))
+	}
+	if len(i.TurnIn) > 0 {
+		predicates = append(predicates, event.TurnIn(i.TurnIn...))
+	}
+	if len(i.TurnNotIn) > 0 {
+		predicates = append(predicates, event.TurnNotIn(i.TurnNotIn...))
+	}
+	if i.TurnGT != nil {
+		predicates = append(predicates, event.TurnGT(*i.TurnGT))
+	}
+	if i.TurnGTE != nil {
+		predicates = append(predicates, event.TurnGTE(*i.TurnGTE))
+	}
+	if i.TurnLT != nil {
+		predicates = append(predicates, event.TurnLT(*i.TurnLT))
+	}
+	if i.TurnLTE != nil {
+		predicates = append(predicates, event.TurnLTE(*i.TurnLTE))
+	}
+	if i.TurnIsNil {
+		predicates = append(predicates, event.TurnIsNil())
+	}
+	if i.TurnNotNil {
+		predicates = append(predicates, event.TurnNotNil())
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, event.CreatedAtEQ(*i.CreatedAt))

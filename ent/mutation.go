@@ -4427,6 +4427,8 @@ type EventMutation struct {
 	addxid        *int64
 	tenant        *string
 	kind          *string
+	turn          *int
+	addturn       *int
 	payload       *map[string]interface{}
 	created_at    *time.Time
 	clearedFields map[string]struct{}
@@ -4759,6 +4761,76 @@ func (m *EventMutation) ResetKind() {
 	m.kind = nil
 }
 
+// SetTurn sets the "turn" field.
+func (m *EventMutation) SetTurn(i int) {
+	m.turn = &i
+	m.addturn = nil
+}
+
+// Turn returns the value of the "turn" field in the mutation.
+func (m *EventMutation) Turn() (r int, exists bool) {
+	v := m.turn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTurn returns the old "turn" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldTurn(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTurn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTurn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTurn: %w", err)
+	}
+	return oldValue.Turn, nil
+}
+
+// AddTurn adds i to the "turn" field.
+func (m *EventMutation) AddTurn(i int) {
+	if m.addturn != nil {
+		*m.addturn += i
+	} else {
+		m.addturn = &i
+	}
+}
+
+// AddedTurn returns the value that was added to the "turn" field in this mutation.
+func (m *EventMutation) AddedTurn() (r int, exists bool) {
+	v := m.addturn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearTurn clears the value of the "turn" field.
+func (m *EventMutation) ClearTurn() {
+	m.turn = nil
+	m.addturn = nil
+	m.clearedFields[event.FieldTurn] = struct{}{}
+}
+
+// TurnCleared returns if the "turn" field was cleared in this mutation.
+func (m *EventMutation) TurnCleared() bool {
+	_, ok := m.clearedFields[event.FieldTurn]
+	return ok
+}
+
+// ResetTurn resets all changes to the "turn" field.
+func (m *EventMutation) ResetTurn() {
+	m.turn = nil
+	m.addturn = nil
+	delete(m.clearedFields, event.FieldTurn)
+}
+
 // SetPayload sets the "payload" field.
 func (m *EventMutation) SetPayload(value map[string]interface{}) {
 	m.payload = &value
@@ -4865,7 +4937,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.sequence != nil {
 		fields = append(fields, event.FieldSequence)
 	}
@@ -4880,6 +4952,9 @@ func (m *EventMutation) Fields() []string {
 	}
 	if m.kind != nil {
 		fields = append(fields, event.FieldKind)
+	}
+	if m.turn != nil {
+		fields = append(fields, event.FieldTurn)
 	}
 	if m.payload != nil {
 		fields = append(fields, event.FieldPayload)
@@ -4905,6 +4980,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.Tenant()
 	case event.FieldKind:
 		return m.Kind()
+	case event.FieldTurn:
+		return m.Turn()
 	case event.FieldPayload:
 		return m.Payload()
 	case event.FieldCreatedAt:
@@ -4928,6 +5005,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldTenant(ctx)
 	case event.FieldKind:
 		return m.OldKind(ctx)
+	case event.FieldTurn:
+		return m.OldTurn(ctx)
 	case event.FieldPayload:
 		return m.OldPayload(ctx)
 	case event.FieldCreatedAt:
@@ -4976,6 +5055,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetKind(v)
 		return nil
+	case event.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTurn(v)
+		return nil
 	case event.FieldPayload:
 		v, ok := value.(map[string]interface{})
 		if !ok {
@@ -5004,6 +5090,9 @@ func (m *EventMutation) AddedFields() []string {
 	if m.addxid != nil {
 		fields = append(fields, event.FieldXid)
 	}
+	if m.addturn != nil {
+		fields = append(fields, event.FieldTurn)
+	}
 	return fields
 }
 
@@ -5016,6 +5105,8 @@ func (m *EventMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedSequence()
 	case event.FieldXid:
 		return m.AddedXid()
+	case event.FieldTurn:
+		return m.AddedTurn()
 	}
 	return nil, false
 }
@@ -5039,6 +5130,13 @@ func (m *EventMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddXid(v)
 		return nil
+	case event.FieldTurn:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTurn(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Event numeric field %s", name)
 }
@@ -5046,7 +5144,11 @@ func (m *EventMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *EventMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(event.FieldTurn) {
+		fields = append(fields, event.FieldTurn)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -5059,6 +5161,11 @@ func (m *EventMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *EventMutation) ClearField(name string) error {
+	switch name {
+	case event.FieldTurn:
+		m.ClearTurn()
+		return nil
+	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
 }
 
@@ -5080,6 +5187,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldKind:
 		m.ResetKind()
+		return nil
+	case event.FieldTurn:
+		m.ResetTurn()
 		return nil
 	case event.FieldPayload:
 		m.ResetPayload()

@@ -262,8 +262,12 @@ func init() {
 			return nil
 		}
 	}()
+	// eventDescTurn is the schema descriptor for turn field.
+	eventDescTurn := eventFields[6].Descriptor()
+	// event.TurnValidator is a validator for the "turn" field. It is called by the builders before save.
+	event.TurnValidator = eventDescTurn.Validators[0].(func(int) error)
 	// eventDescCreatedAt is the schema descriptor for created_at field.
-	eventDescCreatedAt := eventFields[7].Descriptor()
+	eventDescCreatedAt := eventFields[8].Descriptor()
 	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
 	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
 	// eventDescID is the schema descriptor for id field.

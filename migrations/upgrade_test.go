@@ -101,3 +101,42 @@ func TestAnUpgradedDatabaseKeepsItsEventsAndCursors(t *testing.T) {
 		assert.Equal(t, id, opened.Session.ID)
 	}
 }
+
+// itemSearch is the last migration before events knew their turn.
+const itemSearch = 20261207230000
+
+// The migration event_turn gives the events written before it the turn
+// their payload names, and leaves the others without one.
+func TestAnUpgradeGivesOldEventsTheTurnTheirPayloadNames(t *testing.T) {
+	ctx := context.Background()
+	empty := func(context.Context, string) error { return nil }
+	dsn := testdb.New(t, empty, "empty database")
+	require.NoError(t, migrations.ApplyTo(ctx, dsn, itemSearch))
+	db, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+
+	id := uuid.Must(uuid.NewV7())
+	_, err = db.Exec(`INSERT INTO sessions (id, tenant, external_key, domain, ref_counters, gen_counters, metadata,
+		ttl_seconds, created_at, updated_at, last_active_at, expires_at, current_turn, event_sequence)
+		VALUES ($1, 'acme', $2, 'kitchen', '{}', '{}', '{}', 3600, now(), now(), now(), now() + interval '1 hour', 2, 4)`, id, id.String())
+	require.NoError(t, err)
+	for i, payload := range []string{`{"tenant": "acme", "externalKey": "k"}`, `{"turn": 1}`, `{"changes": 2, "table": "recipes"}`, `{"turn": 2, "reason": "x"}`} {
+		_, err := db.Exec(`INSERT INTO events (id, sequence, session_id, xid, tenant, kind, payload, created_at)
+			VALUES ($1, $2, $3, 0, 'acme', 'session.updated', $4, now())`, uuid.Must(uuid.NewV7()), i+1, id, payload)
+		require.NoError(t, err)
+	}
+
+	require.NoError(t, migrations.Apply(ctx, dsn))
+	var turns []string
+	rows, err := db.Query(`SELECT COALESCE(turn::text, '-') FROM events WHERE session_id = $1 ORDER BY sequence`, id)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var turn string
+		require.NoError(t, rows.Scan(&turn))
+		turns = append(turns, turn)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{"-", "1", "-", "2"}, turns)
+}

@@ -24,6 +24,8 @@ const (
 	FieldTenant = "tenant"
 	// FieldKind holds the string denoting the kind field in the database.
 	FieldKind = "kind"
+	// FieldTurn holds the string denoting the turn field in the database.
+	FieldTurn = "turn"
 	// FieldPayload holds the string denoting the payload field in the database.
 	FieldPayload = "payload"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -40,6 +42,7 @@ var Columns = []string{
 	FieldXid,
 	FieldTenant,
 	FieldKind,
+	FieldTurn,
 	FieldPayload,
 	FieldCreatedAt,
 }
@@ -61,6 +64,8 @@ var (
 	XidValidator func(int64) error
 	// KindValidator is a validator for the "kind" field. It is called by the builders before save.
 	KindValidator func(string) error
+	// TurnValidator is a validator for the "turn" field. It is called by the builders before save.
+	TurnValidator func(int) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultID holds the default value on creation for the "id" field.
@@ -98,6 +103,11 @@ func ByTenant(opts ...sql.OrderTermOption) OrderOption {
 // ByKind orders the results by the kind field.
 func ByKind(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldKind, opts...).ToFunc()
+}
+
+// ByTurn orders the results by the turn field.
+func ByTurn(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTurn, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

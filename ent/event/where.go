@@ -80,6 +80,11 @@ func Kind(v string) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldKind, v))
 }
 
+// Turn applies equality check predicate on the "turn" field. It's identical to TurnEQ.
+func Turn(v int) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldTurn, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldCreatedAt, v))
@@ -333,6 +338,56 @@ func KindEqualFold(v string) predicate.Event {
 // KindContainsFold applies the ContainsFold predicate on the "kind" field.
 func KindContainsFold(v string) predicate.Event {
 	return predicate.Event(sql.FieldContainsFold(FieldKind, v))
+}
+
+// TurnEQ applies the EQ predicate on the "turn" field.
+func TurnEQ(v int) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldTurn, v))
+}
+
+// TurnNEQ applies the NEQ predicate on the "turn" field.
+func TurnNEQ(v int) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldTurn, v))
+}
+
+// TurnIn applies the In predicate on the "turn" field.
+func TurnIn(vs ...int) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldTurn, vs...))
+}
+
+// TurnNotIn applies the NotIn predicate on the "turn" field.
+func TurnNotIn(vs ...int) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldTurn, vs...))
+}
+
+// TurnGT applies the GT predicate on the "turn" field.
+func TurnGT(v int) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldTurn, v))
+}
+
+// TurnGTE applies the GTE predicate on the "turn" field.
+func TurnGTE(v int) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldTurn, v))
+}
+
+// TurnLT applies the LT predicate on the "turn" field.
+func TurnLT(v int) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldTurn, v))
+}
+
+// TurnLTE applies the LTE predicate on the "turn" field.
+func TurnLTE(v int) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldTurn, v))
+}
+
+// TurnIsNil applies the IsNil predicate on the "turn" field.
+func TurnIsNil() predicate.Event {
+	return predicate.Event(sql.FieldIsNull(FieldTurn))
+}
+
+// TurnNotNil applies the NotNil predicate on the "turn" field.
+func TurnNotNil() predicate.Event {
+	return predicate.Event(sql.FieldNotNull(FieldTurn))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -178,6 +178,7 @@ var (
 		{Name: "xid", Type: field.TypeInt64},
 		{Name: "tenant", Type: field.TypeString},
 		{Name: "kind", Type: field.TypeString, Size: 100},
+		{Name: "turn", Type: field.TypeInt, Nullable: true},
 		{Name: "payload", Type: field.TypeJSON},
 		{Name: "created_at", Type: field.TypeTime},
 	}
@@ -196,6 +197,11 @@ var (
 				Name:    "event_session_id_sequence",
 				Unique:  true,
 				Columns: []*schema.Column{EventsColumns[2], EventsColumns[1]},
+			},
+			{
+				Name:    "event_session_id_turn_sequence",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[2], EventsColumns[6], EventsColumns[1]},
 			},
 			{
 				Name:    "event_xid_session_id_sequence",

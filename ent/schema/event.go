@@ -36,6 +36,8 @@ func (Event) Fields() []ent.Field {
 		field.String("tenant").Immutable().
 			Comment("Copied from the session so that feeds filter by tenant without a join."),
 		field.String("kind").NotEmpty().MaxLen(100).Immutable(),
+		field.Int("turn").Optional().Nillable().NonNegative().Immutable().
+			Comment("The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn, after a reset, and for the system session's events."),
 		field.JSON("payload", map[string]any{}).Immutable().
 			Annotations(entgql.Type("Map")),
 		field.Time("created_at").Default(time.Now).Immutable().
@@ -53,6 +55,9 @@ func (Event) Indexes() []ent.Index {
 		index.Fields("session_id", "id"),
 		// A session's events, in order: subscriptions replay from it.
 		index.Fields("session_id", "sequence").Unique(),
+		// A turn's events, in order: the dashboard's trace reads them
+		// (WHERE session_id = $1 AND turn = $2 ORDER BY sequence).
+		index.Fields("session_id", "turn", "sequence"),
 		// The feeds across sessions, in order below the snapshot horizon.
 		index.Fields("xid", "session_id", "sequence"),
 	}

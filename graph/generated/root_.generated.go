@@ -298,6 +298,7 @@ type ComplexityRoot struct {
 		Sequence  func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		Tenant    func(childComplexity int) int
+		Turn      func(childComplexity int) int
 	}
 
 	EventConnection struct {
@@ -668,6 +669,7 @@ type ComplexityRoot struct {
 		Sequence  func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		Tenant    func(childComplexity int) int
+		Turn      func(childComplexity int) int
 	}
 
 	StepResult struct {
@@ -1716,6 +1718,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Event.Tenant(childComplexity), true
+	case "Event.turn":
+		if e.ComplexityRoot.Event.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Turn(childComplexity), true
 
 	case "EventConnection.edges":
 		if e.ComplexityRoot.EventConnection.Edges == nil {
@@ -3421,6 +3429,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Tenant(childComplexity), true
+	case "SessionEvent.turn":
+		if e.ComplexityRoot.SessionEvent.Turn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Turn(childComplexity), true
 
 	case "StepResult.createdAt":
 		if e.ComplexityRoot.StepResult.CreatedAt == nil {
@@ -5358,6 +5372,10 @@ type Event implements Node {
   """
   tenant: String!
   kind: String!
+  """
+  The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn, after a reset, and for the system session's events.
+  """
+  turn: Int
   payload: Map!
   createdAt: Time!
 }
@@ -5484,6 +5502,19 @@ input EventWhereInput {
   kindHasSuffix: String
   kindEqualFold: String
   kindContainsFold: String
+  """
+  turn field predicates
+  """
+  turn: Int
+  turnNEQ: Int
+  turnIn: [Int!]
+  turnNotIn: [Int!]
+  turnGT: Int
+  turnGTE: Int
+  turnLT: Int
+  turnLTE: Int
+  turnIsNil: Boolean
+  turnNotNil: Boolean
   """
   created_at field predicates
   """
@@ -7633,6 +7664,8 @@ type SessionEvent {
   sessionID: ID!
   tenant: String!
   kind: String!
+  "The session's turn the event belongs to: the turn its payload names, else the session's current turn when it was written; null before the first turn (as Event.turn)."
+  turn: Int
   payload: Map!
   createdAt: Time!
 }
@@ -8431,6 +8464,8 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_tenant(ctx, field)
 	case "kind":
 		return ec.fieldContext_Event_kind(ctx, field)
+	case "turn":
+		return ec.fieldContext_Event_turn(ctx, field)
 	case "payload":
 		return ec.fieldContext_Event_payload(ctx, field)
 	case "createdAt":
@@ -9073,6 +9108,8 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_tenant(ctx, field)
 	case "kind":
 		return ec.fieldContext_SessionEvent_kind(ctx, field)
+	case "turn":
+		return ec.fieldContext_SessionEvent_turn(ctx, field)
 	case "payload":
 		return ec.fieldContext_SessionEvent_payload(ctx, field)
 	case "createdAt":

@@ -369,6 +369,29 @@ func (ec *executionContext) fieldContext_SessionEvent_kind(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _SessionEvent_turn(ctx context.Context, field graphql.CollectedField, obj *events.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_turn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Turn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_turn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -698,6 +721,11 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 		case "kind":
 			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Kind)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "turn":
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Turn)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "payload":

@@ -37,6 +37,9 @@ type Event struct {
 	SessionID uuid.UUID
 	Tenant    string
 	Kind      string
+	// Turn is the session's turn the event belongs to (events.turn); nil
+	// when it belongs to none.
+	Turn      *int
 	Payload   map[string]any
 	CreatedAt time.Time
 

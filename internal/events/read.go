@@ -17,7 +17,7 @@ import (
 const horizonSQL = `pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 
 // eventColumns are what every read selects, in Event's order.
-const eventColumns = `id, sequence, xid, session_id, tenant, kind, payload, created_at`
+const eventColumns = `id, sequence, xid, session_id, tenant, kind, turn, payload, created_at`
 
 // The reads run on the server's pool, whose driver is pgx: it sends Go
 // slices as arrays.
@@ -134,10 +134,15 @@ func scanEvents(rows *sql.Rows) ([]Event, error) {
 		var ev Event
 		var payload []byte
 		var at time.Time
-		if err := rows.Scan(&ev.ID, &ev.Sequence, &ev.Xid, &ev.SessionID, &ev.Tenant, &ev.Kind, &payload, &at); err != nil {
+		var turn sql.NullInt64
+		if err := rows.Scan(&ev.ID, &ev.Sequence, &ev.Xid, &ev.SessionID, &ev.Tenant, &ev.Kind, &turn, &payload, &at); err != nil {
 			return nil, err
 		}
 		ev.CreatedAt = at
+		if turn.Valid {
+			n := int(turn.Int64)
+			ev.Turn = &n
+		}
 		if err := json.Unmarshal(payload, &ev.Payload); err != nil {
 			return nil, err
 		}

@@ -27,32 +27,32 @@ import (
 const eventXid = `GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`
 
 // eventColumns are the columns an append writes, in its arguments' order.
-const eventColumns = `id, session_id, sequence, xid, tenant, kind, payload, created_at`
+const eventColumns = `id, session_id, sequence, xid, tenant, kind, payload, turn, created_at`
 
 // insertEvent is the statement that appends rows events of one session;
-// each row's seven arguments follow the one before's, from $offset+1. A
+// each row's eight arguments follow the one before's, from $offset+1. A
 // VALUES row names its session by a parameter, so on Citus it is a router
 // insert on the session's shard.
 func insertEvent(offset, rows int) string {
 	values := make([]string, rows)
 	for r := range values {
-		p := func(i int) string { return fmt.Sprintf("$%d", offset+7*r+i) }
+		p := func(i int) string { return fmt.Sprintf("$%d", offset+8*r+i) }
 		values[r] = `(` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + eventXid +
-			`, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `::jsonb, ` + p(7) + `)`
+			`, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `::jsonb, ` + p(7) + `::bigint, ` + p(8) + `)`
 	}
 	return `INSERT INTO events (` + eventColumns + `) VALUES ` + strings.Join(values, ", ")
 }
 
 // insertEvents is the statement that appends a commit's events, each with
-// the number its session gave it; its seven arguments are arrays but the
+// the number its session gave it; its eight arguments are arrays but the
 // last. It takes no lock of its own: each event's session is locked already
 // (its row, or for the system session an advisory lock). On Citus the rows
 // of unnest are made on the coordinator and sent to their shards.
 func insertEvents() string {
 	return `INSERT INTO events (` + eventColumns + `)
-		SELECT r.id, r.session_id, r.sequence, ` + eventXid + `, r.tenant, r.kind, r.payload, $7
-		FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::jsonb[])
-			AS r(id, session_id, sequence, tenant, kind, payload)`
+		SELECT r.id, r.session_id, r.sequence, ` + eventXid + `, r.tenant, r.kind, r.payload, r.turn, $8
+		FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[])
+			AS r(id, session_id, sequence, tenant, kind, payload, turn)`
 }
 
 // eventArgs are insertEvents' arguments for events.
@@ -63,6 +63,7 @@ func eventArgs(events []sessionEvent, now time.Time) ([]any, error) {
 	tenants := make([]string, len(events))
 	kinds := make([]string, len(events))
 	payloads := make([]string, len(events))
+	turns := make([]*int64, len(events))
 	for i, ev := range events {
 		if ev.Kind == "" {
 			return nil, errors.New("store: a change must name its event")
@@ -72,11 +73,31 @@ func eventArgs(events []sessionEvent, now time.Time) ([]any, error) {
 			return nil, fmt.Errorf("event payload: %w", err)
 		}
 		ids[i], sessions[i], tenants[i] = uuid.Must(uuid.NewV7()), ev.session.ID, ev.session.Tenant
-		sequences[i], kinds[i], payloads[i] = ev.sequence, ev.Kind, string(p)
+		sequences[i], kinds[i], payloads[i], turns[i] = ev.sequence, ev.Kind, string(p), eventTurn(ev)
 	}
 	// Go slices, which pgx (the pool's driver) sends as binary arrays: a
 	// lib/pq array would be sent as text, which pgx parses to re-encode.
-	return []any{ids, sessions, sequences, tenants, kinds, payloads, now}, nil
+	return []any{ids, sessions, sequences, tenants, kinds, payloads, turns, now}, nil
+}
+
+// eventTurn is the turn an event belongs to (events.turn): the one its
+// payload names (a turn's own events, items, steps, builds and model calls,
+// which may name an earlier turn than the current one), else the session's
+// current turn once the write is done; none (null) before the first turn.
+func eventTurn(ev sessionEvent) *int64 {
+	var n int64
+	switch v := ev.Payload["turn"].(type) {
+	case int:
+		n = int64(v)
+	case int64:
+		n = v
+	default:
+		n = int64(ev.current)
+	}
+	if n <= 0 {
+		return nil
+	}
+	return &n
 }
 
 // eventArg is insertEvent's arguments for one event.
@@ -85,13 +106,15 @@ func eventArg(ev sessionEvent, now time.Time) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range 6 {
+	for i := range 7 {
 		switch v := args[i].(type) {
 		case []uuid.UUID:
 			args[i] = v[0]
 		case []int64:
 			args[i] = v[0]
 		case []string:
+			args[i] = v[0]
+		case []*int64:
 			args[i] = v[0]
 		}
 	}

@@ -123,7 +123,7 @@ func numberSessions(ctx context.Context, tx *ent.Tx, kind, reason string, where 
 	}
 	update := sql.Dialect(dialect.Postgres).Update(session.Table).
 		Add(session.FieldEventSequence, 1).Where(matching.P()).
-		Returning(session.FieldID, session.FieldTenant, session.FieldExternalKey, session.FieldEventSequence)
+		Returning(session.FieldID, session.FieldTenant, session.FieldExternalKey, session.FieldEventSequence, session.FieldCurrentTurn)
 	set(update)
 	query, args := update.Query()
 	rows, err := tx.QueryContext(ctx, query, args...)
@@ -135,11 +135,11 @@ func numberSessions(ctx context.Context, tx *ent.Tx, kind, reason string, where 
 	var events []sessionEvent
 	for rows.Next() {
 		r := &ent.Session{}
-		if err := rows.Scan(&r.ID, &r.Tenant, &r.ExternalKey, &r.EventSequence); err != nil {
+		if err := rows.Scan(&r.ID, &r.Tenant, &r.ExternalKey, &r.EventSequence, &r.CurrentTurn); err != nil {
 			return nil, nil, err
 		}
 		ids = append(ids, r.ID)
-		events = append(events, sessionEvent{session: r, sequence: r.EventSequence,
+		events = append(events, sessionEvent{session: r, sequence: r.EventSequence, current: r.CurrentTurn,
 			Event: Event{Kind: kind, Payload: map[string]any{"reason": reason}}})
 	}
 	return ids, events, rows.Err()

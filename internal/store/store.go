@@ -105,6 +105,9 @@ func expired(s *ent.Session, now time.Time) bool {
 type sessionEvent struct {
 	session  *ent.Session
 	sequence int64
+	// current is the session's current turn once the write is done: the
+	// event's turn when its payload names none (eventTurn).
+	current int
 	Event
 	// appended is true once a statement of the write has appended it.
 	appended bool
@@ -113,7 +116,7 @@ type sessionEvent struct {
 // nextEvent numbers ev as the next event of locked, a session row locked
 // by this transaction; the caller stores the number on the row.
 func nextEvent(locked *ent.Session, ev Event) sessionEvent {
-	return sessionEvent{session: locked, sequence: locked.EventSequence + 1, Event: ev}
+	return sessionEvent{session: locked, sequence: locked.EventSequence + 1, current: locked.CurrentTurn, Event: ev}
 }
 
 // txBody does a write's work and returns the events it produced: one per

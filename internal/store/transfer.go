@@ -289,7 +289,7 @@ func (im *importer) flush() error {
 func insertRows(table string) string {
 	if table == event.Table {
 		return `INSERT INTO events (` + eventColumns + `)
-			SELECT r.id, r.session_id, r.sequence, ` + eventXid + `, r.tenant, r.kind, r.payload, r.created_at
+			SELECT r.id, r.session_id, r.sequence, ` + eventXid + `, r.tenant, r.kind, r.payload, r.turn, r.created_at
 			FROM jsonb_populate_recordset(NULL::events, $1::jsonb) AS r ON CONFLICT DO NOTHING RETURNING id`
 	}
 	t := pq.QuoteIdentifier(table)

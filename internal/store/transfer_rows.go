@@ -274,10 +274,15 @@ func checkModelCall(im *importer, at string, r *rowKeys) error {
 }
 
 // A session's events are its tenant's, numbered 1, 2, 3… in order by its
-// counter, event_sequence (finish checks that the last is the counter).
+// counter, event_sequence (finish checks that the last is the counter), each
+// of a turn the session had, or of none (a null turn reads as 0).
 func checkEvent(im *importer, at string, r *rowKeys) error {
-	if err := valid(at, columnCheck{"kind", r.Kind, event.KindValidator(r.Kind)}); err != nil {
+	if err := valid(at, columnCheck{"kind", r.Kind, event.KindValidator(r.Kind)},
+		columnCheck{"turn", r.Turn, event.TurnValidator(r.Turn)}); err != nil {
 		return err
+	}
+	if r.Turn > im.session.CurrentTurn {
+		return apperr.Invalid(at+".turn", "%s is an event of turn %d, past the session's current turn %d", at, r.Turn, im.session.CurrentTurn)
 	}
 	if r.Tenant != im.session.Tenant {
 		return apperr.Invalid(at+".tenant", "%s.tenant is %q, not the session's tenant %q", at, r.Tenant, im.session.Tenant)

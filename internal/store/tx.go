@@ -264,9 +264,13 @@ func (t *Tx) Commit(ctx context.Context, m Mutation) (out *ent.Session, err erro
 	if len(m.Events) == 0 {
 		return nil, errors.New("store: a change must name its event")
 	}
+	current := t.Session.CurrentTurn
+	if n, ok := t.update.Mutation().CurrentTurn(); ok { // a turn began
+		current = n
+	}
 	events := make([]sessionEvent, len(m.Events))
 	for i, ev := range m.Events {
-		events[i] = sessionEvent{session: t.Session, sequence: t.Session.EventSequence + 1 + int64(i), Event: ev}
+		events[i] = sessionEvent{session: t.Session, sequence: t.Session.EventSequence + 1 + int64(i), current: current, Event: ev}
 	}
 	prefix, err := newEventsBefore(events, t.Now)
 	if err != nil {

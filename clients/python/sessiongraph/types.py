@@ -444,6 +444,8 @@ class SessionEvent:
     session_id: str
     tenant: str
     kind: str
+    # The session's turn the event belongs to; None before the first turn.
+    turn: Optional[int]
     payload: JSONMap
     created_at: str
 

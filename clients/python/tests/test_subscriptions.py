@@ -185,3 +185,17 @@ def test_entity_changes_resume_inside_one_event(url, key, client, session, proxy
             turn.record_read(table="recipes", records=[{"id": str(uuid.uuid4()), "name": "Last"}])
             turn.assistant_message = "-"
         assert changes.next(timeout=10).ref == "recipe_7"
+
+
+def test_session_events_carry_their_turn(url, key, client, session):
+    with client.turn(session, "find recipes") as turn:
+        turn.record_read(table="recipes", records=[{"id": str(uuid.uuid4()), "name": "Dal"}])
+        turn.assistant_message = "one dish"
+    got = []
+    with sessiongraph.Client(url, key) as c:
+        sub = c.session_events(session, after=0)
+        with sub:
+            while not got or got[-1].kind != "turn.ended":
+                got.append(sub.next(timeout=10))
+    assert got[0].kind == "session.opened" and got[0].turn is None
+    assert [(e.kind, e.turn) for e in got if e.turn is not None] == [("turn.began", 1), ("refs.read", 1), ("turn.ended", 1)]

@@ -48,6 +48,7 @@ for (const transport of ['ws', 'sse'] as TransportKind[]) {
         );
         assert.equal(got[0]?.kind, 'session.opened');
         assert.ok(got.slice(1).every((ev) => ev.kind === 'session.updated' && ev.sessionID === id));
+        assert.ok(got.every((ev) => ev.turn === null), 'no turn has begun: no event has one');
         if (transport === 'ws') {
           // Once the consumer stops, the socket closes (SSE leaves only idle keep-alive connections).
           await until(() => proxy.openSockets === 0, 'the socket closes once the consumer stops');

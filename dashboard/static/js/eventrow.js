@@ -5,8 +5,8 @@
 import { h, when } from './dom.js';
 import { jsonView } from './json.js';
 
-/** eventFields is what the page shows of each event. */
-export const eventFields = 'sequence kind payload createdAt';
+/** eventFields is what the page reads of each event: turn puts a live one into its turn's trace. */
+export const eventFields = 'sequence kind turn payload createdAt';
 
 /** payloadText says what an event carries in one line: "read recipe_1, read recipe_2 · table: recipes". */
 function payloadText(p) {

@@ -1,11 +1,12 @@
 // A turn's trace, under its place in the timeline: the items the agent
 // produced (messages, tool calls with their arguments and outputs,
 // reasoning), each node's builds against their budget with the model calls
-// they fed, and the turn's events. The timeline shows a turn's totals
-// (items, calls, latency, cost); the trace itself is read when it is
-// opened, and again when a live event changes its items, builds or calls,
-// so that a closed trace costs a live event nothing; any other event of the
-// turn joins an open trace as it comes, from the feed, with no request.
+// they fed, and the turn's events (those whose turn is the turn's). The
+// timeline shows a turn's totals (items, calls, latency, cost); the trace
+// itself is read when it is opened, and again when a live event changes its
+// items, builds or calls, so that a closed trace costs a live event
+// nothing; any other event of the turn joins an open trace as it comes,
+// from the feed, with no request.
 
 import { describe, gql } from './api.js';
 import { bar } from './context.js';
@@ -18,31 +19,16 @@ export const totalsFields = 'itemCount modelCallTotals { calls failedCalls input
 const callFields = 'id model inputTokens outputTokens latencyMs cost finishReason error';
 // eventPage bounds the events a trace shows; a turn rarely has more.
 const eventPage = 100;
-// A turn's events are those written from its beginning to its end: the
-// commit that begins a turn stamps the turn and its event with one time, as
-// does the one that ends it (the payload of most kinds names no turn).
-const traceQuery = `query TurnTrace($id: ID!, $turn: Int!, $since: Time!, $until: Time) {
+// A turn's events are those whose turn is the turn's (Event.turn: the turn
+// the payload names, else the session's current turn when written).
+const traceQuery = `query TurnTrace($id: ID!, $turn: Int!) {
   session(id: $id) {
     id
     turns(first: 1, where: {number: $turn}) { edges { node { id items { position kind role name callID arguments content } } } }
     contextReceipts(first: 100, where: {turn: $turn}, orderBy: [{field: CREATED_AT}]) { edges { node { id turn node tokenCount budget createdAt modelCalls { ${callFields} } } } }
-    events(first: ${eventPage}, where: {createdAtGTE: $since, createdAtLTE: $until}, orderBy: [{field: SEQUENCE}]) { totalCount edges { node { ${eventFields} } } }
+    events(first: ${eventPage}, where: {turn: $turn}, orderBy: [{field: SEQUENCE}]) { totalCount edges { node { ${eventFields} } } }
   }
 }`;
-
-/** instant splits a time as the API writes it into its milliseconds and the
- * rest of its fraction: the API's microseconds tell apart events that a
- * Date would put in the same millisecond. */
-function instant(iso) {
-  const m = /^([^.]*?)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(iso);
-  return m ? [Date.parse(m[1] + m[3]), (m[2] || '').padEnd(9, '0')] : [Date.parse(iso), ''];
-}
-
-/** notBefore says whether time a is at or after time b. */
-function notBefore(a, b) {
-  const [x, xf] = instant(a), [y, yf] = instant(b);
-  return x > y || (x === y && xf >= yf);
-}
 
 /** dollars shows a cost in US dollars: to the cent above a dollar, finer below. */
 export function dollars(x) {
@@ -168,7 +154,6 @@ function traceBody(n, got, sessionID, hooks) {
  */
 export function turnTraces(sessionID, hooks) {
   const known = new Map(); // turn number → the turn as the timeline last showed it
-  const ended = new Map(); // turn number → when it ended, from its live event
   const read = new Map(); // turn number → what the trace query read, and the live events since
   const bodies = new Map(); // turn number → the body of its <details> now shown
   const reading = new Map(); // turn number → whether a change came while it was read
@@ -180,9 +165,8 @@ export function turnTraces(sessionID, hooks) {
     if (reading.has(n)) { reading.set(n, true); return; }
     reading.set(n, false);
     try {
-      const t = known.get(n);
-      if (!t) return;
-      const s = (await gql(traceQuery, { id: sessionID, turn: n, since: t.startedAt, until: t.completedAt || null })).session;
+      if (!known.has(n)) return;
+      const s = (await gql(traceQuery, { id: sessionID, turn: n })).session;
       const turn = s && s.turns.edges[0];
       read.set(n, {
         items: turn ? turn.node.items : [],
@@ -218,20 +202,6 @@ export function turnTraces(sessionID, hooks) {
     row.scrollIntoView({ block: 'center' });
   }
 
-  /** turnOf is the turn a live event belongs to: the one its payload names,
-   * else the newest turn shown, if the event came between its beginning and its end. */
-  function turnOf(ev) {
-    const p = ev.payload || {};
-    if (Number.isInteger(p.turn)) {
-      if (ev.kind === 'turn.ended' || ev.kind === 'turn.failed') ended.set(p.turn, ev.createdAt);
-      return p.turn;
-    }
-    const t = known.get(Math.max(0, ...known.keys()));
-    if (!t) return 0;
-    const end = t.completedAt || ended.get(t.number);
-    return notBefore(ev.createdAt, t.startedAt) && (!end || notBefore(end, ev.createdAt)) ? t.number : 0;
-  }
-
   return {
     details(t) {
       known.set(t.number, t);
@@ -257,17 +227,15 @@ export function turnTraces(sessionID, hooks) {
     /** forget drops every trace read: the whole session is read again (a reset, an import); an open trace reads itself again when redrawn. */
     forget() {
       known.clear();
-      ended.clear();
       read.clear();
     },
     event(ev) {
-      const n = turnOf(ev);
-      const got = read.get(n);
+      const got = Number.isInteger(ev.turn) && read.get(ev.turn);
       if (!got || got.events.has(ev.sequence)) return;
       got.events.set(ev.sequence, ev);
       got.eventTotal++;
-      const body = bodies.get(n);
-      if (body && body.parentNode && body.parentNode.open) show(n);
+      const body = bodies.get(ev.turn);
+      if (body && body.parentNode && body.parentNode.open) show(ev.turn);
     },
     /** mark marks a build in turn n's trace once it shows. */
     mark(n, receipt) {

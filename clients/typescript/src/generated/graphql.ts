@@ -1532,7 +1532,7 @@ export type EnrichmentFieldsFragment = { ref: string, entityType: string, entity
 
 export type ContextBuildFieldsFragment = { node: ContextNode, text: string, tokenCount: number, budget: number, tokenizer: string, truncatedTurns: number, notes: Array<string>, sections: Array<{ name: string, text: string, tokenCount: number, truncated: boolean }>, messages: Array<{ role: string, content: string, tokenCount: number }>, tiers: { active: Array<string>, generated: Array<string>, retained: Array<string> } };
 
-export type SessionEventFieldsFragment = { sequence: number, cursor: string, sessionID: string, tenant: string, kind: string, payload: Record<string, unknown>, createdAt: string };
+export type SessionEventFieldsFragment = { sequence: number, cursor: string, sessionID: string, tenant: string, kind: string, turn: number | null, payload: Record<string, unknown>, createdAt: string };
 
 export type RecordReadMutationVariables = Exact<{
   input: RecordReadInput;
@@ -1741,7 +1741,7 @@ export type SessionEventsSubscriptionVariables = Exact<{
 }>;
 
 
-export type SessionEventsSubscription = { sessionEvents: { sequence: number, cursor: string, sessionID: string, tenant: string, kind: string, payload: Record<string, unknown>, createdAt: string } | null };
+export type SessionEventsSubscription = { sessionEvents: { sequence: number, cursor: string, sessionID: string, tenant: string, kind: string, turn: number | null, payload: Record<string, unknown>, createdAt: string } | null };
 
 export type EntityChangesSubscriptionVariables = Exact<{
   sessionID: string | number;
@@ -1767,7 +1767,7 @@ export type SessionsChangedSubscriptionVariables = Exact<{
 }>;
 
 
-export type SessionsChangedSubscription = { sessionsChanged: { sequence: number, cursor: string, sessionID: string, tenant: string, kind: string, payload: Record<string, unknown>, createdAt: string } | null };
+export type SessionsChangedSubscription = { sessionsChanged: { sequence: number, cursor: string, sessionID: string, tenant: string, kind: string, turn: number | null, payload: Record<string, unknown>, createdAt: string } | null };
 
 export type BeginTurnMutationVariables = Exact<{
   input: BeginTurnInput;
@@ -1965,6 +1965,7 @@ export const SessionEventFieldsFragmentDoc = new TypedDocumentString(`
   sessionID
   tenant
   kind
+  turn
   payload
   createdAt
 }
@@ -2954,6 +2955,7 @@ export const SessionEventsDocument = new TypedDocumentString(`
   sessionID
   tenant
   kind
+  turn
   payload
   createdAt
 }`) as unknown as TypedDocumentString<SessionEventsSubscription, SessionEventsSubscriptionVariables>;
@@ -3011,6 +3013,7 @@ export const SessionsChangedDocument = new TypedDocumentString(`
   sessionID
   tenant
   kind
+  turn
   payload
   createdAt
 }`) as unknown as TypedDocumentString<SessionsChangedSubscription, SessionsChangedSubscriptionVariables>;
