@@ -372,6 +372,18 @@ var CompiledTypes = map[string]*CompiledType{
 	},
 }
 
+// compiledTraversers reports whether every interceptor only adds
+// predicates (a Traverser): a read of the query's statement by another path
+// is then the read ent's would be.
+func compiledTraversers(inters []Interceptor) bool {
+	for _, inter := range inters {
+		if _, ok := inter.(Traverser); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // CompiledPage reads the page Paginate would, for a caller that knows the
 // connection's selection: edges whether its edges are selected, count
 // whether to count every matching row (totalCount, or pageInfo without
@@ -379,8 +391,14 @@ var CompiledTypes = map[string]*CompiledType{
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*APIKey, texts []string, err error), opts ...APIKeyPaginateOption) (conn *APIKeyConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -424,6 +442,23 @@ func (q *APIKeyQuery) CompiledPage(ctx context.Context, after *Cursor, first *in
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -505,6 +540,17 @@ func (c *APIKeyConnection) compiledBuild(nodes []*APIKey, pager *apikeyPager, af
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of APIKey sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *APIKey) CompiledOrderTarget(column string) any {
+	switch column {
+	case apikey.FieldCreatedAt:
+		return &_m.CreatedAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -514,10 +560,8 @@ func (c *APIKeyConnection) compiledBuild(nodes []*APIKey, pager *apikeyPager, af
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *APIKeyQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...APIKeyPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -584,8 +628,14 @@ func (q *APIKeyQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Se
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*Artifact, texts []string, err error), opts ...ArtifactPaginateOption) (conn *ArtifactConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -629,6 +679,23 @@ func (q *ArtifactQuery) CompiledPage(ctx context.Context, after *Cursor, first *
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -710,6 +777,21 @@ func (c *ArtifactConnection) compiledBuild(nodes []*Artifact, pager *artifactPag
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of Artifact sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *Artifact) CompiledOrderTarget(column string) any {
+	switch column {
+	case artifact.FieldStatus:
+		return &_m.Status
+	case artifact.FieldCreatedTurn:
+		return &_m.CreatedTurn
+	case artifact.FieldCreatedAt:
+		return &_m.CreatedAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -719,10 +801,8 @@ func (c *ArtifactConnection) compiledBuild(nodes []*Artifact, pager *artifactPag
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *ArtifactQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ArtifactPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -789,8 +869,14 @@ func (q *ArtifactQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*ContextReceipt, texts []string, err error), opts ...ContextReceiptPaginateOption) (conn *ContextReceiptConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -834,6 +920,23 @@ func (q *ContextReceiptQuery) CompiledPage(ctx context.Context, after *Cursor, f
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -915,6 +1018,19 @@ func (c *ContextReceiptConnection) compiledBuild(nodes []*ContextReceipt, pager 
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of ContextReceipt sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *ContextReceipt) CompiledOrderTarget(column string) any {
+	switch column {
+	case contextreceipt.FieldTurn:
+		return &_m.Turn
+	case contextreceipt.FieldCreatedAt:
+		return &_m.CreatedAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -924,10 +1040,8 @@ func (c *ContextReceiptConnection) compiledBuild(nodes []*ContextReceipt, pager 
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *ContextReceiptQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ContextReceiptPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -994,8 +1108,14 @@ func (q *ContextReceiptQuery) CompiledPredicates(ctx context.Context) (ps []func
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*EntityType, texts []string, err error), opts ...EntityTypePaginateOption) (conn *EntityTypeConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1039,6 +1159,23 @@ func (q *EntityTypeQuery) CompiledPage(ctx context.Context, after *Cursor, first
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -1120,6 +1257,19 @@ func (c *EntityTypeConnection) compiledBuild(nodes []*EntityType, pager *entityt
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of EntityType sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *EntityType) CompiledOrderTarget(column string) any {
+	switch column {
+	case entitytype.FieldDomain:
+		return &_m.Domain
+	case entitytype.FieldName:
+		return &_m.Name
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -1129,10 +1279,8 @@ func (c *EntityTypeConnection) compiledBuild(nodes []*EntityType, pager *entityt
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *EntityTypeQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...EntityTypePaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -1199,8 +1347,14 @@ func (q *EntityTypeQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*Event, texts []string, err error), opts ...EventPaginateOption) (conn *EventConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1244,6 +1398,23 @@ func (q *EventQuery) CompiledPage(ctx context.Context, after *Cursor, first *int
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -1325,6 +1496,19 @@ func (c *EventConnection) compiledBuild(nodes []*Event, pager *eventPager, after
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of Event sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *Event) CompiledOrderTarget(column string) any {
+	switch column {
+	case event.FieldSequence:
+		return &_m.Sequence
+	case event.FieldCreatedAt:
+		return &_m.CreatedAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -1334,10 +1518,8 @@ func (c *EventConnection) compiledBuild(nodes []*Event, pager *eventPager, after
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *EventQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...EventPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -1404,8 +1586,14 @@ func (q *EventQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Sel
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...ModelCallPaginateOption) (conn *ModelCallConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*ModelCall, texts []string, err error), opts ...ModelCallPaginateOption) (conn *ModelCallConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1449,6 +1637,23 @@ func (q *ModelCallQuery) CompiledPage(ctx context.Context, after *Cursor, first 
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -1530,6 +1735,15 @@ func (c *ModelCallConnection) compiledBuild(nodes []*ModelCall, pager *modelcall
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of ModelCall sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *ModelCall) CompiledOrderTarget(column string) any {
+	switch column {
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -1539,10 +1753,8 @@ func (c *ModelCallConnection) compiledBuild(nodes []*ModelCall, pager *modelcall
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *ModelCallQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...ModelCallPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -1609,8 +1821,14 @@ func (q *ModelCallQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*Ref, texts []string, err error), opts ...RefPaginateOption) (conn *RefConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1654,6 +1872,23 @@ func (q *RefQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, 
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -1735,6 +1970,25 @@ func (c *RefConnection) compiledBuild(nodes []*Ref, pager *refPager, after *Curs
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of Ref sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *Ref) CompiledOrderTarget(column string) any {
+	switch column {
+	case ref.FieldRef:
+		return &_m.Ref
+	case ref.FieldEntityType:
+		return &_m.EntityType
+	case ref.FieldTurnCreated:
+		return &_m.TurnCreated
+	case ref.FieldTurnLastReferenced:
+		return &_m.TurnLastReferenced
+	case ref.FieldCreatedAt:
+		return &_m.CreatedAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -1744,10 +1998,8 @@ func (c *RefConnection) compiledBuild(nodes []*Ref, pager *refPager, after *Curs
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *RefQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...RefPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -1814,8 +2066,14 @@ func (q *RefQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.Selec
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*Session, texts []string, err error), opts ...SessionPaginateOption) (conn *SessionConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -1859,6 +2117,23 @@ func (q *SessionQuery) CompiledPage(ctx context.Context, after *Cursor, first *i
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -1940,6 +2215,29 @@ func (c *SessionConnection) compiledBuild(nodes []*Session, pager *sessionPager,
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of Session sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *Session) CompiledOrderTarget(column string) any {
+	switch column {
+	case session.FieldStatus:
+		return &_m.Status
+	case session.FieldCurrentTurn:
+		return &_m.CurrentTurn
+	case session.FieldTokenCount:
+		return &_m.TokenCount
+	case session.FieldCreatedAt:
+		return &_m.CreatedAt
+	case session.FieldUpdatedAt:
+		return &_m.UpdatedAt
+	case session.FieldLastActiveAt:
+		return &_m.LastActiveAt
+	case session.FieldExpiresAt:
+		return &_m.ExpiresAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -1949,10 +2247,8 @@ func (c *SessionConnection) compiledBuild(nodes []*Session, pager *sessionPager,
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *SessionQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...SessionPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -2019,8 +2315,14 @@ func (q *SessionQuery) CompiledPredicates(ctx context.Context) (ps []func(*sql.S
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*StepResult, texts []string, err error), opts ...StepResultPaginateOption) (conn *StepResultConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -2064,6 +2366,23 @@ func (q *StepResultQuery) CompiledPage(ctx context.Context, after *Cursor, first
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -2145,6 +2464,21 @@ func (c *StepResultConnection) compiledBuild(nodes []*StepResult, pager *stepres
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of StepResult sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *StepResult) CompiledOrderTarget(column string) any {
+	switch column {
+	case stepresult.FieldTurn:
+		return &_m.Turn
+	case stepresult.FieldStep:
+		return &_m.Step
+	case stepresult.FieldCreatedAt:
+		return &_m.CreatedAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -2154,10 +2488,8 @@ func (c *StepResultConnection) compiledBuild(nodes []*StepResult, pager *stepres
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *StepResultQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...StepResultPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err
@@ -2224,8 +2556,14 @@ func (q *StepResultQuery) CompiledPredicates(ctx context.Context) (ps []func(*sq
 // and the last edge carry theirs, pageInfo's startCursor and endCursor).
 // Only the id and the order's columns are read into each node; extra adds
 // one text column, last, whose value for the node of each edge comes back
-// in texts, in the edges' order.
-func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
+// in texts, in the edges' order. With extra, readRows may run the
+// statement (query, with args) and return its rows' nodes (the id and the
+// order's columns, CompiledOrderTarget) and texts, by a path of the
+// caller's (pgx's own types, not database/sql's); it does when every
+// interceptor of the query is a Traverser, whose predicates the statement
+// holds.
+func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, edges, count, edgeCursors bool, extra func(*sql.Selector),
+	readRows func(ctx context.Context, query string, args []any) (nodes []*Turn, texts []string, err error), opts ...TurnPaginateOption) (conn *TurnConnection, texts []string, err error) {
 	if err := validateFirstLast(first, last); err != nil {
 		return nil, nil, err
 	}
@@ -2269,6 +2607,23 @@ func (q *TurnQuery) CompiledPage(ctx context.Context, after *Cursor, first *int,
 		return conn, nil, nil
 	}
 	q.modifiers = append(q.modifiers, extra)
+	if readRows != nil && compiledTraversers(q.inters) {
+		ctx = setContextOp(ctx, q.ctx, ent.OpQueryAll)
+		if err := q.prepareQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		query, args := q.sqlQuery(ctx).Query()
+		nodes, rowTexts, err := readRows(ctx, query, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn.compiledBuild(nodes, pager, after, first, before, last, edgeCursors)
+		texts = rowTexts[:len(conn.Edges)]
+		if last != nil {
+			slices.Reverse(texts)
+		}
+		return conn, texts, nil
+	}
 	// All, with the extra column scanned as text beside the node's own
 	// columns: through ent's selectValues it would cost a lookup of every
 	// column's type on every row. One set of scan values serves every row
@@ -2350,6 +2705,21 @@ func (c *TurnConnection) compiledBuild(nodes []*Turn, pager *turnPager, after *C
 	}
 }
 
+// CompiledOrderTarget is where a row's value of column, a column an order
+// field of Turn sorts by, is scanned: the node's own field. It is
+// nil for any other column.
+func (_m *Turn) CompiledOrderTarget(column string) any {
+	switch column {
+	case turn.FieldNumber:
+		return &_m.Number
+	case turn.FieldStatus:
+		return &_m.Status
+	case turn.FieldStartedAt:
+		return &_m.StartedAt
+	}
+	return nil
+}
+
 // CompiledEdges reads the first page that CompiledPage would for a
 // selection of edges without cursors, in one statement that returns the
 // page's rows only: values (a selector modifier) selects the columns of
@@ -2359,10 +2729,8 @@ func (c *TurnConnection) compiledBuild(nodes []*Turn, pager *turnPager, after *C
 // nothing read, when an interceptor of the query does more than add
 // predicates: that read is CompiledPage's.
 func (q *TurnQuery) CompiledEdges(ctx context.Context, after *Cursor, first int, before *Cursor, values func(*sql.Selector), read func(ctx context.Context, query string, args []any) (rows int, err error), opts ...TurnPaginateOption) (info PageInfo, ok bool, err error) {
-	for _, inter := range q.inters {
-		if _, ok := inter.(Traverser); !ok {
-			return info, false, nil
-		}
+	if !compiledTraversers(q.inters) {
+		return info, false, nil
 	}
 	if err := validateFirstLast(&first, nil); err != nil {
 		return info, true, err

@@ -170,6 +170,10 @@ func TestCompiledReadsAnswerEveryPageShapeAsGqlgenDoes(t *testing.T) {
 		{"orders, ascending and descending, one and two fields", "", `{
 			a: sessions(first: 5, orderBy: [{field: STATUS, direction: DESC}, {field: LAST_ACTIVE_AT}]) { edges { cursor node { externalKey status } } }
 			b: sessions(first: 5, orderBy: {field: TOKEN_COUNT}) { edges { cursor node { externalKey } } } }`, nil, 2},
+		{"every other order field's cursors (read into the node by pgx)", "", `{
+			a: sessions(first: 3, orderBy: [{field: CURRENT_TURN, direction: DESC}, {field: UPDATED_AT}]) { pageInfo { startCursor endCursor } edges { cursor node { externalKey } } }
+			b: sessions(last: 3, orderBy: {field: EXPIRES_AT}) { pageInfo { hasPreviousPage startCursor endCursor } edges { cursor node { externalKey } } }
+			c: sessions(first: 2, orderBy: {field: CREATED_AT, direction: DESC}) { pageInfo { endCursor } edges { node { externalKey } } } }`, nil, 3},
 		{"nested orders given as one order, not a list", "", `{ sessions(first: 3) { edges { node { turns(first: 3, orderBy: {field: NUMBER, direction: DESC}) { edges { node { number } } }
 			refs(first: 4, orderBy: {field: TURN_LAST_REFERENCED, direction: DESC}) { edges { node { ref } } } } } } }`, nil, 1},
 		{"nested orders", "", `{ sessions(first: 3) { edges { node { turns(first: 3, orderBy: [{field: NUMBER, direction: DESC}]) { edges { node { number } } }

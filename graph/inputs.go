@@ -140,7 +140,7 @@ type inputWalk struct {
 	// at is the path of the value being checked; keys are the response
 	// keys of the field whose argument it is and its parents, made into a
 	// response path only for a refusal.
-	at    []any
+	at    []pathStep
 	keys  []string
 	total int
 	// objects counts the input objects walked, against maxInputObjects.
@@ -206,7 +206,7 @@ func (w *inputWalk) field(f *ast.Field) {
 		// A mutation's fields are named relative to its one input.
 		w.at = w.at[:0]
 		if arg.Name != "input" {
-			w.at = append(w.at, arg.Name)
+			w.at = append(w.at, keyStep(arg.Name))
 		}
 		w.value(def.Type, v, 0)
 		if w.err != nil {
@@ -244,7 +244,7 @@ func (w *inputWalk) value(t *ast.Type, v any, depth int) {
 			return
 		}
 		for i, item := range list {
-			w.at = append(w.at, i)
+			w.at = append(w.at, indexStep(i))
 			w.value(t.Elem, item, depth+1)
 			w.at = w.at[:len(w.at)-1]
 			if w.err != nil {
@@ -280,7 +280,7 @@ func (w *inputWalk) value(t *ast.Type, v any, depth int) {
 			if !present {
 				continue
 			}
-			w.at = append(w.at, f.Name)
+			w.at = append(w.at, keyStep(f.Name))
 			if filter && !w.predicate(f.Name, fv) {
 				return
 			}
@@ -334,7 +334,7 @@ func (w *inputWalk) json(v any, depth int) {
 			return
 		}
 		for i, item := range list {
-			w.at = append(w.at, i)
+			w.at = append(w.at, indexStep(i))
 			w.json(item, depth+1)
 			w.at = w.at[:len(w.at)-1]
 			if w.err != nil {
@@ -359,7 +359,7 @@ func (w *inputWalk) json(v any, depth int) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		w.at = append(w.at, k)
+		w.at = append(w.at, keyStep(k))
 		if w.text(k) {
 			w.json(obj[k], depth+1)
 		}

@@ -80,15 +80,26 @@ func asObject(v any) (map[string]any, bool) {
 	return out, true
 }
 
+// pathStep is one step of a checked value's path: an object's key, or a
+// list's index (index -1 for a key). A typed step, not an any, so that a
+// key is not boxed at every step of every record of a request.
+type pathStep struct {
+	key   string
+	index int
+}
+
+func keyStep(k string) pathStep { return pathStep{key: k, index: -1} }
+func indexStep(i int) pathStep  { return pathStep{index: i} }
+
 // path renders the checked value's place: records[3].name, where.not.and[0],
 // metadata["a key"].
 func (w *inputWalk) path() string {
 	var b strings.Builder
 	for _, seg := range w.at {
-		switch s := seg.(type) {
-		case int:
-			fmt.Fprintf(&b, "[%d]", s)
-		case string:
+		switch s := seg.key; {
+		case seg.index >= 0:
+			fmt.Fprintf(&b, "[%d]", seg.index)
+		default:
 			if isName(s) {
 				if b.Len() > 0 {
 					b.WriteByte('.')

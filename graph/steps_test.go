@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -273,4 +274,31 @@ func asAny(records []map[string]any) []any {
 		out[i] = r
 	}
 	return out
+}
+
+// A read's records are encoded once, for its step's data and its answer:
+// the answer's bytes are still the Map scalar's (json.Marshal of the
+// record: keys in order, HTML characters escaped, numbers as sent).
+func TestARecordReadAnswersItsRecordsAsTheMapScalarWritesThem(t *testing.T) {
+	s := apitest.New(t)
+	a := newAgent(t, s, "raw-records")
+	a.turn("what can I cook?")
+	rec := map[string]any{
+		"id": newUUID(), "name": "<b>Dal & Rice</b>", "notes": "café ☕ \u2028 \"quoted\"",
+		"servings": json.Number("12345678901234567890"), "rating": json.Number("4.50"), "vegan": true, "source": nil,
+		"tags": []any{"lentil", "rice"}, "meta": map[string]any{"z": 1, "a": "first"},
+	}
+	var out struct {
+		RecordRead struct{ Records []json.RawMessage } `json:"recordRead"`
+	}
+	require.NoError(t, json.Unmarshal(a.do(recordRead, map[string]any{"table": "recipes", "records": []any{rec}, "step": 1}), &out))
+	require.Len(t, out.RecordRead.Records, 1)
+	assert.Equal(t, `{"id":"recipe_1","meta":{"a":"first","z":1},"name":"\u003cb\u003eDal \u0026 Rice\u003c/b\u003e",`+
+		`"notes":"café ☕ \u2028 \"quoted\"","rating":4.50,"servings":12345678901234567890,"source":null,"tags":["lentil","rice"],"vegan":true}`,
+		string(out.RecordRead.Records[0]))
+
+	step := a.describe(1, "READ", "Find recipes")
+	var stored []any
+	require.NoError(t, json.Unmarshal([]byte(`[`+string(out.RecordRead.Records[0])+`]`), &stored))
+	assert.Equal(t, stored, step.Data, "the step holds the record the answer gave")
 }

@@ -65,9 +65,12 @@
 // reads.go plans a field from its selection; plans.go keeps the plans of
 // root fields that depend on the document alone; sql.go writes the
 // statement's value list; values.go reads PostgreSQL's text values;
-// write.go writes the JSON. A cursorless page's statement runs through the
-// Query Sessions is given (the store's, on pgx), whose raw values are read
-// without a driver value per column. What each type's columns, kinds and nested
+// write.go writes the JSON. A page's statement runs through the Query
+// Sessions is given (the store's, on pgx): a cursorless page's raw values
+// are read without a driver value per column (write.go's edgeRows), and a
+// page with cursors or counts has its id and order values scanned by pgx
+// into each row's node, its nodes' text read raw (rows.go's pageRows, for
+// ent's CompiledPage). What each type's columns, kinds and nested
 // connections are is generated from ent/schema into ent.CompiledTypes
 // (ent/template/gql_compiled_page.tmpl).
 package compiled

@@ -79,8 +79,14 @@ func Sessions(ctx context.Context, client *ent.Client, query Query, after *entgq
 			s.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { p.node.writeNodeArray(b, selectorRow(s), preds) }), "gql")
 		}
 	}
+	limit := 0 // the rows CompiledPage asks: the page's and one past it
+	if first != nil {
+		limit = *first + 1
+	} else if last != nil {
+		limit = *last + 1
+	}
 	page, texts, err := client.Session.Query().CompiledPage(read, after, first, before, last, p.edges, p.count, selects(p.edge, "cursor"), extra,
-		ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
+		pageRows(query, min(limit, maxPageRows)), ent.WithSessionOrder(orderBy), ent.WithSessionFilter(where.Filter))
 	if err != nil {
 		return nil, true, err
 	}

@@ -4,6 +4,7 @@ package generated
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"sessiongraph/ent"
@@ -687,11 +688,11 @@ func (ec *executionContext) _RecordReadPayload_records(ctx context.Context, fiel
 			return ec.fieldContext_RecordReadPayload_records(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Records, nil
+			return obj.RecordsJSON, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2ᚕmapᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []json.RawMessage) graphql.Marshaler {
+			return ec.marshalNMap2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -818,11 +819,11 @@ func (ec *executionContext) _RecordUpdatedPayload_records(ctx context.Context, f
 			return ec.fieldContext_RecordUpdatedPayload_records(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Records, nil
+			return obj.RecordsJSON, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2ᚕmapᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []json.RawMessage) graphql.Marshaler {
+			return ec.marshalNMap2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx, selections, v)
 		},
 		true,
 		true,

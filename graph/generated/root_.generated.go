@@ -143,8 +143,8 @@ type ComplexityRoot struct {
 	}
 
 	ClosingWriteResult struct {
-		Records func(childComplexity int) int
-		Refs    func(childComplexity int) int
+		RecordsJSON func(childComplexity int) int
+		Refs        func(childComplexity int) int
 	}
 
 	ContextBuild struct {
@@ -525,7 +525,7 @@ type ComplexityRoot struct {
 	RecordReadPayload struct {
 		Context         func(childComplexity int, node schematype.Node, options *engine.ContextOptions) int
 		EnrichmentQueue func(childComplexity int) int
-		Records         func(childComplexity int) int
+		RecordsJSON     func(childComplexity int) int
 		Refs            func(childComplexity int) int
 	}
 
@@ -536,7 +536,7 @@ type ComplexityRoot struct {
 	RecordUpdatedPayload struct {
 		Context         func(childComplexity int, node schematype.Node, options *engine.ContextOptions) int
 		EnrichmentQueue func(childComplexity int) int
-		Records         func(childComplexity int) int
+		RecordsJSON     func(childComplexity int) int
 		Refs            func(childComplexity int) int
 	}
 
@@ -1112,11 +1112,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		return e.ComplexityRoot.ClearArtifactPayload.Ref(childComplexity), true
 
 	case "ClosingWriteResult.records":
-		if e.ComplexityRoot.ClosingWriteResult.Records == nil {
+		if e.ComplexityRoot.ClosingWriteResult.RecordsJSON == nil {
 			break
 		}
 
-		return e.ComplexityRoot.ClosingWriteResult.Records(childComplexity), true
+		return e.ComplexityRoot.ClosingWriteResult.RecordsJSON(childComplexity), true
 	case "ClosingWriteResult.refs":
 		if e.ComplexityRoot.ClosingWriteResult.Refs == nil {
 			break
@@ -2748,11 +2748,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecordReadPayload.EnrichmentQueue(childComplexity), true
 	case "RecordReadPayload.records":
-		if e.ComplexityRoot.RecordReadPayload.Records == nil {
+		if e.ComplexityRoot.RecordReadPayload.RecordsJSON == nil {
 			break
 		}
 
-		return e.ComplexityRoot.RecordReadPayload.Records(childComplexity), true
+		return e.ComplexityRoot.RecordReadPayload.RecordsJSON(childComplexity), true
 	case "RecordReadPayload.refs":
 		if e.ComplexityRoot.RecordReadPayload.Refs == nil {
 			break
@@ -2785,11 +2785,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecordUpdatedPayload.EnrichmentQueue(childComplexity), true
 	case "RecordUpdatedPayload.records":
-		if e.ComplexityRoot.RecordUpdatedPayload.Records == nil {
+		if e.ComplexityRoot.RecordUpdatedPayload.RecordsJSON == nil {
 			break
 		}
 
-		return e.ComplexityRoot.RecordUpdatedPayload.Records(childComplexity), true
+		return e.ComplexityRoot.RecordUpdatedPayload.RecordsJSON(childComplexity), true
 	case "RecordUpdatedPayload.refs":
 		if e.ComplexityRoot.RecordUpdatedPayload.Refs == nil {
 			break

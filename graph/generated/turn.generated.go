@@ -4,6 +4,7 @@ package generated
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"sessiongraph/ent"
@@ -69,11 +70,11 @@ func (ec *executionContext) _ClosingWriteResult_records(ctx context.Context, fie
 			return ec.fieldContext_ClosingWriteResult_records(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Records, nil
+			return obj.RecordsJSON, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2ᚕmapᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []json.RawMessage) graphql.Marshaler {
+			return ec.marshalOMap2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx, selections, v)
 		},
 		true,
 		false,

@@ -129,3 +129,21 @@ func jsonKind(v any) string {
 		return fmt.Sprintf("a %T", v)
 	}
 }
+
+// MarshalRawMap writes a JSON object encoded already (json.Marshal's
+// bytes of a map, as MarshalMap would write them): a read's records are
+// encoded once, for the step's data and the answer.
+func MarshalRawMap(b json.RawMessage) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = w.Write(b)
+	})
+}
+
+// UnmarshalRawMap reads a JSON object as UnmarshalMap does, and encodes it.
+func UnmarshalRawMap(v any) (json.RawMessage, error) {
+	m, err := UnmarshalMap(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -35,7 +36,9 @@ type ClosingWrite struct {
 // registered or touched.
 type ClosingResult struct {
 	Records []map[string]any
-	Refs    []string
+	// RecordsJSON is Records as RecordsResult's RecordsJSON: the answer's bytes.
+	RecordsJSON []json.RawMessage
+	Refs        []string
 }
 
 // ClosedTurn is the turn EndTurn closed and the results of its closing
@@ -155,7 +158,7 @@ func recordsOf(r *RecordsResult, err error) (*ClosingResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ClosingResult{Records: r.Records, Refs: r.Refs}, nil
+	return &ClosingResult{Records: r.Records, RecordsJSON: r.RecordsJSON, Refs: r.Refs}, nil
 }
 
 func oneRef(r *RefResult, err error) (*ClosingResult, error) {

@@ -60,7 +60,14 @@ func TestReadRecordsDecidesWithoutTheDatabase(t *testing.T) {
 		string(list), "the bytes a map per change gave: keys in order")
 
 	require.NotNil(t, items, "a read with a step adds to the step")
-	assert.Equal(t, stepItems{Step: 2, Kind: stepresult.KindRead, Items: []any{out.Records[0], out.Records[1]}, Refs: out.Refs}, *items)
+	var encoded []json.RawMessage
+	for _, rec := range out.Records {
+		b, err := json.Marshal(rec)
+		require.NoError(t, err)
+		encoded = append(encoded, b)
+	}
+	assert.Equal(t, encoded, out.RecordsJSON, "each record's bytes are json.Marshal's, as the Map scalar writes a record")
+	assert.Equal(t, stepItems{Step: 2, Kind: stepresult.KindRead, Items: encoded, Refs: out.Refs}, *items)
 
 	in.Step = nil
 	_, _, items, err = readRecords(registry.New(4, nil, nil), d, inv, in, registry.ActionRead, KindRefsRead, stepresult.KindRead)

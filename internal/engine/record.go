@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -26,8 +27,12 @@ type RecordReadInput struct {
 // RecordsResult is what an agent needs after a read: the records as the LLM
 // should see them, the refs they touched, and the refs waiting for a label.
 type RecordsResult struct {
-	SessionID       uuid.UUID
-	Records         []map[string]any
+	SessionID uuid.UUID
+	Records   []map[string]any
+	// RecordsJSON is each of Records encoded once, when the write made
+	// them: the step's data and the API's answer are these bytes, so a
+	// record is not encoded again for each.
+	RecordsJSON     []json.RawMessage
 	Refs            []string
 	EnrichmentQueue []EnrichmentRequest
 	// Stored are the refs as the write stored them.
@@ -108,12 +113,14 @@ func readRecords(r *registry.Registry, d *registry.Domain, t *registry.EntityTyp
 			out.EnrichmentQueue = append(out.EnrichmentQueue, enrichmentRequest(en))
 		}
 	}
-	items := make([]any, len(out.Records))
+	out.RecordsJSON = make([]json.RawMessage, len(out.Records))
 	for i, rec := range out.Records {
-		items[i] = rec
+		if out.RecordsJSON[i], err = json.Marshal(rec); err != nil {
+			return nil, store.Event{}, nil, err
+		}
 	}
 	ev := store.Event{Kind: kind, Payload: map[string]any{"table": t.Table, "changes": changes(r.Changed())}}
-	return out, ev, forStep(in.Step, stepKind, items, out.Refs), nil
+	return out, ev, forStepEncoded(in.Step, stepKind, out.RecordsJSON, out.Refs), nil
 }
 
 // RecordGeneratedInput carries content the LLM generated.
@@ -173,7 +180,11 @@ func (wr *Writes) recordGenerated(ctx context.Context, within *sharedWrite, in R
 	}
 	ev := store.Event{Kind: KindArtifactGenerated, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
 	out := &RefResult{SessionID: in.SessionID, Ref: en.Ref}
-	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref})); err != nil {
+	items, err := forStep(in.Step, stepresult.KindGenerate, []any{item}, []string{en.Ref})
+	if err != nil {
+		return nil, err
+	}
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, items); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -228,7 +239,10 @@ func (wr *Writes) recordCreated(ctx context.Context, within *sharedWrite, in Rec
 		kind = KindRefPromoted
 	}
 	ev := store.Event{Kind: kind, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
-	items := forStep(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref})
+	items, err := forStep(in.Step, stepresult.KindWrite, []any{registry.WrittenItem(t, en)}, []string{en.Ref})
+	if err != nil {
+		return nil, err
+	}
 	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, items); err != nil {
 		return nil, err
 	}
@@ -286,7 +300,11 @@ func (wr *Writes) recordDeleted(ctx context.Context, within *sharedWrite, in Rec
 		items = append(items, registry.WrittenItem(t, en))
 	}
 	ev := store.Event{Kind: KindRefsDeleted, Payload: map[string]any{"changes": changes(rw.reg.Changed())}}
-	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, forStep(in.Step, stepresult.KindWrite, items, out.Refs)); err != nil {
+	add, err := forStep(in.Step, stepresult.KindWrite, items, out.Refs)
+	if err != nil {
+		return nil, err
+	}
+	if out.Stored, err = wr.commitRegistry(ctx, rw, ev, add); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -514,9 +514,10 @@ ON CONFLICT (session_id, ref) DO UPDATE SET entity_id = EXCLUDED.entity_id, labe
 // sends as a binary array (invalid elements as NULL), then the session, the
 // commit's timestamp (created_at of new refs) and each ref's updated_at,
 // which it returns too.
-// The arrays are pgtype's typed ones (or slices pgx encodes without
-// reflection): a slice of pointers or of uuid.UUID made pgx encode each
-// element by reflection, and each uuid through its text (driver.Valuer).
+// The arrays hold pointers to pgtype's values (pointersTo), or int64s: pgx
+// encodes a *pgtype.Text, UUID, Int8 or Timestamptz by its valuer, without
+// boxing the element. A *string or a uuid.UUID made pgx encode each element
+// by reflection, and each uuid through its text (driver.Valuer).
 //
 // updated_at orders refs referenced in the same turn, newest first (working
 // memory's "last 20"), so within one write it follows the order the write
@@ -526,16 +527,17 @@ ON CONFLICT (session_id, ref) DO UPDATE SET entity_id = EXCLUDED.entity_id, labe
 func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID, now time.Time) ([]any, []time.Time) {
 	n := len(changed)
 	var (
-		refs, types, labels, actions                = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		rowIDs, entityIDs                           = make(pgtype.FlatArray[pgtype.UUID], n), make(pgtype.FlatArray[pgtype.UUID], n)
-		details, reasons, enrichTables, enrichNames = make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
-		fullTurns, sourceSteps, promoted            = make(pgtype.FlatArray[pgtype.Int8], n), make(pgtype.FlatArray[pgtype.Int8], n), make(pgtype.FlatArray[pgtype.Int8], n)
+		refs, types, labels, actions                = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+		rowIDs, entityIDs                           = make([]pgtype.UUID, n), make([]pgtype.UUID, n)
+		details, reasons, enrichTables, enrichNames = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+		fullTurns, sourceSteps, promoted            = make([]pgtype.Int8, n), make([]pgtype.Int8, n), make([]pgtype.Int8, n)
 		created, lastReferenced                     = make([]int64, n), make([]int64, n)
 		updated                                     = make([]time.Time, n)
+		updatedAts                                  = make([]pgtype.Timestamptz, n)
 	)
 	for i, en := range changed {
 		rowIDs[i] = pgtype.UUID{Bytes: ids[i], Valid: true}
-		refs[i], types[i], labels[i], actions[i] = en.Ref, en.EntityType, en.Label, en.Action
+		refs[i], types[i], labels[i], actions[i] = textOf(&en.Ref), textOf(&en.EntityType), textOf(&en.Label), textOf(&en.Action)
 		if en.EntityID != nil {
 			entityIDs[i] = pgtype.UUID{Bytes: *en.EntityID, Valid: true}
 		}
@@ -546,9 +548,25 @@ func upsertArgs(changed []*registry.Entry, ids []uuid.UUID, sessionID uuid.UUID,
 		created[i], lastReferenced[i] = int64(en.TurnCreated), int64(en.TurnLastReferenced)
 		reasons[i], enrichTables[i], enrichNames[i] = textOf(en.ActiveReason), textOf(en.EnrichTable), textOf(en.EnrichNameColumn)
 		updated[i] = now.Add(-time.Duration(n-1-i) * time.Microsecond)
+		updatedAts[i] = pgtype.Timestamptz{Time: updated[i], Valid: true}
 	}
-	return []any{rowIDs, refs, types, entityIDs, labels, actions, details, fullTurns, created, lastReferenced,
-		sourceSteps, promoted, reasons, enrichTables, enrichNames, sessionID, now, updated}, updated
+	return []any{pointersTo(rowIDs), pointersTo(refs), pointersTo(types), pointersTo(entityIDs), pointersTo(labels),
+		pointersTo(actions), pointersTo(details), pointersTo(fullTurns), created, lastReferenced, pointersTo(sourceSteps),
+		pointersTo(promoted), pointersTo(reasons), pointersTo(enrichTables), pointersTo(enrichNames), sessionID, now,
+		pointersTo(updatedAts)}, updated
+}
+
+// pointersTo is an array of pointers to s's elements, for pgx to send.
+// pgx takes each element of an array as an any (FlatArray.Index): a value
+// of pgtype's (Text, UUID, Int8, Timestamptz) is boxed, an allocation per
+// element, where a pointer to it is not, and pgx encodes the pointer by the
+// type's own valuer (TextValuer and the like) all the same.
+func pointersTo[T any](s []T) pgtype.FlatArray[*T] {
+	p := make(pgtype.FlatArray[*T], len(s))
+	for i := range s {
+		p[i] = &s[i]
+	}
+	return p
 }
 
 func int8Of(v *int) pgtype.Int8 {

@@ -47,15 +47,33 @@ type RecordStepResultInput struct {
 
 // stepItems is what one call adds to a step's result.
 type stepItems struct {
-	Step  int
-	Kind  stepresult.Kind
-	Items []any
+	Step int
+	Kind stepresult.Kind
+	// Items are encoded by the call, once: a read's records are the bytes
+	// its answer writes too.
+	Items []json.RawMessage
 	Refs  []string
 }
 
 // forStep is what a record call with a step adds to it; nil when the call
 // carries no step.
-func forStep(step *int, kind stepresult.Kind, items []any, refs []string) *stepItems {
+func forStep(step *int, kind stepresult.Kind, items []any, refs []string) (*stepItems, error) {
+	if step == nil {
+		return nil, nil
+	}
+	encoded := make([]json.RawMessage, len(items))
+	for i, item := range items {
+		var err error
+		if encoded[i], err = json.Marshal(item); err != nil {
+			return nil, err
+		}
+	}
+	return forStepEncoded(step, kind, encoded, refs), nil
+}
+
+// forStepEncoded is forStep for items the call has encoded already: a
+// read's records, whose bytes its answer writes too.
+func forStepEncoded(step *int, kind stepresult.Kind, items []json.RawMessage, refs []string) *stepItems {
 	if step == nil {
 		return nil
 	}
@@ -174,25 +192,25 @@ func addToStep(w *store.Tx, add *stepItems) (added bool, err error) {
 	if add == nil || w.Session.CurrentTurn < 1 {
 		return false, nil
 	}
-	// Each item is encoded once: its size decides whether it is kept, and
-	// the kept encoding is what the data column is written from.
-	var kept []any
-	size := 2 // the brackets
-	for _, item := range add.Items {
-		b, err := json.Marshal(item)
-		if err != nil {
-			continue
-		}
+	// The data is the kept items' encodings in a list, as json.Marshal
+	// would write them (each is json.Marshal's compact output already).
+	all := 2 // the brackets
+	for _, b := range add.Items {
+		all += len(b) + 1
+	}
+	data := append(make([]byte, 0, min(all, maxStepDataBytes)), '[')
+	size := 2
+	for _, b := range add.Items {
 		if n := len(b) + 1; size+n <= maxStepDataBytes {
-			kept = append(kept, json.RawMessage(b))
+			if len(data) > 1 {
+				data = append(data, ',')
+			}
+			data = append(data, b...)
 			size += n
 		}
 	}
+	data = append(data, ']')
 	now := w.Now.Truncate(time.Microsecond)
-	data, err := json.Marshal(nonNil(kept))
-	if err != nil {
-		return false, err
-	}
 	refs, err := json.Marshal(union(nil, add.Refs))
 	if err != nil {
 		return false, err
