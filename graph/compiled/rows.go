@@ -41,8 +41,8 @@ func pageRows(query Query, limit int) func(context.Context, string, []any) ([]*e
 					return fmt.Errorf("compiled page: column %q is neither the id nor an order column", f.Name)
 				}
 			}
-			rows = make([]ent.Session, 0, limit)
-			lens = make([]int, 0, limit)
+			rows = make([]ent.Session, 0, min(limit, maxRoomRows))
+			lens = make([]int, 0, min(limit, maxRoomRows))
 			for r.Next() {
 				if err := r.Scan(targets...); err != nil {
 					return err
@@ -51,7 +51,7 @@ func pageRows(query Query, limit int) func(context.Context, string, []any) ([]*e
 				rows = append(rows, node)
 				v := r.RawValues()[last]
 				if len(text) == 0 && cap(text) == 0 && limit > 0 {
-					text = make([]byte, 0, len(v)*limit+len(v)/2) // room for the page, by its first row
+					text = make([]byte, 0, room(len(v), limit)) // room for the page, by its first row
 				}
 				text = append(text, v...)
 				if v == nil {
@@ -77,4 +77,25 @@ func pageRows(query Query, limit int) func(context.Context, string, []any) ([]*e
 		}
 		return nodes, texts, nil
 	}
+}
+
+// maxRoom bounds what a page reserves before its rows are read. The room is
+// guessed from the first row times the rows asked for, and a client may ask
+// for thousands of rows of which few exist, or whose first is its largest:
+// past the bound, append grows the buffer by the rows that come.
+const maxRoom = 1 << 20
+
+// maxRoomRows bounds the rows a page reserves room for, by the same reasoning.
+const maxRoomRows = 1024
+
+// room is the capacity to reserve for rows of about perRow each: perRow times
+// rows and a half row more, at most maxRoom.
+func room(perRow, rows int) int {
+	if rows <= 0 || perRow <= 0 {
+		return 0
+	}
+	if perRow > maxRoom/rows {
+		return maxRoom
+	}
+	return min(perRow*rows+perRow/2, maxRoom)
 }

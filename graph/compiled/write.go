@@ -114,8 +114,8 @@ func (e *edgeRows) read(rows pgx.Rows) error {
 			for _, v := range raw {
 				size += len(v)
 			}
-			text = make([]byte, 0, size*e.first+size/2)
-			lens = make([]int, 0, cols*e.first)
+			text = make([]byte, 0, room(size, e.first))
+			lens = make([]int, 0, cols*min(e.first, maxRoomRows))
 		}
 		for _, v := range raw {
 			text = append(text, v...)
