@@ -11,6 +11,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -32,6 +33,10 @@ type answerBatches struct {
 }
 
 type answerBatchesKey struct{}
+
+// errBatchReadStopped is what a list's fields answer when the read made for
+// them stopped without a result.
+var errBatchReadStopped = errors.New("the batched read of this list stopped without an answer")
 
 // withAnswerBatches gives an answer's context batches of its own.
 func withAnswerBatches(ctx context.Context) context.Context {
@@ -112,8 +117,13 @@ func (b *batch[K, V]) get(ctx context.Context, key K, list []K, read func(contex
 	}
 	b.mu.Unlock()
 	if !taken {
+		// The others of the list wait for done: it closes whatever the
+		// read does. A read that panics (gqlgen recovers it for this
+		// field) leaves them this error rather than empty values.
+		r.err = errBatchReadStopped
+		defer close(r.done)
 		r.values, r.err = read(ctx, keys)
-		close(r.done)
+		return r.values[key], r.err
 	}
 	select {
 	case <-r.done:
