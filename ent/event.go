@@ -29,7 +29,7 @@ type Event struct {
 	Tenant string `json:"tenant,omitempty"`
 	// Kind holds the value of the "kind" field.
 	Kind string `json:"kind,omitempty"`
-	// The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn, after a reset, and for the system session's events.
+	// The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn and for the system session's events. A reset keeps the numbering, so its event and those after it carry the last turn's number until the next turn begins.
 	Turn *int `json:"turn,omitempty"`
 	// Payload holds the value of the "payload" field.
 	Payload map[string]interface{} `json:"payload,omitempty"`

@@ -121,7 +121,11 @@ func TestAnUpgradeGivesOldEventsTheTurnTheirPayloadNames(t *testing.T) {
 		ttl_seconds, created_at, updated_at, last_active_at, expires_at, current_turn, event_sequence)
 		VALUES ($1, 'acme', $2, 'kitchen', '{}', '{}', '{}', 3600, now(), now(), now(), now() + interval '1 hour', 2, 4)`, id, id.String())
 	require.NoError(t, err)
-	for i, payload := range []string{`{"tenant": "acme", "externalKey": "k"}`, `{"turn": 1}`, `{"changes": 2, "table": "recipes"}`, `{"turn": 2, "reason": "x"}`} {
+	// A build before the first turn names turn 0, which is null as it is for
+	// new events; a number no turn can be (a fraction, one past bigint) is
+	// left null rather than failing the upgrade.
+	for i, payload := range []string{`{"tenant": "acme", "externalKey": "k"}`, `{"turn": 1}`, `{"changes": 2, "table": "recipes"}`, `{"turn": 2, "reason": "x"}`,
+		`{"turn": 0}`, `{"turn": 1.5}`, `{"turn": 99999999999999999999}`} {
 		_, err := db.Exec(`INSERT INTO events (id, sequence, session_id, xid, tenant, kind, payload, created_at)
 			VALUES ($1, $2, $3, 0, 'acme', 'session.updated', $4, now())`, uuid.Must(uuid.NewV7()), i+1, id, payload)
 		require.NoError(t, err)
@@ -138,5 +142,5 @@ func TestAnUpgradeGivesOldEventsTheTurnTheirPayloadNames(t *testing.T) {
 		turns = append(turns, turn)
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, []string{"-", "1", "-", "2"}, turns)
+	assert.Equal(t, []string{"-", "1", "-", "2", "-", "-", "-"}, turns)
 }

@@ -37,7 +37,7 @@ func (Event) Fields() []ent.Field {
 			Comment("Copied from the session so that feeds filter by tenant without a join."),
 		field.String("kind").NotEmpty().MaxLen(100).Immutable(),
 		field.Int("turn").Optional().Nillable().NonNegative().Immutable().
-			Comment("The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn, after a reset, and for the system session's events."),
+			Comment("The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn and for the system session's events. A reset keeps the numbering, so its event and those after it carry the last turn's number until the next turn begins."),
 		field.JSON("payload", map[string]any{}).Immutable().
 			Annotations(entgql.Type("Map")),
 		field.Time("created_at").Default(time.Now).Immutable().

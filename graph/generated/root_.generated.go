@@ -5373,7 +5373,7 @@ type Event implements Node {
   tenant: String!
   kind: String!
   """
-  The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn, after a reset, and for the system session's events.
+  The session's turn the event belongs to: the turn its payload names when it names one, else the session's current turn when it was written (the turn open or last begun); null before the session's first turn and for the system session's events. A reset keeps the numbering, so its event and those after it carry the last turn's number until the next turn begins.
   """
   turn: Int
   payload: Map!
