@@ -144,15 +144,19 @@ class ModelCallHooks(RunHooks):
     def __init__(self, memory: SessionGraphSession, price: Optional[_chat.Price] = None):
         self.memory = memory
         self.price = price
-        #: The calls started and not ended: (receipt, model, start on the monotonic clock), per agent.
-        self.started: Dict[int, Tuple[str, str, float]] = {}
+        #: The calls started and not ended: (receipt, model, start on the monotonic clock), per run
+        #: (its context) and agent, so that runs sharing these hooks keep their own.
+        self.started: Dict[Tuple[int, int], Tuple[str, str, float]] = {}
 
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Optional[str], input_items: Any) -> None:
         receipt = await self.memory.client.run(_chat.record_context(self.memory.session_id))
-        self.started[id(agent)] = (receipt, model_name(agent), time.monotonic())
+        self.started[(id(context), id(agent))] = (receipt, model_name(agent), time.monotonic())
 
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
-        receipt, model, start = self.started.pop(id(agent))
+        started = self.started.pop((id(context), id(agent)), None)
+        if started is None:
+            return  # a start these hooks did not see: nothing to attach the call to, and the run goes on
+        receipt, model, start = started
         usage = response.usage
         await self.memory.client.run(_chat.model_call(receipt, model, usage.input_tokens, usage.output_tokens, start,
                                                       time.monotonic(), self.price, finish_reason(response.output)))
