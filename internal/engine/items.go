@@ -243,19 +243,23 @@ func (ts *Turns) RecordItems(ctx context.Context, in RecordItemsInput) (*Recorde
 		}
 	}
 	// Counted before the session's lock, which is then held for the writes
-	// only (a call may carry 100 items of up to 1 MiB each to count), with
-	// the tokenizer the session most likely has, checked under the lock.
-	counted := ts.tokenizers.guess(in.SessionID)
-	total, err := countItems(ctx, counted, items)
-	if err != nil {
-		return nil, err
+	// only (a call may carry 100 items of up to 1 MiB each to count), when
+	// this replica has written to the session and so knows its tokenizer;
+	// checked under the lock.
+	counted, known := ts.tokenizers.known(in.SessionID)
+	var total int
+	if known {
+		var err error
+		if total, err = countItems(ctx, counted, items); err != nil {
+			return nil, err
+		}
 	}
 	tw, err := beginOpenTurn(ctx, ts.store, in.SessionID, keepsOpen)
 	if err != nil {
 		return nil, err
 	}
 	defer tw.Rollback()
-	if tw.Session.Tokenizer != counted {
+	if !known || tw.Session.Tokenizer != counted {
 		if total, err = countItems(ctx, tw.Session.Tokenizer, items); err != nil {
 			return nil, err
 		}

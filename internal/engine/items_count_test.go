@@ -13,10 +13,10 @@ import (
 	"sessiongraph/internal/tokenizer"
 )
 
-// recordItems counts its items before it takes the session's lock, with
-// the tokenizer the session most likely has (the default, or the one its
-// last write saw), and checks it under the lock: each item is counted by
-// the session's own tokenizer whichever guess was made, and the write costs
+// recordItems counts its items before it takes the session's lock when
+// this replica's last write to the session saw its tokenizer, and under the
+// lock otherwise (the session's first write here): each item is counted by
+// the session's own tokenizer either way, and the write costs
 // the same three round trips (BEGIN and the lock; the open turn; the items,
 // the turn, the session, the event and COMMIT).
 func TestRecordItemsCountsBeforeTheLockByTheSessionsTokenizer(t *testing.T) {
@@ -41,8 +41,8 @@ func TestRecordItemsCountsBeforeTheLockByTheSessionsTokenizer(t *testing.T) {
 		id := opened.Session.ID
 		_, err = s.Engine.Turns.BeginTurn(ctx, id, "")
 		require.NoError(t, err)
-		// The first write guesses the default; the second the tokenizer
-		// the first saw.
+		// The first write counts under the lock; the second before it,
+		// by the tokenizer the first saw.
 		for _, write := range []string{"first", "second"} {
 			var got *engine.RecordedItems
 			trips := log.record(func() {

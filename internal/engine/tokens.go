@@ -42,8 +42,9 @@ const sessionTokenizersSize = 10_000
 // under the session's lock, so that a write can count its text before it
 // takes the lock. A session's tokenizer is chosen when it opens and never
 // changes, so a remembered name is the session's; the write checks it under
-// the lock anyway and counts again in the rare case it differs (a session
-// this replica has not written to, whose tokenizer is not the default).
+// the lock anyway. A session this replica has not written to is counted
+// under the lock, once the session is known to be the caller's, active and
+// in a turn: an id sent at random costs no counting.
 type sessionTokenizers struct{ names *lru.Cache[uuid.UUID, string] }
 
 func newSessionTokenizers() sessionTokenizers {
@@ -54,13 +55,10 @@ func newSessionTokenizers() sessionTokenizers {
 	return sessionTokenizers{names: names}
 }
 
-// guess is the tokenizer a session most likely has: the one its last write
-// saw, or the default.
-func (st sessionTokenizers) guess(session uuid.UUID) string {
-	if name, ok := st.names.Get(session); ok {
-		return name
-	}
-	return string(tokenizer.Default)
+// known is the tokenizer a write of this replica last saw the session have,
+// if one did.
+func (st sessionTokenizers) known(session uuid.UUID) (string, bool) {
+	return st.names.Get(session)
 }
 
 // saw remembers the tokenizer a write read under the session's lock.
