@@ -168,7 +168,7 @@ type ReceiptCalls map[uuid.UUID][]*ent.ModelCall
 // TurnsModelCalls returns the model calls of the builds of each turn named,
 // in one statement: the calls of a page's receipts read together.
 func (rc *Receipts) TurnsModelCalls(ctx context.Context, turns []TurnKey) (map[TurnKey]ReceiptCalls, error) {
-	calls, err := rc.client.ModelCall.Query().Where(ofTurns(turns)).
+	calls, err := rc.client.ModelCall.Query().Where(predicate.ModelCall(ofTurns(turns))).
 		Order(ent.Asc(modelcall.FieldCreatedAt), ent.Asc(modelcall.FieldID)).All(ctx)
 	if err != nil {
 		return nil, err
@@ -184,19 +184,27 @@ func (rc *Receipts) TurnsModelCalls(ctx context.Context, turns []TurnKey) (map[T
 	return out, nil
 }
 
-// ofTurns matches the model calls of the turns named: per session, its
-// turns by number (model_calls (session_id, turn)), so that each arm keeps
-// to its session's shard on Citus.
-func ofTurns(turns []TurnKey) predicate.ModelCall {
+// ofTurns matches the rows of the turns named, in a table that names its
+// turn by session_id and turn (model_calls, context_receipts, each indexed
+// so): per session, its turns by number, so that each arm keeps to its
+// session's shard on Citus.
+func ofTurns(turns []TurnKey) func(*entsql.Selector) {
 	sessions, numbers := bySession(turns)
-	arms := make([]predicate.ModelCall, len(sessions))
-	for i, s := range sessions {
-		arms[i] = modelcall.And(modelcall.SessionID(s), modelcall.TurnIn(numbers[s]...))
+	return func(s *entsql.Selector) {
+		arms := make([]*entsql.Predicate, len(sessions))
+		for i, id := range sessions {
+			in := make([]any, len(numbers[id]))
+			for j, n := range numbers[id] {
+				in[j] = n
+			}
+			arms[i] = entsql.And(entsql.EQ(s.C(modelcall.FieldSessionID), id), entsql.In(s.C(modelcall.FieldTurn), in...))
+		}
+		if len(arms) == 1 {
+			s.Where(arms[0])
+		} else {
+			s.Where(entsql.Or(arms...))
+		}
 	}
-	if len(arms) == 1 {
-		return arms[0]
-	}
-	return modelcall.Or(arms...)
 }
 
 // bySession groups turns' numbers by their session, the sessions in the
@@ -251,7 +259,7 @@ func (rc *Receipts) SessionsModelCallTotals(ctx context.Context, sessions []uuid
 // one read, not one each. A turn without calls has zero totals.
 func (rc *Receipts) TurnsModelCallTotals(ctx context.Context, turns []TurnKey) (map[TurnKey]ModelCallTotals, error) {
 	var rows []totalsRow
-	err := rc.client.ModelCall.Query().Where(ofTurns(turns)).Modify(func(s *entsql.Selector) {
+	err := rc.client.ModelCall.Query().Where(predicate.ModelCall(ofTurns(turns))).Modify(func(s *entsql.Selector) {
 		session, turn := s.C(modelcall.FieldSessionID), s.C(modelcall.FieldTurn)
 		s.Select(append([]string{entsql.As(session, "session_id"), entsql.As(turn, "turn")}, totalsColumns(s)...)...).
 			GroupBy(session, turn)

@@ -178,12 +178,7 @@ func (rc *Receipts) ContextReceipt(ctx context.Context, id uuid.UUID, session *u
 // oldest first, in one statement: per session, its turns by number
 // (context_receipts (session_id, turn)).
 func (rc *Receipts) TurnsReceipts(ctx context.Context, turns []TurnKey) (map[TurnKey][]*ent.ContextReceipt, error) {
-	sessions, numbers := bySession(turns)
-	arms := make([]predicate.ContextReceipt, len(sessions))
-	for i, s := range sessions {
-		arms[i] = contextreceipt.And(contextreceipt.SessionID(s), contextreceipt.TurnIn(numbers[s]...))
-	}
-	receipts, err := rc.client.ContextReceipt.Query().Where(contextreceipt.Or(arms...)).
+	receipts, err := rc.client.ContextReceipt.Query().Where(predicate.ContextReceipt(ofTurns(turns))).
 		Order(ent.Asc(contextreceipt.FieldCreatedAt), ent.Asc(contextreceipt.FieldID)).All(ctx)
 	if err != nil {
 		return nil, err
